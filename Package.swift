@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+// Atrium: a self-hosted WebRTC SFU and signaling server. See ARCHITECTURE.md for the module map.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Atrium",
+    products: [
+        .executable(name: "atrium", targets: ["atrium"]),
+    ],
+    targets: [
+        // C libraries from Debian, each behind a shim header of prefixed static inline wrappers.
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Process-level C helpers (signal handling) that cannot be written in Swift safely.
+        .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
+
+        // Wire formats and pure values.
+        .target(name: "AtriumModel", swiftSettings: strict),
+        .target(name: "AtriumJSON", dependencies: ["CJansson"], swiftSettings: strict),
+        .target(name: "AtriumCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "AtriumLog", swiftSettings: strict),
+        .target(name: "AtriumMetrics", swiftSettings: strict),
+        .target(name: "AtriumHTTP", swiftSettings: strict),
+
+        // Services built on them.
+        .target(name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
+        .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
+        .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog"], swiftSettings: strict),
+        .target(
+            name: "AtriumEdge",
+            dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "AtriumAdminAPI",
+            dependencies: ["AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics"],
+            swiftSettings: strict
+        ),
+        .target(name: "AtriumSignal", dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
+
+        // Composition root and the command line.
+        .target(
+            name: "AtriumServer",
+            dependencies: [
+                "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
+                "AtriumMetrics", "AtriumLog", "AtriumCrypto",
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "atrium",
+            dependencies: ["AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog"],
+            swiftSettings: strict
+        ),
+
+        .testTarget(
+            name: "AtriumTests",
+            dependencies: [
+                "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
+                "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer",
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

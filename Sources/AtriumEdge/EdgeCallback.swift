@@ -1,0 +1,214 @@
+internal import CWebSockets
+import AtriumHTTP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The lws protocol callback. lws calls it on the service thread for every event on every connection;
+/// it finds the `EdgeServer` through the context's user pointer and dispatches.
+func edgeCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                  _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, len)
+    }
+    let server = Unmanaged<EdgeServer>.fromOpaque(raw).takeUnretainedValue()
+    return server.dispatch(wsi, reason, user, input, len)
+}
+
+extension EdgeServer {
+    func dispatch(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                  _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_HTTP:
+            let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+            return beginHTTP(wsi, path: path)
+        case LWS_CALLBACK_HTTP_BODY:
+            guard let ex = exchanges[key(wsi)], let input else { return 0 }
+            if ex.tooLarge || ex.request.body.count + len > options.maxBodyBytes {
+                ex.tooLarge = true
+                ex.request.body = []
+            } else {
+                ex.request.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: len))
+            }
+            return 0
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let ex = exchanges[key(wsi)] else { return 0 }
+            if ex.tooLarge { return respond(wsi, ex, tooLarge(ex.request)) }
+            return respond(wsi, ex, http.handle(ex.request))
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return writeBody(wsi)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            exchanges[key(wsi)] = nil
+            return 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
+            guard let handler = webSockets[path] else { return 1 }
+            pendingUpgrades[key(wsi)] = (handler, queryArgs(wsi))
+            return 0
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let pending = pendingUpgrades.removeValue(forKey: key(wsi)) else { return -1 }
+            let ws = EdgeWebSocket(id: nextSocketID, query: pending.query, wsi: wsi,
+                                   maxQueue: options.maxWebSocketQueue, handler: pending.handler)
+            nextSocketID += 1
+            sockets[key(wsi)] = ws
+            pending.handler.opened(ws)
+            return 0
+        case LWS_CALLBACK_RECEIVE:
+            guard let ws = sockets[key(wsi)], let input else { return 0 }
+            return receive(ws, UnsafeRawBufferPointer(start: input, count: len))
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let ws = sockets[key(wsi)] else { return 0 }
+            return writeWebSocket(ws)
+        case LWS_CALLBACK_TIMER:
+            if let ws = sockets[key(wsi)], !ws.isClosed { ws.handler?.timerFired(ws) }
+            return 0
+        case LWS_CALLBACK_CLOSED:
+            if let ws = sockets.removeValue(forKey: key(wsi)) {
+                ws.isClosed = true
+                ws.handler?.closed(ws)
+            }
+            return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            exchanges[key(wsi)] = nil
+            pendingUpgrades[key(wsi)] = nil
+            if let ws = sockets.removeValue(forKey: key(wsi)) {
+                ws.isClosed = true
+                ws.handler?.closed(ws)
+            }
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, len)
+        }
+    }
+
+    /// Starts an HTTP exchange: reads the request head, refuses what cannot be read safely, and either
+    /// answers at once or waits for the body.
+    private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
+        guard let method = requestMethod(wsi) else { return -1 }
+        var headers: [String: String] = [:]
+        let tokens: [(String, lws_token_indexes)] = [
+            ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE),
+            ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH), ("origin", WSI_TOKEN_ORIGIN),
+            ("transfer-encoding", WSI_TOKEN_HTTP_TRANSFER_ENCODING),
+        ]
+        for (name, token) in tokens {
+            if let v = header(wsi, token) { headers[name] = v }
+        }
+        for name in ["access-control-request-method", "access-control-request-headers"] {
+            if let v = customHeader(wsi, name) { headers[name] = v }
+        }
+        var request = HTTPRequest(method: method == .HEAD ? .GET : method, path: path, query: queryArgs(wsi),
+                                  headers: headers)
+        let ex = HTTPExchange(request: request)
+        ex.headOnly = method == .HEAD
+        exchanges[key(wsi)] = ex
+        // lws does not de-chunk request bodies (FACTS): refuse them before reading.
+        if headers["transfer-encoding"] != nil {
+            var r = http.refuse(request, status: 411, code: "length_required",
+                                message: "chunked request bodies are not accepted; send Content-Length")
+            r.closeConnection = true
+            return respond(wsi, ex, r)
+        }
+        let length = headers["content-length"].flatMap { Int($0.trimmingCharacters(in: " ")) } ?? 0
+        if headers["content-length"] != nil && (length < 0 || Int(headers["content-length"]!.trimmingCharacters(in: " ")) == nil) {
+            var r = http.refuse(request, status: 400, code: "bad_request", message: "invalid Content-Length")
+            r.closeConnection = true
+            return respond(wsi, ex, r)
+        }
+        if length > options.maxDrainBytes {
+            var r = tooLarge(request)
+            r.closeConnection = true
+            return respond(wsi, ex, r)
+        }
+        if length > 0 {
+            ex.expectedBody = length
+            return 0
+        }
+        request.body = []
+        return respond(wsi, ex, http.handle(request))
+    }
+
+    private func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        http.refuse(request, status: 413, code: "payload_too_large",
+                    message: "the request body exceeds \(options.maxBodyBytes) bytes")
+    }
+
+    private func requestMethod(_ wsi: OpaquePointer) -> HTTPMethod? {
+        let map: [(lws_token_indexes, HTTPMethod)] = [
+            (WSI_TOKEN_GET_URI, .GET), (WSI_TOKEN_POST_URI, .POST), (WSI_TOKEN_PUT_URI, .PUT),
+            (WSI_TOKEN_PATCH_URI, .PATCH), (WSI_TOKEN_DELETE_URI, .DELETE), (WSI_TOKEN_OPTIONS_URI, .OPTIONS),
+            (WSI_TOKEN_HEAD_URI, .HEAD),
+        ]
+        return map.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1
+    }
+
+    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let n = lws_hdr_total_length(wsi, token)
+        guard n > 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: Int(n) + 1)
+        guard lws_hdr_copy(wsi, &buf, Int32(buf.count), token) >= 0 else { return nil }
+        return String(decoding: buf.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A header lws has no token for (LWS_WITH_CUSTOM_HEADERS); `name` is lower-case, without the colon.
+    func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let key = name + ":"
+        let klen = Int32(key.utf8.count)
+        let n = lws_hdr_custom_length(wsi, key, klen)
+        guard n > 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: Int(n) + 1)
+        guard lws_hdr_custom_copy(wsi, &buf, Int32(buf.count), key, klen) >= 0 else { return nil }
+        return String(decoding: buf.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The query arguments, which lws splits at `&` and URL-decodes.
+    func queryArgs(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
+        var out: [(name: String, value: String)] = []
+        var buf = [CChar](repeating: 0, count: 8192)
+        var i: Int32 = 0
+        while i < 64 {
+            let n = lws_hdr_copy_fragment(wsi, &buf, Int32(buf.count), WSI_TOKEN_HTTP_URI_ARGS, i)
+            if n < 0 { break }
+            let frag = String(decoding: buf.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let eq = frag.firstIndex(of: "=") {
+                out.append((String(frag[..<eq]), String(frag[frag.index(after: eq)...])))
+            } else if !frag.isEmpty {
+                out.append((frag, ""))
+            }
+            i += 1
+        }
+        return out
+    }
+
+    /// Reassembles fragmented messages (FACTS: lws delivers fragments) and enforces the size cap.
+    private func receive(_ ws: EdgeWebSocket, _ data: UnsafeRawBufferPointer) -> Int32 {
+        if lws_is_first_fragment(ws.wsi) != 0 {
+            ws.inbound.removeAll(keepingCapacity: true)
+            ws.inboundTooBig = false
+        }
+        if ws.inbound.count + data.count > options.maxWebSocketMessageBytes {
+            ws.inboundTooBig = true
+            ws.inbound = []
+        } else if !ws.inboundTooBig {
+            ws.inbound.append(contentsOf: data)
+        }
+        guard lws_is_final_fragment(ws.wsi) != 0, lws_remaining_packet_payload(ws.wsi) == 0 else { return 0 }
+        if ws.inboundTooBig {
+            ws.close(code: 1009, reason: "message larger than \(options.maxWebSocketMessageBytes) bytes")
+            return 0
+        }
+        let message = ws.inbound
+        ws.inbound = []
+        ws.handler?.received(ws, message: message, binary: lws_frame_is_binary(ws.wsi) != 0)
+        return 0
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        var s = Substring(self)
+        while s.first == set { s.removeFirst() }
+        while s.last == set { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,26 @@
+/// How the edge listens and what it accepts. Limits exist so that no client can make the server hold
+/// unbounded memory: bodies, header blocks, WebSocket messages and outbound queues are all capped.
+public struct EdgeOptions: Sendable {
+    public var bindAddress = "127.0.0.1"
+    /// 0 asks the kernel for a free port; `EdgeServer.start` returns the one bound.
+    public var port = 8800
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
+    /// Largest request body read; larger ones are answered 413.
+    public var maxBodyBytes = 1 << 20
+    /// Bodies announced larger than this are refused without being read and the connection closed.
+    public var maxDrainBytes = 64 << 20
+    /// lws's header buffer per connection; a request whose headers exceed it is refused.
+    public var maxHeaderBytes = 8192
+    public var maxWebSocketMessageBytes = 64 * 1024
+    /// Outbound WebSocket messages queued per connection before `send` reports failure.
+    public var maxWebSocketQueue = 256
+    /// Seconds lws waits on a stalled connection (headers, body, close handshake).
+    public var idleTimeoutSeconds = 10
+
+    public init() {}
+}
+
+public enum EdgeError: Error, Equatable, Sendable {
+    case cannotListen(String)
+}

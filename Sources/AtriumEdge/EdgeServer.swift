@@ -1,0 +1,199 @@
+internal import CWebSockets
+internal import CAtriumSupport
+public import AtriumHTTP
+public import AtriumLog
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP and WebSocket edge on libwebsockets: one listening port, one service thread (the caller of
+/// `run`). It turns lws callbacks into complete `HTTPRequest`s and WebSocket events and writes responses
+/// back, one `lws_write` per writeable callback as lws requires. Nothing here knows routes or JSON.
+public final class EdgeServer {
+    let options: EdgeOptions
+    let http: any HTTPHandler
+    let webSockets: [String: any WebSocketHandler]
+    let logger: Logger
+    private var context: OpaquePointer?
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    var exchanges: [UInt: HTTPExchange] = [:]
+    var sockets: [UInt: EdgeWebSocket] = [:]
+    /// Upgrade requests seen in FILTER_PROTOCOL_CONNECTION, waiting for ESTABLISHED.
+    var pendingUpgrades: [UInt: (handler: any WebSocketHandler, query: [(name: String, value: String)])] = [:]
+    var nextSocketID: UInt64 = 1
+    let writeChunk = 64 * 1024
+
+    public private(set) var boundPort = 0
+    public var webSocketCount: Int { sockets.count }
+
+    public init(options: EdgeOptions, http: any HTTPHandler, webSockets: [any WebSocketHandler], logger: Logger) {
+        self.options = options
+        self.http = http
+        self.webSockets = Dictionary(webSockets.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        self.logger = logger
+    }
+
+    deinit {
+        if let context { lws_context_destroy(context) }
+        protocols?.deallocate()
+        cStrings.forEach { free($0) }
+    }
+
+    private func cString(_ s: String) -> UnsafeMutablePointer<CChar>? {
+        guard let p = strdup(s) else { return nil }
+        cStrings.append(p)
+        return p
+    }
+
+    /// Creates the lws context and binds the port. Returns the port bound.
+    public func start() throws(EdgeError) -> Int {
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        let protos = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
+        protos.initialize(repeating: lws_protocols(), count: 2)
+        // One protocol serves HTTP and WebSocket alike: an upgrade without a subprotocol binds to
+        // protocols[0], so browsers' `new WebSocket(url)` reaches us (FACTS: libwebsockets quirks).
+        protos[0].name = UnsafePointer(cString("atrium"))
+        protos[0].callback = edgeCallback
+        protos[0].per_session_data_size = 0
+        protos[0].rx_buffer_size = 0
+        protocols = protos
+
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.iface = UnsafePointer(cString(options.bindAddress))
+        info.protocols = UnsafePointer(protos)
+        info.gid = -1
+        info.uid = -1
+        info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
+        info.timeout_secs = UInt32(options.idleTimeoutSeconds)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        var opts: UInt64 = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        if !options.bindAddress.contains(":") { opts |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        if let cert = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
+            opts |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(cString(cert))
+            info.ssl_private_key_filepath = UnsafePointer(cString(key))
+        }
+        info.options = opts
+        guard let ctx = lws_create_context(&info) else {
+            throw .cannotListen("cannot listen on \(options.bindAddress):\(options.port)")
+        }
+        context = ctx
+        if let vh = lws_get_vhost_by_name(ctx, "default") { boundPort = Int(lws_get_vhost_listen_port(vh)) }
+        if boundPort <= 0 { boundPort = options.port }
+        atrium_install_stop_signals(ctx)
+        return boundPort
+    }
+
+    /// Serves until SIGINT, SIGTERM or `requestStop`. Returns the signal number that stopped it (0 if none).
+    public func run() -> Int32 {
+        guard let ctx = context else { return 0 }
+        while atrium_stop_requested() == 0 {
+            if lws_service(ctx, 0) < 0 { break }
+        }
+        return atrium_stop_signal()
+    }
+
+    /// Closes the listening socket and every connection (WebSockets get 1001 going away from lws).
+    public func shutdown() {
+        atrium_clear_stop_context()
+        for s in sockets.values { s.isClosed = true }
+        if let ctx = context { lws_context_destroy(ctx) }
+        context = nil
+    }
+
+    /// Asks `run` to return; safe from any thread.
+    public static func requestStop() { atrium_request_stop() }
+
+    // MARK: - Responses
+
+    /// Writes the status line and headers now; the body follows in writeable callbacks.
+    func respond(_ wsi: OpaquePointer, _ ex: HTTPExchange, _ response: HTTPResponse) -> Int32 {
+        ex.response = response
+        let pre = atrium_lws_pre()
+        var buf = [UInt8](repeating: 0, count: pre + 4096)
+        let ok: Bool = buf.withUnsafeMutableBufferPointer { b in
+            guard let base = b.baseAddress else { return false }
+            let start = base + pre
+            var p: UnsafeMutablePointer<UInt8>? = start
+            let end = base + b.count - 1
+            if lws_add_http_header_status(wsi, UInt32(response.status), &p, end) != 0 { return false }
+            let noBody = response.status == 204 || response.status == 304
+            if !noBody && lws_add_http_header_content_length(wsi, lws_filepos_t(response.body.count), &p, end) != 0 {
+                return false
+            }
+            var headers = response.headers
+            if response.closeConnection { headers.append(("connection", "close")) }
+            for (name, value) in headers {
+                let n = Array((name.lowercased() + ":").utf8) + [0]
+                let v = Array(value.utf8)
+                let rc = n.withUnsafeBufferPointer { nb in
+                    v.withUnsafeBufferPointer { vb in
+                        lws_add_http_header_by_name(wsi, nb.baseAddress, vb.baseAddress ?? nb.baseAddress,
+                                                    Int32(vb.count), &p, end)
+                    }
+                }
+                if rc != 0 { return false }
+            }
+            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+        }
+        if !ok { return -1 }
+        if ex.headOnly || response.body.isEmpty { return finish(wsi, ex) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// Ends the transaction: keep-alive for the next request, or close.
+    func finish(_ wsi: OpaquePointer, _ ex: HTTPExchange) -> Int32 {
+        let close = ex.response?.closeConnection ?? false
+        exchanges[key(wsi)] = nil
+        if close { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    func writeBody(_ wsi: OpaquePointer) -> Int32 {
+        guard let ex = exchanges[key(wsi)], let response = ex.response else { return 0 }
+        let remaining = response.body.count - ex.sent
+        let n = min(remaining, writeChunk)
+        let last = n == remaining
+        let pre = atrium_lws_pre()
+        var buf = [UInt8](repeating: 0, count: pre + n)
+        buf.replaceSubrange(pre..<(pre + n), with: response.body[ex.sent..<(ex.sent + n)])
+        let written = buf.withUnsafeMutableBufferPointer { b in
+            lws_write(wsi, b.baseAddress! + pre, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+        }
+        if written < 0 { return -1 }
+        ex.sent += n
+        if last { return finish(wsi, ex) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    // MARK: - WebSocket output
+
+    func writeWebSocket(_ ws: EdgeWebSocket) -> Int32 {
+        if !ws.outbound.isEmpty {
+            let msg = ws.outbound.removeFirst()
+            let pre = atrium_lws_pre()
+            var buf = [UInt8](repeating: 0, count: pre + msg.count)
+            buf.replaceSubrange(pre..<(pre + msg.count), with: msg)
+            let rc = buf.withUnsafeMutableBufferPointer { b in
+                lws_write(ws.wsi, b.baseAddress! + pre, msg.count, LWS_WRITE_TEXT)
+            }
+            if rc < 0 { return -1 }
+            if !ws.outbound.isEmpty || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
+            return 0
+        }
+        if let (code, reason) = ws.closing {
+            var r = Array(reason.utf8.prefix(123))
+            r.withUnsafeMutableBufferPointer { b in
+                lws_close_reason(ws.wsi, lws_close_status(rawValue: UInt32(code)), b.baseAddress, b.count)
+            }
+            return -1
+        }
+        return 0
+    }
+
+    func key(_ wsi: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))) }
+}
