@@ -1,0 +1,54 @@
+import AtriumAuth
+import AtriumJSON
+import AtriumStore
+
+/// An admin API failure: the HTTP status and the documented `{"error": {"code", "message"}}` body.
+/// Every code is listed in `openapi.yaml` (components.schemas.ErrorCode) and in docs/admin-api.md.
+struct APIError: Error {
+    var status: Int
+    var code: String
+    var message: String
+    /// Extra members of the error object (`field`, or `line`/`column`/`position` for malformed JSON).
+    var details: JSONObject = [:]
+    var headers: [(name: String, value: String)] = []
+
+    static func invalidField(_ field: String, _ message: String) -> APIError {
+        APIError(status: 422, code: "invalid_field", message: "\(field): \(message)",
+                 details: ["field": .string(field)])
+    }
+
+    static func malformedJSON(_ e: JSONParseError) -> APIError {
+        APIError(status: 400, code: "malformed_json", message: "the body is not valid JSON: \(e.description)",
+                 details: ["line": .int(Int64(e.line)), "column": .int(Int64(e.column)),
+                           "position": .int(Int64(e.position))])
+    }
+
+    static func auth(_ e: AuthError) -> APIError {
+        var err = APIError(status: e.isAuthentication ? 401 : 403, code: e.code, message: e.message)
+        if e.isAuthentication {
+            err.headers = [("www-authenticate", "Bearer realm=\"atrium\", error=\"invalid_token\"")]
+        }
+        return err
+    }
+
+    static func store(_ e: StoreError) -> APIError {
+        switch e {
+        case .duplicateName(let name):
+            APIError(status: 409, code: "duplicate_name", message: "a room named \"\(name)\" already exists")
+        case .notFound(let id):
+            APIError(status: 404, code: "room_not_found", message: "no room \"\(id)\"")
+        case .schemaTooNew, .backend:
+            APIError(status: 503, code: "store_unavailable", message: "the room store failed: \(e)")
+        }
+    }
+
+    static func roomNotFound(_ key: String) -> APIError {
+        APIError(status: 404, code: "room_not_found", message: "no room \"\(key)\"")
+    }
+
+    var body: JSONValue {
+        var inner: JSONObject = ["code": .string(code), "message": .string(message)]
+        for (k, v) in details { inner[k] = v }
+        return .object(["error": .object(inner)])
+    }
+}

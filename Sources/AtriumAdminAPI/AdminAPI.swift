@@ -1,0 +1,182 @@
+public import AtriumAuth
+public import AtriumHTTP
+import AtriumJSON
+public import AtriumMetrics
+public import AtriumModel
+public import AtriumStore
+
+/// The admin HTTP API (v1), health and metrics, as an `HTTPHandler`. Pure request-in, response-out:
+/// it runs on the edge's service thread and in memory in tests. Time and ids are injected.
+public final class AdminAPI: HTTPHandler {
+    public struct Environment {
+        public var now: () -> Int64
+        public var monotonic: () -> Double
+        public var makeRoomID: () -> RoomID
+
+        public init(now: @escaping () -> Int64, monotonic: @escaping () -> Double, makeRoomID: @escaping () -> RoomID) {
+            self.now = now
+            self.monotonic = monotonic
+            self.makeRoomID = makeRoomID
+        }
+    }
+
+    public static let defaultPageSize = 20
+    public static let maxPageSize = 100
+    public static let maxTokenTTL: Int64 = 7 * 24 * 3600
+
+    let store: any RoomStore
+    let verifier: TokenVerifier
+    let metrics: MetricsRegistry
+    let corsOrigins: [String]
+    let env: Environment
+
+    public init(store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
+                environment: Environment) {
+        self.store = store
+        self.verifier = verifier
+        self.metrics = metrics
+        self.corsOrigins = corsOrigins
+        self.env = environment
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = env.monotonic()
+        let matched = Route.match(request.path)
+        var response: HTTPResponse
+        do throws(APIError) {
+            response = try route(request, matched)
+        } catch {
+            response = Self.errorResponse(error)
+        }
+        finish(&response, request, route: matched?.0.rawValue ?? "unmatched", started: started)
+        return response
+    }
+
+    public func refuse(_ request: HTTPRequest, status: Int, code: String, message: String) -> HTTPResponse {
+        var response = Self.errorResponse(APIError(status: status, code: code, message: message))
+        finish(&response, request, route: Route.match(request.path)?.0.rawValue ?? "unmatched", started: env.monotonic())
+        return response
+    }
+
+    private func finish(_ response: inout HTTPResponse, _ request: HTTPRequest, route: String, started: Double) {
+        addCORS(&response, request)
+        metrics.observeRequest(route: route, method: request.method.rawValue, status: response.status,
+                               seconds: env.monotonic() - started)
+    }
+
+    private func route(_ request: HTTPRequest, _ matched: (Route, [String: String])?) throws(APIError) -> HTTPResponse {
+        guard let (route, params) = matched else {
+            throw APIError(status: 404, code: "not_found", message: "no route for \(request.path)")
+        }
+        if request.method == .OPTIONS { return preflight(route) }
+        guard route.methods.contains(request.method) else {
+            throw APIError(status: 405, code: "method_not_allowed",
+                           message: "\(request.method.rawValue) is not allowed on \(route.rawValue)",
+                           headers: [("allow", route.allowHeader)])
+        }
+        switch (route, request.method) {
+        case (.healthz, _): return Self.json(200, ["status": .string("ok")])
+        case (.readyz, _): return readiness()
+        case (.metrics, _):
+            return HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+                                body: Array(metrics.render().utf8))
+        case (.rooms, .POST): return try createRoom(request)
+        case (.rooms, _): return try listRooms(request)
+        case (.room, .GET): return try getRoom(request, params["roomId"] ?? "")
+        case (.room, .PATCH): return try updateRoom(request, params["roomId"] ?? "")
+        case (.room, _): return try deleteRoom(request, params["roomId"] ?? "")
+        case (.tokens, _): return try mintToken(request)
+        }
+    }
+
+    private func readiness() -> HTTPResponse {
+        do throws(StoreError) {
+            try store.ping()
+            return Self.json(200, ["status": .string("ready")])
+        } catch {
+            return Self.errorResponse(APIError(status: 503, code: "store_unavailable", message: "the room store does not answer: \(error)"))
+        }
+    }
+
+    // MARK: - Authentication and bodies
+
+    /// Verifies the bearer token of an admin call.
+    func authenticate(_ request: HTTPRequest) throws(APIError) -> TokenClaims {
+        guard let h = request.header("authorization") else { throw .auth(.missingToken) }
+        let parts = h.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw .auth(.malformedToken("expected an Authorization: Bearer <token> header"))
+        }
+        do throws(AuthError) {
+            return try verifier.verify(String(parts[1]).trimmingSpaces(), now: env.now())
+        } catch {
+            throw .auth(error)
+        }
+    }
+
+    /// Parses a JSON object body. An empty body is an empty object; a non-empty one needs a JSON content type.
+    func jsonBody(_ request: HTTPRequest) throws(APIError) -> JSONObject {
+        if request.body.isEmpty { return [:] }
+        let type = (request.header("content-type") ?? "").split(separator: ";").first.map {
+            String($0).trimmingSpaces().lowercased()
+        } ?? ""
+        guard type == "application/json" || type == "application/merge-patch+json" else {
+            throw APIError(status: 415, code: "unsupported_media_type",
+                           message: "send the body as application/json (got \"\(type)\")")
+        }
+        let value: JSONValue
+        do throws(JSONParseError) { value = try JSONParser.parse(request.body) } catch { throw .malformedJSON(error) }
+        guard let obj = value.objectValue else {
+            throw APIError(status: 400, code: "invalid_body", message: "the body must be a JSON object, got \(value.typeName)")
+        }
+        return obj
+    }
+
+    // MARK: - Responses
+
+    static func json(_ status: Int, _ value: JSONValue, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("content-type", "application/json")] + headers, body: value.bytes())
+    }
+
+    static func json(_ status: Int, _ object: JSONObject) -> HTTPResponse { json(status, .object(object)) }
+
+    static func errorResponse(_ e: APIError) -> HTTPResponse {
+        var r = json(e.status, e.body, headers: e.headers)
+        r.closeConnection = e.status == 411 || e.status == 413
+        return r
+    }
+
+    // MARK: - CORS
+
+    private func allowedOrigin(_ request: HTTPRequest) -> String? {
+        guard let origin = request.header("origin"), !corsOrigins.isEmpty else { return nil }
+        if corsOrigins.contains("*") { return "*" }
+        return corsOrigins.contains(origin) ? origin : nil
+    }
+
+    private func addCORS(_ response: inout HTTPResponse, _ request: HTTPRequest) {
+        guard let origin = allowedOrigin(request) else { return }
+        response.headers.append(("access-control-allow-origin", origin))
+        if origin != "*" { response.headers.append(("vary", "origin")) }
+        response.headers.append(("access-control-expose-headers", "www-authenticate, allow"))
+        if request.method == .OPTIONS {
+            response.headers.append(("access-control-allow-headers", "authorization, content-type"))
+            response.headers.append(("access-control-max-age", "600"))
+        }
+    }
+
+    private func preflight(_ route: Route) -> HTTPResponse {
+        var r = HTTPResponse(status: 204, headers: [("allow", route.allowHeader)])
+        r.headers.append(("access-control-allow-methods", route.allowHeader))
+        return r
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

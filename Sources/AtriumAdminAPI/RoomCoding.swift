@@ -1,0 +1,89 @@
+import AtriumJSON
+import AtriumModel
+
+/// The JSON form of a room and the validation of create and update bodies. Unknown fields are refused,
+/// so a misspelt setting is an error rather than silently ignored.
+enum RoomCoding {
+    static let settingFields: Set<String> = [
+        "name", "maxParticipants", "emptyTimeout", "metadata", "shareMode", "maxConcurrentShares", "whoCanShare",
+        "shareRequestRequired", "shareLocked",
+    ]
+
+    static func json(_ r: Room) -> JSONValue {
+        let p = r.sharePolicy
+        return .object([
+            "id": .string(r.id.rawValue),
+            "name": r.name.map { .string($0) } ?? .null,
+            "createdAt": .int(r.createdAt),
+            "updatedAt": .int(r.updatedAt),
+            "maxParticipants": .int(Int64(r.maxParticipants)),
+            "emptyTimeout": .int(Int64(r.emptyTimeout)),
+            "metadata": .string(r.metadata),
+            "shareMode": .string(p.shareMode.rawValue),
+            "maxConcurrentShares": .int(Int64(p.maxConcurrentShares)),
+            "whoCanShare": .string(p.whoCanShare.rawValue),
+            "shareRequestRequired": .bool(p.shareRequestRequired),
+            "shareLocked": .bool(p.shareLocked),
+        ])
+    }
+
+    /// Applies the fields present in `body` to `room` (create and merge-patch alike).
+    static func apply(_ body: JSONObject, to room: inout Room) throws(APIError) {
+        for key in body.keys where !settingFields.contains(key) {
+            throw .invalidField(key, "unknown field")
+        }
+        if let v = body["name"] {
+            switch v {
+            case .null: room.name = nil
+            case .string(let s):
+                guard Room.isValidName(s) else {
+                    throw .invalidField("name", "must be 1 to \(Room.maxNameLength) characters of A-Z a-z 0-9 _ - .")
+                }
+                guard !RoomID.isWellFormed(s) else { throw .invalidField("name", "must not have the shape of a room id") }
+                room.name = s
+            default: throw .invalidField("name", "expected a string or null, got \(v.typeName)")
+            }
+        }
+        if let v = body["maxParticipants"] {
+            room.maxParticipants = try int(v, "maxParticipants", 0...Room.maxParticipantsLimit)
+        }
+        if let v = body["emptyTimeout"] { room.emptyTimeout = try int(v, "emptyTimeout", 0...Room.maxEmptyTimeout) }
+        if let v = body["metadata"] {
+            guard let s = v.stringValue else { throw .invalidField("metadata", "expected a string, got \(v.typeName)") }
+            guard s.utf8.count <= Room.maxMetadataLength else {
+                throw .invalidField("metadata", "longer than \(Room.maxMetadataLength) bytes")
+            }
+            room.metadata = s
+        }
+        if let v = body["shareMode"] { room.sharePolicy.shareMode = try enumValue(v, "shareMode") }
+        if let v = body["maxConcurrentShares"] {
+            room.sharePolicy.maxConcurrentShares = try int(v, "maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit)
+        }
+        if let v = body["whoCanShare"] { room.sharePolicy.whoCanShare = try enumValue(v, "whoCanShare") }
+        if let v = body["shareRequestRequired"] {
+            room.sharePolicy.shareRequestRequired = try bool(v, "shareRequestRequired")
+        }
+        if let v = body["shareLocked"] { room.sharePolicy.shareLocked = try bool(v, "shareLocked") }
+    }
+
+    static func int(_ v: JSONValue, _ field: String, _ range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard case .int(let i) = v else { throw .invalidField(field, "expected an integer, got \(v.typeName)") }
+        guard let n = Int(exactly: i), range.contains(n) else {
+            throw .invalidField(field, "must be from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    static func bool(_ v: JSONValue, _ field: String) throws(APIError) -> Bool {
+        guard let b = v.boolValue else { throw .invalidField(field, "expected a boolean, got \(v.typeName)") }
+        return b
+    }
+
+    static func enumValue<E: RawRepresentable & CaseIterable>(_ v: JSONValue, _ field: String) throws(APIError) -> E
+    where E.RawValue == String {
+        guard let s = v.stringValue, let e = E(rawValue: s) else {
+            throw .invalidField(field, "expected one of " + E.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return e
+    }
+}

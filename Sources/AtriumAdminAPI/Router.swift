@@ -1,0 +1,51 @@
+import AtriumHTTP
+
+/// The admin API's routes. A route is a pattern of literal segments and `{param}` segments; the pattern
+/// (never the raw path) labels metrics, so that label cardinality stays bounded.
+enum Route: String, CaseIterable {
+    case healthz = "/healthz"
+    case readyz = "/readyz"
+    case metrics = "/metrics"
+    case rooms = "/v1/rooms"
+    case room = "/v1/rooms/{roomId}"
+    case tokens = "/v1/tokens"
+
+    /// Methods each route answers (HEAD comes with GET; OPTIONS is answered for CORS everywhere).
+    var methods: [HTTPMethod] {
+        switch self {
+        case .healthz, .readyz, .metrics: [.GET]
+        case .rooms: [.GET, .POST]
+        case .room: [.GET, .PATCH, .DELETE]
+        case .tokens: [.POST]
+        }
+    }
+
+    var allowHeader: String {
+        var m = methods.map(\.rawValue)
+        if methods.contains(.GET) { m.append("HEAD") }
+        m.append("OPTIONS")
+        return m.joined(separator: ", ")
+    }
+
+    /// Matches a path; returns the route and its parameters.
+    static func match(_ path: String) -> (Route, [String: String])? {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for route in allCases {
+            let pat = route.rawValue.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard pat.count == segs.count else { continue }
+            var params: [String: String] = [:]
+            var ok = true
+            for (p, s) in zip(pat, segs) {
+                if p.hasPrefix("{") {
+                    if s.isEmpty { ok = false; break }
+                    params[String(p.dropFirst().dropLast())] = String(s)
+                } else if p != s {
+                    ok = false
+                    break
+                }
+            }
+            if ok { return (route, params) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,52 @@
+public import AtriumLog
+
+/// Where rooms are kept.
+public enum StoreKind: String, Sendable, CaseIterable {
+    /// An SQLite file in the data directory (the default): rooms survive restarts.
+    case sqlite
+    /// In memory: rooms are gone at exit.
+    case memory
+}
+
+/// Everything `atrium serve` needs, resolved from defaults, a config file, `ATRIUM_*` variables and flags
+/// (in increasing precedence). See `ConfigField.all` for every setting and its three spellings.
+public struct ServerConfig: Equatable, Sendable {
+    /// Secrets shorter than this are refused outside `--dev`: HS256 keys should carry 256 bits.
+    public static let minimumSecretLength = 32
+
+    public var bind = "127.0.0.1"
+    public var port = 8800
+    public var store = StoreKind.sqlite
+    public var dataDir = "atrium-data"
+    /// API key -> secret.
+    public var keys: [String: String] = [:]
+    public var dev = false
+    public var tlsCert: String?
+    public var tlsKey: String?
+    /// Origins allowed to call the admin API from a browser; `*` allows any.
+    public var corsOrigins: [String] = []
+    public var logLevel = LogLevel.info
+    public var logFormat = LogFormat.text
+    public var maxBodyBytes = 1 << 20
+    /// Seconds of clock skew tolerated on token times.
+    public var tokenLeeway = 30
+    /// Seconds a WebSocket may take to authenticate with its first message.
+    public var signalAuthTimeout = 10
+
+    public init() {}
+}
+
+/// One problem in the configuration, named by its field (the config file's dotted path).
+public struct ConfigIssue: Equatable, Sendable, CustomStringConvertible {
+    public var field: String
+    public var source: String
+    public var message: String
+
+    public init(field: String, source: String, message: String) {
+        self.field = field
+        self.source = source
+        self.message = message
+    }
+
+    public var description: String { "\(field): \(message) (from \(source))" }
+}

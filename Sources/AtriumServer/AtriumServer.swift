@@ -1,0 +1,142 @@
+import AtriumAdminAPI
+import AtriumAuth
+public import AtriumConfig
+import AtriumCrypto
+import AtriumEdge
+public import AtriumLog
+import AtriumMetrics
+import AtriumModel
+import AtriumSignal
+import AtriumStore
+
+public enum ServerError: Error, CustomStringConvertible {
+    case startup(String)
+
+    public var description: String {
+        switch self {
+        case .startup(let m): m
+        }
+    }
+}
+
+/// The composition root: builds the store, the verifier, the admin API, the signaling endpoint and the
+/// edge from a resolved configuration, serves until SIGINT/SIGTERM, then shuts down in order
+/// (stop accepting and close sockets, then flush and close the store).
+public final class AtriumServer {
+    public static let version = "0.1.0"
+
+    let config: ServerConfig
+    let logger: Logger
+    var edge: EdgeServer?
+    var store: (any RoomStore)?
+    var devCredentials: DevCredentials?
+
+    public init(config: ServerConfig, logger: Logger) {
+        self.config = config
+        self.logger = logger
+    }
+
+    /// Serves until stopped; returns the process exit code.
+    public func run() -> Int32 {
+        do throws(ServerError) {
+            try start()
+        } catch {
+            logger.error("cannot start", ("error", error.description))
+            return 1
+        }
+        let signal = edge?.run() ?? 0
+        logger.info("shutting down", ("signal", String(signal)))
+        edge?.shutdown()
+        store?.close()
+        logger.info("stopped")
+        return 0
+    }
+
+    func start() throws(ServerError) {
+        if config.store == .sqlite || config.dev {
+            guard makeDirectories(config.dataDir) else { throw .startup("cannot create data directory \(config.dataDir)") }
+        }
+        var keys = config.keys
+        if config.dev {
+            let (creds, created) = try DevCredentials.loadOrCreate(in: config.dataDir)
+            keys[creds.key] = creds.secret
+            devCredentials = creds
+            if created { logger.info("created dev API key", ("key", creds.key), ("file", config.dataDir + "/" + DevCredentials.fileName)) }
+        }
+        guard !keys.isEmpty else {
+            throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
+        }
+        let store: any RoomStore
+        switch config.store {
+        case .memory: store = MemoryRoomStore()
+        case .sqlite:
+            let path = config.dataDir + "/atrium.sqlite"
+            do throws(StoreError) { store = try SQLiteRoomStore(path: path) } catch {
+                throw .startup("cannot open the room store \(path): \(error)")
+            }
+        }
+        self.store = store
+
+        let verifier = TokenVerifier(keys: keys.mapValues { Array($0.utf8) }, leeway: Int64(config.tokenLeeway))
+        let metrics = MetricsRegistry(version: Self.version, swiftVersion: "6")
+        let api = AdminAPI(
+            store: store, verifier: verifier, metrics: metrics, corsOrigins: config.corsOrigins,
+            environment: .init(now: Clock.unixSeconds, monotonic: Clock.monotonic,
+                               makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }))
+        let signal = SignalEndpoint(verifier: verifier, authTimeout: Double(config.signalAuthTimeout),
+                                    now: Clock.unixSeconds)
+        var options = EdgeOptions()
+        options.bindAddress = config.bind
+        options.port = config.port
+        options.tlsCertificatePath = config.tlsCert
+        options.tlsPrivateKeyPath = config.tlsKey
+        options.maxBodyBytes = config.maxBodyBytes
+        let edge = EdgeServer(options: options, http: api, webSockets: [signal], logger: logger)
+        metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
+        metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") { Double(edge.webSocketCount) }
+        metrics.gauge("atrium_signal_sessions_authenticated", help: "Authenticated signaling sessions.") {
+            Double(signal.authenticatedCount)
+        }
+        let port: Int
+        do throws(EdgeError) { port = try edge.start() } catch {
+            throw .startup("\(error)")
+        }
+        self.edge = edge
+        let scheme = config.tlsCert == nil ? "http" : "https"
+        let host = config.bind.contains(":") ? "[\(config.bind)]" : config.bind
+        let base = "\(scheme)://\(host):\(port)"
+        logger.info("listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
+                    ("version", Self.version))
+        if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
+    }
+
+    /// What `--dev` prints: the key, its secret, a ready admin token and a curl that creates a room.
+    func printDevBanner(_ creds: DevCredentials, base: String, keys: [String: String]) {
+        var grants = Grants()
+        grants.roomCreate = true
+        grants.roomList = true
+        grants.roomAdmin = true
+        grants.role = .host
+        let ttl: Int64 = 24 * 3600
+        let token = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))
+            .token(identity: "dev-admin", grants: grants, ttl: ttl, now: Clock.unixSeconds())
+        let text = """
+
+            Atrium \(Self.version) is running in development mode at \(base)
+              API key:     \(creds.key)
+              API secret:  \(creds.secret)
+              Admin token (valid 24 h):
+                \(token)
+
+            Create a room:
+              curl -s -X POST \(base)/v1/rooms -H 'Authorization: Bearer \(token)' -H 'Content-Type: application/json' -d '{"name":"demo"}'
+            List rooms:
+              curl -s \(base)/v1/rooms -H 'Authorization: Bearer \(token)'
+            Mint a participant token:
+              .build/debug/atrium token create --key \(creds.key) --secret \(creds.secret) --room demo --identity alice
+
+            """
+        print(text)
+        fflushStdout()
+    }
+}
