@@ -64,8 +64,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer",
-            ],
-            resources: [.copy("Fixtures")]
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,62 @@
+import Testing
+import AtriumJSON
+import AtriumLog
+@testable import AtriumConfig
+
+@Suite struct ConfigTests {
+    static let secret = String(repeating: "s", count: 32)
+
+    @Test func defaults() {
+        let (c, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: [:])
+        #expect(issues.isEmpty)
+        #expect(c.bind == "127.0.0.1")
+        #expect(c.port == 8800)
+        #expect(c.store == .sqlite)
+    }
+
+    /// flag > environment > file > default, field by field.
+    @Test func precedence() throws {
+        let file = try JSONParser.parse(#"{"port": 9000, "bind": "0.0.0.0", "store": "memory", "log": {"level": "debug"}}"#)
+        let env = ["ATRIUM_PORT": "9100", "ATRIUM_BIND": "127.0.0.2", "ATRIUM_KEYS": "a:\(Self.secret)"]
+        let flags = ["--port": "9200"]
+        let (c, issues) = ConfigLoader.resolve(file: file, environment: env, flags: flags)
+        #expect(issues.isEmpty)
+        #expect(c.port == 9200)  // flag
+        #expect(c.bind == "127.0.0.2")  // env over file
+        #expect(c.store == .memory)  // file over default
+        #expect(c.logLevel == .debug)  // nested file field
+        #expect(c.dataDir == "atrium-data")  // default
+        #expect(c.keys == ["a": Self.secret])
+    }
+
+    @Test func keysFromFileObjectAndFlagPairs() throws {
+        let file = try JSONParser.parse(#"{"keys": {"k1": "\#(Self.secret)"}}"#)
+        let (c1, i1) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
+        #expect(i1.isEmpty)
+        #expect(c1.keys == ["k1": Self.secret])
+        let (c2, i2) = ConfigLoader.resolve(file: file, environment: [:], flags: ["--keys": "x:\(Self.secret),y:\(Self.secret)"])
+        #expect(i2.isEmpty)
+        #expect(c2.keys.count == 2)
+    }
+
+    /// Every problem is reported with its field, not only the first.
+    @Test func issuesNameTheirFields() throws {
+        let file = try JSONParser.parse(#"{"port": "http", "store": "postgres", "colour": "blue", "tls": {"cert": "/c.pem"}, "keys": {"k": "short"}}"#)
+        let (_, issues) = ConfigLoader.resolve(file: file, environment: ["ATRIUM_LOG_LEVEL": "loud"], flags: [:])
+        let fields = Set(issues.map(\.field))
+        #expect(fields.isSuperset(of: ["port", "store", "colour", "tls.key", "keys", "log.level"]))
+        #expect(issues.first { $0.field == "log.level" }?.source == "ATRIUM_LOG_LEVEL")
+    }
+
+    @Test func devAllowsShortSecrets() throws {
+        let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: ["--dev": "true", "--keys": "k:short"])
+        #expect(issues.isEmpty)
+    }
+
+    @Test(arguments: ["--port=-1", "--port=65536", "--port=abc", "--keys=nocolon", "--keys=:x", "--max-body-bytes=1"])
+    func badFlagValues(_ arg: String) {
+        let parts = arg.split(separator: "=", maxSplits: 1).map(String.init)
+        let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: [parts[0]: parts[1]])
+        #expect(!issues.isEmpty)
+    }
+}
