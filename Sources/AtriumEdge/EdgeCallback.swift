@@ -23,7 +23,7 @@ extension EdgeServer {
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
             return beginHTTP(wsi, path: path)
         case LWS_CALLBACK_HTTP_BODY:
-            guard let ex = exchanges[key(wsi)], let input else { return 0 }
+            guard let ex = exchanges[key(wsi)], ex.response == nil, let input else { return 0 }
             if ex.tooLarge || ex.request.body.count + len > options.maxBodyBytes {
                 ex.tooLarge = true
                 ex.request.body = []
@@ -32,13 +32,33 @@ extension EdgeServer {
             }
             return 0
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-            guard let ex = exchanges[key(wsi)] else { return 0 }
+            // lws also signals completion for requests answered before any body was read (a POST
+            // without Content-Length, a refused chunked body): answer each request exactly once.
+            guard let ex = exchanges[key(wsi)], ex.response == nil else { return 0 }
             if ex.tooLarge { return respond(wsi, ex, tooLarge(ex.request)) }
             return respond(wsi, ex, http.handle(ex.request))
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return writeBody(wsi)
         case LWS_CALLBACK_CLOSED_HTTP:
             exchanges[key(wsi)] = nil
+            return 0
+        case LWS_CALLBACK_RAW_ADOPT:
+            // lws turns a CONNECT request into a raw tunnel bound to our protocol: answer 405 and close.
+            let body = http.refuse(HTTPRequest(method: .GET, path: "*"), status: 405, code: "method_not_allowed",
+                                   message: "CONNECT is not served").body
+            rawReplies[key(wsi)] = Array("HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n".utf8) + body
+            lws_callback_on_writable(wsi)
+            return 0
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            guard let reply = rawReplies.removeValue(forKey: key(wsi)) else { return -1 }
+            let pre = atrium_lws_pre()
+            var buf = [UInt8](repeating: 0, count: pre) + reply
+            _ = buf.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + pre, reply.count, LWS_WRITE_HTTP) }
+            return -1
+        case LWS_CALLBACK_RAW_RX:
+            return 0
+        case LWS_CALLBACK_RAW_CLOSE:
+            rawReplies[key(wsi)] = nil
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
@@ -71,6 +91,7 @@ extension EdgeServer {
         case LWS_CALLBACK_WSI_DESTROY:
             exchanges[key(wsi)] = nil
             pendingUpgrades[key(wsi)] = nil
+            rawReplies[key(wsi)] = nil
             if let ws = sockets.removeValue(forKey: key(wsi)) {
                 ws.isClosed = true
                 ws.handler?.closed(ws)
@@ -84,7 +105,15 @@ extension EdgeServer {
     /// Starts an HTTP exchange: reads the request head, refuses what cannot be read safely, and either
     /// answers at once or waits for the body.
     private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
-        guard let method = requestMethod(wsi) else { return -1 }
+        guard let method = requestMethod(wsi) else {
+            // A method lws parsed but we do not serve (CONNECT): answer 405 and close.
+            var r = http.refuse(HTTPRequest(method: .GET, path: path), status: 405, code: "method_not_allowed",
+                                message: "this method is not served")
+            r.closeConnection = true
+            let ex = HTTPExchange(request: HTTPRequest(method: .GET, path: path))
+            exchanges[key(wsi)] = ex
+            return respond(wsi, ex, r)
+        }
         var headers: [String: String] = [:]
         let tokens: [(String, lws_token_indexes)] = [
             ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE),

@@ -10,8 +10,9 @@ public struct EdgeOptions: Sendable {
     public var maxBodyBytes = 1 << 20
     /// Bodies announced larger than this are refused without being read and the connection closed.
     public var maxDrainBytes = 64 << 20
-    /// lws's header buffer per connection; a request whose headers exceed it is refused.
-    public var maxHeaderBytes = 8192
+    /// lws's header buffer per connection. lws closes a connection whose request head exceeds it
+    /// without answering (it has no 431 path); documented in docs/admin-api.md.
+    public var maxHeaderBytes = 16 * 1024
     public var maxWebSocketMessageBytes = 64 * 1024
     /// Outbound WebSocket messages queued per connection before `send` reports failure.
     public var maxWebSocketQueue = 256

@@ -21,6 +21,8 @@ public final class EdgeServer {
     var sockets: [UInt: EdgeWebSocket] = [:]
     /// Upgrade requests seen in FILTER_PROTOCOL_CONNECTION, waiting for ESTABLISHED.
     var pendingUpgrades: [UInt: (handler: any WebSocketHandler, query: [(name: String, value: String)])] = [:]
+    /// Replies to connections lws adopted as raw (a CONNECT request), written once and closed.
+    var rawReplies: [UInt: [UInt8]] = [:]
     var nextSocketID: UInt64 = 1
     let writeChunk = 64 * 1024
 
