@@ -3,13 +3,13 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
     name: "Atrium",
     products: [
-        .executable(name: "atrium", targets: ["atrium"]),
+        .executable(name: "atrium", targets: ["atrium"])
     ],
     targets: [
         // C libraries from Debian, each behind a shim header of prefixed static inline wrappers.
@@ -29,7 +29,8 @@ let package = Package(
         .target(name: "AtriumHTTP", swiftSettings: strict),
 
         // Services built on them.
-        .target(name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
+        .target(
+            name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog"], swiftSettings: strict),
         .target(
@@ -42,7 +43,8 @@ let package = Package(
             dependencies: ["AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics"],
             swiftSettings: strict
         ),
-        .target(name: "AtriumSignal", dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
+        .target(
+            name: "AtriumSignal", dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
 
         // Composition root and the command line.
         .target(

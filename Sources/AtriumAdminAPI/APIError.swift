@@ -13,14 +13,18 @@ struct APIError: Error {
     var headers: [(name: String, value: String)] = []
 
     static func invalidField(_ field: String, _ message: String) -> APIError {
-        APIError(status: 422, code: "invalid_field", message: "\(field): \(message)",
-                 details: ["field": .string(field)])
+        APIError(
+            status: 422, code: "invalid_field", message: "\(field): \(message)",
+            details: ["field": .string(field)])
     }
 
     static func malformedJSON(_ e: JSONParseError) -> APIError {
-        APIError(status: 400, code: "malformed_json", message: "the body is not valid JSON: \(e.description)",
-                 details: ["line": .int(Int64(e.line)), "column": .int(Int64(e.column)),
-                           "position": .int(Int64(e.position))])
+        APIError(
+            status: 400, code: "malformed_json", message: "the body is not valid JSON: \(e.description)",
+            details: [
+                "line": .int(Int64(e.line)), "column": .int(Int64(e.column)),
+                "position": .int(Int64(e.position)),
+            ])
     }
 
     static func auth(_ e: AuthError) -> APIError {

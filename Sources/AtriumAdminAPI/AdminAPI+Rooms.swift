@@ -23,17 +23,19 @@ extension AdminAPI {
         var limit = Self.defaultPageSize
         if let l = request.queryValue("limit") {
             guard let n = Int(l), (1...Self.maxPageSize).contains(n) else {
-                throw APIError(status: 400, code: "invalid_query",
-                               message: "limit must be an integer from 1 to \(Self.maxPageSize)",
-                               details: ["field": .string("limit")])
+                throw APIError(
+                    status: 400, code: "invalid_query",
+                    message: "limit must be an integer from 1 to \(Self.maxPageSize)",
+                    details: ["field": .string("limit")])
             }
             limit = n
         }
         var cursor: RoomID?
         if let t = request.queryValue("pageToken"), !t.isEmpty {
             guard RoomID.isWellFormed(t) else {
-                throw APIError(status: 400, code: "invalid_query", message: "pageToken is not one this server issued",
-                               details: ["field": .string("pageToken")])
+                throw APIError(
+                    status: 400, code: "invalid_query", message: "pageToken is not one this server issued",
+                    details: ["field": .string("pageToken")])
             }
             cursor = RoomID(t)
         }

@@ -49,9 +49,11 @@ extension AdminAPI {
         let now = env.now()
         let token = TokenIssuer(key: claims.issuer, secret: secret)
             .token(identity: identity, name: name, grants: grants, ttl: ttl, now: now)
-        return Self.json(201, [
-            "token": .string(token), "identity": .string(identity), "room": .string(room),
-            "expiresAt": .int(now + ttl),
-        ])
+        return Self.json(
+            201,
+            [
+                "token": .string(token), "identity": .string(identity), "room": .string(room),
+                "expiresAt": .int(now + ttl),
+            ])
     }
 }

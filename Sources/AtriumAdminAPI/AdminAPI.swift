@@ -30,8 +30,10 @@ public final class AdminAPI: HTTPHandler {
     let corsOrigins: [String]
     let env: Environment
 
-    public init(store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
-                environment: Environment) {
+    public init(
+        store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
+        environment: Environment
+    ) {
         self.store = store
         self.verifier = verifier
         self.metrics = metrics
@@ -54,14 +56,16 @@ public final class AdminAPI: HTTPHandler {
 
     public func refuse(_ request: HTTPRequest, status: Int, code: String, message: String) -> HTTPResponse {
         var response = Self.errorResponse(APIError(status: status, code: code, message: message))
-        finish(&response, request, route: Route.match(request.path)?.0.rawValue ?? "unmatched", started: env.monotonic())
+        finish(
+            &response, request, route: Route.match(request.path)?.0.rawValue ?? "unmatched", started: env.monotonic())
         return response
     }
 
     private func finish(_ response: inout HTTPResponse, _ request: HTTPRequest, route: String, started: Double) {
         addCORS(&response, request)
-        metrics.observeRequest(route: route, method: request.method.rawValue, status: response.status,
-                               seconds: env.monotonic() - started)
+        metrics.observeRequest(
+            route: route, method: request.method.rawValue, status: response.status,
+            seconds: env.monotonic() - started)
     }
 
     private func route(_ request: HTTPRequest, _ matched: (Route, [String: String])?) throws(APIError) -> HTTPResponse {
@@ -70,16 +74,18 @@ public final class AdminAPI: HTTPHandler {
         }
         if request.method == .OPTIONS { return preflight(route) }
         guard route.methods.contains(request.method) else {
-            throw APIError(status: 405, code: "method_not_allowed",
-                           message: "\(request.method.rawValue) is not allowed on \(route.rawValue)",
-                           headers: [("allow", route.allowHeader)])
+            throw APIError(
+                status: 405, code: "method_not_allowed",
+                message: "\(request.method.rawValue) is not allowed on \(route.rawValue)",
+                headers: [("allow", route.allowHeader)])
         }
         switch (route, request.method) {
         case (.healthz, _): return Self.json(200, ["status": .string("ok")])
         case (.readyz, _): return readiness()
         case (.metrics, _):
-            return HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Array(metrics.render().utf8))
+            return HTTPResponse(
+                status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+                body: Array(metrics.render().utf8))
         case (.rooms, .POST): return try createRoom(request)
         case (.rooms, _): return try listRooms(request)
         case (.room, .GET): return try getRoom(request, params["roomId"] ?? "")
@@ -94,7 +100,8 @@ public final class AdminAPI: HTTPHandler {
             try store.ping()
             return Self.json(200, ["status": .string("ready")])
         } catch {
-            return Self.errorResponse(APIError(status: 503, code: "store_unavailable", message: "the room store does not answer: \(error)"))
+            return Self.errorResponse(
+                APIError(status: 503, code: "store_unavailable", message: "the room store does not answer: \(error)"))
         }
     }
 
@@ -117,17 +124,20 @@ public final class AdminAPI: HTTPHandler {
     /// Parses a JSON object body. An empty body is an empty object; a non-empty one needs a JSON content type.
     func jsonBody(_ request: HTTPRequest) throws(APIError) -> JSONObject {
         if request.body.isEmpty { return [:] }
-        let type = (request.header("content-type") ?? "").split(separator: ";").first.map {
-            String($0).trimmingSpaces().lowercased()
-        } ?? ""
+        let type =
+            (request.header("content-type") ?? "").split(separator: ";").first.map {
+                String($0).trimmingSpaces().lowercased()
+            } ?? ""
         guard type == "application/json" || type == "application/merge-patch+json" else {
-            throw APIError(status: 415, code: "unsupported_media_type",
-                           message: "send the body as application/json (got \"\(type)\")")
+            throw APIError(
+                status: 415, code: "unsupported_media_type",
+                message: "send the body as application/json (got \"\(type)\")")
         }
         let value: JSONValue
         do throws(JSONParseError) { value = try JSONParser.parse(request.body) } catch { throw .malformedJSON(error) }
         guard let obj = value.objectValue else {
-            throw APIError(status: 400, code: "invalid_body", message: "the body must be a JSON object, got \(value.typeName)")
+            throw APIError(
+                status: 400, code: "invalid_body", message: "the body must be a JSON object, got \(value.typeName)")
         }
         return obj
     }

@@ -39,7 +39,9 @@ enum RoomCoding {
                 guard Room.isValidName(s) else {
                     throw .invalidField("name", "must be 1 to \(Room.maxNameLength) characters of A-Z a-z 0-9 _ - .")
                 }
-                guard !RoomID.isWellFormed(s) else { throw .invalidField("name", "must not have the shape of a room id") }
+                guard !RoomID.isWellFormed(s) else {
+                    throw .invalidField("name", "must not have the shape of a room id")
+                }
                 room.name = s
             default: throw .invalidField("name", "expected a string or null, got \(v.typeName)")
             }
@@ -57,7 +59,8 @@ enum RoomCoding {
         }
         if let v = body["shareMode"] { room.sharePolicy.shareMode = try enumValue(v, "shareMode") }
         if let v = body["maxConcurrentShares"] {
-            room.sharePolicy.maxConcurrentShares = try int(v, "maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit)
+            room.sharePolicy.maxConcurrentShares = try int(
+                v, "maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit)
         }
         if let v = body["whoCanShare"] { room.sharePolicy.whoCanShare = try enumValue(v, "whoCanShare") }
         if let v = body["shareRequestRequired"] {

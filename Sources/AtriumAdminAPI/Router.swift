@@ -37,7 +37,10 @@ enum Route: String, CaseIterable {
             var ok = true
             for (p, s) in zip(pat, segs) {
                 if p.hasPrefix("{") {
-                    if s.isEmpty { ok = false; break }
+                    if s.isEmpty {
+                        ok = false
+                        break
+                    }
                     params[String(p.dropFirst().dropLast())] = String(s)
                 } else if p != s {
                     ok = false

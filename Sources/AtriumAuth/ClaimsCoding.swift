@@ -35,8 +35,9 @@ extension TokenClaims {
             guard let go = g.objectValue else { throw .malformedToken("grants is not an object") }
             grants = try Grants(json: go)
         }
-        self.init(issuer: iss, identity: sub, name: name, issuedAt: try optionalTime("iat"),
-                  notBefore: try optionalTime("nbf"), expiresAt: exp, grants: grants)
+        self.init(
+            issuer: iss, identity: sub, name: name, issuedAt: try optionalTime("iat"),
+            notBefore: try optionalTime("nbf"), expiresAt: exp, grants: grants)
     }
 }
 
@@ -44,8 +45,10 @@ extension Grants {
     public func json() -> JSONObject {
         var o = JSONObject()
         if let room { o["room"] = .string(room) }
-        for (key, value) in [("roomJoin", roomJoin), ("roomCreate", roomCreate), ("roomList", roomList),
-                             ("roomAdmin", roomAdmin), ("canPublish", canPublish), ("canSubscribe", canSubscribe)]
+        for (key, value) in [
+            ("roomJoin", roomJoin), ("roomCreate", roomCreate), ("roomList", roomList),
+            ("roomAdmin", roomAdmin), ("canPublish", canPublish), ("canSubscribe", canSubscribe),
+        ]
         where value {
             o[key] = .bool(true)
         }

@@ -39,8 +39,10 @@ public struct TokenClaims: Equatable, Sendable {
     public var expiresAt: Int64
     public var grants: Grants
 
-    public init(issuer: String, identity: String, name: String? = nil, issuedAt: Int64? = nil,
-                notBefore: Int64? = nil, expiresAt: Int64, grants: Grants) {
+    public init(
+        issuer: String, identity: String, name: String? = nil, issuedAt: Int64? = nil,
+        notBefore: Int64? = nil, expiresAt: Int64, grants: Grants
+    ) {
         self.issuer = issuer
         self.identity = identity
         self.name = name

@@ -1,5 +1,5 @@
-public import AtriumJSON
 import AtriumCrypto
+public import AtriumJSON
 
 /// JSON Web Tokens signed with HMAC-SHA256 (RFC 7519, JWS compact serialization of RFC 7515 section 7.1).
 /// Only HS256 is accepted: a token naming any other algorithm, "none" included, is refused.
@@ -40,8 +40,9 @@ public enum JWT {
             }
             return o
         }
-        return Parts(header: try object(hb, "header"), payload: try object(pb, "payload"),
-                     signingInput: Array(bytes[..<dots[1]]), signature: sb)
+        return Parts(
+            header: try object(hb, "header"), payload: try object(pb, "payload"),
+            signingInput: Array(bytes[..<dots[1]]), signature: sb)
     }
 
     /// Checks the header's algorithm and the HMAC (in constant time).

@@ -37,8 +37,9 @@ public struct TokenIssuer: Sendable {
     }
 
     public func token(identity: String, name: String? = nil, grants: Grants, ttl: Int64, now: Int64) -> String {
-        let claims = TokenClaims(issuer: key, identity: identity, name: name, issuedAt: now, notBefore: now,
-                                 expiresAt: now + ttl, grants: grants)
+        let claims = TokenClaims(
+            issuer: key, identity: identity, name: name, issuedAt: now, notBefore: now,
+            expiresAt: now + ttl, grants: grants)
         return JWT.sign(payload: claims.json(), secret: secret)
     }
 }

@@ -32,12 +32,15 @@ struct ConfigField: Sendable {
             c.store = k
             return nil
         },
-        ConfigField(path: "dataDir", env: "ATRIUM_DATA_DIR", flag: "--data-dir", help: "directory for the database and dev keys") { c, raw in
+        ConfigField(
+            path: "dataDir", env: "ATRIUM_DATA_DIR", flag: "--data-dir", help: "directory for the database and dev keys"
+        ) { c, raw in
             guard let s = text(raw), !s.isEmpty else { return "expected a directory path" }
             c.dataDir = s
             return nil
         },
-        ConfigField(path: "keys", env: "ATRIUM_KEYS", flag: "--keys", help: "API keys, KEY:SECRET[,KEY:SECRET]") { c, raw in
+        ConfigField(path: "keys", env: "ATRIUM_KEYS", flag: "--keys", help: "API keys, KEY:SECRET[,KEY:SECRET]") {
+            c, raw in
             switch raw {
             case .json(.object(let o)):
                 var keys: [String: String] = [:]
@@ -51,7 +54,7 @@ struct ConfigField: Sendable {
                 var keys: [String: String] = [:]
                 for pair in s.split(separator: ",") {
                     guard let colon = pair.firstIndex(of: ":"), colon != pair.startIndex,
-                          pair.index(after: colon) != pair.endIndex
+                        pair.index(after: colon) != pair.endIndex
                     else { return "expected KEY:SECRET pairs separated by commas" }
                     keys[String(pair[..<colon])] = String(pair[pair.index(after: colon)...])
                 }
@@ -61,22 +64,29 @@ struct ConfigField: Sendable {
                 return "expected an object of key to secret, or KEY:SECRET pairs"
             }
         },
-        ConfigField(path: "dev", env: "ATRIUM_DEV", flag: "--dev", help: "development mode: creates and prints a dev key") { c, raw in
+        ConfigField(
+            path: "dev", env: "ATRIUM_DEV", flag: "--dev", help: "development mode: creates and prints a dev key"
+        ) { c, raw in
             guard let b = bool(raw) else { return "expected true or false" }
             c.dev = b
             return nil
         },
-        ConfigField(path: "tls.cert", env: "ATRIUM_TLS_CERT", flag: "--tls-cert", help: "PEM certificate for https/wss") { c, raw in
+        ConfigField(path: "tls.cert", env: "ATRIUM_TLS_CERT", flag: "--tls-cert", help: "PEM certificate for https/wss")
+        { c, raw in
             guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
             c.tlsCert = s
             return nil
         },
-        ConfigField(path: "tls.key", env: "ATRIUM_TLS_KEY", flag: "--tls-key", help: "PEM private key for https/wss") { c, raw in
+        ConfigField(path: "tls.key", env: "ATRIUM_TLS_KEY", flag: "--tls-key", help: "PEM private key for https/wss") {
+            c, raw in
             guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
             c.tlsKey = s
             return nil
         },
-        ConfigField(path: "cors.origins", env: "ATRIUM_CORS_ORIGINS", flag: "--cors-origins", help: "origins allowed by CORS, comma-separated, or *") { c, raw in
+        ConfigField(
+            path: "cors.origins", env: "ATRIUM_CORS_ORIGINS", flag: "--cors-origins",
+            help: "origins allowed by CORS, comma-separated, or *"
+        ) { c, raw in
             switch raw {
             case .json(.array(let a)):
                 let s = a.compactMap(\.stringValue)
@@ -88,27 +98,40 @@ struct ConfigField: Sendable {
             }
             return nil
         },
-        ConfigField(path: "log.level", env: "ATRIUM_LOG_LEVEL", flag: "--log-level", help: "debug, info, warn or error") { c, raw in
+        ConfigField(path: "log.level", env: "ATRIUM_LOG_LEVEL", flag: "--log-level", help: "debug, info, warn or error")
+        { c, raw in
             guard let s = text(raw), let l = LogLevel(name: s) else { return "expected debug, info, warn or error" }
             c.logLevel = l
             return nil
         },
-        ConfigField(path: "log.format", env: "ATRIUM_LOG_FORMAT", flag: "--log-format", help: "text (logfmt) or json") { c, raw in
+        ConfigField(path: "log.format", env: "ATRIUM_LOG_FORMAT", flag: "--log-format", help: "text (logfmt) or json") {
+            c, raw in
             guard let s = text(raw), let f = LogFormat(rawValue: s) else { return "expected text or json" }
             c.logFormat = f
             return nil
         },
-        ConfigField(path: "limits.maxBodyBytes", env: "ATRIUM_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest admin request body") { c, raw in
-            guard let n = int(raw), (1024...(64 << 20)).contains(n) else { return "expected a size from 1024 to 67108864 bytes" }
+        ConfigField(
+            path: "limits.maxBodyBytes", env: "ATRIUM_MAX_BODY_BYTES", flag: "--max-body-bytes",
+            help: "largest admin request body"
+        ) { c, raw in
+            guard let n = int(raw), (1024...(64 << 20)).contains(n) else {
+                return "expected a size from 1024 to 67108864 bytes"
+            }
             c.maxBodyBytes = n
             return nil
         },
-        ConfigField(path: "auth.leewaySeconds", env: "ATRIUM_TOKEN_LEEWAY", flag: "--token-leeway", help: "clock skew tolerated on token times") { c, raw in
+        ConfigField(
+            path: "auth.leewaySeconds", env: "ATRIUM_TOKEN_LEEWAY", flag: "--token-leeway",
+            help: "clock skew tolerated on token times"
+        ) { c, raw in
             guard let n = int(raw), (0...600).contains(n) else { return "expected 0 to 600 seconds" }
             c.tokenLeeway = n
             return nil
         },
-        ConfigField(path: "signal.authTimeoutSeconds", env: "ATRIUM_SIGNAL_AUTH_TIMEOUT", flag: "--signal-auth-timeout", help: "seconds a WebSocket has to authenticate") { c, raw in
+        ConfigField(
+            path: "signal.authTimeoutSeconds", env: "ATRIUM_SIGNAL_AUTH_TIMEOUT", flag: "--signal-auth-timeout",
+            help: "seconds a WebSocket has to authenticate"
+        ) { c, raw in
             guard let n = int(raw), (1...300).contains(n) else { return "expected 1 to 300 seconds" }
             c.signalAuthTimeout = n
             return nil

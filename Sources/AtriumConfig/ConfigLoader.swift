@@ -29,7 +29,7 @@ public enum ConfigLoader {
                 }
                 for field in ConfigField.all {
                     if let v = flat.first(where: { $0.path == field.path })?.value,
-                       let msg = field.apply(&config, .json(v))
+                        let msg = field.apply(&config, .json(v))
                     {
                         issues.append(ConfigIssue(field: field.path, source: "file", message: msg))
                     }
@@ -56,16 +56,24 @@ public enum ConfigLoader {
     static func validate(_ c: ServerConfig) -> [ConfigIssue] {
         var out: [ConfigIssue] = []
         if (c.tlsCert == nil) != (c.tlsKey == nil) {
-            out.append(ConfigIssue(field: c.tlsCert == nil ? "tls.cert" : "tls.key", source: "config",
-                                   message: "tls.cert and tls.key must be given together"))
+            out.append(
+                ConfigIssue(
+                    field: c.tlsCert == nil ? "tls.cert" : "tls.key", source: "config",
+                    message: "tls.cert and tls.key must be given together"))
         }
         for (key, secret) in c.keys.sorted(by: { $0.key < $1.key }) {
             if key.isEmpty || key.contains(where: { $0 == ":" || $0 == "," || $0.isWhitespace }) {
-                out.append(ConfigIssue(field: "keys", source: "config", message: "API key \"\(key)\" must be non-empty without ':', ',' or spaces"))
+                out.append(
+                    ConfigIssue(
+                        field: "keys", source: "config",
+                        message: "API key \"\(key)\" must be non-empty without ':', ',' or spaces"))
             }
             if !c.dev && secret.utf8.count < ServerConfig.minimumSecretLength {
-                out.append(ConfigIssue(field: "keys", source: "config",
-                                       message: "the secret of key \"\(key)\" is shorter than \(ServerConfig.minimumSecretLength) bytes"))
+                out.append(
+                    ConfigIssue(
+                        field: "keys", source: "config",
+                        message:
+                            "the secret of key \"\(key)\" is shorter than \(ServerConfig.minimumSecretLength) bytes"))
             }
         }
         return out

@@ -1,6 +1,7 @@
 /// base64url without padding (RFC 4648 section 5), as JWS uses it (RFC 7515 section 2).
 public enum Base64URL {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let reverse: [Int8] = {
         var t = [Int8](repeating: -1, count: 256)
         for (i, c) in alphabet.enumerated() { t[Int(c)] = Int8(i) }
@@ -13,8 +14,10 @@ public enum Base64URL {
         var i = 0
         while i + 2 < data.count {
             let n = (UInt32(data[i]) << 16) | (UInt32(data[i + 1]) << 8) | UInt32(data[i + 2])
-            out += [alphabet[Int(n >> 18)], alphabet[Int((n >> 12) & 63)], alphabet[Int((n >> 6) & 63)],
-                    alphabet[Int(n & 63)]]
+            out += [
+                alphabet[Int(n >> 18)], alphabet[Int((n >> 12) & 63)], alphabet[Int((n >> 6) & 63)],
+                alphabet[Int(n & 63)],
+            ]
             i += 3
         }
         let rest = data.count - i

@@ -7,15 +7,12 @@ public enum HMACSHA256 {
     public static func authenticate(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: outputSize)
         var outLen: UInt32 = 0
-        key.withUnsafeBufferPointer { k in
-            message.withUnsafeBufferPointer { m in
-                // A null key pointer is refused by OpenSSL even with length 0; point at a dummy byte instead.
-                var dummy: UInt8 = 0
-                let keyPtr = k.baseAddress.map(UnsafeRawPointer.init) ?? withUnsafePointer(to: &dummy) {
-                    UnsafeRawPointer($0)
-                }
-                _ = HMAC(EVP_sha256(), keyPtr, Int32(k.count), m.baseAddress ?? UnsafePointer([0]), m.count,
-                         &out, &outLen)
+        // OpenSSL refuses null pointers even with length 0: give empty inputs a one-byte buffer.
+        let k = key.isEmpty ? [0] : key
+        let m = message.isEmpty ? [0] : message
+        k.withUnsafeBufferPointer { kb in
+            m.withUnsafeBufferPointer { mb in
+                _ = HMAC(EVP_sha256(), kb.baseAddress, Int32(key.count), mb.baseAddress, message.count, &out, &outLen)
             }
         }
         return out

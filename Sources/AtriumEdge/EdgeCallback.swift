@@ -1,13 +1,16 @@
-internal import CWebSockets
 import AtriumHTTP
+internal import CWebSockets
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The lws protocol callback. lws calls it on the service thread for every event on every connection;
 /// it finds the `EdgeServer` through the context's user pointer and dispatches.
-func edgeCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-                  _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+func edgeCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ len: Int
+) -> Int32 {
     guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else {
         return lws_callback_http_dummy(wsi, reason, user, input, len)
     }
@@ -16,8 +19,10 @@ func edgeCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user:
 }
 
 extension EdgeServer {
-    func dispatch(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-                  _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+    func dispatch(
+        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+        _ input: UnsafeMutableRawPointer?, _ len: Int
+    ) -> Int32 {
         switch reason {
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
@@ -44,16 +49,19 @@ extension EdgeServer {
             return 0
         case LWS_CALLBACK_RAW_ADOPT:
             // lws turns a CONNECT request into a raw tunnel bound to our protocol: answer 405 and close.
-            let body = http.refuse(HTTPRequest(method: .GET, path: "*"), status: 405, code: "method_not_allowed",
-                                   message: "CONNECT is not served").body
-            rawReplies[key(wsi)] = Array("HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n".utf8) + body
+            let body = http.refuse(
+                HTTPRequest(method: .GET, path: "*"), status: 405, code: "method_not_allowed",
+                message: "CONNECT is not served"
+            ).body
+            rawReplies[key(wsi)] =
+                Array(
+                    "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+                        .utf8) + body
             lws_callback_on_writable(wsi)
             return 0
         case LWS_CALLBACK_RAW_WRITEABLE:
             guard let reply = rawReplies.removeValue(forKey: key(wsi)) else { return -1 }
-            let pre = atrium_lws_pre()
-            var buf = [UInt8](repeating: 0, count: pre) + reply
-            _ = buf.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + pre, reply.count, LWS_WRITE_HTTP) }
+            _ = lwsWrite(wsi, reply[...], LWS_WRITE_HTTP)
             return -1
         case LWS_CALLBACK_RAW_RX:
             return 0
@@ -67,8 +75,9 @@ extension EdgeServer {
             return 0
         case LWS_CALLBACK_ESTABLISHED:
             guard let pending = pendingUpgrades.removeValue(forKey: key(wsi)) else { return -1 }
-            let ws = EdgeWebSocket(id: nextSocketID, query: pending.query, wsi: wsi,
-                                   maxQueue: options.maxWebSocketQueue, handler: pending.handler)
+            let ws = EdgeWebSocket(
+                id: nextSocketID, query: pending.query, wsi: wsi,
+                maxQueue: options.maxWebSocketQueue, handler: pending.handler)
             nextSocketID += 1
             sockets[key(wsi)] = ws
             pending.handler.opened(ws)
@@ -107,8 +116,9 @@ extension EdgeServer {
     private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
         guard let method = requestMethod(wsi) else {
             // A method lws parsed but we do not serve (CONNECT): answer 405 and close.
-            var r = http.refuse(HTTPRequest(method: .GET, path: path), status: 405, code: "method_not_allowed",
-                                message: "this method is not served")
+            var r = http.refuse(
+                HTTPRequest(method: .GET, path: path), status: 405, code: "method_not_allowed",
+                message: "this method is not served")
             r.closeConnection = true
             let ex = HTTPExchange(request: HTTPRequest(method: .GET, path: path))
             exchanges[key(wsi)] = ex
@@ -126,20 +136,25 @@ extension EdgeServer {
         for name in ["access-control-request-method", "access-control-request-headers"] {
             if let v = customHeader(wsi, name) { headers[name] = v }
         }
-        var request = HTTPRequest(method: method == .HEAD ? .GET : method, path: path, query: queryArgs(wsi),
-                                  headers: headers)
+        var request = HTTPRequest(
+            method: method == .HEAD ? .GET : method, path: path, query: queryArgs(wsi),
+            headers: headers)
         let ex = HTTPExchange(request: request)
         ex.headOnly = method == .HEAD
         exchanges[key(wsi)] = ex
         // lws does not de-chunk request bodies (FACTS): refuse them before reading.
         if headers["transfer-encoding"] != nil {
-            var r = http.refuse(request, status: 411, code: "length_required",
-                                message: "chunked request bodies are not accepted; send Content-Length")
+            var r = http.refuse(
+                request, status: 411, code: "length_required",
+                message: "chunked request bodies are not accepted; send Content-Length")
             r.closeConnection = true
             return respond(wsi, ex, r)
         }
-        let length = headers["content-length"].flatMap { Int($0.trimmingCharacters(in: " ")) } ?? 0
-        if headers["content-length"] != nil && (length < 0 || Int(headers["content-length"]!.trimmingCharacters(in: " ")) == nil) {
+        var length = 0
+        if let text = headers["content-length"] {
+            length = Int(text.trimmingCharacters(in: " ")) ?? -1
+        }
+        if length < 0 {
             var r = http.refuse(request, status: 400, code: "bad_request", message: "invalid Content-Length")
             r.closeConnection = true
             return respond(wsi, ex, r)
@@ -158,8 +173,9 @@ extension EdgeServer {
     }
 
     private func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
-        http.refuse(request, status: 413, code: "payload_too_large",
-                    message: "the request body exceeds \(options.maxBodyBytes) bytes")
+        http.refuse(
+            request, status: 413, code: "payload_too_large",
+            message: "the request body exceeds \(options.maxBodyBytes) bytes")
     }
 
     private func requestMethod(_ wsi: OpaquePointer) -> HTTPMethod? {

@@ -1,5 +1,5 @@
+import AtriumHTTP
 internal import CWebSockets
-public import AtriumHTTP
 
 /// Per-connection HTTP state between the request line and the end of the response.
 final class HTTPExchange {
@@ -26,8 +26,10 @@ final class EdgeWebSocket: WebSocketConnection {
     var isClosed = false
     weak var handler: (any WebSocketHandler)?
 
-    init(id: UInt64, query: [(name: String, value: String)], wsi: OpaquePointer, maxQueue: Int,
-         handler: any WebSocketHandler) {
+    init(
+        id: UInt64, query: [(name: String, value: String)], wsi: OpaquePointer, maxQueue: Int,
+        handler: any WebSocketHandler
+    ) {
         self.id = id
         self.query = query
         self.wsi = wsi

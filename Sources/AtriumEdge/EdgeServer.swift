@@ -1,9 +1,10 @@
-internal import CWebSockets
-internal import CAtriumSupport
 public import AtriumHTTP
 public import AtriumLog
+internal import CAtriumSupport
+internal import CWebSockets
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The HTTP and WebSocket edge on libwebsockets: one listening port, one service thread (the caller of
@@ -132,8 +133,9 @@ public final class EdgeServer {
                 let v = Array(value.utf8)
                 let rc = n.withUnsafeBufferPointer { nb in
                     v.withUnsafeBufferPointer { vb in
-                        lws_add_http_header_by_name(wsi, nb.baseAddress, vb.baseAddress ?? nb.baseAddress,
-                                                    Int32(vb.count), &p, end)
+                        lws_add_http_header_by_name(
+                            wsi, nb.baseAddress, vb.baseAddress ?? nb.baseAddress,
+                            Int32(vb.count), &p, end)
                     }
                 }
                 if rc != 0 { return false }
@@ -159,12 +161,8 @@ public final class EdgeServer {
         let remaining = response.body.count - ex.sent
         let n = min(remaining, writeChunk)
         let last = n == remaining
-        let pre = atrium_lws_pre()
-        var buf = [UInt8](repeating: 0, count: pre + n)
-        buf.replaceSubrange(pre..<(pre + n), with: response.body[ex.sent..<(ex.sent + n)])
-        let written = buf.withUnsafeMutableBufferPointer { b in
-            lws_write(wsi, b.baseAddress! + pre, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
-        }
+        let written = lwsWrite(
+            wsi, response.body[ex.sent..<(ex.sent + n)], last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
         if written < 0 { return -1 }
         ex.sent += n
         if last { return finish(wsi, ex) }
@@ -177,13 +175,7 @@ public final class EdgeServer {
     func writeWebSocket(_ ws: EdgeWebSocket) -> Int32 {
         if !ws.outbound.isEmpty {
             let msg = ws.outbound.removeFirst()
-            let pre = atrium_lws_pre()
-            var buf = [UInt8](repeating: 0, count: pre + msg.count)
-            buf.replaceSubrange(pre..<(pre + msg.count), with: msg)
-            let rc = buf.withUnsafeMutableBufferPointer { b in
-                lws_write(ws.wsi, b.baseAddress! + pre, msg.count, LWS_WRITE_TEXT)
-            }
-            if rc < 0 { return -1 }
+            if lwsWrite(ws.wsi, msg[...], LWS_WRITE_TEXT) < 0 { return -1 }
             if !ws.outbound.isEmpty || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
             return 0
         }
@@ -195,6 +187,17 @@ public final class EdgeServer {
             return -1
         }
         return 0
+    }
+
+    /// Writes `payload` through lws, which needs LWS_PRE bytes of headroom in front of every buffer.
+    func lwsWrite(_ wsi: OpaquePointer, _ payload: ArraySlice<UInt8>, _ kind: lws_write_protocol) -> Int32 {
+        let pre = atrium_lws_pre()
+        var buf = [UInt8](repeating: 0, count: pre)
+        buf.append(contentsOf: payload)
+        return buf.withUnsafeMutableBufferPointer { b in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + pre, payload.count, kind)
+        }
     }
 
     func key(_ wsi: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))) }

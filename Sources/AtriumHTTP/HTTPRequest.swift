@@ -19,8 +19,10 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     public var body: [UInt8]
 
-    public init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
-                headers: [String: String] = [:], body: [UInt8] = []) {
+    public init(
+        method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+        headers: [String: String] = [:], body: [UInt8] = []
+    ) {
         self.method = method
         self.path = path
         self.query = query

@@ -28,7 +28,8 @@ public enum JSONParser {
             let text = withUnsafeBytes(of: err.text) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            throw JSONParseError(message: text, line: Int(err.line), column: Int(err.column), position: Int(err.position))
+            throw JSONParseError(
+                message: text, line: Int(err.line), column: Int(err.column), position: Int(err.position))
         }
         defer { atrium_json_decref(root) }
         return convert(root)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Log levels in increasing severity.
@@ -67,8 +67,10 @@ public struct Logger: Sendable {
     }
 
     /// Renders one line; pure, for tests.
-    public static func render(_ lvl: LogLevel, _ msg: String, _ fields: [(String, String)], format: LogFormat,
-                              time: String) -> String {
+    public static func render(
+        _ lvl: LogLevel, _ msg: String, _ fields: [(String, String)], format: LogFormat,
+        time: String
+    ) -> String {
         let all = [("ts", time), ("level", lvl.name), ("msg", msg)] + fields
         switch format {
         case .text:
@@ -92,7 +94,10 @@ public struct Logger: Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+            case _ where u.value < 0x20:
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count)
+                    + String(u.value, radix: 16)
             default: out.unicodeScalars.append(u)
             }
         }

@@ -51,16 +51,21 @@ public final class MetricsRegistry {
         out += "atrium_build_info\(labels(buildLabels)) 1\n"
         out += "# HELP atrium_http_requests_total HTTP requests by route, method and status.\n"
         out += "# TYPE atrium_http_requests_total counter\n"
-        for (k, v) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            out += "atrium_http_requests_total\(labels([("route", k.route), ("method", k.method), ("status", String(k.status))])) \(v)\n"
+        for (k, v) in requests.sorted(by: {
+            ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+        }) {
+            out +=
+                "atrium_http_requests_total\(labels([("route", k.route), ("method", k.method), ("status", String(k.status))])) \(v)\n"
         }
         out += "# HELP atrium_http_request_duration_seconds HTTP request latency by route.\n"
         out += "# TYPE atrium_http_request_duration_seconds histogram\n"
         for (route, h) in latency.sorted(by: { $0.key < $1.key }) {
             for (i, b) in Self.latencyBuckets.enumerated() {
-                out += "atrium_http_request_duration_seconds_bucket\(labels([("route", route), ("le", format(b))])) \(h.counts[i])\n"
+                out +=
+                    "atrium_http_request_duration_seconds_bucket\(labels([("route", route), ("le", format(b))])) \(h.counts[i])\n"
             }
-            out += "atrium_http_request_duration_seconds_bucket\(labels([("route", route), ("le", "+Inf")])) \(h.count)\n"
+            out +=
+                "atrium_http_request_duration_seconds_bucket\(labels([("route", route), ("le", "+Inf")])) \(h.count)\n"
             out += "atrium_http_request_duration_seconds_sum\(labels([("route", route)])) \(format(h.sum))\n"
             out += "atrium_http_request_duration_seconds_count\(labels([("route", route)])) \(h.count)\n"
         }

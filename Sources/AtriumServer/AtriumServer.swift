@@ -54,14 +54,19 @@ public final class AtriumServer {
 
     func start() throws(ServerError) {
         if config.store == .sqlite || config.dev {
-            guard makeDirectories(config.dataDir) else { throw .startup("cannot create data directory \(config.dataDir)") }
+            guard makeDirectories(config.dataDir) else {
+                throw .startup("cannot create data directory \(config.dataDir)")
+            }
         }
         var keys = config.keys
         if config.dev {
             let (creds, created) = try DevCredentials.loadOrCreate(in: config.dataDir)
             keys[creds.key] = creds.secret
             devCredentials = creds
-            if created { logger.info("created dev API key", ("key", creds.key), ("file", config.dataDir + "/" + DevCredentials.fileName)) }
+            if created {
+                logger.info(
+                    "created dev API key", ("key", creds.key), ("file", config.dataDir + "/" + DevCredentials.fileName))
+            }
         }
         guard !keys.isEmpty else {
             throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
@@ -81,10 +86,12 @@ public final class AtriumServer {
         let metrics = MetricsRegistry(version: Self.version, swiftVersion: "6")
         let api = AdminAPI(
             store: store, verifier: verifier, metrics: metrics, corsOrigins: config.corsOrigins,
-            environment: .init(now: Clock.unixSeconds, monotonic: Clock.monotonic,
-                               makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }))
-        let signal = SignalEndpoint(verifier: verifier, authTimeout: Double(config.signalAuthTimeout),
-                                    now: Clock.unixSeconds)
+            environment: .init(
+                now: Clock.unixSeconds, monotonic: Clock.monotonic,
+                makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }))
+        let signal = SignalEndpoint(
+            verifier: verifier, authTimeout: Double(config.signalAuthTimeout),
+            now: Clock.unixSeconds)
         var options = EdgeOptions()
         options.bindAddress = config.bind
         options.port = config.port
@@ -93,7 +100,9 @@ public final class AtriumServer {
         options.maxBodyBytes = config.maxBodyBytes
         let edge = EdgeServer(options: options, http: api, webSockets: [signal], logger: logger)
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
-        metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") { Double(edge.webSocketCount) }
+        metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
+            Double(edge.webSocketCount)
+        }
         metrics.gauge("atrium_signal_sessions_authenticated", help: "Authenticated signaling sessions.") {
             Double(signal.authenticatedCount)
         }
@@ -105,8 +114,9 @@ public final class AtriumServer {
         let scheme = config.tlsCert == nil ? "http" : "https"
         let host = config.bind.contains(":") ? "[\(config.bind)]" : config.bind
         let base = "\(scheme)://\(host):\(port)"
-        logger.info("listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
-                    ("version", Self.version))
+        logger.info(
+            "listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
+            ("version", Self.version))
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 

@@ -1,7 +1,8 @@
 import AtriumCrypto
 import AtriumJSON
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The development API key `--dev` creates on first start and keeps in the data directory
@@ -16,12 +17,13 @@ public struct DevCredentials: Equatable, Sendable {
         let path = dir + "/" + fileName
         if let bytes = readFile(path) {
             guard let v = try? JSONParser.parse(bytes), let key = v["key"]?.stringValue,
-                  let secret = v["secret"]?.stringValue, !key.isEmpty, !secret.isEmpty
+                let secret = v["secret"]?.stringValue, !key.isEmpty, !secret.isEmpty
             else { throw .startup("\(path) is not a dev key file; delete it to create a new key") }
             return (DevCredentials(key: key, secret: secret), false)
         }
-        let creds = DevCredentials(key: "dev" + Base64URL.encode(SecureRandom.bytes(6)).lowercased(),
-                                   secret: Base64URL.encode(SecureRandom.bytes(32)))
+        let creds = DevCredentials(
+            key: "dev" + Base64URL.encode(SecureRandom.bytes(6)).lowercased(),
+            secret: Base64URL.encode(SecureRandom.bytes(32)))
         let text = JSONValue.object(["key": .string(creds.key), "secret": .string(creds.secret)]).serialized() + "\n"
         guard writeFile(path, Array(text.utf8), mode: 0o600) else { throw .startup("cannot write \(path)") }
         return (creds, true)

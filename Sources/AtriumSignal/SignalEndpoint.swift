@@ -43,15 +43,18 @@ public final class SignalEndpoint: WebSocketHandler {
         do {
             parsed = try JSONParser.parse(message)
         } catch {
-            fail(connection, code: "malformed_json", message: "the message is not valid JSON: \(error)",
-                 close: session.claims == nil ? WebSocketCloseCode.unauthorized : nil)
+            fail(
+                connection, code: "malformed_json", message: "the message is not valid JSON: \(error)",
+                close: session.claims == nil ? WebSocketCloseCode.unauthorized : nil)
             return
         }
         let type = parsed["type"]?.stringValue ?? ""
         guard session.claims != nil else {
             guard type == "auth", let token = parsed["token"]?.stringValue else {
-                fail(connection, code: "missing_token", message: "the first message must be {\"type\":\"auth\",\"token\":...}",
-                     close: WebSocketCloseCode.unauthorized)
+                fail(
+                    connection, code: "missing_token",
+                    message: "the first message must be {\"type\":\"auth\",\"token\":...}",
+                    close: WebSocketCloseCode.unauthorized)
                 return
             }
             authenticate(connection, token: token)
@@ -65,16 +68,19 @@ public final class SignalEndpoint: WebSocketHandler {
             connection.send(text: JSONValue.object(reply).bytes())
         default:
             reply["type"] = .string("error")
-            reply["error"] = .object(["code": .string("unknown_message"),
-                                      "message": .string("unknown message type \"\(type)\"")])
+            reply["error"] = .object([
+                "code": .string("unknown_message"),
+                "message": .string("unknown message type \"\(type)\""),
+            ])
             connection.send(text: JSONValue.object(reply).bytes())
         }
     }
 
     public func timerFired(_ connection: any WebSocketConnection) {
         guard let session = sessions[connection.id], session.claims == nil else { return }
-        fail(connection, code: "auth_timeout", message: "no token within \(Int(authTimeout)) s",
-             close: WebSocketCloseCode.authTimeout)
+        fail(
+            connection, code: "auth_timeout", message: "no token within \(Int(authTimeout)) s",
+            close: WebSocketCloseCode.authTimeout)
     }
 
     public func closed(_ connection: any WebSocketConnection) {
@@ -90,8 +96,9 @@ public final class SignalEndpoint: WebSocketHandler {
             guard claims.grants.room != nil else { throw .wrongRoom("(none)") }
             guard !claims.identity.isEmpty else { throw .malformedToken("missing sub (the identity)") }
         } catch {
-            fail(connection, code: error.code, message: error.message,
-                 close: error.isAuthentication ? WebSocketCloseCode.unauthorized : WebSocketCloseCode.forbidden)
+            fail(
+                connection, code: error.code, message: error.message,
+                close: error.isAuthentication ? WebSocketCloseCode.unauthorized : WebSocketCloseCode.forbidden)
             return
         }
         sessions[connection.id]?.claims = claims
@@ -108,8 +115,10 @@ public final class SignalEndpoint: WebSocketHandler {
     }
 
     private func fail(_ connection: any WebSocketConnection, code: String, message: String, close: UInt16?) {
-        let err: JSONObject = ["type": .string("error"),
-                               "error": .object(["code": .string(code), "message": .string(message)])]
+        let err: JSONObject = [
+            "type": .string("error"),
+            "error": .object(["code": .string(code), "message": .string(message)]),
+        ]
         connection.send(text: JSONValue.object(err).bytes())
         if let close { connection.close(code: close, reason: code) }
     }

@@ -30,7 +30,7 @@ public final class MemoryRoomStore: RoomStore {
     public func list(after cursor: RoomID?, limit: Int) throws(StoreError) -> [Room] {
         try open()
         let sorted = rooms.values.sorted { $0.id < $1.id }
-        return Array(sorted.lazy.filter { cursor == nil || $0.id > cursor! }.prefix(limit))
+        return Array(sorted.lazy.filter { room in cursor.map { room.id > $0 } ?? true }.prefix(limit))
     }
 
     public func update(_ room: Room) throws(StoreError) {

@@ -18,7 +18,7 @@ enum Migrations {
             share_request_required INTEGER NOT NULL,
             share_locked INTEGER NOT NULL
         );
-        """,
+        """
     ]
 
     static var latest: Int { all.count }

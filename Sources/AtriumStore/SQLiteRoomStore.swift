@@ -38,7 +38,8 @@ public final class SQLiteRoomStore: RoomStore {
     }
 
     public func update(_ room: Room) throws(StoreError) {
-        let s = try db.prepare("""
+        let s = try db.prepare(
+            """
             UPDATE rooms SET name=?2, created_at=?3, updated_at=?4, max_participants=?5, empty_timeout=?6,
             metadata=?7, share_mode=?8, max_concurrent_shares=?9, who_can_share=?10, share_request_required=?11,
             share_locked=?12 WHERE id=?1

@@ -4,8 +4,9 @@ import AtriumJSON
 import AtriumLog
 import AtriumModel
 import AtriumServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `atrium serve | token create | config check | version | help`.
@@ -61,7 +62,8 @@ func loadConfigFile(_ path: String) -> JSONValue {
 }
 
 func serve(_ args: ArraySlice<String>) -> Int32 {
-    let valueFlags = Set(ConfigLoader.settingFlags.map(\.flag)).union(["--config"]).subtracting(ConfigLoader.booleanFlags)
+    let valueFlags = Set(ConfigLoader.settingFlags.map(\.flag)).union(["--config"]).subtracting(
+        ConfigLoader.booleanFlags)
     let parsed: Arguments
     do { parsed = try Arguments(args, valueFlags: valueFlags, switches: ConfigLoader.booleanFlags) } catch {
         fail("\(error.message)\n\(usage)\n\(settingsHelp())")
@@ -80,8 +82,12 @@ func serve(_ args: ArraySlice<String>) -> Int32 {
 func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
     let parsed: Arguments
     do {
-        parsed = try Arguments(args, valueFlags: ["--key", "--secret", "--room", "--identity", "--name", "--role",
-                                                  "--sources", "--ttl"], switches: ["--admin"])
+        parsed = try Arguments(
+            args,
+            valueFlags: [
+                "--key", "--secret", "--room", "--identity", "--name", "--role",
+                "--sources", "--ttl",
+            ], switches: ["--admin"])
     } catch {
         fail("\(error.message)\n\(usage)")
     }
@@ -95,7 +101,9 @@ func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
     grants.room = room
     grants.roomJoin = room != nil
     if let r = f["--role"] {
-        guard let role = ParticipantRole(rawValue: r) else { fail("--role must be host, cohost, participant or viewer") }
+        guard let role = ParticipantRole(rawValue: r) else {
+            fail("--role must be host, cohost, participant or viewer")
+        }
         grants.role = role
     }
     grants.canPublish = grants.role != .viewer
@@ -145,8 +153,12 @@ switch command {
 case "serve": code = serve(argv.dropFirst(2))
 case "token" where argv.count > 2 && argv[2] == "create": code = tokenCreate(argv.dropFirst(3))
 case "config" where argv.count > 2 && argv[2] == "check": code = configCheck(argv.dropFirst(3))
-case "version", "--version": print("atrium \(AtriumServer.version)"); code = 0
-case "help", "--help", "-h": print(usage + "\n" + settingsHelp()); code = 0
+case "version", "--version":
+    print("atrium \(AtriumServer.version)")
+    code = 0
+case "help", "--help", "-h":
+    print(usage + "\n" + settingsHelp())
+    code = 0
 default: fail("unknown command \(command)\n\(usage)")
 }
 exit(code)

@@ -1,10 +1,11 @@
-import Testing
 import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
 import AtriumMetrics
 import AtriumModel
 import AtriumStore
+import Testing
+
 @testable import AtriumAdminAPI
 
 /// The admin API in memory: requests in, responses out, against a `MemoryRoomStore`.
@@ -17,23 +18,37 @@ final class APIHarness {
     lazy var api = AdminAPI(
         store: store, verifier: TokenVerifier(keys: ["k": Self.secret]), metrics: metrics,
         corsOrigins: ["https://admin.example"],
-        environment: .init(now: { [unowned self] in now }, monotonic: { 0 },
-                           makeRoomID: { [unowned self] in counter += 1; return RoomID.make(millis: counter, random: 7) }))
+        environment: .init(
+            now: { [unowned self] in now }, monotonic: { 0 },
+            makeRoomID: { [unowned self] in
+                counter += 1
+                return RoomID.make(millis: counter, random: 7)
+            }))
 
-    func token(_ configure: (inout Grants) -> Void = { $0.roomCreate = true; $0.roomList = true; $0.roomAdmin = true }) -> String {
+    func token(
+        _ configure: (inout Grants) -> Void = {
+            $0.roomCreate = true
+            $0.roomList = true
+            $0.roomAdmin = true
+        }
+    ) -> String {
         var g = Grants()
         configure(&g)
         return TokenIssuer(key: "k", secret: Self.secret).token(identity: "admin", grants: g, ttl: 600, now: now)
     }
 
-    func call(_ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = nil,
-              contentType: String? = "application/json", query: [(name: String, value: String)] = [],
-              headers extra: [String: String] = [:]) -> (status: Int, json: JSONValue?, response: HTTPResponse) {
+    func call(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = nil,
+        contentType: String? = "application/json", query: [(name: String, value: String)] = [],
+        headers extra: [String: String] = [:]
+    ) -> (status: Int, json: JSONValue?, response: HTTPResponse) {
         var headers = extra
         if let t = token ?? .some(self.token()), !t.isEmpty { headers["authorization"] = "Bearer \(t)" }
         if body != nil, let contentType { headers["content-type"] = contentType }
-        let r = api.handle(HTTPRequest(method: method, path: path, query: query, headers: headers,
-                                       body: Array((body ?? "").utf8)))
+        let r = api.handle(
+            HTTPRequest(
+                method: method, path: path, query: query, headers: headers,
+                body: Array((body ?? "").utf8)))
         return (r.status, try? JSONParser.parse(r.body), r)
     }
 }
@@ -115,7 +130,13 @@ final class APIHarness {
             (.GET, "/v1/rooms", nil, "garbage", nil, 401, "malformed_token"),
             (.GET, "/v1/rooms", nil, expired, nil, 401, "token_expired"),
             (.GET, "/v1/rooms", nil, h.token { $0.roomCreate = true }, nil, 403, "missing_grant"),
-            (.DELETE, "/v1/rooms/taken", nil, h.token { $0.roomAdmin = true; $0.room = "other" }, nil, 403, "wrong_room"),
+            (
+                .DELETE, "/v1/rooms/taken", nil,
+                h.token {
+                    $0.roomAdmin = true
+                    $0.room = "other"
+                }, nil, 403, "wrong_room"
+            ),
             (.GET, "/v1/rooms/missing", nil, nil, nil, 404, "room_not_found"),
         ]
         for (i, (method, path, body, token, type, status, code)) in rows.enumerated() {
@@ -146,8 +167,12 @@ final class APIHarness {
 
     @Test func cors() {
         let h = APIHarness()
-        let pre = h.call(.OPTIONS, "/v1/rooms", token: "", headers: ["origin": "https://admin.example",
-                                                                     "access-control-request-method": "POST"])
+        let pre = h.call(
+            .OPTIONS, "/v1/rooms", token: "",
+            headers: [
+                "origin": "https://admin.example",
+                "access-control-request-method": "POST",
+            ])
         #expect(pre.status == 204)
         #expect(pre.response.header("access-control-allow-origin") == "https://admin.example")
         #expect(pre.response.header("access-control-allow-headers")?.contains("authorization") == true)
@@ -157,7 +182,9 @@ final class APIHarness {
 
     @Test func mintedTokensVerifyAndCarryGrants() throws {
         let h = APIHarness()
-        let r = h.call(.POST, "/v1/tokens", body: #"{"room":"standup","identity":"bob","role":"viewer","sources":["camera"],"ttl":120}"#)
+        let r = h.call(
+            .POST, "/v1/tokens",
+            body: #"{"room":"standup","identity":"bob","role":"viewer","sources":["camera"],"ttl":120}"#)
         #expect(r.status == 201)
         let token = try #require(r.json?["token"]?.stringValue)
         let claims = try TokenVerifier(keys: ["k": APIHarness.secret]).verify(token, now: h.now)
@@ -167,8 +194,12 @@ final class APIHarness {
         #expect(claims.grants.role == .viewer)
         #expect(!claims.grants.canPublish)
         #expect(claims.expiresAt == h.now + 120)
-        let scoped = h.call(.POST, "/v1/tokens", body: #"{"room":"x","identity":"bob"}"#,
-                            token: h.token { $0.roomAdmin = true; $0.room = "y" })
+        let scoped = h.call(
+            .POST, "/v1/tokens", body: #"{"room":"x","identity":"bob"}"#,
+            token: h.token {
+                $0.roomAdmin = true
+                $0.room = "y"
+            })
         #expect(scoped.status == 403)
         #expect(h.call(.POST, "/v1/tokens", body: #"{"room":"x"}"#).status == 422)
     }

@@ -1,6 +1,7 @@
-import Testing
 import AtriumJSON
 import AtriumLog
+import Testing
+
 @testable import AtriumConfig
 
 @Suite struct ConfigTests {
@@ -16,7 +17,8 @@ import AtriumLog
 
     /// flag > environment > file > default, field by field.
     @Test func precedence() throws {
-        let file = try JSONParser.parse(#"{"port": 9000, "bind": "0.0.0.0", "store": "memory", "log": {"level": "debug"}}"#)
+        let file = try JSONParser.parse(
+            #"{"port": 9000, "bind": "0.0.0.0", "store": "memory", "log": {"level": "debug"}}"#)
         let env = ["ATRIUM_PORT": "9100", "ATRIUM_BIND": "127.0.0.2", "ATRIUM_KEYS": "a:\(Self.secret)"]
         let flags = ["--port": "9200"]
         let (c, issues) = ConfigLoader.resolve(file: file, environment: env, flags: flags)
@@ -34,14 +36,17 @@ import AtriumLog
         let (c1, i1) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
         #expect(i1.isEmpty)
         #expect(c1.keys == ["k1": Self.secret])
-        let (c2, i2) = ConfigLoader.resolve(file: file, environment: [:], flags: ["--keys": "x:\(Self.secret),y:\(Self.secret)"])
+        let (c2, i2) = ConfigLoader.resolve(
+            file: file, environment: [:], flags: ["--keys": "x:\(Self.secret),y:\(Self.secret)"])
         #expect(i2.isEmpty)
         #expect(c2.keys.count == 2)
     }
 
     /// Every problem is reported with its field, not only the first.
     @Test func issuesNameTheirFields() throws {
-        let file = try JSONParser.parse(#"{"port": "http", "store": "postgres", "colour": "blue", "tls": {"cert": "/c.pem"}, "keys": {"k": "short"}}"#)
+        let file = try JSONParser.parse(
+            #"{"port": "http", "store": "postgres", "colour": "blue", "tls": {"cert": "/c.pem"}, "keys": {"k": "short"}}"#
+        )
         let (_, issues) = ConfigLoader.resolve(file: file, environment: ["ATRIUM_LOG_LEVEL": "loud"], flags: [:])
         let fields = Set(issues.map(\.field))
         #expect(fields.isSuperset(of: ["port", "store", "colour", "tls.key", "keys", "log.level"]))
@@ -49,7 +54,8 @@ import AtriumLog
     }
 
     @Test func devAllowsShortSecrets() throws {
-        let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: ["--dev": "true", "--keys": "k:short"])
+        let (_, issues) = ConfigLoader.resolve(
+            file: nil, environment: [:], flags: ["--dev": "true", "--keys": "k:short"])
         #expect(issues.isEmpty)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AtriumCrypto
 
 func hex(_ s: String) -> [UInt8] {
@@ -11,10 +12,14 @@ func hex(_ s: String) -> [UInt8] {
 @Suite struct HMACTests {
     /// RFC 4231 section 4.2 and 4.3: HMAC-SHA256 test cases 1 and 2.
     @Test(arguments: [
-        (hex(String(repeating: "0b", count: 20)), Array("Hi There".utf8),
-         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-        (Array("Jefe".utf8), Array("what do ya want for nothing?".utf8),
-         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+        (
+            hex(String(repeating: "0b", count: 20)), Array("Hi There".utf8),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        ),
+        (
+            Array("Jefe".utf8), Array("what do ya want for nothing?".utf8),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        ),
     ])
     func rfc4231(key: [UInt8], data: [UInt8], expected: String) {
         #expect(HMACSHA256.authenticate(data, key: key) == hex(expected))
@@ -30,8 +35,10 @@ func hex(_ s: String) -> [UInt8] {
 
 @Suite struct Base64URLTests {
     /// RFC 4648 section 10 vectors, in the URL alphabet without padding.
-    @Test(arguments: [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"),
-                      ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")])
+    @Test(arguments: [
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"),
+        ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
+    ])
     func rfc4648(plain: String, encoded: String) {
         #expect(Base64URL.encode(plain) == encoded)
         #expect(Base64URL.decode(encoded) == Array(plain.utf8))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AtriumJSON
 
 @Suite struct JSONTests {

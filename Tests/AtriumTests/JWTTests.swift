@@ -1,14 +1,16 @@
-import Testing
 import AtriumCrypto
 import AtriumJSON
 import AtriumModel
+import Testing
+
 @testable import AtriumAuth
 
 @Suite struct JWTTests {
     /// RFC 7515 Appendix A.1: the HS256 example JWS and its key (a JWK "k", base64url).
     static let rfcKey = Base64URL.decode(
         "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")!
-    static let rfcToken = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
+    static let rfcToken =
+        "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
         + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
         + ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 
@@ -34,10 +36,13 @@ import AtriumModel
     static let verifier = TokenVerifier(keys: ["k1": secret], leeway: 30)
     static let now: Int64 = 1_800_000_000
 
-    static func token(grants: Grants = Grants(), ttl: Int64 = 600, nbfOffset: Int64 = 0, key: String = "k1",
-                      secret: [UInt8] = secret) -> String {
-        let claims = TokenClaims(issuer: key, identity: "alice", name: "Alice", issuedAt: now,
-                                 notBefore: now + nbfOffset, expiresAt: now + ttl, grants: grants)
+    static func token(
+        grants: Grants = Grants(), ttl: Int64 = 600, nbfOffset: Int64 = 0, key: String = "k1",
+        secret: [UInt8] = secret
+    ) -> String {
+        let claims = TokenClaims(
+            issuer: key, identity: "alice", name: "Alice", issuedAt: now,
+            notBefore: now + nbfOffset, expiresAt: now + ttl, grants: grants)
         return JWT.sign(payload: claims.json(), secret: secret)
     }
 
@@ -74,7 +79,10 @@ import AtriumModel
             (rs256, Self.now, "unsupported_algorithm"),
             (Self.token(key: "nobody"), Self.now, "unknown_key"),
             (Self.token(secret: Array("another secret, 32 bytes long!!!".utf8)), Self.now, "bad_signature"),
-            (parts[0] + "." + parts[1] + "." + Base64URL.encode([UInt8](repeating: 0, count: 32)), Self.now, "bad_signature"),
+            (
+                parts[0] + "." + parts[1] + "." + Base64URL.encode([UInt8](repeating: 0, count: 32)), Self.now,
+                "bad_signature"
+            ),
             (good, Self.now + 600 + 31, "token_expired"),
             (Self.token(nbfOffset: 100), Self.now, "token_not_yet_valid"),
             (String(repeating: "a", count: JWT.maxLength + 1), Self.now, "malformed_token"),
@@ -131,20 +139,60 @@ import AtriumModel
         let rows: [(TokenClaims, AdminAction, String?)] = [
             (Self.claims { $0.roomCreate = true }, .createRoom(name: "x"), nil),
             (Self.claims { _ in }, .createRoom(name: "x"), "missing_grant"),
-            (Self.claims { $0.roomCreate = true; $0.room = "y" }, .createRoom(name: "x"), "wrong_room"),
-            (Self.claims { $0.roomCreate = true; $0.room = "x" }, .createRoom(name: "x"), nil),
+            (
+                Self.claims {
+                    $0.roomCreate = true
+                    $0.room = "y"
+                }, .createRoom(name: "x"), "wrong_room"
+            ),
+            (
+                Self.claims {
+                    $0.roomCreate = true
+                    $0.room = "x"
+                }, .createRoom(name: "x"), nil
+            ),
             (Self.claims { $0.roomList = true }, .listRooms, nil),
             (Self.claims { $0.roomAdmin = true }, .listRooms, "missing_grant"),
             (Self.claims { $0.roomList = true }, .readRoom(Self.room), nil),
-            (Self.claims { $0.roomAdmin = true; $0.room = "standup" }, .readRoom(Self.room), nil),
-            (Self.claims { $0.roomAdmin = true; $0.room = "other" }, .readRoom(Self.room), "wrong_room"),
-            (Self.claims { $0.roomJoin = true; $0.room = "standup" }, .readRoom(Self.room), "missing_grant"),
+            (
+                Self.claims {
+                    $0.roomAdmin = true
+                    $0.room = "standup"
+                }, .readRoom(Self.room), nil
+            ),
+            (
+                Self.claims {
+                    $0.roomAdmin = true
+                    $0.room = "other"
+                }, .readRoom(Self.room), "wrong_room"
+            ),
+            (
+                Self.claims {
+                    $0.roomJoin = true
+                    $0.room = "standup"
+                }, .readRoom(Self.room), "missing_grant"
+            ),
             (Self.claims { $0.roomAdmin = true }, .administerRoom(Self.room), nil),
-            (Self.claims { $0.roomAdmin = true; $0.room = "rm_0000000000000000" }, .administerRoom(Self.room), nil),
-            (Self.claims { $0.roomAdmin = true; $0.room = "other" }, .administerRoom(Self.room), "wrong_room"),
+            (
+                Self.claims {
+                    $0.roomAdmin = true
+                    $0.room = "rm_0000000000000000"
+                }, .administerRoom(Self.room), nil
+            ),
+            (
+                Self.claims {
+                    $0.roomAdmin = true
+                    $0.room = "other"
+                }, .administerRoom(Self.room), "wrong_room"
+            ),
             (Self.claims { $0.roomList = true }, .administerRoom(Self.room), "missing_grant"),
             (Self.claims { $0.roomAdmin = true }, .mintToken(room: "x"), nil),
-            (Self.claims { $0.roomAdmin = true; $0.room = "y" }, .mintToken(room: "x"), "wrong_room"),
+            (
+                Self.claims {
+                    $0.roomAdmin = true
+                    $0.room = "y"
+                }, .mintToken(room: "x"), "wrong_room"
+            ),
             (Self.claims { $0.roomCreate = true }, .mintToken(room: "x"), "missing_grant"),
         ]
         for (i, (claims, action, expected)) in rows.enumerated() {

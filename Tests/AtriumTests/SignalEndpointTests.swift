@@ -1,7 +1,8 @@
-import Testing
 import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
+import Testing
+
 @testable import AtriumSignal
 
 /// A WebSocket connection that records what the endpoint does with it.

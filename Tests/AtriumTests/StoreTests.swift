@@ -1,8 +1,10 @@
-import Testing
 import AtriumModel
+import Testing
+
 @testable import AtriumStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func temporaryPath(_ name: String) -> String {
@@ -12,7 +14,8 @@ func temporaryPath(_ name: String) -> String {
 }
 
 func sampleRoom(_ n: Int, name: String? = nil) -> Room {
-    var r = Room(id: RoomID.make(millis: UInt64(1_700_000_000_000 + n), random: UInt64(n)), name: name, createdAt: Int64(n))
+    var r = Room(
+        id: RoomID.make(millis: UInt64(1_700_000_000_000 + n), random: UInt64(n)), name: name, createdAt: Int64(n))
     r.maxParticipants = n
     r.metadata = "meta \(n) ☃"
     r.sharePolicy.shareMode = .multi

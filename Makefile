@@ -1,0 +1,65 @@
+# Atrium: `make run` and `make test` install what is missing, build, and run.
+# Debian packages come from deploy/packages-build.txt (the same list the Dockerfile's builder uses);
+# Python test tools from tests/requirements.txt.
+
+SHELL := /bin/bash
+SWIFT ?= swift
+SWIFT_FLAGS := -Xswiftc -warnings-as-errors
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
+# Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip.
+TEST_PACKAGES := curl systemd python3 python3-pip
+PYTHON ?= python3
+BIN := .build/debug/atrium
+ATRIUM_FLAGS ?= --dev
+
+.PHONY: all deps test-deps build run test unit integration lint format clean
+
+all: build
+
+## Installs the missing Debian build packages (quiet when everything is present).
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "Swift 6 is needed (see README.md)"; exit 1; }
+	@missing=""; for p in $(BUILD_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+
+## Adds what the tests need: Debian tools and the Python packages in tests/requirements.txt.
+test-deps: deps
+	@missing=""; for p in $(TEST_PACKAGES); do \
+	  command -v $$p >/dev/null 2>&1 && continue; \
+	  [ $$p = systemd ] && command -v systemd-analyze >/dev/null && continue; \
+	  [ $$p = python3-pip ] && $(PYTHON) -m pip --version >/dev/null 2>&1 && continue; \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	@$(PYTHON) tests/check_requirements.py tests/requirements.txt || { echo "installing Python packages"; \
+	  $(PYTHON) -m pip install -q -r tests/requirements.txt 2>/dev/null \
+	  || $(PYTHON) -m pip install -q --break-system-packages -r tests/requirements.txt; }
+
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product atrium
+
+## Builds and starts a single-node server on embedded defaults (127.0.0.1:8800, SQLite in ./atrium-data).
+run: build
+	$(BIN) serve $(ATRIUM_FLAGS)
+
+## Every test: lint, Swift unit tests, then the integration suite against the real server.
+test: test-deps build lint unit integration
+
+unit:
+	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
+	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
+
+integration:
+	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build
