@@ -58,6 +58,9 @@ public final class AtriumServer {
                 throw .startup("cannot create data directory \(config.dataDir)")
             }
         }
+        for path in [config.tlsCert, config.tlsKey].compactMap({ $0 }) where readFile(path) == nil {
+            throw .startup("cannot read TLS file \(path)")
+        }
         var keys = config.keys
         if config.dev {
             let (creds, created) = try DevCredentials.loadOrCreate(in: config.dataDir)
