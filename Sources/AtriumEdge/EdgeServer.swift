@@ -114,6 +114,11 @@ public final class EdgeServer {
     /// Writes the status line and headers now; the body follows in writeable callbacks.
     func respond(_ wsi: OpaquePointer, _ ex: HTTPExchange, _ response: HTTPResponse) -> Int32 {
         ex.response = response
+        if logger.level <= .debug {
+            logger.debug(
+                "http", ("method", ex.headOnly ? "HEAD" : ex.request.method.rawValue), ("path", ex.request.path),
+                ("status", String(response.status)))
+        }
         let pre = atrium_lws_pre()
         var buf = [UInt8](repeating: 0, count: pre + 4096)
         let ok: Bool = buf.withUnsafeMutableBufferPointer { b in
