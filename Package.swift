@@ -38,13 +38,20 @@ let package = Package(
             dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport"],
             swiftSettings: strict
         ),
+        // Rooms: the pure room and share state machine, and the hub that owns the live rooms.
+        .target(name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
-            dependencies: ["AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics"],
+            dependencies: [
+                "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
+            ],
             swiftSettings: strict
         ),
         .target(
-            name: "AtriumSignal", dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
+            name: "AtriumSignal",
+            dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP"],
+            swiftSettings: strict
+        ),
 
         // Composition root and the command line.
         .target(
@@ -65,7 +72,7 @@ let package = Package(
             name: "AtriumTests",
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
-                "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer",
+                "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
             ]
         ),
     ],

@@ -1,0 +1,42 @@
+import AtriumModel
+
+/// Ids the hub assigns: a prefix and 16 Crockford base32 characters from 80 random bits.
+public struct ParticipantID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+public struct TrackID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+public struct ShareID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+public struct ShareRequestID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// Makes ids from injected randomness, so tests are deterministic.
+public struct IDGenerator {
+    public var random: () -> UInt64
+
+    public init(random: @escaping () -> UInt64) { self.random = random }
+
+    func make(_ prefix: String) -> String {
+        prefix + Base32.encode(random(), count: 8) + Base32.encode(random(), count: 8)
+    }
+
+    public func participant() -> ParticipantID { ParticipantID(make("pa_")) }
+    public func track() -> TrackID { TrackID(make("tr_")) }
+    public func share() -> ShareID { ShareID(make("sh_")) }
+    public func request() -> ShareRequestID { ShareRequestID(make("rq_")) }
+}
