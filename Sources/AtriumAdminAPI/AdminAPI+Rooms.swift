@@ -61,6 +61,7 @@ extension AdminAPI {
         try RoomCoding.apply(body, to: &room)
         room.updatedAt = max(room.updatedAt, env.now())
         do throws(StoreError) { try store.update(room) } catch { throw .store(error) }
+        hub?.roomUpdated(room, now: env.now())
         return Self.json(200, RoomCoding.json(room))
     }
 
@@ -69,6 +70,7 @@ extension AdminAPI {
         let room = try find(key)
         do throws(AuthError) { try claims.authorize(.administerRoom(room)) } catch { throw .auth(error) }
         do throws(StoreError) { _ = try store.delete(id: room.id) } catch { throw .store(error) }
+        hub?.roomDeleted(room.id, now: env.now())
         return HTTPResponse(status: 204)
     }
 

@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMetrics
 public import AtriumModel
+public import AtriumRooms
 public import AtriumStore
 
 /// The admin HTTP API (v1), health and metrics, as an `HTTPHandler`. Pure request-in, response-out:
@@ -29,6 +30,8 @@ public final class AdminAPI: HTTPHandler {
     let metrics: MetricsRegistry
     let corsOrigins: [String]
     let env: Environment
+    /// The live rooms, told of changes made here (room settings, deletions, host controls).
+    public var hub: Hub?
 
     public init(
         store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],

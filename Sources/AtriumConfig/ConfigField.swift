@@ -136,6 +136,30 @@ struct ConfigField: Sendable {
             c.signalAuthTimeout = n
             return nil
         },
+        ConfigField(
+            path: "signal.idleTimeoutSeconds", env: "ATRIUM_SIGNAL_IDLE_TIMEOUT", flag: "--signal-idle-timeout",
+            help: "seconds of silence before a WebSocket is closed"
+        ) { c, raw in
+            guard let n = int(raw), (5...3600).contains(n) else { return "expected 5 to 3600 seconds" }
+            c.signalIdleTimeout = n
+            return nil
+        },
+        ConfigField(
+            path: "signal.resumeWindowSeconds", env: "ATRIUM_RESUME_WINDOW", flag: "--resume-window",
+            help: "seconds a dropped participant may resume"
+        ) { c, raw in
+            guard let n = int(raw), (0...600).contains(n) else { return "expected 0 to 600 seconds" }
+            c.resumeWindow = n
+            return nil
+        },
+        ConfigField(
+            path: "rooms.autoCreate", env: "ATRIUM_AUTO_CREATE_ROOMS", flag: "--auto-create-rooms",
+            help: "off, grant (token has roomCreate) or any"
+        ) { c, raw in
+            guard let s = text(raw), ["off", "grant", "any"].contains(s) else { return "expected off, grant or any" }
+            c.autoCreateRooms = s
+            return nil
+        },
     ]
 
     static func text(_ raw: RawSetting) -> String? {

@@ -32,6 +32,12 @@ public struct ServerConfig: Equatable, Sendable {
     public var tokenLeeway = 30
     /// Seconds a WebSocket may take to authenticate with its first message.
     public var signalAuthTimeout = 10
+    /// Seconds without a message before a signaling connection is closed (clients ping every 10 s).
+    public var signalIdleTimeout = 30
+    /// Seconds a participant whose connection dropped may resume its session.
+    public var resumeWindow = 20
+    /// When joining a missing room creates it: `off`, `grant` (the token has roomCreate) or `any`.
+    public var autoCreateRooms = "grant"
 
     public init() {}
 }

@@ -28,6 +28,8 @@ public final class EdgeServer {
     let writeChunk = 64 * 1024
 
     public private(set) var boundPort = 0
+    /// Called on the service thread about twice a second (room timers, resume windows, request expiry).
+    public var onTick: (() -> Void)?
     public var webSocketCount: Int { sockets.count }
 
     public init(options: EdgeOptions, http: any HTTPHandler, webSockets: [any WebSocketHandler], logger: Logger) {
@@ -86,6 +88,7 @@ public final class EdgeServer {
         if let vh = lws_get_vhost_by_name(ctx, "default") { boundPort = Int(lws_get_vhost_listen_port(vh)) }
         if boundPort <= 0 { boundPort = options.port }
         atrium_install_stop_signals(ctx)
+        atrium_tick_start(ctx, 500_000, edgeTick, Unmanaged.passUnretained(self).toOpaque())
         return boundPort
     }
 
@@ -96,6 +99,15 @@ public final class EdgeServer {
             if lws_service(ctx, 0) < 0 { break }
         }
         return atrium_stop_signal()
+    }
+
+    /// Closes every WebSocket with `code` (e.g. 1001 going away), then the listening socket and the rest.
+    public func closeWebSockets(code: UInt16, reason: String) {
+        for s in sockets.values { s.close(code: code, reason: reason) }
+        // Let lws write the close frames before the context goes.
+        if let ctx = context {
+            for _ in 0..<4 { _ = lws_service(ctx, -1) }
+        }
     }
 
     /// Closes the listening socket and every connection (WebSockets get 1001 going away from lws).
@@ -206,4 +218,10 @@ public final class EdgeServer {
     }
 
     func key(_ wsi: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))) }
+}
+
+/// The ticker's C callback: finds the server and calls its `onTick`.
+private func edgeTick(_ user: UnsafeMutableRawPointer?) {
+    guard let user else { return }
+    Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue().onTick?()
 }

@@ -70,3 +70,8 @@ extension JSONValue {
 
     public subscript(key: String) -> JSONValue? { objectValue?[key] }
 }
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}

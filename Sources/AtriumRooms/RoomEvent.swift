@@ -1,3 +1,5 @@
+import AtriumModel
+
 /// What changed in a room. The signaling layer turns each into messages for its audience.
 public enum RoomEvent: Equatable, Sendable {
     case participantJoined(Participant)
@@ -12,7 +14,7 @@ public enum RoomEvent: Equatable, Sendable {
     case shareStopped(Share, ShareStopReason, by: Actor)
     case permissionsChanged(Participant, by: Actor)
     case shareLockChanged(locked: Bool, by: Actor)
-    case sharePolicyChanged(by: Actor)
+    case sharePolicyChanged(SharePolicy, by: Actor)
     case shareRequested(ShareRequest)
     case shareRequestResolved(ShareRequest, ShareRequestOutcome, by: Actor?)
     case roomEnded(by: Actor)

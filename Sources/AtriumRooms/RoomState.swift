@@ -351,7 +351,7 @@ public struct RoomState: Sendable {
         }
         guard policy != room.sharePolicy else { return events }
         room.sharePolicy = policy
-        events.append(.sharePolicyChanged(by: actor))
+        events.append(.sharePolicyChanged(policy, by: actor))
         for id in ShareArbiter.stoppedByPolicy(shares, participants: participants, policy: policy) {
             events += stop(id, reason: .moderated, by: actor)
         }

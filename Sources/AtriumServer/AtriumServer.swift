@@ -6,6 +6,7 @@ import AtriumEdge
 public import AtriumLog
 import AtriumMetrics
 import AtriumModel
+import AtriumRooms
 import AtriumSignal
 import AtriumStore
 
@@ -46,6 +47,7 @@ public final class AtriumServer {
         }
         let signal = edge?.run() ?? 0
         logger.info("shutting down", ("signal", String(signal)))
+        edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         edge?.shutdown()
         store?.close()
         logger.info("stopped")
@@ -92,9 +94,18 @@ public final class AtriumServer {
             environment: .init(
                 now: Clock.unixSeconds, monotonic: Clock.monotonic,
                 makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }))
+        let hub = Hub(
+            store: store, ids: IDGenerator(random: SecureRandom.uint64),
+            autoCreate: AutoCreate(rawValue: config.autoCreateRooms) ?? .grant,
+            makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) })
+        var signalOptions = SignalOptions()
+        signalOptions.authTimeout = Double(config.signalAuthTimeout)
+        signalOptions.idleTimeout = Int64(config.signalIdleTimeout)
+        signalOptions.resumeWindow = Int64(config.resumeWindow)
         let signal = SignalEndpoint(
-            verifier: verifier, authTimeout: Double(config.signalAuthTimeout),
-            now: Clock.unixSeconds)
+            verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
+            makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
+        api.hub = hub
         var options = EdgeOptions()
         options.bindAddress = config.bind
         options.port = config.port
@@ -102,6 +113,7 @@ public final class AtriumServer {
         options.tlsPrivateKeyPath = config.tlsKey
         options.maxBodyBytes = config.maxBodyBytes
         let edge = EdgeServer(options: options, http: api, webSockets: [signal], logger: logger)
+        edge.onTick = { signal.tick() }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
             Double(edge.webSocketCount)
@@ -109,6 +121,9 @@ public final class AtriumServer {
         metrics.gauge("atrium_signal_sessions_authenticated", help: "Authenticated signaling sessions.") {
             Double(signal.authenticatedCount)
         }
+        metrics.gauge("atrium_rooms_live", help: "Rooms with live state on this node.") { Double(hub.rooms.count) }
+        metrics.gauge("atrium_participants", help: "Participants in live rooms.") { Double(hub.participantCount) }
+        metrics.gauge("atrium_shares_active", help: "Screen shares running or paused.") { Double(hub.shareCount) }
         let port: Int
         do throws(EdgeError) { port = try edge.start() } catch {
             throw .startup("\(error)")

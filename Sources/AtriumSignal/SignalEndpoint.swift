@@ -1,93 +1,142 @@
 public import AtriumAuth
 public import AtriumHTTP
 import AtriumJSON
+public import AtriumModel
+public import AtriumRooms
 
-/// The WebSocket endpoint `/v1/signal`. For now it authenticates: the token comes as the
-/// `access_token` query parameter or as the first message `{"type":"auth","token":"..."}`, and the
-/// server answers `welcome` or an `error` followed by a close (4001 unauthenticated, 4003 forbidden,
-/// 4008 no token in time). The signaling hub (rooms, tracks, shares) builds on this session.
-public final class SignalEndpoint: WebSocketHandler {
+/// The WebSocket endpoint `/v1/signal`: authenticates each connection (the `access_token` query
+/// parameter or a first `auth` message), decodes requests once into typed calls on the `Hub`, answers
+/// each with exactly one `result` or `error`, and pushes the hub's events to their audiences.
+/// Keeps sessions across socket losses for the resume window. Runs on the edge's service thread.
+public final class SignalEndpoint: WebSocketHandler, HubOutput {
     public static let protocolVersion = 1
     public let path = "/v1/signal"
 
     final class Session {
+        let connection: any WebSocketConnection
         var claims: TokenClaims?
+        var member: Member?
+        var lastSeen: Int64
+        var tokens: Double
+        var lastRefill: Double
+        var droppedThisSecond = 0
+        var dropSecond: Int64 = 0
+        var closing = false
+
+        init(connection: any WebSocketConnection, now: Int64, burst: Double, mono: Double) {
+            self.connection = connection
+            self.lastSeen = now
+            self.tokens = burst
+            self.lastRefill = mono
+        }
+    }
+
+    /// A participant as the endpoint tracks it, connected or waiting to resume.
+    struct Member {
+        var room: RoomID
+        var participant: ParticipantID
+        var resumeToken: String
+        var connection: UInt64?
+        var disconnectedAt: Int64?
     }
 
     let verifier: TokenVerifier
+    let hub: Hub
+    let options: SignalOptions
     let now: () -> Int64
-    let authTimeout: Double
-    private var sessions: [UInt64: Session] = [:]
+    let monotonic: () -> Double
+    let makeToken: () -> String
+    var sessions: [UInt64: Session] = [:]
+    var members: [ParticipantID: Member] = [:]
+    var byResumeToken: [String: ParticipantID] = [:]
 
     public var connectionCount: Int { sessions.count }
     public var authenticatedCount: Int { sessions.values.filter { $0.claims != nil }.count }
 
-    public init(verifier: TokenVerifier, authTimeout: Double, now: @escaping () -> Int64) {
+    public init(
+        verifier: TokenVerifier, hub: Hub, options: SignalOptions, now: @escaping () -> Int64,
+        monotonic: @escaping () -> Double, makeToken: @escaping () -> String
+    ) {
         self.verifier = verifier
-        self.authTimeout = authTimeout
+        self.hub = hub
+        self.options = options
         self.now = now
+        self.monotonic = monotonic
+        self.makeToken = makeToken
+        hub.output = self
     }
 
+    // MARK: - WebSocketHandler
+
     public func opened(_ connection: any WebSocketConnection) {
-        sessions[connection.id] = Session()
+        sessions[connection.id] = Session(
+            connection: connection, now: now(), burst: options.rateBurst, mono: monotonic())
         if let token = connection.query.first(where: { $0.name == "access_token" })?.value {
             authenticate(connection, token: token)
         } else {
-            connection.setTimer(seconds: authTimeout)
+            connection.setTimer(seconds: options.authTimeout)
         }
     }
 
     public func received(_ connection: any WebSocketConnection, message: [UInt8], binary: Bool) {
-        guard let session = sessions[connection.id] else { return }
+        guard let session = sessions[connection.id], !session.closing else { return }
+        session.lastSeen = now()
+        guard admit(session) else { return }
         let parsed: JSONValue
         do {
             parsed = try JSONParser.parse(message)
         } catch {
-            fail(
-                connection, code: "malformed_json", message: "the message is not valid JSON: \(error)",
-                close: session.claims == nil ? WebSocketCloseCode.unauthorized : nil)
+            send(session, error: "malformed_json", "the message is not valid JSON: \(error)", id: nil)
+            if session.claims == nil { close(session, SignalCloseCode.unauthorized, "malformed_json") }
             return
         }
-        let type = parsed["type"]?.stringValue ?? ""
+        guard let object = parsed.objectValue, let type = object["type"]?.stringValue else {
+            send(session, error: "bad_request", "a message is a JSON object with a string \"type\"", id: nil)
+            return
+        }
+        let id = object["id"]
         guard session.claims != nil else {
-            guard type == "auth", let token = parsed["token"]?.stringValue else {
-                fail(
-                    connection, code: "missing_token",
-                    message: "the first message must be {\"type\":\"auth\",\"token\":...}",
-                    close: WebSocketCloseCode.unauthorized)
+            guard type == "auth", let token = object["token"]?.stringValue else {
+                send(session, error: "missing_token", "the first message must be {\"type\":\"auth\",\"token\":...}", id: id)
+                close(session, SignalCloseCode.unauthorized, "missing_token")
                 return
             }
             authenticate(connection, token: token)
             return
         }
-        var reply: JSONObject = [:]
-        if let id = parsed["id"] { reply["id"] = id }
-        switch type {
-        case "ping":
-            reply["type"] = .string("pong")
-            connection.send(text: JSONValue.object(reply).bytes())
-        default:
-            reply["type"] = .string("error")
-            reply["error"] = .object([
-                "code": .string("unknown_message"),
-                "message": .string("unknown message type \"\(type)\""),
-            ])
-            connection.send(text: JSONValue.object(reply).bytes())
+        do throws(HubError) {
+            let result = try handle(type, Fields(object: object), session: session)
+            var reply: JSONObject = ["type": "result"]
+            if let id { reply["id"] = id }
+            reply["data"] = .object(result)
+            send(session, reply)
+        } catch {
+            send(session, error: error.code, error.message, id: id)
         }
     }
 
     public func timerFired(_ connection: any WebSocketConnection) {
         guard let session = sessions[connection.id], session.claims == nil else { return }
-        fail(
-            connection, code: "auth_timeout", message: "no token within \(Int(authTimeout)) s",
-            close: WebSocketCloseCode.authTimeout)
+        send(session, error: "auth_timeout", "no token within \(Int(options.authTimeout)) s", id: nil)
+        close(session, SignalCloseCode.authTimeout, "auth_timeout")
     }
 
     public func closed(_ connection: any WebSocketConnection) {
-        sessions[connection.id] = nil
+        guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        guard let member = session.member, members[member.participant]?.connection == connection.id else { return }
+        // The socket is gone but the participant stays for the resume window; the others see nothing yet.
+        members[member.participant]?.connection = nil
+        members[member.participant]?.disconnectedAt = now()
+        _ = try? hub.perform(member.room, now: now()) { s throws(HubError) in
+            s.setConnected(member.participant, false)
+            return []
+        }
     }
 
+    // MARK: - Authentication and rate limiting
+
     private func authenticate(_ connection: any WebSocketConnection, token: String) {
+        guard let session = sessions[connection.id] else { return }
         connection.setTimer(seconds: -1)
         let claims: TokenClaims
         do throws(AuthError) {
@@ -96,30 +145,105 @@ public final class SignalEndpoint: WebSocketHandler {
             guard claims.grants.room != nil else { throw .wrongRoom("(none)") }
             guard !claims.identity.isEmpty else { throw .malformedToken("missing sub (the identity)") }
         } catch {
-            fail(
-                connection, code: error.code, message: error.message,
-                close: error.isAuthentication ? WebSocketCloseCode.unauthorized : WebSocketCloseCode.forbidden)
+            send(session, error: error.code, error.message, id: nil)
+            close(session, error.isAuthentication ? SignalCloseCode.unauthorized : SignalCloseCode.forbidden, error.code)
             return
         }
-        sessions[connection.id]?.claims = claims
-        let welcome: JSONObject = [
-            "type": .string("welcome"),
-            "protocol": .int(Int64(Self.protocolVersion)),
-            "identity": .string(claims.identity),
-            "room": .string(claims.grants.room ?? ""),
-            "role": .string(claims.grants.role.rawValue),
-            "grants": .object(claims.grants.json()),
-            "expiresAt": .int(claims.expiresAt),
-        ]
-        connection.send(text: JSONValue.object(welcome).bytes())
+        session.claims = claims
+        send(session, [
+            "type": "welcome", "protocol": .int(Int64(Self.protocolVersion)), "identity": .string(claims.identity),
+            "room": .string(claims.grants.room ?? ""), "role": .string(claims.grants.role.rawValue),
+            "grants": .object(claims.grants.json()), "expiresAt": .int(claims.expiresAt),
+        ])
     }
 
-    private func fail(_ connection: any WebSocketConnection, code: String, message: String, close: UInt16?) {
-        let err: JSONObject = [
-            "type": .string("error"),
-            "error": .object(["code": .string(code), "message": .string(message)]),
-        ]
-        connection.send(text: JSONValue.object(err).bytes())
-        if let close { connection.close(code: close, reason: code) }
+    /// Token bucket per connection. Over the limit a message is dropped with one `rate_limited` error per
+    /// second; a flood beyond `rateDropLimit` a second closes the connection (4029).
+    private func admit(_ s: Session) -> Bool {
+        let t = monotonic()
+        s.tokens = min(options.rateBurst, s.tokens + (t - s.lastRefill) * options.rateLimit)
+        s.lastRefill = t
+        if s.tokens >= 1 {
+            s.tokens -= 1
+            return true
+        }
+        let second = Int64(t)
+        if second != s.dropSecond {
+            s.dropSecond = second
+            s.droppedThisSecond = 0
+        }
+        s.droppedThisSecond += 1
+        if s.droppedThisSecond == 1 { send(s, error: "rate_limited", HubError.rateLimited.message, id: nil) }
+        if s.droppedThisSecond > options.rateDropLimit { close(s, SignalCloseCode.rateLimited, "rate_limited") }
+        return false
+    }
+
+    // MARK: - Output
+
+    func send(_ s: Session, _ message: JSONObject) {
+        guard !s.closing else { return }
+        if !s.connection.send(text: JSONValue.object(message).bytes()) {
+            // The client does not read fast enough: its queue is full. Drop it rather than buffer without bound.
+            close(s, SignalCloseCode.slowConsumer, "slow_consumer")
+        }
+    }
+
+    func send(_ s: Session, error code: String, _ message: String, id: JSONValue?) {
+        var o: JSONObject = ["type": "error"]
+        if let id { o["id"] = id }
+        o["error"] = .object(["code": .string(code), "message": .string(message)])
+        send(s, o)
+    }
+
+    func close(_ s: Session, _ code: UInt16, _ reason: String) {
+        guard !s.closing else { return }
+        s.closing = true
+        s.connection.close(code: code, reason: reason)
+    }
+
+    func session(of participant: ParticipantID) -> Session? {
+        members[participant]?.connection.flatMap { sessions[$0] }
+    }
+
+    public func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {
+        let bytes = JSONValue.object(Coding.event(event)).bytes()
+        for p in recipients {
+            guard let s = session(of: p), !s.closing else { continue }
+            if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }
+        }
+    }
+
+    public func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason) {
+        guard let member = members.removeValue(forKey: participant) else { return }
+        byResumeToken[member.resumeToken] = nil
+        guard let s = member.connection.flatMap({ sessions[$0] }) else { return }
+        s.member = nil
+        send(s, ["type": "left", "reason": .string(reason.rawValue)])
+        let code: UInt16 =
+            switch reason {
+            case .replaced: SignalCloseCode.replaced
+            case .removed: SignalCloseCode.removed
+            case .roomEnded: SignalCloseCode.roomEnded
+            case .left, .disconnected: SignalCloseCode.left
+            }
+        close(s, code, reason.rawValue)
+    }
+
+    // MARK: - Housekeeping
+
+    /// Called about twice a second: idle connections close, resume windows end, hub timers run.
+    public func tick() {
+        let t = now()
+        for s in sessions.values where !s.closing && t - s.lastSeen >= options.idleTimeout {
+            send(s, error: "idle_timeout", "no message for \(options.idleTimeout) s", id: nil)
+            close(s, SignalCloseCode.idleTimeout, "idle_timeout")
+        }
+        for (pid, m) in members {
+            guard m.connection == nil, let since = m.disconnectedAt, t - since >= options.resumeWindow else { continue }
+            members[pid] = nil
+            byResumeToken[m.resumeToken] = nil
+            _ = try? hub.perform(m.room, now: t) { s throws(HubError) in s.leave(pid, reason: .disconnected) }
+        }
+        hub.tick(now: t)
     }
 }

@@ -15,4 +15,8 @@ void atrium_request_stop(void);
 /// The signal number that requested the stop, or 0.
 int atrium_stop_signal(void);
 
+/// Calls `fn(user)` on the lws service thread every `period_us` microseconds until the context is
+/// destroyed (one ticker per process: the server's housekeeping clock).
+void atrium_tick_start(struct lws_context *context, lws_usec_t period_us, void (*fn)(void *), void *user);
+
 #endif

@@ -1,0 +1,135 @@
+public import AtriumAuth
+public import AtriumModel
+public import AtriumStore
+
+/// Where the hub sends what happens: the signaling layer encodes events for each recipient's socket.
+public protocol HubOutput: AnyObject {
+    /// Delivers an event to participants of a room.
+    func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID])
+    /// A participant left for a reason it did not choose itself (replaced, removed, room ended):
+    /// tell it and close its connection.
+    func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason)
+}
+
+/// When joining a room that does not exist creates it.
+public enum AutoCreate: String, Sendable, CaseIterable {
+    /// Never: rooms are created over the admin API.
+    case off
+    /// When the token has the `roomCreate` grant (the default).
+    case grant
+    /// For any token allowed to join.
+    case any
+}
+
+/// Owns the live rooms of this node: looks rooms up in the store, runs their `RoomState`, routes the
+/// events to their audiences, persists policy changes and closes rooms that stayed empty. Single owner:
+/// everything runs on the service thread.
+public final class Hub {
+    public struct Live {
+        public var state: RoomState
+        /// When the room became empty (for its empty timeout).
+        public var emptySince: Int64?
+    }
+
+    let store: any RoomStore
+    public let ids: IDGenerator
+    let autoCreate: AutoCreate
+    let makeRoomID: () -> RoomID
+    public weak var output: (any HubOutput)?
+    public private(set) var rooms: [RoomID: Live] = [:]
+
+    public init(store: any RoomStore, ids: IDGenerator, autoCreate: AutoCreate, makeRoomID: @escaping () -> RoomID) {
+        self.store = store
+        self.ids = ids
+        self.autoCreate = autoCreate
+        self.makeRoomID = makeRoomID
+    }
+
+    public var participantCount: Int { rooms.values.reduce(0) { $0 + $1.state.participants.count } }
+    public var shareCount: Int { rooms.values.reduce(0) { $0 + $1.state.shares.count } }
+
+    public func state(_ room: RoomID) -> RoomState? { rooms[room]?.state }
+
+    /// Finds the live room for a token's scope (a name or an id), loading it from the store or creating it.
+    public func open(scope: String, grants: Grants, now: Int64) throws(HubError) -> RoomID {
+        if let live = rooms.first(where: { $0.value.state.room.matchesScope(scope) }) { return live.key }
+        let stored: Room?
+        do { stored = try store.room(idOrName: scope) } catch { throw .badRequest("the room store failed: \(error)") }
+        var room: Room
+        if let stored {
+            room = stored
+        } else {
+            let allowed = autoCreate == .any || (autoCreate == .grant && grants.roomCreate)
+            guard allowed, Room.isValidName(scope), !RoomID.isWellFormed(scope) else { throw .roomNotFound(scope) }
+            room = Room(id: makeRoomID(), name: scope, createdAt: now)
+            do { try store.insert(room) } catch { throw .badRequest("the room store failed: \(error)") }
+        }
+        room.updatedAt = max(room.updatedAt, room.createdAt)
+        rooms[room.id] = Live(state: RoomState(room: room), emptySince: now)
+        return room.id
+    }
+
+    /// Runs a change on a room and delivers its events. Persists the room when its settings changed.
+    @discardableResult
+    public func perform(_ id: RoomID, now: Int64, _ change: (inout RoomState) throws(HubError) -> [RoomEvent])
+        throws(HubError) -> [RoomEvent]
+    {
+        guard var live = rooms[id] else { throw .roomNotFound(id.rawValue) }
+        let before = live.state.room.sharePolicy
+        let events = try change(&live.state)
+        live.emptySince = live.state.isEmpty ? (live.emptySince ?? now) : nil
+        rooms[id] = live
+        if live.state.room.sharePolicy != before {
+            var r = live.state.room
+            r.updatedAt = max(r.updatedAt, now)
+            try? store.update(r)
+            rooms[id]?.state.room.updatedAt = r.updatedAt
+        }
+        dispatch(events, room: id, state: live.state)
+        if events.contains(where: { if case .roomEnded = $0 { true } else { false } }) { rooms[id] = nil }
+        return events
+    }
+
+    func dispatch(_ events: [RoomEvent], room: RoomID, state: RoomState) {
+        guard let output else { return }
+        for event in events {
+            // The state after the change: moderators who just left are gone, joiners are present.
+            let everyone = state.order
+            let recipients: [ParticipantID]
+            switch event.audience {
+            case .nobody: recipients = []
+            case .everyone(let except): recipients = everyone.filter { !except.contains($0) }
+            case .moderatorsAnd(let extra):
+                recipients = everyone.filter { state.participants[$0]?.isModerator == true || extra.contains($0) }
+            }
+            if !recipients.isEmpty { output.deliver(event, room: room, to: recipients) }
+            if case .participantLeft(let p, let reason) = event, [.replaced, .removed, .roomEnded].contains(reason) {
+                output.ended(p.id, room: room, reason: reason)
+            }
+        }
+    }
+
+    /// Housekeeping: expires share requests and closes rooms empty for longer than their timeout.
+    public func tick(now: Int64) {
+        for (id, live) in rooms {
+            let expired = live.state.requests.contains { $0.expiresAt <= now }
+            if expired { _ = try? perform(id, now: now) { $0.expireRequests(now: now) } }
+            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout) {
+                rooms[id] = nil
+            }
+        }
+    }
+
+    /// A room's settings changed through the admin API: apply them to the live room with the same events.
+    public func roomUpdated(_ room: Room, now: Int64) {
+        guard rooms[room.id] != nil else { return }
+        _ = try? perform(room.id, now: now) { $0.apply(settings: room) }
+    }
+
+    /// A room was deleted through the admin API: end it for everyone.
+    public func roomDeleted(_ id: RoomID, now: Int64) {
+        guard rooms[id] != nil else { return }
+        _ = try? perform(id, now: now) { (s: inout RoomState) throws(HubError) in try s.end(by: .admin) }
+        rooms[id] = nil
+    }
+}

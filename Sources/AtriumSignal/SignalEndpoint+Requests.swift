@@ -1,0 +1,216 @@
+import AtriumAuth
+import AtriumJSON
+import AtriumModel
+import AtriumRooms
+
+/// The requests of protocol version 1 (docs/protocol.md). Each returns the `data` of its `result`.
+extension SignalEndpoint {
+    func handle(_ type: String, _ f: Fields, session: Session) throws(HubError) -> JSONObject {
+        switch type {
+        case "ping": return ["pong": .int(now())]
+        case "join": return try join(f, session)
+        case "resume": return try resume(f, session)
+        default: break
+        }
+        guard let member = session.member else {
+            if Self.requestTypes.contains(type) { throw .notJoined }
+            throw .badRequest("unknown message type \"\(type)\"")
+        }
+        let me = member.participant
+        let actor = Actor.participant(me)
+        let t = now()
+        switch type {
+        case "leave":
+            members[me] = nil
+            byResumeToken[member.resumeToken] = nil
+            session.member = nil
+            try hub.perform(member.room, now: t) { s throws(HubError) in s.leave(me, reason: .left) }
+            close(session, SignalCloseCode.left, "left")
+            return [:]
+        case "update":
+            let name = try f.optionalString("name", max: 256)
+            let metadata = try f.optionalString("metadata", max: 16 * 1024)
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.update(me, name: name, metadata: metadata) }
+            return [:]
+        case "publish":
+            let source: TrackSource = try f.enumValue("source")
+            if let kind = try f.optionalString("kind"), kind != TrackKind(source: source).rawValue {
+                throw .invalidField("kind", "\(source.rawValue) is \(TrackKind(source: source).rawValue)")
+            }
+            var layers: [SimulcastLayer] = []
+            if let raw = f.object["layers"] {
+                guard let arr = raw.arrayValue, arr.count <= 4 else { throw .invalidField("layers", "expected up to 4 layers") }
+                for item in arr {
+                    guard let o = item.objectValue else { throw .invalidField("layers", "expected objects") }
+                    let lf = Fields(object: o)
+                    layers.append(SimulcastLayer(rid: try lf.string("rid", max: 16), width: try lf.int("width", 0...16384),
+                                                 height: try lf.int("height", 0...16384)))
+                }
+            }
+            let track = Track(
+                id: hub.ids.track(), owner: me, source: source, name: try f.optionalString("name", max: 256) ?? "",
+                width: try f.optionalInt("width", 0...16384) ?? 0, height: try f.optionalInt("height", 0...16384) ?? 0,
+                layers: layers, muted: try f.optionalBool("muted") ?? false)
+            let shareID = hub.ids.share()
+            let events = try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.publish(track, now: t, newShareID: shareID)
+            }
+            var out: JSONObject = [:]
+            for e in events {
+                if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = Coding.track(tr) }
+                if case .shareStarted(let sh) = e, sh.videoTrack == track.id { out["share"] = Coding.share(sh) }
+            }
+            return out
+        case "unpublish":
+            let trackID = TrackID(try f.string("trackId", max: 64))
+            let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.unpublish(trackID, by: me, reason: reason) }
+            return [:]
+        case "mute":
+            let trackID = TrackID(try f.string("trackId", max: 64))
+            let muted = try f.bool("muted")
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, muted, by: actor) }
+            return [:]
+        case "subscribe":
+            let trackID = TrackID(try f.string("trackId", max: 64))
+            let quality: VideoQuality = try f.optionalEnum("quality") ?? .high
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.subscribe(me, to: trackID, quality: quality)
+                return []
+            }
+            return ["trackId": .string(trackID.rawValue), "quality": .string(quality.rawValue)]
+        case "unsubscribe":
+            let trackID = TrackID(try f.string("trackId", max: 64))
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.unsubscribe(me, from: trackID)
+                return []
+            }
+            return ["trackId": .string(trackID.rawValue)]
+        case "pause_share", "resume_share", "stop_share":
+            let shareID = ShareID(try f.string("shareId", max: 64))
+            let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                switch type {
+                case "pause_share": try s.pause(shareID, by: me)
+                case "resume_share": try s.resume(shareID, by: me)
+                default: try s.stopShare(shareID, by: actor, reason: reason)
+                }
+            }
+            return [:]
+        case "request_share":
+            let requestID = hub.ids.request()
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.requestShare(by: me, requestID: requestID, now: t) }
+            return ["requestId": .string(requestID.rawValue)]
+        case "answer_share_request":
+            let requestID = ShareRequestID(try f.string("requestId", max: 64))
+            let grant = try f.bool("grant")
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.answer(requestID, grant: grant, by: actor) }
+            return [:]
+        case "set_share_lock":
+            let locked = try f.bool("locked")
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setLock(locked, by: actor) }
+            return ["locked": .bool(locked)]
+        case "set_share_policy":
+            guard var policy = hub.state(member.room)?.policy else { throw .notJoined }
+            try Self.applyPolicy(f, to: &policy)
+            let p = policy
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setPolicy(p, by: actor) }
+            return ["sharePolicy": Coding.policy(p)]
+        case "set_permission":
+            let target = ParticipantID(try f.string("participantId", max: 64))
+            let source: TrackSource = try f.optionalEnum("source") ?? .screenShare
+            let granted = try f.bool("granted")
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.setPermission(target, source: source, granted: granted, by: actor)
+            }
+            return [:]
+        case "mute_participant":
+            let trackID = TrackID(try f.string("trackId", max: 64))
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, true, by: actor) }
+            return [:]
+        case "remove_participant":
+            let target = ParticipantID(try f.string("participantId", max: 64))
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.remove(target, by: actor) }
+            return [:]
+        case "end_room":
+            try hub.perform(member.room, now: t) { s throws(HubError) in try s.end(by: actor) }
+            return [:]
+        case "join", "resume":
+            throw .alreadyJoined
+        default:
+            throw .badRequest("unknown message type \"\(type)\"")
+        }
+    }
+
+    static let requestTypes: Set<String> = [
+        "leave", "update", "publish", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share", "resume_share",
+        "stop_share", "request_share", "answer_share_request", "set_share_lock", "set_share_policy", "set_permission",
+        "mute_participant", "remove_participant", "end_room",
+    ]
+
+    static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(HubError) {
+        let known: Set<String> = ["type", "id", "shareMode", "maxConcurrentShares", "whoCanShare", "shareRequestRequired", "shareLocked"]
+        for key in f.object.keys where !known.contains(key) { throw .invalidField(key, "unknown field") }
+        if let m: ShareMode = try f.optionalEnum("shareMode") { policy.shareMode = m }
+        if let n = try f.optionalInt("maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit) {
+            policy.maxConcurrentShares = n
+        }
+        if let w: WhoCanShare = try f.optionalEnum("whoCanShare") { policy.whoCanShare = w }
+        if let r = try f.optionalBool("shareRequestRequired") { policy.shareRequestRequired = r }
+        if let l = try f.optionalBool("shareLocked") { policy.shareLocked = l }
+    }
+
+    private func checkProtocol(_ f: Fields) throws(HubError) {
+        guard let v = f.object["protocol"] else { throw .invalidField("protocol", "is required (this server speaks 1)") }
+        guard case .int(let n) = v else { throw .invalidField("protocol", "expected an integer") }
+        guard n == Int64(Self.protocolVersion) else { throw .unsupportedProtocol(Int(clamping: n)) }
+    }
+
+    private func join(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+        guard session.member == nil else { throw .alreadyJoined }
+        guard let claims = session.claims, let scope = claims.grants.room else { throw .notJoined }
+        try checkProtocol(f)
+        let name = try f.optionalString("name", max: 256) ?? claims.name ?? claims.identity
+        let metadata = try f.optionalString("metadata", max: 16 * 1024) ?? ""
+        let autoSubscribe = try f.optionalBool("autoSubscribe") ?? true
+        let t = now()
+        let roomID = try hub.open(scope: scope, grants: claims.grants, now: t)
+        let pid = hub.ids.participant()
+        // A live session of the same identity in this room is replaced (the hub emits `replaced`).
+        try hub.perform(roomID, now: t) { s throws(HubError) in
+            try s.join(id: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
+                       autoSubscribe: autoSubscribe, now: t)
+        }
+        let token = makeToken()
+        let member = Member(room: roomID, participant: pid, resumeToken: token, connection: session.connection.id)
+        members[pid] = member
+        byResumeToken[token] = pid
+        session.member = member
+        guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
+        return Coding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+    }
+
+    /// Rebinds a participant whose socket dropped to this connection, within the resume window.
+    private func resume(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+        guard session.member == nil else { throw .alreadyJoined }
+        try checkProtocol(f)
+        let token = try f.string("resumeToken", max: 128)
+        guard let pid = byResumeToken[token], var member = members[pid], let claims = session.claims,
+            let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity
+        else { throw .resumeFailed }
+        if let old = member.connection.flatMap({ sessions[$0] }) {
+            old.member = nil
+            close(old, SignalCloseCode.replaced, "resumed elsewhere")
+        }
+        member.connection = session.connection.id
+        member.disconnectedAt = nil
+        members[pid] = member
+        session.member = member
+        try hub.perform(member.room, now: now()) { s throws(HubError) in
+            s.setConnected(pid, true)
+            return []
+        }
+        guard let fresh = hub.state(member.room) else { throw .resumeFailed }
+        return Coding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+    }
+}

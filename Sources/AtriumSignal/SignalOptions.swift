@@ -1,0 +1,30 @@
+/// Limits and timers of the signaling endpoint.
+public struct SignalOptions: Sendable {
+    /// Seconds a new connection has to send its token.
+    public var authTimeout: Double = 10
+    /// Seconds without any message before a connection is considered dead (clients ping every 10 s).
+    public var idleTimeout: Int64 = 30
+    /// Seconds a participant whose socket dropped may resume before it leaves with reason disconnected.
+    public var resumeWindow: Int64 = 20
+    /// Sustained messages per second per connection, and the burst above it.
+    public var rateLimit: Double = 50
+    public var rateBurst: Double = 100
+    /// Messages dropped within one second that make the server close the connection (4029).
+    public var rateDropLimit = 200
+
+    public init() {}
+}
+
+/// Close codes of `/v1/signal` (RFC 6455 reserves 4000-4999 for applications).
+public enum SignalCloseCode {
+    public static let unauthorized: UInt16 = 4001
+    public static let forbidden: UInt16 = 4003
+    public static let authTimeout: UInt16 = 4008
+    public static let slowConsumer: UInt16 = 4009
+    public static let idleTimeout: UInt16 = 4010
+    public static let rateLimited: UInt16 = 4029
+    public static let left: UInt16 = 4100
+    public static let replaced: UInt16 = 4101
+    public static let removed: UInt16 = 4102
+    public static let roomEnded: UInt16 = 4103
+}
