@@ -39,7 +39,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // Rooms: the pure room and share state machine, and the hub that owns the live rooms.
-        .target(name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
+        .target(
+            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
             dependencies: [

@@ -35,9 +35,11 @@ public struct Participant: Equatable, Sendable {
     /// False while its socket is gone and the resume window runs.
     public var connected = true
 
-    public init(id: ParticipantID, identity: String, name: String, metadata: String, role: ParticipantRole,
-                hidden: Bool, joinedAt: Int64, sources: Set<TrackSource>, canSubscribe: Bool,
-                autoSubscribe: Bool) {
+    public init(
+        id: ParticipantID, identity: String, name: String, metadata: String, role: ParticipantRole,
+        hidden: Bool, joinedAt: Int64, sources: Set<TrackSource>, canSubscribe: Bool,
+        autoSubscribe: Bool
+    ) {
         self.id = id
         self.identity = identity
         self.name = name

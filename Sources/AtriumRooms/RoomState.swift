@@ -255,7 +255,9 @@ public struct RoomState: Sendable {
         return [.shareRequested(r)]
     }
 
-    public mutating func answer(_ requestID: ShareRequestID, grant: Bool, by actor: Actor) throws(HubError) -> [RoomEvent] {
+    public mutating func answer(_ requestID: ShareRequestID, grant: Bool, by actor: Actor) throws(HubError)
+        -> [RoomEvent]
+    {
         try requireModerator(actor)
         guard let r = requests.first(where: { $0.id == requestID }) else { throw .requestNotFound }
         var events = resolve(r.id, grant ? .granted : .denied, by: actor)
@@ -267,7 +269,8 @@ public struct RoomState: Sendable {
         requests.filter { $0.expiresAt <= now }.flatMap { resolve($0.id, .expired, by: nil) }
     }
 
-    private mutating func resolve(_ id: ShareRequestID, _ outcome: ShareRequestOutcome, by actor: Actor?) -> [RoomEvent] {
+    private mutating func resolve(_ id: ShareRequestID, _ outcome: ShareRequestOutcome, by actor: Actor?) -> [RoomEvent]
+    {
         guard let i = requests.firstIndex(where: { $0.id == id }) else { return [] }
         return [.shareRequestResolved(requests.remove(at: i), outcome, by: actor)]
     }
@@ -295,7 +298,9 @@ public struct RoomState: Sendable {
         guard var p = participants[id] else { throw .participantNotFound }
         var events: [RoomEvent] = []
         if granted {
-            guard p.role != .viewer, !p.hidden else { throw .notAllowed("viewers and hidden participants cannot publish") }
+            guard p.role != .viewer, !p.hidden else {
+                throw .notAllowed("viewers and hidden participants cannot publish")
+            }
             p.sources.insert(source)
             if source == .screenShare {
                 p.sources.insert(.screenShareAudio)

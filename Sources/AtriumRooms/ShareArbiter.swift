@@ -45,8 +45,10 @@ public enum ShareArbiter {
 
     /// Shares that must stop after a policy change that no longer permits their sharer, or that exceed
     /// the new concurrency limit (the newest stop first).
-    public static func stoppedByPolicy(_ shares: [Share], participants: [ParticipantID: Participant],
-                                       policy: SharePolicy) -> [ShareID] {
+    public static func stoppedByPolicy(
+        _ shares: [Share], participants: [ParticipantID: Participant],
+        policy: SharePolicy
+    ) -> [ShareID] {
         var stop = shares.filter { s in
             guard let p = participants[s.sharer] else { return true }
             return !isPermitted(p, policy: policy) || (policy.shareLocked && !p.isModerator)

@@ -38,8 +38,10 @@ public struct Track: Equatable, Sendable {
     /// The share this track belongs to (screen_share and screen_share_audio tracks).
     public var shareID: ShareID?
 
-    public init(id: TrackID, owner: ParticipantID, source: TrackSource, name: String, width: Int = 0,
-                height: Int = 0, layers: [SimulcastLayer] = [], muted: Bool = false, shareID: ShareID? = nil) {
+    public init(
+        id: TrackID, owner: ParticipantID, source: TrackSource, name: String, width: Int = 0,
+        height: Int = 0, layers: [SimulcastLayer] = [], muted: Bool = false, shareID: ShareID? = nil
+    ) {
         self.id = id
         self.owner = owner
         self.source = source

@@ -30,27 +30,32 @@ enum Coding {
 
     static func track(_ t: Track) -> JSONValue {
         .object([
-            "id": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue), "source": .string(t.source.rawValue),
+            "id": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue),
+            "source": .string(t.source.rawValue),
             "kind": .string(t.kind.rawValue), "name": .string(t.name), "width": .int(Int64(t.width)),
             "height": .int(Int64(t.height)),
-            "layers": .array(t.layers.map {
-                .object(["rid": .string($0.rid), "width": .int(Int64($0.width)), "height": .int(Int64($0.height))])
-            }),
+            "layers": .array(
+                t.layers.map {
+                    .object(["rid": .string($0.rid), "width": .int(Int64($0.width)), "height": .int(Int64($0.height))])
+                }),
             "muted": .bool(t.muted), "shareId": t.shareID.map { .string($0.rawValue) } ?? .null,
         ])
     }
 
     static func share(_ s: Share) -> JSONValue {
         .object([
-            "id": .string(s.id.rawValue), "participantId": .string(s.sharer.rawValue), "state": .string(s.state.rawValue),
-            "trackId": .string(s.videoTrack.rawValue), "audioTrackId": s.audioTrack.map { .string($0.rawValue) } ?? .null,
+            "id": .string(s.id.rawValue), "participantId": .string(s.sharer.rawValue),
+            "state": .string(s.state.rawValue),
+            "trackId": .string(s.videoTrack.rawValue),
+            "audioTrackId": s.audioTrack.map { .string($0.rawValue) } ?? .null,
             "startedAt": .int(s.startedAt),
         ])
     }
 
     static func request(_ r: ShareRequest) -> JSONValue {
         .object([
-            "id": .string(r.id.rawValue), "participantId": .string(r.requester.rawValue), "createdAt": .int(r.createdAt),
+            "id": .string(r.id.rawValue), "participantId": .string(r.requester.rawValue),
+            "createdAt": .int(r.createdAt),
             "expiresAt": .int(r.expiresAt),
         ])
     }
@@ -96,14 +101,17 @@ enum Coding {
         case .participantJoined(let p):
             return ["type": "participant_joined", "participant": participant(p, tracks: [])]
         case .participantLeft(let p, let reason):
-            return ["type": "participant_left", "participantId": .string(p.id.rawValue), "reason": .string(reason.rawValue)]
+            return [
+                "type": "participant_left", "participantId": .string(p.id.rawValue), "reason": .string(reason.rawValue),
+            ]
         case .participantUpdated(let p):
             return ["type": "participant_updated", "participant": participant(p, tracks: [])]
         case .trackPublished(let t):
             return ["type": "track_published", "track": track(t)]
         case .trackUnpublished(let t, let reason):
             return [
-                "type": "track_unpublished", "trackId": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue),
+                "type": "track_unpublished", "trackId": .string(t.id.rawValue),
+                "participantId": .string(t.owner.rawValue),
                 "source": .string(t.source.rawValue), "reason": .string(reason),
             ]
         case .trackMuted(let t, let by):
@@ -128,10 +136,12 @@ enum Coding {
         case .shareRequested(let r):
             return ["type": "share_requested", "request": request(r)]
         case .shareRequestResolved(let r, let outcome, let by):
-            return ["type": "share_request_resolved", "request": request(r), "outcome": .string(outcome.rawValue), "by": actor(by)]
+            return [
+                "type": "share_request_resolved", "request": request(r), "outcome": .string(outcome.rawValue),
+                "by": actor(by),
+            ]
         case .roomEnded(let by):
             return ["type": "room_ended", "by": actor(by)]
         }
     }
 }
-

@@ -33,7 +33,9 @@ struct Fields {
         guard case .int(let i) = v, let n = Int(exactly: i) else {
             throw .invalidField(key, "expected an integer, got \(v.typeName)")
         }
-        guard range.contains(n) else { throw .invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound)") }
+        guard range.contains(n) else {
+            throw .invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound)")
+        }
         return n
     }
 
@@ -50,7 +52,8 @@ struct Fields {
         return e
     }
 
-    func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E? where E.RawValue == String {
+    func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E?
+    where E.RawValue == String {
         guard object[key] != nil else { return nil }
         return try enumValue(key) as E
     }

@@ -30,7 +30,9 @@ extension SignalEndpoint {
         case "update":
             let name = try f.optionalString("name", max: 256)
             let metadata = try f.optionalString("metadata", max: 16 * 1024)
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.update(me, name: name, metadata: metadata) }
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.update(me, name: name, metadata: metadata)
+            }
             return [:]
         case "publish":
             let source: TrackSource = try f.enumValue("source")
@@ -39,12 +41,16 @@ extension SignalEndpoint {
             }
             var layers: [SimulcastLayer] = []
             if let raw = f.object["layers"] {
-                guard let arr = raw.arrayValue, arr.count <= 4 else { throw .invalidField("layers", "expected up to 4 layers") }
+                guard let arr = raw.arrayValue, arr.count <= 4 else {
+                    throw .invalidField("layers", "expected up to 4 layers")
+                }
                 for item in arr {
                     guard let o = item.objectValue else { throw .invalidField("layers", "expected objects") }
                     let lf = Fields(object: o)
-                    layers.append(SimulcastLayer(rid: try lf.string("rid", max: 16), width: try lf.int("width", 0...16384),
-                                                 height: try lf.int("height", 0...16384)))
+                    layers.append(
+                        SimulcastLayer(
+                            rid: try lf.string("rid", max: 16), width: try lf.int("width", 0...16384),
+                            height: try lf.int("height", 0...16384)))
                 }
             }
             let track = Track(
@@ -64,7 +70,9 @@ extension SignalEndpoint {
         case "unpublish":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.unpublish(trackID, by: me, reason: reason) }
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.unpublish(trackID, by: me, reason: reason)
+            }
             return [:]
         case "mute":
             let trackID = TrackID(try f.string("trackId", max: 64))
@@ -99,12 +107,16 @@ extension SignalEndpoint {
             return [:]
         case "request_share":
             let requestID = hub.ids.request()
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.requestShare(by: me, requestID: requestID, now: t) }
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.requestShare(by: me, requestID: requestID, now: t)
+            }
             return ["requestId": .string(requestID.rawValue)]
         case "answer_share_request":
             let requestID = ShareRequestID(try f.string("requestId", max: 64))
             let grant = try f.bool("grant")
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.answer(requestID, grant: grant, by: actor) }
+            try hub.perform(member.room, now: t) { s throws(HubError) in
+                try s.answer(requestID, grant: grant, by: actor)
+            }
             return [:]
         case "set_share_lock":
             let locked = try f.bool("locked")
@@ -149,7 +161,9 @@ extension SignalEndpoint {
     ]
 
     static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(HubError) {
-        let known: Set<String> = ["type", "id", "shareMode", "maxConcurrentShares", "whoCanShare", "shareRequestRequired", "shareLocked"]
+        let known: Set<String> = [
+            "type", "id", "shareMode", "maxConcurrentShares", "whoCanShare", "shareRequestRequired", "shareLocked",
+        ]
         for key in f.object.keys where !known.contains(key) { throw .invalidField(key, "unknown field") }
         if let m: ShareMode = try f.optionalEnum("shareMode") { policy.shareMode = m }
         if let n = try f.optionalInt("maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit) {
@@ -161,7 +175,9 @@ extension SignalEndpoint {
     }
 
     private func checkProtocol(_ f: Fields) throws(HubError) {
-        guard let v = f.object["protocol"] else { throw .invalidField("protocol", "is required (this server speaks 1)") }
+        guard let v = f.object["protocol"] else {
+            throw .invalidField("protocol", "is required (this server speaks 1)")
+        }
         guard case .int(let n) = v else { throw .invalidField("protocol", "expected an integer") }
         guard n == Int64(Self.protocolVersion) else { throw .unsupportedProtocol(Int(clamping: n)) }
     }
@@ -178,8 +194,9 @@ extension SignalEndpoint {
         let pid = hub.ids.participant()
         // A live session of the same identity in this room is replaced (the hub emits `replaced`).
         try hub.perform(roomID, now: t) { s throws(HubError) in
-            try s.join(id: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
-                       autoSubscribe: autoSubscribe, now: t)
+            try s.join(
+                id: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
+                autoSubscribe: autoSubscribe, now: t)
         }
         let token = makeToken()
         let member = Member(room: roomID, participant: pid, resumeToken: token, connection: session.connection.id)

@@ -97,7 +97,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         let id = object["id"]
         guard session.claims != nil else {
             guard type == "auth", let token = object["token"]?.stringValue else {
-                send(session, error: "missing_token", "the first message must be {\"type\":\"auth\",\"token\":...}", id: id)
+                send(
+                    session, error: "missing_token", "the first message must be {\"type\":\"auth\",\"token\":...}",
+                    id: id)
                 close(session, SignalCloseCode.unauthorized, "missing_token")
                 return
             }
@@ -146,15 +148,18 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             guard !claims.identity.isEmpty else { throw .malformedToken("missing sub (the identity)") }
         } catch {
             send(session, error: error.code, error.message, id: nil)
-            close(session, error.isAuthentication ? SignalCloseCode.unauthorized : SignalCloseCode.forbidden, error.code)
+            close(
+                session, error.isAuthentication ? SignalCloseCode.unauthorized : SignalCloseCode.forbidden, error.code)
             return
         }
         session.claims = claims
-        send(session, [
-            "type": "welcome", "protocol": .int(Int64(Self.protocolVersion)), "identity": .string(claims.identity),
-            "room": .string(claims.grants.room ?? ""), "role": .string(claims.grants.role.rawValue),
-            "grants": .object(claims.grants.json()), "expiresAt": .int(claims.expiresAt),
-        ])
+        send(
+            session,
+            [
+                "type": "welcome", "protocol": .int(Int64(Self.protocolVersion)), "identity": .string(claims.identity),
+                "room": .string(claims.grants.room ?? ""), "role": .string(claims.grants.role.rawValue),
+                "grants": .object(claims.grants.json()), "expiresAt": .int(claims.expiresAt),
+            ])
     }
 
     /// Token bucket per connection. Over the limit a message is dropped with one `rate_limited` error per

@@ -1,6 +1,9 @@
 import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
+import AtriumModel
+import AtriumRooms
+import AtriumStore
 import Testing
 
 @testable import AtriumSignal
@@ -30,7 +33,21 @@ final class FakeConnection: WebSocketConnection {
 @Suite struct SignalEndpointTests {
     static let secret = Array("0123456789abcdef0123456789abcdef".utf8)
     static let now: Int64 = 1_800_000_000
-    let endpoint = SignalEndpoint(verifier: TokenVerifier(keys: ["k": secret]), authTimeout: 5, now: { now })
+    let endpoint: SignalEndpoint = {
+        var counter: UInt64 = 0
+        let hub = Hub(
+            store: MemoryRoomStore(),
+            ids: IDGenerator(random: {
+                counter += 1
+                return counter
+            }),
+            autoCreate: .any, makeRoomID: { RoomID.make(millis: 1, random: 1) })
+        var options = SignalOptions()
+        options.authTimeout = 5
+        return SignalEndpoint(
+            verifier: TokenVerifier(keys: ["k": secret]), hub: hub, options: options, now: { now },
+            monotonic: { 0 }, makeToken: { "resume-token" })
+    }()
 
     static func token(room: String? = "standup", join: Bool = true, ttl: Int64 = 600) -> String {
         var g = Grants()
@@ -47,8 +64,13 @@ final class FakeConnection: WebSocketConnection {
         #expect(c.sent.first?["room"] == .string("standup"))
         #expect(c.closedWith == nil)
         endpoint.received(c, message: Array(#"{"type":"ping","id":7}"#.utf8), binary: false)
-        #expect(c.sent.last?["type"] == .string("pong"))
+        #expect(c.sent.last?["type"] == .string("result"))
         #expect(c.sent.last?["id"] == .int(7))
+        endpoint.received(c, message: Array(#"{"type":"join","id":8,"protocol":1}"#.utf8), binary: false)
+        #expect(c.sent.last?["data"]?["room"]?["name"] == .string("standup"))
+        #expect(c.sent.last?["data"]?["resumeToken"] == .string("resume-token"))
+        endpoint.received(c, message: Array(#"{"type":"join","id":9,"protocol":1}"#.utf8), binary: false)
+        #expect(c.sent.last?["error"]?["code"] == .string("already_joined"))
     }
 
     @Test func firstMessageToken() {
@@ -87,5 +109,99 @@ final class FakeConnection: WebSocketConnection {
         endpoint.received(c, message: [0x7b, 0xff], binary: false)
         #expect(c.sent.first?["error"]?["code"] == .string("malformed_json"))
         #expect(c.closedWith?.0 == 4001)
+    }
+}
+
+@Suite struct SignalFlowTests {
+    static let secret = Array("0123456789abcdef0123456789abcdef".utf8)
+    static let now: Int64 = 1_800_000_000
+
+    static func token(_ identity: String, role: ParticipantRole = .participant) -> String {
+        var g = Grants()
+        g.room = "standup"
+        g.roomJoin = true
+        g.canPublish = true
+        g.canSubscribe = true
+        g.role = role
+        return TokenIssuer(key: "k", secret: secret).token(identity: identity, grants: g, ttl: 600, now: now)
+    }
+
+    final class World {
+        var counter: UInt64 = 0
+        lazy var hub = Hub(
+            store: MemoryRoomStore(),
+            ids: IDGenerator(random: { [unowned self] in
+                counter += 1
+                return counter
+            }),
+            autoCreate: .any, makeRoomID: { RoomID.make(millis: 1, random: 1) })
+        lazy var endpoint = SignalEndpoint(
+            verifier: TokenVerifier(keys: ["k": SignalFlowTests.secret]), hub: hub, options: SignalOptions(),
+            now: { SignalFlowTests.now }, monotonic: { 0 },
+            makeToken: { [unowned self] in
+                counter += 1
+                return "rt\(counter)"
+            })
+        var nextID: UInt64 = 1
+
+        func connect(_ identity: String, role: ParticipantRole = .participant) -> FakeConnection {
+            let c = FakeConnection(id: nextID, query: [("access_token", SignalFlowTests.token(identity, role: role))])
+            nextID += 1
+            endpoint.opened(c)
+            send(c, #"{"type":"join","id":1,"protocol":1}"#)
+            return c
+        }
+
+        func send(_ c: FakeConnection, _ text: String) {
+            endpoint.received(c, message: Array(text.utf8), binary: false)
+        }
+    }
+
+    @Test func shareIsSeenAndStopped() throws {
+        let w = World()
+        let a = w.connect("alice", role: .host)
+        let b = w.connect("bob")
+        #expect(a.sent.last?["type"] == .string("participant_joined"))
+        w.send(b, #"{"type":"publish","id":2,"source":"screen_share","width":1280,"height":720}"#)
+        let shareID = try #require(b.sent.last?["data"]?["share"]?["id"]?.stringValue)
+        #expect(a.sent.contains { $0["type"] == .string("share_started") })
+        w.send(b, #"{"type":"stop_share","id":3,"shareId":"\#(shareID)"}"#)
+        let stop = try #require(a.sent.first { $0["type"] == .string("share_stopped") })
+        #expect(stop["reason"] == .string("user_stopped"))
+    }
+
+    @Test func resumeKeepsTheParticipant() throws {
+        let w = World()
+        let a = w.connect("alice")
+        let b = w.connect("bob")
+        let token = try #require(b.sent.first { $0["type"] == .string("result") }?["data"]?["resumeToken"]?.stringValue)
+        w.endpoint.closed(b)
+        let before = a.sent.count
+        let b2 = FakeConnection(id: 99, query: [("access_token", SignalFlowTests.token("bob"))])
+        w.endpoint.opened(b2)
+        w.send(b2, #"{"type":"resume","id":1,"protocol":1,"resumeToken":"\#(token)"}"#)
+        #expect(b2.sent.last?["type"] == .string("result"))
+        #expect(a.sent.count == before, "the others saw nothing")
+        w.send(b2, #"{"type":"resume","id":2,"protocol":1,"resumeToken":"nope"}"#)
+        #expect(b2.sent.last?["error"]?["code"] == .string("already_joined"))
+    }
+
+    @Test func errorsForOutOfOrderAndBadFields() {
+        let w = World()
+        let c = FakeConnection(id: 50, query: [("access_token", SignalFlowTests.token("x"))])
+        w.endpoint.opened(c)
+        let rows: [(String, String)] = [
+            (#"{"type":"publish","id":1,"source":"camera"}"#, "not_joined"),
+            (#"{"type":"join","id":1}"#, "invalid_field"),
+            (#"{"type":"join","id":1,"protocol":2}"#, "unsupported_protocol"),
+            (#"{"type":"dance","id":1}"#, "bad_request"),
+            (#"[1,2]"#, "bad_request"),
+            (#"{"type":"join","id":1,"protocol":1,"name":7}"#, "invalid_field"),
+        ]
+        for (text, code) in rows {
+            w.send(c, text)
+            #expect(c.sent.last?["error"]?["code"] == .string(code), "\(text)")
+        }
+        #expect(c.closedWith == nil)
     }
 }
