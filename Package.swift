@@ -40,7 +40,8 @@ let package = Package(
         ),
         // Rooms: the pure room and share state machine, and the hub that owns the live rooms.
         .target(
-            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
+            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore", "AtriumJSON"],
+            swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
             dependencies: [

@@ -1,5 +1,6 @@
 import AtriumAuth
 import AtriumJSON
+import AtriumRooms
 import AtriumStore
 
 /// An admin API failure: the HTTP status and the documented `{"error": {"code", "message"}}` body.
@@ -44,6 +45,20 @@ struct APIError: Error {
         case .schemaTooNew, .backend:
             APIError(status: 503, code: "store_unavailable", message: "the room store failed: \(e)")
         }
+    }
+
+    /// A hub refusal: conflicts of the room's rules are 409, missing things 404, bad fields 422.
+    static func hub(_ e: HubError) -> APIError {
+        let status: Int =
+            switch e {
+            case .participantNotFound, .trackNotFound, .shareNotFound, .requestNotFound, .roomNotFound: 404
+            case .invalidField, .badRequest: 422
+            case .notAllowed: 403
+            default: 409
+            }
+        var err = APIError(status: status, code: e.code, message: e.message)
+        if case .invalidField(let field, _) = e { err.details = ["field": .string(field)] }
+        return err
     }
 
     static func roomNotFound(_ key: String) -> APIError {

@@ -75,7 +75,7 @@ extension AdminAPI {
     }
 
     /// A room by id or by name; 404 when neither matches.
-    private func find(_ key: String) throws(APIError) -> Room {
+    func find(_ key: String) throws(APIError) -> Room {
         let found: Room?
         do throws(StoreError) { found = try store.room(idOrName: key) } catch { throw .store(error) }
         guard let room = found else { throw .roomNotFound(key) }

@@ -95,6 +95,14 @@ public final class AdminAPI: HTTPHandler {
         case (.room, .PATCH): return try updateRoom(request, params["roomId"] ?? "")
         case (.room, _): return try deleteRoom(request, params["roomId"] ?? "")
         case (.tokens, _): return try mintToken(request)
+        case (.participants, _): return try listParticipants(request, params)
+        case (.participant, .GET): return try getParticipant(request, params)
+        case (.participant, .PATCH): return try updateParticipant(request, params)
+        case (.participant, _): return try removeParticipant(request, params)
+        case (.muteTrack, _): return try muteTrack(request, params)
+        case (.shares, _): return try listShares(request, params)
+        case (.share, _): return try stopShare(request, params)
+        case (.shareLock, _): return try setShareLock(request, params)
         }
     }
 

@@ -9,6 +9,12 @@ enum Route: String, CaseIterable {
     case rooms = "/v1/rooms"
     case room = "/v1/rooms/{roomId}"
     case tokens = "/v1/tokens"
+    case participants = "/v1/rooms/{roomId}/participants"
+    case participant = "/v1/rooms/{roomId}/participants/{participantId}"
+    case muteTrack = "/v1/rooms/{roomId}/participants/{participantId}/tracks/{trackId}/mute"
+    case shares = "/v1/rooms/{roomId}/shares"
+    case share = "/v1/rooms/{roomId}/shares/{shareId}"
+    case shareLock = "/v1/rooms/{roomId}/share-lock"
 
     /// Methods each route answers (HEAD comes with GET; OPTIONS is answered for CORS everywhere).
     var methods: [HTTPMethod] {
@@ -17,6 +23,11 @@ enum Route: String, CaseIterable {
         case .rooms: [.GET, .POST]
         case .room: [.GET, .PATCH, .DELETE]
         case .tokens: [.POST]
+        case .participants, .shares: [.GET]
+        case .participant: [.GET, .PATCH, .DELETE]
+        case .muteTrack: [.POST]
+        case .share: [.DELETE]
+        case .shareLock: [.PUT]
         }
     }
 

@@ -63,8 +63,8 @@ extension SignalEndpoint {
             }
             var out: JSONObject = [:]
             for e in events {
-                if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = Coding.track(tr) }
-                if case .shareStarted(let sh) = e, sh.videoTrack == track.id { out["share"] = Coding.share(sh) }
+                if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }
+                if case .shareStarted(let sh) = e, sh.videoTrack == track.id { out["share"] = HubCoding.share(sh) }
             }
             return out
         case "unpublish":
@@ -127,7 +127,7 @@ extension SignalEndpoint {
             try Self.applyPolicy(f, to: &policy)
             let p = policy
             try hub.perform(member.room, now: t) { s throws(HubError) in try s.setPolicy(p, by: actor) }
-            return ["sharePolicy": Coding.policy(p)]
+            return ["sharePolicy": HubCoding.policy(p)]
         case "set_permission":
             let target = ParticipantID(try f.string("participantId", max: 64))
             let source: TrackSource = try f.optionalEnum("source") ?? .screenShare
@@ -204,7 +204,7 @@ extension SignalEndpoint {
         byResumeToken[token] = pid
         session.member = member
         guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
-        return Coding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        return HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 
     /// Rebinds a participant whose socket dropped to this connection, within the resume window.
@@ -228,6 +228,6 @@ extension SignalEndpoint {
             return []
         }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
-        return Coding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        return HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 }

@@ -211,7 +211,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     }
 
     public func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {
-        let bytes = JSONValue.object(Coding.event(event)).bytes()
+        let bytes = JSONValue.object(HubCoding.event(event)).bytes()
         for p in recipients {
             guard let s = session(of: p), !s.closing else { continue }
             if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }

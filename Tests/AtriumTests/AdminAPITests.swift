@@ -3,6 +3,7 @@ import AtriumHTTP
 import AtriumJSON
 import AtriumMetrics
 import AtriumModel
+import AtriumRooms
 import AtriumStore
 import Testing
 
@@ -214,5 +215,88 @@ final class APIHarness {
         #expect(text.contains("atrium_build_info"))
         h.store.close()
         #expect(h.call(.GET, "/readyz", token: "").status == 503)
+    }
+}
+
+@Suite struct AdminLiveRoomTests {
+    /// A live room with a host and a sharing participant, behind the admin API.
+    static func setUp() throws -> (APIHarness, Hub, RoomID, ParticipantID, ShareID) {
+        let h = APIHarness()
+        var n: UInt64 = 0
+        let hub = Hub(
+            store: h.store,
+            ids: IDGenerator(random: {
+                n += 1
+                return n
+            }), autoCreate: .off,
+            makeRoomID: { RoomID.make(millis: 9, random: 9) })
+        h.api.hub = hub
+        _ = h.call(.POST, "/v1/rooms", body: #"{"name":"live"}"#)
+        var g = Grants()
+        g.canPublish = true
+        g.canSubscribe = true
+        let room = try hub.open(scope: "live", grants: g, now: h.now)
+        let alice = ParticipantID("pa_alice")
+        try hub.perform(room, now: h.now) { s throws(HubError) in
+            try s.join(
+                id: alice, identity: "alice", name: "Alice", metadata: "", grants: g, autoSubscribe: true, now: 0)
+        }
+        try hub.perform(room, now: h.now) { s throws(HubError) in
+            try s.publish(
+                Track(id: TrackID("tr_screen"), owner: alice, source: .screenShare, name: "screen"), now: 1,
+                newShareID: ShareID("sh_1"))
+        }
+        return (h, hub, room, alice, ShareID("sh_1"))
+    }
+
+    @Test func participantsSharesAndControls() throws {
+        let (h, hub, room, alice, share) = try Self.setUp()
+        let list = h.call(.GET, "/v1/rooms/live/participants")
+        #expect(list.json?["participants"]?.arrayValue?.first?["identity"] == .string("alice"))
+        #expect(h.call(.GET, "/v1/rooms/live/participants/alice").json?["id"] == .string(alice.rawValue))
+        #expect(h.call(.GET, "/v1/rooms/live/participants/nobody").status == 404)
+        #expect(h.call(.GET, "/v1/rooms/live/shares").json?["shares"]?.arrayValue?.count == 1)
+
+        // Revoking screen_share through PATCH stops the share with permission_revoked.
+        let patched = h.call(.PATCH, "/v1/rooms/live/participants/alice", body: #"{"sources":["camera"],"name":"A."}"#)
+        #expect(patched.status == 200)
+        #expect(patched.json?["name"] == .string("A."))
+        #expect(hub.state(room)?.shares.isEmpty == true)
+        #expect(
+            h.call(.DELETE, "/v1/rooms/live/shares/\(share.rawValue)").json?["error"]?["code"]
+                == .string("share_not_found"))
+
+        #expect(
+            h.call(.PUT, "/v1/rooms/live/share-lock", body: #"{"locked":true}"#).json?["shareLocked"] == .bool(true))
+        #expect(hub.state(room)?.policy.shareLocked == true)
+        #expect(h.call(.PUT, "/v1/rooms/live/share-lock", body: #"{"locked":"yes"}"#).status == 422)
+
+        #expect(h.call(.DELETE, "/v1/rooms/live/participants/alice").status == 204)
+        #expect(hub.state(room)?.participants.isEmpty == true)
+    }
+
+    @Test func forceStopAndMute() throws {
+        let (h, hub, room, _, share) = try Self.setUp()
+        #expect(h.call(.DELETE, "/v1/rooms/live/shares/\(share.rawValue)").status == 204)
+        #expect(hub.state(room)?.shares.isEmpty == true)
+        let alice = ParticipantID("pa_alice")
+        try hub.perform(room, now: h.now) { s throws(HubError) in
+            try s.publish(
+                Track(id: TrackID("tr_mic"), owner: alice, source: .microphone, name: ""), now: 2,
+                newShareID: ShareID("sh_2"))
+        }
+        let muted = h.call(.POST, "/v1/rooms/live/participants/alice/tracks/tr_mic/mute")
+        #expect(muted.status == 200)
+        #expect(muted.json?["muted"] == .bool(true))
+        #expect(h.call(.POST, "/v1/rooms/live/participants/alice/tracks/tr_none/mute").status == 404)
+    }
+
+    @Test func roomNotLiveYet() {
+        let h = APIHarness()
+        _ = h.call(.POST, "/v1/rooms", body: #"{"name":"quiet"}"#)
+        #expect(h.call(.GET, "/v1/rooms/quiet/participants").json?["participants"] == .array([]))
+        #expect(
+            h.call(.PUT, "/v1/rooms/quiet/share-lock", body: #"{"locked":true}"#).json?["shareLocked"] == .bool(true))
+        #expect(h.call(.GET, "/v1/rooms/quiet").json?["shareLocked"] == .bool(true))
     }
 }

@@ -1,10 +1,9 @@
-import AtriumJSON
-import AtriumModel
-import AtriumRooms
+public import AtriumJSON
+public import AtriumModel
 
 /// The JSON forms of the hub's values, as documented in docs/protocol.md.
-enum Coding {
-    static func actor(_ a: Actor?) -> JSONValue {
+public enum HubCoding {
+    public static func actor(_ a: Actor?) -> JSONValue {
         switch a {
         case .participant(let id): .string(id.rawValue)
         case .admin: .string("admin")
@@ -12,7 +11,7 @@ enum Coding {
         }
     }
 
-    static func permissions(_ p: Participant) -> JSONValue {
+    public static func permissions(_ p: Participant) -> JSONValue {
         .object([
             "sources": .array(TrackSource.allCases.filter(p.sources.contains).map { .string($0.rawValue) }),
             "canSubscribe": .bool(p.canSubscribe),
@@ -20,7 +19,7 @@ enum Coding {
         ])
     }
 
-    static func participant(_ p: Participant, tracks: [Track]) -> JSONValue {
+    public static func participant(_ p: Participant, tracks: [Track]) -> JSONValue {
         .object([
             "id": .string(p.id.rawValue), "identity": .string(p.identity), "name": .string(p.name),
             "metadata": .string(p.metadata), "role": .string(p.role.rawValue), "joinedAt": .int(p.joinedAt),
@@ -28,7 +27,7 @@ enum Coding {
         ])
     }
 
-    static func track(_ t: Track) -> JSONValue {
+    public static func track(_ t: Track) -> JSONValue {
         .object([
             "id": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue),
             "source": .string(t.source.rawValue),
@@ -42,7 +41,7 @@ enum Coding {
         ])
     }
 
-    static func share(_ s: Share) -> JSONValue {
+    public static func share(_ s: Share) -> JSONValue {
         .object([
             "id": .string(s.id.rawValue), "participantId": .string(s.sharer.rawValue),
             "state": .string(s.state.rawValue),
@@ -52,7 +51,7 @@ enum Coding {
         ])
     }
 
-    static func request(_ r: ShareRequest) -> JSONValue {
+    public static func request(_ r: ShareRequest) -> JSONValue {
         .object([
             "id": .string(r.id.rawValue), "participantId": .string(r.requester.rawValue),
             "createdAt": .int(r.createdAt),
@@ -60,7 +59,7 @@ enum Coding {
         ])
     }
 
-    static func policy(_ p: SharePolicy) -> JSONValue {
+    public static func policy(_ p: SharePolicy) -> JSONValue {
         .object([
             "shareMode": .string(p.shareMode.rawValue), "maxConcurrentShares": .int(Int64(p.maxConcurrentShares)),
             "whoCanShare": .string(p.whoCanShare.rawValue), "shareRequestRequired": .bool(p.shareRequestRequired),
@@ -68,7 +67,7 @@ enum Coding {
         ])
     }
 
-    static func room(_ r: Room) -> JSONValue {
+    public static func room(_ r: Room) -> JSONValue {
         .object([
             "id": .string(r.id.rawValue), "name": r.name.map { .string($0) } ?? .null,
             "maxParticipants": .int(Int64(r.maxParticipants)), "metadata": .string(r.metadata),
@@ -77,7 +76,9 @@ enum Coding {
     }
 
     /// The full state a participant sees on join and resume.
-    static func snapshot(_ s: RoomState, me: ParticipantID, resumeToken: String, protocolVersion: Int) -> JSONObject {
+    public static func snapshot(_ s: RoomState, me: ParticipantID, resumeToken: String, protocolVersion: Int)
+        -> JSONObject
+    {
         let others = s.orderedParticipants.filter { $0.id != me && !$0.hidden }
         var o: JSONObject = [
             "protocol": .int(Int64(protocolVersion)),
@@ -96,7 +97,7 @@ enum Coding {
     }
 
     /// An event as pushed to clients: `{"type": name, ...fields}`.
-    static func event(_ e: RoomEvent) -> JSONObject {
+    public static func event(_ e: RoomEvent) -> JSONObject {
         switch e {
         case .participantJoined(let p):
             return ["type": "participant_joined", "participant": participant(p, tracks: [])]
