@@ -30,7 +30,10 @@ struct APIError: Error {
 
     static func auth(_ e: AuthError) -> APIError {
         var err = APIError(status: e.isAuthentication ? 401 : 403, code: e.code, message: e.message)
-        if e.isAuthentication {
+        if e == .missingToken {
+            // RFC 6750 section 3.1: no error attribute when the request carried no token.
+            err.headers = [("www-authenticate", "Bearer realm=\"atrium\"")]
+        } else if e.isAuthentication {
             err.headers = [("www-authenticate", "Bearer realm=\"atrium\", error=\"invalid_token\"")]
         }
         return err

@@ -39,8 +39,17 @@ extension AdminAPI {
             }
             cursor = RoomID(t)
         }
-        let rooms: [Room]
-        do throws(StoreError) { rooms = try store.list(after: cursor, limit: limit + 1) } catch { throw .store(error) }
+        var rooms: [Room]
+        if let scope = claims.grants.room {
+            // A room-scoped token lists its own room only.
+            let found: Room?
+            do throws(StoreError) { found = try store.room(idOrName: scope) } catch { throw .store(error) }
+            rooms = [found].compactMap { $0 }.filter { room in cursor.map { room.id > $0 } ?? true }
+        } else {
+            do throws(StoreError) { rooms = try store.list(after: cursor, limit: limit + 1) } catch {
+                throw .store(error)
+            }
+        }
         let page = rooms.prefix(limit)
         let next: JSONValue = rooms.count > limit ? .string(page.last?.id.rawValue ?? "") : .null
         return Self.json(200, ["rooms": .array(page.map(RoomCoding.json)), "nextPageToken": next])

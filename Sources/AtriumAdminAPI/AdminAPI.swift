@@ -103,6 +103,10 @@ public final class AdminAPI: HTTPHandler {
         case (.shares, _): return try listShares(request, params)
         case (.share, _): return try stopShare(request, params)
         case (.shareLock, _): return try setShareLock(request, params)
+        case (.signal, _):
+            throw APIError(
+                status: 426, code: "upgrade_required", message: "/v1/signal speaks WebSocket: send an Upgrade request",
+                headers: [("upgrade", "websocket"), ("connection", "Upgrade")])
         }
     }
 
@@ -176,9 +180,10 @@ public final class AdminAPI: HTTPHandler {
     }
 
     private func addCORS(_ response: inout HTTPResponse, _ request: HTTPRequest) {
+        // The answer depends on Origin whenever a list of origins is configured: say so to caches.
+        if !corsOrigins.isEmpty && !corsOrigins.contains("*") { response.headers.append(("vary", "origin")) }
         guard let origin = allowedOrigin(request) else { return }
         response.headers.append(("access-control-allow-origin", origin))
-        if origin != "*" { response.headers.append(("vary", "origin")) }
         response.headers.append(("access-control-expose-headers", "www-authenticate, allow"))
         if request.method == .OPTIONS {
             response.headers.append(("access-control-allow-headers", "authorization, content-type"))

@@ -70,7 +70,8 @@ enum RoomCoding {
     }
 
     static func int(_ v: JSONValue, _ field: String, _ range: ClosedRange<Int>) throws(APIError) -> Int {
-        guard case .int(let i) = v else { throw .invalidField(field, "expected an integer, got \(v.typeName)") }
+        // JSON has one number type: 15 and 15.0 are the same integer (as JSON Schema counts them).
+        guard let i = v.int64Value else { throw .invalidField(field, "expected an integer, got \(v.typeName)") }
         guard let n = Int(exactly: i), range.contains(n) else {
             throw .invalidField(field, "must be from \(range.lowerBound) to \(range.upperBound)")
         }

@@ -15,6 +15,8 @@ enum Route: String, CaseIterable {
     case shares = "/v1/rooms/{roomId}/shares"
     case share = "/v1/rooms/{roomId}/shares/{shareId}"
     case shareLock = "/v1/rooms/{roomId}/share-lock"
+    /// The WebSocket endpoint; the edge hands upgrades to the signaling endpoint, plain requests come here.
+    case signal = "/v1/signal"
 
     /// Methods each route answers (HEAD comes with GET; OPTIONS is answered for CORS everywhere).
     var methods: [HTTPMethod] {
@@ -28,6 +30,7 @@ enum Route: String, CaseIterable {
         case .muteTrack: [.POST]
         case .share: [.DELETE]
         case .shareLock: [.PUT]
+        case .signal: [.GET]
         }
     }
 

@@ -55,7 +55,7 @@ extension EdgeServer {
             ).body
             rawReplies[key(wsi)] =
                 Array(
-                    "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+                    "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\nconnection: close\r\n\r\n"
                         .utf8) + body
             lws_callback_on_writable(wsi)
             return 0

@@ -30,7 +30,7 @@ struct Fields {
 
     func int(_ key: String, _ range: ClosedRange<Int>) throws(HubError) -> Int {
         guard let v = object[key] else { throw .invalidField(key, "is required") }
-        guard case .int(let i) = v, let n = Int(exactly: i) else {
+        guard let i = v.int64Value, let n = Int(exactly: i) else {
             throw .invalidField(key, "expected an integer, got \(v.typeName)")
         }
         guard range.contains(n) else {

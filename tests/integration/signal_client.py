@@ -188,6 +188,11 @@ class Client:
         self._remember(data)
         return data
 
+    async def leave(self, timeout=DEFAULT_TIMEOUT):
+        """Sends `leave` (not awaiting its answer) and waits for the close; returns its code."""
+        await self.send_json({"type": "leave", "id": f"leave-{next(Client._ids)}"})
+        return (await self.wait_closed(timeout))[0]
+
     def _remember(self, snapshot):
         self.snapshot = snapshot
         self.participant_id = snapshot["participant"]["id"]

@@ -1,0 +1,325 @@
+"""Bad input on `/v1/signal`: each is answered with its documented error or close code, the server keeps
+serving, and the room stays consistent for everyone else in it."""
+import asyncio
+import json
+import os
+import time
+
+import pytest
+import websockets
+
+from conftest import Server
+from signal_client import SignalError, close_all, connect, joined, mint, run
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    s = Server(os.path.join(d, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any").start()
+    yield s
+    s.stop()
+
+
+async def room_still_works(server, room, *observers):
+    """A newcomer publishes a camera; every observer sees it, and the newcomer's snapshot matches what
+    the observers know of each other."""
+    n = await joined(server, f"probe-{time.monotonic_ns()}", room=room)
+    try:
+        track = (await n.request("publish", source="camera"))["track"]
+        for o in observers:
+            ev = await o.expect("track_published", lambda m: m["track"]["id"] == track["id"])
+            assert ev["track"]["participantId"] == n.participant_id
+        seen = {p["id"] for p in n.snapshot["participants"]}
+        for o in observers:
+            assert o.participant_id in seen
+        assert await n.leave() == 4100
+        for o in observers:
+            await o.expect("participant_left", lambda m: m["participantId"] == n.participant_id)
+    finally:
+        await n.close()
+
+
+def test_malformed_json_keeps_the_connection(hub):
+    async def go():
+        a = await joined(hub, "a", room="bad-json")
+        b = await joined(hub, "b", room="bad-json")
+        try:
+            for text in ['{"type": "ping"', "{bad", "", "nul", '{"type":"ping","id":1}}']:
+                await a.send_raw(text)
+                err = await a.expect_error("malformed_json")
+                assert "id" not in err
+            assert "pong" in await a.request("ping")
+            await a.request("publish", source="camera")
+            await b.expect("track_published")
+            await room_still_works(hub, "bad-json", a, b)
+        finally:
+            await close_all(a, b)
+    run(go())
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"publish"', "42", "null", "true", "{}", '{"type": 5}',
+                                  '{"type": null}', '{"id": 7}', '{"type": ["join"]}'])
+def test_not_an_object_or_no_string_type(hub, text):
+    async def go():
+        a = await joined(hub, "a", room="bad-shape")
+        try:
+            await a.send_raw(text)
+            await a.expect_error("bad_request")
+            assert "pong" in await a.request("ping")
+        finally:
+            await close_all(a)
+    run(go())
+
+
+def test_unknown_types(hub):
+    async def go():
+        fresh = await connect(hub, "fresh", room="bad-type")
+        a = await joined(hub, "a", room="bad-type")
+        b = await joined(hub, "b", room="bad-type")
+        try:
+            for t in ["nope", "JOIN", "Publish", "", "auth", "welcome", "result", "x" * 200]:
+                for c in (fresh, a):
+                    e = await c.refused(t, "bad_request")
+                    assert e.reply["id"] is not None
+            # Nothing was broadcast.
+            await b.no_event("participant_updated", 0.2)
+            assert b.events == []
+            await fresh.join()
+            await room_still_works(hub, "bad-type", a, b, fresh)
+        finally:
+            await close_all(fresh, a, b)
+    run(go())
+
+
+INVALID_FIELDS = [
+    ("publish", {}, "source"),
+    ("publish", {"source": "webcam"}, "source"),
+    ("publish", {"source": 7}, "source"),
+    ("publish", {"source": None}, "source"),
+    ("publish", {"source": "camera", "width": -1}, "width"),
+    ("publish", {"source": "camera", "width": "640"}, "width"),
+    ("publish", {"source": "camera", "height": 1.5}, "height"),
+    ("publish", {"source": "camera", "height": 99999}, "height"),
+    ("publish", {"source": "camera", "kind": "audio"}, "kind"),
+    ("publish", {"source": "camera", "name": 3}, "name"),
+    ("publish", {"source": "camera", "muted": "no"}, "muted"),
+    ("publish", {"source": "camera", "layers": 5}, "layers"),
+    ("publish", {"source": "camera", "layers": [1]}, "layers"),
+    ("publish", {"source": "camera", "layers": [{"rid": "h", "width": 1, "height": 1}] * 5}, "layers"),
+    ("publish", {"source": "camera", "layers": [{"width": 1, "height": 1}]}, "rid"),
+    ("unpublish", {}, "trackId"),
+    ("unpublish", {"trackId": 5}, "trackId"),
+    ("unpublish", {"trackId": "tr_x", "reason": "because"}, "reason"),
+    ("mute", {"trackId": "tr_x"}, "muted"),
+    ("mute", {"trackId": "tr_x", "muted": "yes"}, "muted"),
+    ("mute", {"muted": True}, "trackId"),
+    ("subscribe", {}, "trackId"),
+    ("subscribe", {"trackId": "tr_x", "quality": "ultra"}, "quality"),
+    ("unsubscribe", {"trackId": {}}, "trackId"),
+    ("pause_share", {}, "shareId"),
+    ("resume_share", {"shareId": 1}, "shareId"),
+    ("stop_share", {"shareId": "sh_x", "reason": 1}, "reason"),
+    ("answer_share_request", {"requestId": "rq_x"}, "grant"),
+    ("answer_share_request", {"grant": True}, "requestId"),
+    ("set_share_lock", {}, "locked"),
+    ("set_share_lock", {"locked": 1}, "locked"),
+    ("set_share_policy", {"shareMode": "all"}, "shareMode"),
+    ("set_share_policy", {"maxConcurrentShares": 0}, "maxConcurrentShares"),
+    ("set_share_policy", {"maxConcurrentShares": 17}, "maxConcurrentShares"),
+    ("set_share_policy", {"whoCanShare": "nobody"}, "whoCanShare"),
+    ("set_share_policy", {"shareRequestRequired": "true"}, "shareRequestRequired"),
+    ("set_share_policy", {"bogus": 1}, "bogus"),
+    ("set_permission", {"participantId": "pa_x"}, "granted"),
+    ("set_permission", {"participantId": "pa_x", "granted": True, "source": "screen"}, "source"),
+    ("set_permission", {"granted": True}, "participantId"),
+    ("mute_participant", {}, "trackId"),
+    ("remove_participant", {"participantId": None}, "participantId"),
+    ("update", {"name": 5}, "name"),
+    ("update", {"metadata": "x" * (16 * 1024 + 1)}, "metadata"),
+]
+
+
+def test_missing_and_mistyped_fields(hub):
+    async def go():
+        host = await joined(hub, "host", room="bad-fields", role="host")
+        other = await joined(hub, "other", room="bad-fields")
+        try:
+            before = json.dumps(host.snapshot["room"], sort_keys=True)
+            failures = []
+            for type_, fields, field in INVALID_FIELDS:
+                try:
+                    data = await host.request(type_, **fields)
+                    failures.append(f"{type_} {fields}: succeeded with {data}")
+                except SignalError as e:
+                    if e.code != "invalid_field" or e.field != field:
+                        failures.append(f"{type_} {fields}: {e.code} {e.message!r}, expected invalid_field {field}")
+            assert not failures, "\n".join(failures)
+            # None of it changed anything anyone can see.
+            await other.no_event("share_policy_changed", 0.2)
+            assert other.events == [], other.events
+            late = await joined(hub, "late", room="bad-fields")
+            assert json.dumps(late.snapshot["room"], sort_keys=True) == before
+            assert all(p["tracks"] == [] for p in late.snapshot["participants"])
+            await late.close()
+            await room_still_works(hub, "bad-fields", host, other)
+        finally:
+            await close_all(host, other)
+    run(go())
+
+
+def test_out_of_order_messages(hub):
+    requests = ["leave", "update", "publish", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share",
+                "resume_share", "stop_share", "request_share", "answer_share_request", "set_share_lock",
+                "set_share_policy", "set_permission", "mute_participant", "remove_participant", "end_room"]
+
+    async def go():
+        b = await joined(hub, "b", room="bad-order", role="host")
+        a = await connect(hub, "a", room="bad-order")
+        try:
+            for t in requests:
+                await a.refused(t, "not_joined", source="camera")
+            await a.join()
+            await a.refused("join", "already_joined", protocol=1)
+            await a.refused("resume", "already_joined", protocol=1, resumeToken=a.resume_token)
+            # b saw a join once and nothing else from all that.
+            await b.expect("participant_joined")
+            await b.no_event("participant_joined", 0.2)
+            await room_still_works(hub, "bad-order", a, b)
+        finally:
+            await close_all(a, b)
+    run(go())
+
+
+def test_resume_with_a_bad_token(hub):
+    async def go():
+        a = await joined(hub, "a", room="bad-resume")
+        b = await joined(hub, "b", room="bad-resume")
+        try:
+            token = a.resume_token
+            a.abort()
+            await a.wait_closed()
+            # Wrong identity, unknown token, wrong type: refused, and the session stays resumable.
+            eve = await connect(hub, "eve", room="bad-resume")
+            await eve.refused("resume", "resume_failed", protocol=1, resumeToken=token)
+            await eve.refused("resume", "resume_failed", protocol=1, resumeToken="x" * 32)
+            e = await eve.refused("resume", "invalid_field", protocol=1, resumeToken=5)
+            assert e.field == "resumeToken"
+            await eve.close()
+            back = await connect(hub, "a", room="bad-resume")
+            assert (await back.resume(token))["participant"]["id"] == a.participant_id
+            await b.no_event("participant_left", 0.2)
+            await back.close()
+        finally:
+            await close_all(a, b)
+    run(go())
+
+
+@pytest.mark.xfail(strict=True, reason="server bug: resume checks only the identity, not the token's room: a "
+                                       "token scoped to room B resumes the same identity's session in room A")
+def test_resume_is_scoped_to_the_tokens_room(hub):
+    async def go():
+        a = await joined(hub, "a", room="scope-a")
+        try:
+            token = a.resume_token
+            a.abort()
+            await a.wait_closed()
+            other = await connect(hub, "a", room="scope-b")
+            try:
+                await other.refused("resume", "resume_failed", protocol=1, resumeToken=token)
+            finally:
+                await other.close()
+        finally:
+            await close_all(a)
+    run(go())
+
+
+def test_one_megabyte_message_closes_1009(hub):
+    async def go():
+        a = await joined(hub, "a", room="bad-big")
+        b = await joined(hub, "b", room="bad-big")
+        try:
+            big = json.dumps({"type": "update", "id": 1, "metadata": "x" * (1 << 20)})
+            try:
+                await a.send_raw(big)
+            except websockets.ConnectionClosed:
+                pass
+            code, _ = await a.wait_closed()
+            assert code == 1009
+            # The update was not applied; b only sees a's socket go (no event within the resume window).
+            await b.no_event("participant_updated", 0.3)
+            assert hub.healthy()
+            await room_still_works(hub, "bad-big", b)
+        finally:
+            await close_all(a, b)
+    run(go())
+
+
+def test_a_thousand_messages_in_a_second(hub):
+    async def go():
+        a = await joined(hub, "a", room="bad-flood")
+        b = await joined(hub, "b", room="bad-flood")
+        try:
+            t0 = time.monotonic()
+            try:
+                for i in range(1000):
+                    await a.send_json({"type": "update", "id": f"u{i}", "name": f"n{i}"})
+            except websockets.ConnectionClosed:
+                pass
+            assert time.monotonic() - t0 < 1.0, "the client could not send 1000 messages within a second"
+            await a.expect_error("rate_limited")
+            await asyncio.sleep(0.5)
+            if a.is_closed:
+                assert a.close_code == 4029, (a.close_code, a.close_reason)
+            else:
+                assert "pong" in await a.request("ping")
+            answered = [m for m in a.log if m.get("type") == "result" and str(m.get("id")).startswith("u")]
+            assert 0 < len(answered) < 1000
+            # b saw exactly the updates that were applied, in order, the last one being a's name now.
+            await asyncio.sleep(0.2)
+            names = [m["participant"]["name"] for m in b.events if m["type"] == "participant_updated"]
+            assert len(names) == len(answered)
+            assert names == sorted(names, key=lambda n: int(n[1:]))
+            late = await joined(hub, "late", room="bad-flood")
+            now = next(p for p in late.snapshot["participants"] if p["id"] == a.participant_id)
+            assert now["name"] == names[-1]
+            await late.close()
+            assert hub.healthy()
+            await room_still_works(hub, "bad-flood", b)
+        finally:
+            await close_all(a, b)
+    run(go())
+
+
+def test_half_open_connection(tmpdir_path):
+    s = Server(os.path.join(tmpdir_path, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any",
+               "--signal-idle-timeout", "5", "--resume-window", "1").start()
+    try:
+        async def go():
+            b = await joined(s, "b", room="half-open")
+            b.start_keepalive(1.0)
+            a = await joined(s, "a", room="half-open")
+            try:
+                share = (await a.request("publish", source="screen_share"))["share"]
+                await b.expect("share_started")
+                # a goes silent and stops reading.
+                a.pause_reading()
+                t0 = time.monotonic()
+                st = await b.expect("share_stopped", lambda m: m["share"]["id"] == share["id"], timeout=16)
+                assert st["reason"] == "disconnected"
+                left = await b.expect("participant_left", timeout=3)
+                assert left["participantId"] == a.participant_id and left["reason"] == "disconnected"
+                assert time.monotonic() - t0 >= 4
+                # What a would have read: an idle_timeout error and a 4010 close.
+                a.resume_reading()
+                code, _ = await a.wait_closed(5)
+                assert code == 4010
+                await a.expect_error("idle_timeout", timeout=0)
+                # b, which kept talking, is still there and the room works.
+                assert not b.is_closed
+                await room_still_works(s, "half-open", b)
+            finally:
+                await close_all(a, b)
+        run(go(), timeout=40)
+        assert s.healthy()
+    finally:
+        s.stop()
