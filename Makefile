@@ -13,7 +13,7 @@ PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps build run test unit integration lint format clean
+.PHONY: all deps test-deps build run test unit integration tsan bench lint format clean
 
 all: build
 
@@ -45,8 +45,9 @@ build: deps
 run: build
 	$(BIN) serve $(ATRIUM_FLAGS)
 
-## Every test: lint, Swift unit tests, then the integration suite against the real server.
-test: test-deps build lint unit integration
+## Every test: lint, Swift unit tests, the integration suite against the real server, and the
+## signaling suites again against a ThreadSanitizer build.
+test: test-deps build lint unit integration tsan
 
 unit:
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
@@ -55,6 +56,18 @@ unit:
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration
 
+## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites;
+## a reported race makes the server exit and the suite fail.
+tsan: test-deps
+	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
+	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py $(wildcard tests/integration/test_signal_*.py)
+
+## Benchmarks (figures, not pass/fail): a release build, then the signaling load script.
+bench: test-deps
+	$(SWIFT) build -c release --product atrium
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
+
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
@@ -62,4 +75,4 @@ format:
 	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-tsan

@@ -97,14 +97,14 @@ def main():
     key, secret = "bench", "b" * 40
     err = open(os.path.join(data, "stderr.log"), "w+")
     proc = subprocess.Popen([binary, "serve", "--port", "0", "--store", "memory", "--data-dir", data,
-                             "--keys", f"{key}:{secret}", "--log-level", "warn", "--auto-create-rooms", "grant"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "--keys", f"{key}:{secret}", "--auto-create-rooms", "grant"],
+                            stdout=subprocess.DEVNULL, stderr=err)
     port = None
-    for line in proc.stderr:
-        m = re.search(r"port=(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
+    deadline = time.time() + 10
+    while port is None and time.time() < deadline:
+        m = re.search(r"msg=listening .*port=(\d+)", open(err.name).read())
+        port = int(m.group(1)) if m else None
+        time.sleep(0.05)
     try:
         base_rss = rss_kib(proc.pid)
         latencies, elapsed, conns, drains = asyncio.run(run(args, port, key, secret))

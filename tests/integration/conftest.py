@@ -79,6 +79,8 @@ class Server:
                 self.proc.wait()
         self.stdout_text = open(self.out_path).read()
         self.stderr_text = open(self.err_path).read()
+        # Under `make tsan` the server is built with ThreadSanitizer: any report fails the test.
+        assert "ThreadSanitizer" not in self.stderr_text, self.stderr_text
         return self.proc.returncode
 
     def alive(self):
