@@ -76,6 +76,7 @@ public final class Hub {
     {
         guard var live = rooms[id] else { throw .roomNotFound(id.rawValue) }
         let before = live.state.room.sharePolicy
+        let previous = live.state
         let events = try change(&live.state)
         live.emptySince = live.state.isEmpty ? (live.emptySince ?? now) : nil
         rooms[id] = live
@@ -85,22 +86,26 @@ public final class Hub {
             try? store.update(r)
             rooms[id]?.state.room.updatedAt = r.updatedAt
         }
-        dispatch(events, room: id, state: live.state)
+        dispatch(events, room: id, before: previous, after: live.state)
         if events.contains(where: { if case .roomEnded = $0 { true } else { false } }) { rooms[id] = nil }
         return events
     }
 
-    func dispatch(_ events: [RoomEvent], room: RoomID, state: RoomState) {
+    /// Delivers events to the participants present before or after the change, so that those who leave in
+    /// it (room ended, removed) still hear why, and those who join hear what follows their join.
+    func dispatch(_ events: [RoomEvent], room: RoomID, before: RoomState, after: RoomState) {
         guard let output else { return }
+        var everyone = before.order
+        everyone += after.order.filter { before.participants[$0] == nil }
         for event in events {
-            // The state after the change: moderators who just left are gone, joiners are present.
-            let everyone = state.order
             let recipients: [ParticipantID]
             switch event.audience {
             case .nobody: recipients = []
             case .everyone(let except): recipients = everyone.filter { !except.contains($0) }
             case .moderatorsAnd(let extra):
-                recipients = everyone.filter { state.participants[$0]?.isModerator == true || extra.contains($0) }
+                recipients = everyone.filter {
+                    (after.participants[$0] ?? before.participants[$0])?.isModerator == true || extra.contains($0)
+                }
             }
             if !recipients.isEmpty { output.deliver(event, room: room, to: recipients) }
             if case .participantLeft(let p, let reason) = event, [.replaced, .removed, .roomEnded].contains(reason) {

@@ -62,7 +62,7 @@ public struct RoomState: Sendable {
     }
 
     /// Removes a participant; its shares stop and its tracks are unpublished.
-    public mutating func leave(_ id: ParticipantID, reason: LeaveReason) -> [RoomEvent] {
+    public mutating func leave(_ id: ParticipantID, reason: LeaveReason, by actor: Actor? = nil) -> [RoomEvent] {
         guard let p = participants[id] else { return [] }
         let shareReason: ShareStopReason =
             switch reason {
@@ -73,7 +73,7 @@ public struct RoomState: Sendable {
             }
         var events: [RoomEvent] = []
         for s in shares where s.sharer == id {
-            events += stop(s.id, reason: shareReason, by: reason == .removed ? .admin : .participant(id))
+            events += stop(s.id, reason: shareReason, by: actor ?? .participant(id))
         }
         for t in tracks(of: id) {
             events += removeTrack(t.id, reason: "publisher_left")
@@ -156,6 +156,9 @@ public struct RoomState: Sendable {
         throws(HubError) -> [RoomEvent]
     {
         guard let t = tracks[trackID], t.owner == owner else { throw .trackNotFound }
+        guard reason == .userStopped || reason == .captureEnded else {
+            throw .invalidField("reason", "must be user_stopped or capture_ended")
+        }
         if t.source == .screenShare, let sid = t.shareID { return stop(sid, reason: reason, by: .participant(owner)) }
         if t.source == .screenShareAudio, let sid = t.shareID, let i = shares.firstIndex(where: { $0.id == sid }) {
             shares[i].audioTrack = nil
@@ -166,7 +169,7 @@ public struct RoomState: Sendable {
     private mutating func removeTrack(_ id: TrackID, reason: String) -> [RoomEvent] {
         guard let t = tracks.removeValue(forKey: id) else { return [] }
         for key in Array(participants.keys) { participants[key]?.subscriptions[id] = nil }
-        tombstones[id] = true
+        tombstones[id] = reason == "publisher_left"
         tombstoneOrder.append(id)
         if tombstoneOrder.count > Self.tombstoneLimit { tombstones[tombstoneOrder.removeFirst()] = nil }
         return [.trackUnpublished(t, reason: reason)]
@@ -176,6 +179,7 @@ public struct RoomState: Sendable {
         guard let t = tracks[trackID] else { throw .trackNotFound }
         if actor != .participant(t.owner) {
             try requireModerator(actor)
+            try requireAuthority(actor, over: t.owner)
             // A moderator may mute, never unmute someone else's track.
             guard muted else { throw .notAllowed("only the publisher can unmute its track") }
         }
@@ -188,7 +192,7 @@ public struct RoomState: Sendable {
 
     public mutating func subscribe(_ id: ParticipantID, to trackID: TrackID, quality: VideoQuality) throws(HubError) {
         guard let p = participants[id] else { throw .notJoined }
-        guard let t = tracks[trackID] else { throw tombstones[trackID] != nil ? .publisherLeft : .trackNotFound }
+        guard let t = tracks[trackID] else { throw tombstones[trackID] == true ? .publisherLeft : .trackNotFound }
         guard p.canSubscribe, t.owner != id else { throw .notAllowed("subscribing is not permitted") }
         participants[id]?.subscriptions[trackID] = quality
     }
@@ -229,6 +233,7 @@ public struct RoomState: Sendable {
             return stop(shareID, reason: reason, by: actor)
         }
         try requireModerator(actor)
+        try requireAuthority(actor, over: s.sharer)
         return stop(shareID, reason: .moderated, by: actor)
     }
 
@@ -296,6 +301,7 @@ public struct RoomState: Sendable {
     {
         try requireModerator(actor)
         guard var p = participants[id] else { throw .participantNotFound }
+        try requireAuthority(actor, over: id)
         var events: [RoomEvent] = []
         if granted {
             guard p.role != .viewer, !p.hidden else {
@@ -366,15 +372,16 @@ public struct RoomState: Sendable {
     public mutating func remove(_ id: ParticipantID, by actor: Actor) throws(HubError) -> [RoomEvent] {
         try requireModerator(actor)
         guard let target = participants[id] else { throw .participantNotFound }
-        if case .participant = actor, target.role == .host, !(participants[actorID(actor)]?.role == .host) {
-            throw .notAllowed("a cohost cannot remove a host")
-        }
-        return leave(id, reason: .removed)
+        try requireAuthority(actor, over: target.id)
+        return leave(id, reason: .removed, by: actor)
     }
 
-    private func actorID(_ actor: Actor) -> ParticipantID {
-        if case .participant(let id) = actor { return id }
-        return ParticipantID("")
+    /// A cohost moderates participants, never a host.
+    func requireAuthority(_ actor: Actor, over target: ParticipantID) throws(HubError) {
+        guard case .participant(let id) = actor, id != target else { return }
+        if participants[id]?.role == .cohost && participants[target]?.role == .host {
+            throw .notAllowed("a cohost cannot act on a host")
+        }
     }
 
     /// Ends the room: every share stops (room_ended) and everyone leaves.

@@ -178,7 +178,7 @@ extension SignalEndpoint {
         guard let v = f.object["protocol"] else {
             throw .invalidField("protocol", "is required (this server speaks 1)")
         }
-        guard case .int(let n) = v else { throw .invalidField("protocol", "expected an integer") }
+        guard let n = v.int64Value else { throw .invalidField("protocol", "expected an integer") }
         guard n == Int64(Self.protocolVersion) else { throw .unsupportedProtocol(Int(clamping: n)) }
     }
 
@@ -213,7 +213,8 @@ extension SignalEndpoint {
         try checkProtocol(f)
         let token = try f.string("resumeToken", max: 128)
         guard let pid = byResumeToken[token], var member = members[pid], let claims = session.claims,
-            let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity
+            let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity,
+            let scope = claims.grants.room, state.room.matchesScope(scope)
         else { throw .resumeFailed }
         if let old = member.connection.flatMap({ sessions[$0] }) {
             old.member = nil

@@ -22,6 +22,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         var droppedThisSecond = 0
         var dropSecond: Int64 = 0
         var closing = false
+        /// True while a request is handled: a close it causes waits until its result is sent.
+        var handling = false
+        var pendingClose: (code: UInt16, reason: String)?
 
         init(connection: any WebSocketConnection, now: Int64, burst: Double, mono: Double) {
             self.connection = connection
@@ -91,7 +94,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             return
         }
         guard let object = parsed.objectValue, let type = object["type"]?.stringValue else {
-            send(session, error: "bad_request", "a message is a JSON object with a string \"type\"", id: nil)
+            send(session, error: "bad_request", "a message is a JSON object with a string \"type\"", id: parsed["id"])
             return
         }
         let id = object["id"]
@@ -106,6 +109,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             authenticate(connection, token: token)
             return
         }
+        session.handling = true
         do throws(HubError) {
             let result = try handle(type, Fields(object: object), session: session)
             var reply: JSONObject = ["type": "result"]
@@ -115,6 +119,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         } catch {
             send(session, error: error.code, error.message, id: id)
         }
+        session.handling = false
+        if let (code, reason) = session.pendingClose { close(session, code, reason) }
     }
 
     public func timerFired(_ connection: any WebSocketConnection) {
@@ -202,6 +208,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
 
     func close(_ s: Session, _ code: UInt16, _ reason: String) {
         guard !s.closing else { return }
+        if s.handling {
+            s.pendingClose = s.pendingClose ?? (code, reason)
+            return
+        }
         s.closing = true
         s.connection.close(code: code, reason: reason)
     }

@@ -233,7 +233,7 @@ func stopReasons(_ events: [RoomEvent]) -> [ShareStopReason] {
             try h.state.setMuted(mic, false, by: .participant(host))
         }
         #expect(try h.state.setMuted(mic, false, by: .participant(a)).count == 1)
-        #expect(throws: HubError.notAllowed("a cohost cannot remove a host")) {
+        #expect(throws: HubError.notAllowed("a cohost cannot act on a host")) {
             try h.state.remove(host, by: .participant(co))
         }
         let removed = try h.state.remove(a, by: .participant(co))
