@@ -65,14 +65,14 @@ extension AdminAPI {
         var name: String?
         var metadata: String?
         if let v = body["name"] {
-            guard let s = v.stringValue, s.utf8.count <= 256 else {
-                throw .invalidField("name", "expected a string of at most 256 bytes")
+            guard let s = v.stringValue, s.unicodeScalars.count <= 256 else {
+                throw .invalidField("name", "expected a string of at most 256 characters")
             }
             name = s
         }
         if let v = body["metadata"] {
-            guard let s = v.stringValue, s.utf8.count <= 16 * 1024 else {
-                throw .invalidField("metadata", "expected a string of at most 16384 bytes")
+            guard let s = v.stringValue, s.unicodeScalars.count <= 16 * 1024 else {
+                throw .invalidField("metadata", "expected a string of at most 16384 characters")
             }
             metadata = s
         }

@@ -17,8 +17,9 @@ extension AdminAPI {
         guard let room = body["room"]?.stringValue, !room.isEmpty else {
             throw .invalidField("room", "a room name or id is required")
         }
-        guard let identity = body["identity"]?.stringValue, !identity.isEmpty, identity.utf8.count <= 256 else {
-            throw .invalidField("identity", "a non-empty string of at most 256 bytes is required")
+        guard let identity = body["identity"]?.stringValue, ParticipantIdentity.isValid(identity) else {
+            throw .invalidField(
+                "identity", "1 to 256 characters without control characters or '/', and not '.' or '..'")
         }
         do throws(AuthError) { try claims.authorize(.mintToken(room: room)) } catch { throw .auth(error) }
         var grants = Grants()
@@ -38,8 +39,8 @@ extension AdminAPI {
         }
         var name: String?
         if let v = body["name"] {
-            guard let s = v.stringValue, s.utf8.count <= 256 else {
-                throw .invalidField("name", "expected a string of at most 256 bytes")
+            guard let s = v.stringValue, s.unicodeScalars.count <= 256 else {
+                throw .invalidField("name", "expected a string of at most 256 characters")
             }
             name = s
         }

@@ -52,8 +52,8 @@ enum RoomCoding {
         if let v = body["emptyTimeout"] { room.emptyTimeout = try int(v, "emptyTimeout", 0...Room.maxEmptyTimeout) }
         if let v = body["metadata"] {
             guard let s = v.stringValue else { throw .invalidField("metadata", "expected a string, got \(v.typeName)") }
-            guard s.utf8.count <= Room.maxMetadataLength else {
-                throw .invalidField("metadata", "longer than \(Room.maxMetadataLength) bytes")
+            guard s.unicodeScalars.count <= Room.maxMetadataLength else {
+                throw .invalidField("metadata", "longer than \(Room.maxMetadataLength) characters")
             }
             room.metadata = s
         }

@@ -21,6 +21,16 @@ public struct ParticipantIdentity: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
+
+    public static let maxLength = 256
+
+    /// Identities appear in URLs of the admin API and in logs: 1 to 256 characters, no control
+    /// characters, no `/`, and not `.` or `..` (which URL normalisation would resolve).
+    public static func isValid(_ s: String) -> Bool {
+        let scalars = s.unicodeScalars
+        guard !scalars.isEmpty, scalars.count <= maxLength, s != ".", s != ".." else { return false }
+        return !scalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" }
+    }
 }
 
 /// Crockford base32 (no I, L, O, U), lower-cased, as used in Atrium ids.

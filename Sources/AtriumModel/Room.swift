@@ -16,7 +16,7 @@ public struct Room: Equatable, Sendable {
     public var maxParticipants: Int = 0
     /// Seconds an empty room lives before the hub closes it.
     public var emptyTimeout: Int = 300
-    /// Opaque application data, at most `maxMetadataLength` UTF-8 bytes.
+    /// Opaque application data, at most `maxMetadataLength` characters (Unicode scalars).
     public var metadata: String = ""
     public var sharePolicy = SharePolicy()
 
@@ -27,10 +27,11 @@ public struct Room: Equatable, Sendable {
         self.updatedAt = createdAt
     }
 
-    /// Room names: 1 to 128 characters of `A-Z a-z 0-9 _ - .`, so they are safe in URLs, logs and tokens.
+    /// Room names: 1 to 128 characters of `A-Z a-z 0-9 _ - .`, not dots alone (URL normalisation would
+    /// resolve `.` and `..`), so they are safe in URLs, logs and tokens.
     public static func isValidName(_ name: String) -> Bool {
         let u = name.utf8
-        guard !u.isEmpty, u.count <= maxNameLength else { return false }
+        guard !u.isEmpty, u.count <= maxNameLength, !u.allSatisfy({ $0 == 0x2E }) else { return false }
         return u.allSatisfy { c in
             (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
                 || c == 0x5F || c == 0x2D || c == 0x2E

@@ -151,7 +151,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             claims = try verifier.verify(token, now: now())
             guard claims.grants.roomJoin else { throw .missingGrant("roomJoin") }
             guard claims.grants.room != nil else { throw .wrongRoom("(none)") }
-            guard !claims.identity.isEmpty else { throw .malformedToken("missing sub (the identity)") }
+            guard ParticipantIdentity.isValid(claims.identity) else {
+                throw .malformedToken("sub (the identity) must be 1 to 256 characters, no control characters or '/'")
+            }
         } catch {
             send(session, error: error.code, error.message, id: nil)
             close(

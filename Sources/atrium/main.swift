@@ -93,7 +93,9 @@ func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
     }
     let f = parsed.flags
     guard let key = f["--key"], let secret = f["--secret"] else { fail("token create needs --key and --secret") }
-    guard let identity = f["--identity"], !identity.isEmpty else { fail("token create needs --identity") }
+    guard let identity = f["--identity"], ParticipantIdentity.isValid(identity) else {
+        fail("token create needs --identity: 1 to 256 characters, no control characters or '/', not '.' or '..'")
+    }
     let admin = f["--admin"] == "true"
     let room = f["--room"]
     guard room != nil || admin else { fail("token create needs --room (or --admin for a token valid in every room)") }
