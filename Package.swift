@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "AtriumLog", swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
+        // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
+        .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -75,6 +77,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
+                "AtriumSTUN",
             ]
         ),
     ],

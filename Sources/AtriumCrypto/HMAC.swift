@@ -5,18 +5,34 @@ public enum HMACSHA256 {
     public static let outputSize = 32
 
     public static func authenticate(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: outputSize)
-        var outLen: UInt32 = 0
-        // OpenSSL refuses null pointers even with length 0: give empty inputs a one-byte buffer.
-        let k = key.isEmpty ? [0] : key
-        let m = message.isEmpty ? [0] : message
-        k.withUnsafeBufferPointer { kb in
-            m.withUnsafeBufferPointer { mb in
-                _ = HMAC(EVP_sha256(), kb.baseAddress, Int32(key.count), mb.baseAddress, message.count, &out, &outLen)
-            }
-        }
-        return out
+        oneShotHMAC(EVP_sha256(), outputSize: outputSize, message: message, key: key)
     }
+}
+
+/// HMAC-SHA1 (RFC 2104) through OpenSSL's one-shot HMAC. STUN's MESSAGE-INTEGRITY (RFC 8489 section 14.5)
+/// still uses it, and ICE short-term credentials are keyed with it.
+public enum HMACSHA1 {
+    public static let outputSize = 20
+
+    public static func authenticate(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+        oneShotHMAC(EVP_sha1(), outputSize: outputSize, message: message, key: key)
+    }
+}
+
+private func oneShotHMAC(
+    _ digest: OpaquePointer?, outputSize: Int, message: [UInt8], key: [UInt8]
+) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: outputSize)
+    var outLen: UInt32 = 0
+    // OpenSSL refuses null pointers even with length 0: give empty inputs a one-byte buffer.
+    let k = key.isEmpty ? [0] : key
+    let m = message.isEmpty ? [0] : message
+    k.withUnsafeBufferPointer { kb in
+        m.withUnsafeBufferPointer { mb in
+            _ = HMAC(digest, kb.baseAddress, Int32(key.count), mb.baseAddress, message.count, &out, &outLen)
+        }
+    }
+    return out
 }
 
 /// Compares two byte strings in time that depends only on their lengths (OpenSSL's CRYPTO_memcmp).

@@ -25,6 +25,15 @@ func hex(_ s: String) -> [UInt8] {
         #expect(HMACSHA256.authenticate(data, key: key) == hex(expected))
     }
 
+    /// RFC 2202 section 3: HMAC-SHA1 test cases 1 and 2.
+    @Test(arguments: [
+        (hex(String(repeating: "0b", count: 20)), Array("Hi There".utf8), "b617318655057264e28bc0b6fb378c8ef146be00"),
+        (Array("Jefe".utf8), Array("what do ya want for nothing?".utf8), "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"),
+    ])
+    func rfc2202(key: [UInt8], data: [UInt8], expected: String) {
+        #expect(HMACSHA1.authenticate(data, key: key) == hex(expected))
+    }
+
     @Test func constantTimeEqualsComparesContentAndLength() {
         #expect(constantTimeEquals([1, 2, 3], [1, 2, 3]))
         #expect(!constantTimeEquals([1, 2, 3], [1, 2, 4]))
@@ -52,5 +61,22 @@ func hex(_ s: String) -> [UInt8] {
     @Test(arguments: ["Zg==", "Z", "Zm9v!", "Zh", "a b", "+/8"])
     func refusesNonCanonicalOrForeignInput(_ text: String) {
         #expect(Base64URL.decode(text) == nil)
+    }
+}
+
+@Suite struct CRC32Tests {
+    /// The CRC-32/ISO-HDLC check value ("123456789" -> 0xCBF43926) and a few values zlib agrees with.
+    @Test(arguments: [
+        ("", 0x0000_0000 as UInt32), ("123456789", 0xCBF4_3926), ("a", 0xE8B7_BE43),
+        ("The quick brown fox jumps over the lazy dog", 0x414F_A339),
+    ])
+    func checkValues(text: String, expected: UInt32) {
+        #expect(CRC32.checksum(Array(text.utf8)) == expected)
+    }
+
+    @Test func updateContinuesAChecksum() {
+        let a = Array("12345".utf8)
+        let b = Array("6789".utf8)
+        #expect(CRC32.update(CRC32.checksum(a), b) == CRC32.checksum(a + b))
     }
 }
