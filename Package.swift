@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "AtriumHTTP", swiftSettings: strict),
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
         .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto"], swiftSettings: strict),
+        .target(name: "AtriumRTP", swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -77,7 +78,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN",
+                "AtriumSTUN", "AtriumRTP",
             ]
         ),
     ],

@@ -1,0 +1,85 @@
+/// Writes RTP packets, and rewrites the forwarding fields of received ones in place.
+///
+/// An SFU forwards a packet to each subscriber with that subscriber's SSRC, sequence number, timestamp
+/// and payload type: `rewrite` changes those bytes in the caller's buffer and nothing else, so forwarding
+/// allocates nothing (mediasoup's `RtpPacket::SetSsrc` and friends do the same).
+public enum RTPPacketWriter {
+    /// The fields a forwarder rewrites; nil leaves a field as it is.
+    public struct Rewrite: Equatable, Sendable {
+        public var ssrc: UInt32?
+        public var sequenceNumber: UInt16?
+        public var timestamp: UInt32?
+        public var payloadType: UInt8?
+        public var marker: Bool?
+
+        public init(
+            ssrc: UInt32? = nil, sequenceNumber: UInt16? = nil, timestamp: UInt32? = nil, payloadType: UInt8? = nil,
+            marker: Bool? = nil
+        ) {
+            self.ssrc = ssrc
+            self.sequenceNumber = sequenceNumber
+            self.timestamp = timestamp
+            self.payloadType = payloadType
+            self.marker = marker
+        }
+    }
+
+    /// Rewrites the fixed header of the RTP packet in `packet` (any contiguous mutable byte buffer: an
+    /// array, a slice of a receive slab, an unsafe buffer). Throws, changing nothing, when the buffer is
+    /// shorter than a fixed header or its version is not 2; a payload type above 127 is refused too.
+    public static func rewrite<Buffer: MutableCollection>(
+        _ packet: inout Buffer, _ fields: Rewrite
+    ) throws(RTPError) where Buffer.Element == UInt8, Buffer.Index == Int {
+        let base = packet.startIndex
+        guard packet.count >= RTPHeader.fixedSize else { throw .packetTooShort(packet.count) }
+        guard packet[base] >> 6 == RTPHeader.version else { throw .badVersion(packet[base] >> 6) }
+        if let pt = fields.payloadType {
+            guard pt <= 0x7F else { throw .valueOutOfRange }
+            packet[base + 1] = packet[base + 1] & 0x80 | pt
+        }
+        if let marker = fields.marker {
+            packet[base + 1] = packet[base + 1] & 0x7F | (marker ? 0x80 : 0)
+        }
+        if let seq = fields.sequenceNumber {
+            store(UInt32(seq), bytes: 2, at: base + RTPHeader.sequenceOffset, in: &packet)
+        }
+        if let ts = fields.timestamp { store(ts, bytes: 4, at: base + RTPHeader.timestampOffset, in: &packet) }
+        if let ssrc = fields.ssrc { store(ssrc, bytes: 4, at: base + RTPHeader.ssrcOffset, in: &packet) }
+    }
+
+    /// Writes the low `bytes` bytes of `value` big-endian; the caller checked the fixed header is present.
+    private static func store<Buffer: MutableCollection>(
+        _ value: UInt32, bytes: Int, at offset: Int, in packet: inout Buffer
+    ) where Buffer.Element == UInt8, Buffer.Index == Int {
+        for k in 0..<bytes {
+            packet[offset + k] = UInt8(truncatingIfNeeded: value >> UInt32(8 * (bytes - 1 - k)))
+        }
+    }
+
+    /// A complete RTP packet: fixed header, CSRCs, the RFC 8285 extension block when `extensions` is not
+    /// empty, and the payload. No padding is written.
+    public static func packet(
+        payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, ssrc: UInt32, marker: Bool = false,
+        csrcs: [UInt32] = [], extensions: [RTPHeaderExtensionElement] = [], payload: [UInt8]
+    ) throws(RTPError) -> [UInt8] {
+        guard payloadType <= 0x7F else { throw .valueOutOfRange }
+        guard csrcs.count <= 15 else { throw .tooManyItems(csrcs.count) }
+        var out: [UInt8] = []
+        out.reserveCapacity(RTPHeader.fixedSize + csrcs.count * 4 + payload.count + 16)
+        let x: UInt8 = extensions.isEmpty ? 0 : 0x10
+        out.append(RTPHeader.version << 6 | x | UInt8(csrcs.count))
+        out.append((marker ? 0x80 : 0) | payloadType)
+        out.appendBigEndian(sequenceNumber)
+        out.appendBigEndian(timestamp)
+        out.appendBigEndian(ssrc)
+        for c in csrcs { out.appendBigEndian(c) }
+        if !extensions.isEmpty {
+            let block = try RTPHeaderExtension.encode(extensions)
+            out.appendBigEndian(block.profile)
+            out.appendBigEndian(UInt16(truncatingIfNeeded: block.data.count / 4))
+            out += block.data
+        }
+        out += payload
+        return out
+    }
+}
