@@ -27,6 +27,7 @@ let package = Package(
         .target(name: "AtriumLog", swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
+        .target(name: "AtriumSDP", swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -75,7 +76,9 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-            ]
+                "AtriumSDP",
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
