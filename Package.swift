@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // Process-level C helpers (signal handling) that cannot be written in Swift safely.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
 
@@ -28,6 +29,7 @@ let package = Package(
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
+        .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -76,7 +78,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSDP",
+                "AtriumSDP", "AtriumSRTP", "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),
