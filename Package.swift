@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // Process-level C helpers (signal handling) that cannot be written in Swift safely.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
 
@@ -30,6 +31,8 @@ let package = Package(
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
         .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumRTP", swiftSettings: strict),
+        .target(name: "AtriumSDP", swiftSettings: strict),
+        .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -78,8 +81,9 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP",
-            ]
+                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "COpenSSL",
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

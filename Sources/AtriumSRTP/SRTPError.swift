@@ -1,0 +1,31 @@
+/// Why libsrtp refused a session or a packet. Packet errors are expected on the network path
+/// (forged, replayed or truncated datagrams) and must be counted and dropped, never trapped on.
+public enum SRTPError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// `srtp_init` failed; the code is libsrtp's `srtp_err_status_t`.
+    case initializationFailed(code: Int)
+    /// The master key or salt does not have the profile's length (RFC 5764 section 4.1.2).
+    case invalidKeyLength(expected: Int, actual: Int)
+    /// A packet is shorter than its header, or the buffer has no room for the SRTP trailer.
+    case badLength
+    /// The authentication tag did not verify (RFC 3711 section 3.3, RFC 7714 section 9.2).
+    case authenticationFailed
+    /// The packet index was already seen or is behind the replay window (RFC 3711 section 3.3.2).
+    case replayed
+    /// libsrtp could not parse the packet (`srtp_err_status_parse_err` and similar).
+    case malformedPacket
+    /// Any other libsrtp status.
+    case library(code: Int)
+
+    public var description: String {
+        switch self {
+        case .initializationFailed(let code): return "srtp_init failed with status \(code)"
+        case .invalidKeyLength(let expected, let actual):
+            return "master key+salt of \(actual) bytes, expected \(expected)"
+        case .badLength: return "packet too short, or no room for the SRTP trailer"
+        case .authenticationFailed: return "SRTP authentication failed"
+        case .replayed: return "SRTP packet replayed or too old"
+        case .malformedPacket: return "malformed SRTP packet"
+        case .library(let code): return "libsrtp status \(code)"
+        }
+    }
+}
