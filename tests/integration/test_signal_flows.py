@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conftest import Server
-from signal_client import SignalError, close_all, connect, joined, mint, mint_jwt, run
+from signal_client import close_all, connect, joined, mint, mint_jwt, run
 
 
 @pytest.fixture(scope="module")
@@ -215,10 +215,11 @@ def test_zoom_style_lock_multi_viewer_pause_resume(hub):
             # The viewer's choice survives in its state: unsubscribing succeeds once, then is refused.
             assert await viewer.request("unsubscribe", trackId=s2["track"]["id"]) == {"trackId": s2["track"]["id"]}
             await viewer.refused("unsubscribe", "track_not_found", trackId=s2["track"]["id"])
-            # A stopped share's track is remembered: a late subscriber hears publisher_left.
+            # A stopped share's track is gone: a late subscriber hears track_not_found (publisher_left is
+            # kept for tracks whose publisher left the room).
             await p2.request("stop_share", shareId=sid)
             await viewer.expect("share_stopped", by_share(sid))
-            await viewer.refused("subscribe", "publisher_left", trackId=s2["track"]["id"])
+            await viewer.refused("subscribe", "track_not_found", trackId=s2["track"]["id"])
         finally:
             await close_all(*everyone)
     run(go())
@@ -324,8 +325,6 @@ def test_sharer_leaving_stops_share_with_publisher_left(hub):
     run(go())
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: `leave` is never answered; the endpoint marks the session "
-                                       "closing before its result is sent, so send() drops the result")
 def test_leave_is_answered_before_the_close(hub):
     async def go():
         a = await joined(hub, "a", room="leave-answer")
@@ -367,9 +366,6 @@ def test_host_removes_participant(hub):
     run(go())
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: the share of a participant removed by a host stops with "
-                                       "by=\"admin\" (RoomState.leave hardcodes .admin for removals) "
-                                       "instead of naming the host who removed it")
 def test_removed_participants_share_stop_names_the_host(hub):
     async def go():
         host = await joined(hub, "host", room="remove-by", role="host")
@@ -404,9 +400,6 @@ def test_end_room_closes_everyone_with_left_room_ended(hub):
     run(go())
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: end_room pushes no room_ended event to anyone; Hub.dispatch "
-                                       "picks recipients from the state after the change, when everyone has "
-                                       "already left (same for share_stopped room_ended)")
 def test_end_room_announces_room_ended(hub):
     async def go():
         host = await joined(hub, "host", room="ending2", role="host")
@@ -423,9 +416,6 @@ def test_end_room_announces_room_ended(hub):
     run(go())
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: `end_room` is never answered; the host's own session is "
-                                       "ended (left room_ended, close 4103) inside the request, so its result "
-                                       "is dropped by send() on a closing session")
 def test_end_room_is_answered_before_the_close(hub):
     async def go():
         host = await joined(hub, "host", room="ending3", role="host")
