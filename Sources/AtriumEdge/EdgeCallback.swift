@@ -165,7 +165,6 @@ extension EdgeServer {
             return respond(wsi, ex, r)
         }
         if length > 0 {
-            ex.expectedBody = length
             return 0
         }
         request.body = []

@@ -4,7 +4,6 @@ internal import CWebSockets
 /// Per-connection HTTP state between the request line and the end of the response.
 final class HTTPExchange {
     var request: HTTPRequest
-    var expectedBody = 0
     var tooLarge = false
     var response: HTTPResponse?
     var sent = 0

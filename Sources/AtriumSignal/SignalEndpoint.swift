@@ -53,7 +53,6 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     var members: [ParticipantID: Member] = [:]
     var byResumeToken: [String: ParticipantID] = [:]
 
-    public var connectionCount: Int { sessions.count }
     public var authenticatedCount: Int { sessions.values.filter { $0.claims != nil }.count }
 
     public init(
