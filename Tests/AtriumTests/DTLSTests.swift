@@ -28,6 +28,9 @@ private struct Handshake {
     var clientKeys: SRTPKeys?
     var serverKeys: SRTPKeys?
     var datagrams: [[UInt8]] = []
+    var firstServerFlight: [[UInt8]] = []
+    var dropped = 0
+    var retransmitted = 0
 }
 
 /// Shuttles datagrams until both sides report `.connected` or nothing is left to deliver.
@@ -44,8 +47,10 @@ private func run(_ pair: Pair, dropServerFlights: Int = 0) async throws -> Hands
             let waits = [pair.client.nextTimeout, pair.server.nextTimeout].compactMap { $0 }
             guard let wait = waits.min() else { break }
             try await Task.sleep(for: wait + .milliseconds(2))
-            toServer += try pair.client.timeout()
-            toClient += try pair.server.timeout()
+            let again = (try pair.client.timeout(), try pair.server.timeout())
+            result.retransmitted += again.0.count + again.1.count
+            toServer += again.0
+            toClient += again.1
             continue
         }
         let forServer = toServer
@@ -53,8 +58,10 @@ private func run(_ pair: Pair, dropServerFlights: Int = 0) async throws -> Hands
         result.datagrams += forServer
         for datagram in forServer {
             let output = try pair.server.receive(datagram)
+            if result.firstServerFlight.isEmpty { result.firstServerFlight = output.datagrams }
             if dropsLeft > 0, !output.datagrams.isEmpty {
                 dropsLeft -= 1
+                result.dropped += output.datagrams.count
             } else {
                 toClient += output.datagrams
             }
@@ -123,6 +130,26 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         #expect(result.datagrams.allSatisfy { $0.count <= 1200 })
     }
 
+    /// The write BIO keeps datagram boundaries. OpenSSL packs a flight's records into datagrams up
+    /// to the MTU, so with a small MTU the server's first flight (ServerHello through
+    /// ServerHelloDone, its certificate fragmented) spans several datagrams, each no larger than
+    /// the MTU and holding whole DTLS records (RFC 6347 section 4.1: 13-byte header, 16-bit length
+    /// at offset 11).
+    @Test func eachWriteIsOneDatagramOfWholeRecords() async throws {
+        let result = try await run(try Pair(serverOptions: DTLSOptions(mtu: 300)))
+        #expect(result.serverKeys != nil)
+        #expect(result.firstServerFlight.allSatisfy { $0.count <= 300 })
+        #expect(result.firstServerFlight.count > 1)
+        for datagram in result.firstServerFlight {
+            var offset = 0
+            while offset + 13 <= datagram.count {
+                #expect(datagram[offset] == 22)  // handshake content type
+                offset += 13 + Int(datagram[offset + 11]) << 8 + Int(datagram[offset + 12])
+            }
+            #expect(offset == datagram.count)
+        }
+    }
+
     @Test func serverOrderWinsOverClientOrder() async throws {
         let pair = try Pair(clientOptions: DTLSOptions(profiles: [.aesCM128HMACSHA1_80, .aeadAES128GCM]))
         let result = try await run(pair)
@@ -176,11 +203,37 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         #expect(pair.client.keys == nil)
     }
 
+    @Test func serverChecksTheClientFingerprintToo() async throws {
+        let clientCertificate = try DTLSCertificate()
+        let serverCertificate = try DTLSCertificate()
+        let client = try DTLSEndpoint(
+            role: .client, certificate: clientCertificate, remoteFingerprint: serverCertificate.fingerprint)
+        let server = try DTLSEndpoint(
+            role: .server, certificate: serverCertificate, remoteFingerprint: serverCertificate.fingerprint)
+        var toServer = try client.start()
+        var serverError: DTLSError?
+        for _ in 0..<10 where serverError == nil {
+            var toClient: [[UInt8]] = []
+            for datagram in toServer {
+                do throws(DTLSError) {
+                    toClient += try server.receive(datagram).datagrams
+                } catch {
+                    serverError = error
+                }
+            }
+            toServer = try toClient.flatMap { try client.receive($0).datagrams }
+        }
+        #expect(serverError == .fingerprintMismatch)
+        #expect(server.state == .failed && server.keys == nil)
+    }
+
     @Test func droppedServerFlightIsRetransmitted() async throws {
         let pair = try Pair(clientOptions: fastTimer, serverOptions: fastTimer)
         let result = try await run(pair, dropServerFlights: 1)
         #expect(result.clientKeys != nil && result.serverKeys != nil)
         #expect(result.clientKeys?.localMasterKey == result.serverKeys?.remoteMasterKey)
+        #expect(result.dropped > 0)
+        #expect(result.retransmitted > 0)
     }
 
     @Test func timerRunsWhileAwaitingAFlight() throws {
