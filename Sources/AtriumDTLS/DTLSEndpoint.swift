@@ -22,6 +22,8 @@ public final class DTLSEndpoint {
     public private(set) var keys: SRTPKeys?
 
     private let connection: SSLHandle
+    /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram.
+    private var readBuffer = [UInt8](repeating: 0, count: 1 << 14)
 
     /// The largest datagram accepted: a DTLS record is at most 2^14 + 2048 bytes of payload plus
     /// its header (RFC 6347 section 4.1), and UDP caps a datagram below 64 KiB.
@@ -171,13 +173,13 @@ public final class DTLSEndpoint {
     /// flights from here too, so the returned datagrams can be non-empty.
     private func readApplicationData() throws(DTLSError) -> DTLSOutput {
         var output = DTLSOutput()
-        var buffer = [UInt8](repeating: 0, count: 1 << 14)
+        let ssl = connection.pointer
         readLoop: while true {
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                SSL_read(connection.pointer, bytes.baseAddress, Int32(bytes.count))
+            let count = readBuffer.withUnsafeMutableBytes { bytes in
+                SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
             }
             if count > 0 {
-                output.events.append(.applicationData(Array(buffer.prefix(Int(count)))))
+                output.events.append(.applicationData(Array(readBuffer.prefix(Int(count)))))
                 continue
             }
             switch SSL_get_error(connection.pointer, count) {

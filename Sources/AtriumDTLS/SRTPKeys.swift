@@ -3,7 +3,7 @@ public import AtriumSRTP
 /// The SRTP master keys a completed DTLS-SRTP handshake yields, already arranged for this
 /// endpoint's role (RFC 5764 section 4.2): `local` protects what this endpoint sends, `remote`
 /// unprotects what it receives. The peer's `local` equals this endpoint's `remote`.
-public struct SRTPKeys: Sendable, Equatable {
+public struct SRTPKeys: Sendable, Equatable, CustomStringConvertible {
     public let profile: SRTPProfile
     public let localMasterKey: [UInt8]
     public let localMasterSalt: [UInt8]
@@ -41,6 +41,9 @@ public struct SRTPKeys: Sendable, Equatable {
                 remoteMasterKey: clientKey, remoteMasterSalt: clientSalt)
         }
     }
+
+    /// Names the profile only: master keys must never reach a log line by accident.
+    public var description: String { "SRTPKeys(\(profile), keys redacted)" }
 
     /// The session that protects what this endpoint sends.
     public func outboundSession() throws(SRTPError) -> SRTPSession {

@@ -1,8 +1,10 @@
-import AtriumDTLS
 import AtriumSRTP
+import COpenSSL
 import Testing
 
-/// Two endpoints wired back to back in memory; `drop` may discard datagrams in flight.
+@testable import AtriumDTLS
+
+/// A client and a server endpoint with fresh certificates, each expecting the other's fingerprint.
 private struct Pair {
     let client: DTLSEndpoint
     let server: DTLSEndpoint
@@ -34,7 +36,8 @@ private struct Handshake {
 }
 
 /// Shuttles datagrams until both sides report `.connected` or nothing is left to deliver.
-/// `dropServerFlights` discards that many server flights; `timers` lets retransmission recover.
+/// `dropServerFlights` discards that many server flights; when nothing is in flight it sleeps until
+/// the earliest retransmission timer and lets both endpoints retransmit.
 private func run(_ pair: Pair, dropServerFlights: Int = 0) async throws -> Handshake {
     var result = Handshake()
     var toServer = try pair.client.start()
@@ -294,5 +297,38 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         for datagram in alert { events += try pair.server.receive(datagram).events }
         #expect(events == [.closed])
         #expect(pair.server.state == .closed)
+    }
+}
+
+/// The generated certificate itself: self-signed ECDSA P-256, CN "atrium", a positive random
+/// serial, and 30 days of validity.
+@Suite struct DTLSCertificateTests {
+    @Test func selfSignedP256WithThirtyDayValidity() throws {
+        let certificate = try DTLSCertificate()
+        let x509 = certificate.certificate.pointer
+        var buffer = [CChar](repeating: 0, count: 256)
+        X509_NAME_oneline(X509_get_subject_name(x509), &buffer, Int32(buffer.count))
+        #expect(
+            String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == "/CN=atrium")
+        #expect(X509_NAME_cmp(X509_get_subject_name(x509), X509_get_issuer_name(x509)) == 0)
+        #expect(X509_verify(x509, certificate.key.pointer) == 1)
+        #expect(EVP_PKEY_get_bits(certificate.key.pointer) == 256)
+        #expect(EVP_PKEY_is_a(certificate.key.pointer, "EC") == 1)
+        var days: Int32 = 0
+        var seconds: Int32 = 0
+        #expect(ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(x509), X509_get0_notAfter(x509)) == 1)
+        #expect(days == 30 && seconds == 0)
+        let serial = X509_get_serialNumber(x509)
+        #expect(ASN1_INTEGER_cmp(serial, X509_get_serialNumber(try DTLSCertificate().certificate.pointer)) != 0)
+        let number = try #require(ASN1_INTEGER_to_BN(serial, nil))
+        defer { BN_free(number) }
+        #expect(BN_is_negative(number) == 0 && BN_num_bits(number) > 64)
+    }
+
+    @Test func keysAreRedactedInDescriptions() {
+        let keys = SRTPKeys(
+            profile: .aeadAES128GCM, localMasterKey: [1], localMasterSalt: [2], remoteMasterKey: [3],
+            remoteMasterSalt: [4])
+        #expect(!"\(keys)".contains("[1]"))
     }
 }
