@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "AtriumRTP", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
         .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
+        // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
+        .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -81,7 +83,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "COpenSSL",
+                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),

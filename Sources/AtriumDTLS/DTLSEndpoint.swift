@@ -1,0 +1,203 @@
+internal import AtriumSRTP
+internal import COpenSSL
+
+/// One DTLS-SRTP association (RFC 5764, RFC 8827) as a state machine without sockets or clocks of
+/// its own: the owner feeds it datagrams and timer expiries and sends what it returns. Built on
+/// OpenSSL's DTLS 1.2 over a memory read BIO and a datagram-preserving write BIO.
+///
+/// Both sides accept any certificate during the handshake, as WebRTC certificates are self-signed;
+/// once it completes, the peer's certificate must hash to the fingerprint signaled in its SDP, or
+/// the endpoint fails with `fingerprintMismatch` and never hands out keys.
+///
+/// Not thread-safe: an endpoint belongs to the worker that owns its transport.
+public final class DTLSEndpoint {
+    public enum State: Sendable, Equatable {
+        case idle, handshaking, connected, closed, failed
+    }
+
+    public let role: DTLSRole
+    public let remoteFingerprint: DTLSFingerprint
+    public private(set) var state: State = .idle
+    /// The keys of the completed handshake; nil before.
+    public private(set) var keys: SRTPKeys?
+
+    private let connection: SSLHandle
+    /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram.
+    private var readBuffer = [UInt8](repeating: 0, count: 1 << 14)
+
+    /// The largest datagram accepted: a DTLS record is at most 2^14 + 2048 bytes of payload plus
+    /// its header (RFC 6347 section 4.1), and UDP caps a datagram below 64 KiB.
+    static let maximumDatagramLength = 0xFFFF
+
+    /// - Parameters:
+    ///   - certificate: this endpoint's identity, whose fingerprint went into the local SDP.
+    ///   - remoteFingerprint: the peer's `a=fingerprint` from the remote SDP.
+    public init(
+        role: DTLSRole, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint,
+        options: DTLSOptions = DTLSOptions()
+    ) throws(DTLSError) {
+        self.role = role
+        self.remoteFingerprint = remoteFingerprint
+        let context = try Self.makeContext(certificate: certificate, options: options)
+        self.connection = try Self.makeConnection(context: context, role: role, options: options)
+    }
+
+    /// Begins the handshake. A client returns its ClientHello flight; a server returns nothing and
+    /// waits for one.
+    public func start() throws(DTLSError) -> [[UInt8]] {
+        guard state == .idle else { throw .invalidState("start() called in state \(state)") }
+        state = .handshaking
+        guard role == .client else { return [] }
+        return try handshake().datagrams
+    }
+
+    /// Feeds one received datagram (already demultiplexed as DTLS, RFC 7983) and returns what to
+    /// send and what happened. Garbage is dropped by OpenSSL where DTLS allows (RFC 6347 section
+    /// 4.1.2.7) or fails the endpoint with a typed error; it never traps.
+    public func receive(_ datagram: [UInt8]) throws(DTLSError) -> DTLSOutput {
+        guard datagram.count <= Self.maximumDatagramLength else { throw .datagramTooLarge(datagram.count) }
+        switch state {
+        case .idle:
+            guard role == .server else { throw .invalidState("a client must start() before receiving") }
+            state = .handshaking
+        case .handshaking, .connected: break
+        case .closed, .failed: return DTLSOutput()
+        }
+        guard !datagram.isEmpty else { return DTLSOutput() }
+        ERR_clear_error()
+        let written = datagram.withUnsafeBytes { bytes in
+            BIO_write(SSL_get_rbio(connection.pointer), bytes.baseAddress, Int32(bytes.count))
+        }
+        guard written == Int32(datagram.count) else { throw .openSSL("BIO_write") }
+        return state == .handshaking ? try handshake() : try readApplicationData()
+    }
+
+    /// How long until `timeout()` should be called, while OpenSSL's retransmission timer runs; nil
+    /// when no flight awaits an answer. OpenSSL measures the interval with its own clock.
+    public var nextTimeout: Duration? {
+        guard state == .handshaking || state == .connected else { return nil }
+        let microseconds = atrium_dtls_get_timeout_us(connection.pointer)
+        return microseconds < 0 ? nil : .microseconds(microseconds)
+    }
+
+    /// Retransmits the last flight if its timer expired (RFC 6347 section 4.2.4) and returns it.
+    /// Calling it early is harmless: it returns nothing.
+    public func timeout() throws(DTLSError) -> [[UInt8]] {
+        guard state == .handshaking || state == .connected else { return [] }
+        ERR_clear_error()
+        guard atrium_dtls_handle_timeout(connection.pointer) >= 0 else {
+            state = .failed
+            throw .handshakeFailed("retransmission limit reached: " + drainOpenSSLErrors())
+        }
+        return connection.sink.take()
+    }
+
+    /// Sends application data over the established association (for SCTP, RFC 8261).
+    public func send(_ data: [UInt8]) throws(DTLSError) -> [[UInt8]] {
+        guard state == .connected else { throw .invalidState("send() called in state \(state)") }
+        guard !data.isEmpty else { return [] }
+        ERR_clear_error()
+        let written = data.withUnsafeBytes { bytes in
+            SSL_write(connection.pointer, bytes.baseAddress, Int32(bytes.count))
+        }
+        guard written == Int32(data.count) else {
+            throw .connectionFailed("SSL_write: " + drainOpenSSLErrors())
+        }
+        return connection.sink.take()
+    }
+
+    /// Ends the association with close_notify (RFC 5246 section 7.2.1) and returns the alert.
+    public func close() -> [[UInt8]] {
+        defer { state = .closed }
+        guard state == .handshaking || state == .connected else { return [] }
+        ERR_clear_error()
+        _ = SSL_shutdown(connection.pointer)
+        drainOpenSSLErrors()
+        return connection.sink.take()
+    }
+
+    // MARK: - Handshake
+
+    private func handshake() throws(DTLSError) -> DTLSOutput {
+        let result = SSL_do_handshake(connection.pointer)
+        var output = DTLSOutput(datagrams: connection.sink.take())
+        guard result == 1 else {
+            let error = SSL_get_error(connection.pointer, result)
+            if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
+                drainOpenSSLErrors()
+                return output
+            }
+            state = .failed
+            throw .handshakeFailed(drainOpenSSLErrors())
+        }
+        do {
+            let keys = try completeHandshake()
+            self.keys = keys
+            state = .connected
+            output.events.append(.connected(keys))
+        } catch {
+            state = .failed
+            throw error
+        }
+        // Application data may have arrived in the same datagram as the last handshake message.
+        let more = try readApplicationData()
+        output.datagrams += more.datagrams
+        output.events += more.events
+        return output
+    }
+
+    /// Checks the peer's fingerprint, then exports the SRTP keys for the negotiated profile.
+    private func completeHandshake() throws(DTLSError) -> SRTPKeys {
+        guard let peer = SSL_get1_peer_certificate(connection.pointer) else { throw .noPeerCertificate }
+        let certificate = X509Handle(peer)
+        let actual = try DTLSFingerprint.of(certificate.pointer, hashFunction: remoteFingerprint.hashFunction)
+        guard actual == remoteFingerprint else { throw .fingerprintMismatch }
+        guard let selected = SSL_get_selected_srtp_profile(connection.pointer) else { throw .noSRTPProfile }
+        let id = selected.pointee.id
+        guard let profile = SRTPProfile.allCases.first(where: { UInt($0.dtlsProfileID) == id }) else {
+            throw .unsupportedSRTPProfile(id)
+        }
+        let length = 2 * (profile.keyLength + profile.saltLength)
+        var material = [UInt8](repeating: 0, count: length)
+        let label = "EXTRACTOR-dtls_srtp"
+        let exported = label.withCString { labelPointer in
+            SSL_export_keying_material(
+                connection.pointer, &material, length, labelPointer, label.utf8.count, nil, 0, 0)
+        }
+        guard exported == 1, material.count == length else { throw .keyExportFailed }
+        defer { for i in material.indices { material[i] = 0 } }
+        return SRTPKeys(profile: profile, material: material, role: role)
+    }
+
+    /// Reads every record the last datagram completed. OpenSSL answers retransmitted handshake
+    /// flights from here too, so the returned datagrams can be non-empty.
+    private func readApplicationData() throws(DTLSError) -> DTLSOutput {
+        var output = DTLSOutput()
+        let ssl = connection.pointer
+        readLoop: while true {
+            let count = readBuffer.withUnsafeMutableBytes { bytes in
+                SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
+            }
+            if count > 0 {
+                output.events.append(.applicationData(Array(readBuffer.prefix(Int(count)))))
+                continue
+            }
+            switch SSL_get_error(connection.pointer, count) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                drainOpenSSLErrors()
+                break readLoop
+            case SSL_ERROR_ZERO_RETURN:
+                state = .closed
+                output.events.append(.closed)
+                drainOpenSSLErrors()
+                break readLoop
+            default:
+                state = .failed
+                output.datagrams += connection.sink.take()
+                throw .connectionFailed(drainOpenSSLErrors())
+            }
+        }
+        output.datagrams += connection.sink.take()
+        return output
+    }
+}
