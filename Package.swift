@@ -31,6 +31,8 @@ let package = Package(
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
         .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumRTP", swiftSettings: strict),
+        // The forwarding core's pure decisions (sequence and timestamp rewriting, key frames).
+        .target(name: "AtriumForwarding", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
         .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
         // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
@@ -83,7 +85,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "COpenSSL",
+                "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),
