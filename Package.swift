@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // Process-level C helpers (signal handling) that cannot be written in Swift safely.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
+        // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
+        .target(name: "CAtriumUDP"),
 
         // Wire formats and pure values.
         .target(name: "AtriumModel", swiftSettings: strict),
@@ -33,6 +35,9 @@ let package = Package(
         .target(name: "AtriumRTP", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
         .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
+
+        // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
+        .target(name: "AtriumUDP", dependencies: ["CAtriumUDP"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -81,7 +86,8 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "COpenSSL",
+                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumUDP",
+                "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),
