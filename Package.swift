@@ -38,6 +38,7 @@ let package = Package(
 
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP"], swiftSettings: strict),
+        .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -86,7 +87,7 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumUDP",
+                "AtriumSTUN", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumUDP", "AtriumICE",
                 "COpenSSL",
             ],
             exclude: ["Fixtures"]
