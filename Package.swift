@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // Process-level C helpers (signal handling) that cannot be written in Swift safely.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
+        // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
+        .target(name: "CAtriumUDP"),
 
         // Wire formats and pure values.
         .target(name: "AtriumModel", swiftSettings: strict),
@@ -37,6 +39,10 @@ let package = Package(
         .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
         // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
         .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
+
+        // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
+        .target(name: "AtriumUDP", dependencies: ["CAtriumUDP"], swiftSettings: strict),
+        .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
 
         // Services built on them.
         .target(
@@ -85,7 +91,8 @@ let package = Package(
             dependencies: [
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "COpenSSL",
+                "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
+                "AtriumICE", "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),

@@ -1,0 +1,146 @@
+internal import CAtriumUDP
+
+/// A non-blocking UDP socket bound to one local address, moving datagrams in batches with recvmmsg(2)
+/// and sendmmsg(2).
+///
+/// The socket owns its descriptor (closed in `deinit`) and preallocated slots for one batch in each
+/// direction: receiving copies each datagram from its slot into the caller's `Datagram` (whose capacity is
+/// kept), sending copies payloads into the slots. In steady state neither allocates. A socket belongs to
+/// one thread, the worker that polls it; it is not `Sendable`.
+public final class UDPSocket {
+    /// The bound address; with port 0 at creation, this holds the ephemeral port the kernel chose.
+    public let localAddress: SocketAddress
+    /// The most datagrams one system call moves.
+    public let batchSize: Int
+    /// The size of each slot; a longer incoming datagram is cut and counted in `truncatedCount`.
+    public let maxDatagramSize: Int
+    /// Datagrams received longer than `maxDatagramSize` (delivered cut; the owner should drop them).
+    public private(set) var truncatedCount = 0
+
+    let fileDescriptor: Int32
+    private let receiveSlots: UnsafeMutablePointer<UInt8>
+    private let receiveLengths: UnsafeMutablePointer<Int>
+    private let receiveSources: UnsafeMutablePointer<sockaddr_storage>
+    private let receiveTruncated: UnsafeMutablePointer<UInt8>
+    private let sendSlots: UnsafeMutablePointer<UInt8>
+    private let sendLengths: UnsafeMutablePointer<Int>
+    private let sendDestinations: UnsafeMutablePointer<sockaddr_storage>
+
+    /// The largest batch the C layer takes in one call (`ATRIUM_UDP_MAX_BATCH`).
+    public static let maxBatchSize = 64
+
+    /// Opens a socket bound to `address` (port 0: an ephemeral port). IPv6 sockets are IPv6-only.
+    public init(bindingTo address: SocketAddress, batchSize: Int = 32, maxDatagramSize: Int = 1500)
+        throws(UDPError)
+    {
+        var requested = sockaddr_storage()
+        var bound = sockaddr_storage()
+        address.write(to: &requested)
+        let fd = atrium_udp_open(&requested, &bound)
+        guard fd >= 0 else { throw .open(errno: -fd) }
+        let local: SocketAddress
+        do {
+            local = try SocketAddress(storage: &bound)
+        } catch {
+            _ = atrium_close(fd)
+            throw error
+        }
+        fileDescriptor = fd
+        localAddress = local
+        self.batchSize = min(max(batchSize, 1), Self.maxBatchSize)
+        self.maxDatagramSize = max(maxDatagramSize, 1)
+        let slotBytes = self.batchSize * self.maxDatagramSize
+        receiveSlots = .allocate(capacity: slotBytes)
+        receiveLengths = .allocate(capacity: self.batchSize)
+        receiveSources = .allocate(capacity: self.batchSize)
+        receiveTruncated = .allocate(capacity: self.batchSize)
+        sendSlots = .allocate(capacity: slotBytes)
+        sendLengths = .allocate(capacity: self.batchSize)
+        sendDestinations = .allocate(capacity: self.batchSize)
+        receiveSources.initialize(repeating: sockaddr_storage(), count: self.batchSize)
+        sendDestinations.initialize(repeating: sockaddr_storage(), count: self.batchSize)
+    }
+
+    deinit {
+        _ = atrium_close(fileDescriptor)
+        receiveSlots.deallocate()
+        receiveLengths.deallocate()
+        receiveSources.deallocate()
+        receiveTruncated.deallocate()
+        sendSlots.deallocate()
+        sendLengths.deallocate()
+        sendDestinations.deallocate()
+    }
+
+    /// Sets SO_RCVBUF and/or SO_SNDBUF. The kernel doubles the value for its bookkeeping and caps it at
+    /// `net.core.rmem_max` / `wmem_max`; read back the effect with `bufferSizes()`.
+    public func setBufferSizes(receive: Int? = nil, send: Int? = nil) throws(UDPError) {
+        let r = Int32(clamping: receive ?? 0)
+        let s = Int32(clamping: send ?? 0)
+        let rc = atrium_udp_set_buffers(fileDescriptor, r, s)
+        guard rc == 0 else { throw .socketOption(errno: -rc) }
+    }
+
+    /// The effective SO_RCVBUF and SO_SNDBUF in bytes.
+    public func bufferSizes() throws(UDPError) -> (receive: Int, send: Int) {
+        var r: Int32 = 0
+        var s: Int32 = 0
+        let rc = atrium_udp_get_buffers(fileDescriptor, &r, &s)
+        guard rc == 0 else { throw .socketOption(errno: -rc) }
+        return (Int(r), Int(s))
+    }
+
+    /// Receives up to `min(datagrams.count, batchSize)` waiting datagrams into `datagrams[0..<n]` without
+    /// blocking, and returns `n` (0 when nothing is waiting). Each payload is replaced in place, keeping
+    /// its capacity; entries from `n` on are left as they were.
+    public func receive(into datagrams: inout [Datagram]) throws(UDPError) -> Int {
+        let want = min(datagrams.count, batchSize)
+        guard want > 0 else { return 0 }
+        let n = atrium_udp_recvmmsg(
+            fileDescriptor, receiveSlots, maxDatagramSize, UInt32(want), receiveLengths, receiveSources,
+            receiveTruncated)
+        guard n >= 0 else { throw .receive(errno: -n) }
+        for i in 0..<Int(n) {
+            if receiveTruncated[i] != 0 { truncatedCount += 1 }
+            let length = min(receiveLengths[i], maxDatagramSize)
+            let slot = UnsafeBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length)
+            datagrams[i].payload.removeAll(keepingCapacity: true)
+            datagrams[i].payload.append(contentsOf: slot)
+            // An address of another family cannot come from an IPv4 or IPv6 socket; keep the old one then.
+            if let source = try? SocketAddress(storage: receiveSources + i) { datagrams[i].address = source }
+        }
+        return Int(n)
+    }
+
+    /// Sends the datagrams in order, `batchSize` per system call, and returns how many the kernel took.
+    /// Fewer than `datagrams.count` means the socket buffer filled up: the owner retries the rest when
+    /// the socket is writable again, or drops them. Every payload is checked against `maxDatagramSize`
+    /// before anything is sent.
+    public func send<C: Collection>(_ datagrams: C) throws(UDPError) -> Int where C.Element == Datagram {
+        for d in datagrams where d.payload.count > maxDatagramSize {
+            throw .datagramTooLarge(size: d.payload.count, limit: maxDatagramSize)
+        }
+        var sent = 0
+        var index = datagrams.startIndex
+        while index != datagrams.endIndex {
+            var count = 0
+            while count < batchSize && index != datagrams.endIndex {
+                let d = datagrams[index]
+                let slot = sendSlots + count * maxDatagramSize
+                d.payload.withUnsafeBufferPointer { p in
+                    if let base = p.baseAddress { slot.update(from: base, count: p.count) }
+                }
+                sendLengths[count] = d.payload.count
+                d.address.write(to: sendDestinations + count)
+                count += 1
+                index = datagrams.index(after: index)
+            }
+            let n = atrium_udp_sendmmsg(
+                fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations)
+            guard n >= 0 else { throw .send(errno: -n) }
+            sent += Int(n)
+            if Int(n) < count { break }
+        }
+        return sent
+    }
+}

@@ -1,0 +1,205 @@
+// sendmmsg, recvmmsg and struct mmsghdr are GNU extensions.
+#define _GNU_SOURCE
+#include "CAtriumUDP.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+socklen_t atrium_udp_make_ipv4(struct sockaddr_storage *out, uint32_t address, uint16_t port) {
+    memset(out, 0, sizeof *out);
+    struct sockaddr_in *sin = (struct sockaddr_in *)out;
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    sin->sin_addr.s_addr = htonl(address);
+    return (socklen_t)sizeof *sin;
+}
+
+socklen_t atrium_udp_make_ipv6(struct sockaddr_storage *out, const uint8_t *address16, uint16_t port,
+                               uint32_t scope_id) {
+    memset(out, 0, sizeof *out);
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port);
+    memcpy(&sin6->sin6_addr, address16, 16);
+    sin6->sin6_scope_id = scope_id;
+    return (socklen_t)sizeof *sin6;
+}
+
+int atrium_udp_read_address(const struct sockaddr_storage *in, uint8_t *address16, uint16_t *port,
+                            uint32_t *scope_id) {
+    if (in->ss_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)in;
+        memset(address16, 0, 16);
+        memcpy(address16, &sin->sin_addr, 4);
+        *port = ntohs(sin->sin_port);
+        *scope_id = 0;
+        return 4;
+    }
+    if (in->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)in;
+        memcpy(address16, &sin6->sin6_addr, 16);
+        *port = ntohs(sin6->sin6_port);
+        *scope_id = sin6->sin6_scope_id;
+        return 6;
+    }
+    return 0;
+}
+
+static socklen_t address_length(const struct sockaddr_storage *a) {
+    return a->ss_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6) : (socklen_t)sizeof(struct sockaddr_in);
+}
+
+int atrium_udp_open(const struct sockaddr_storage *address, struct sockaddr_storage *bound) {
+    int family = address->ss_family;
+    if (family != AF_INET && family != AF_INET6) return -EAFNOSUPPORT;
+    int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (fd < 0) return -errno;
+    if (family == AF_INET6) {
+        int on = 1;
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) != 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+    }
+    if (bind(fd, (const struct sockaddr *)address, address_length(address)) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    socklen_t len = sizeof *bound;
+    memset(bound, 0, sizeof *bound);
+    if (getsockname(fd, (struct sockaddr *)bound, &len) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+int atrium_udp_set_buffers(int fd, int receive_bytes, int send_bytes) {
+    if (receive_bytes > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_bytes, sizeof receive_bytes) != 0)
+        return -errno;
+    if (send_bytes > 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_bytes, sizeof send_bytes) != 0)
+        return -errno;
+    return 0;
+}
+
+int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes) {
+    socklen_t len = sizeof *receive_bytes;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, receive_bytes, &len) != 0) return -errno;
+    len = sizeof *send_bytes;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, send_bytes, &len) != 0) return -errno;
+    return 0;
+}
+
+int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
+                        struct sockaddr_storage *sources, uint8_t *truncated) {
+    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    if (count == 0) return 0;
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
+    memset(msgs, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        iov[i].iov_base = buffer + (size_t)i * stride;
+        iov[i].iov_len = stride;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &sources[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+    }
+    int n;
+    do {
+        n = recvmmsg(fd, msgs, count, MSG_DONTWAIT, NULL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+    for (int i = 0; i < n; i++) {
+        lengths[i] = msgs[i].msg_len;
+        truncated[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 1 : 0;
+    }
+    return n;
+}
+
+int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
+                        const struct sockaddr_storage *destinations) {
+    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    if (count == 0) return 0;
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
+    memset(msgs, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        iov[i].iov_base = (void *)(buffer + (size_t)i * stride);
+        iov[i].iov_len = lengths[i] < stride ? lengths[i] : stride;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = (void *)&destinations[i];
+        msgs[i].msg_hdr.msg_namelen = address_length(&destinations[i]);
+    }
+    int n;
+    do {
+        n = sendmmsg(fd, msgs, count, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+    return n;
+}
+
+int atrium_close(int fd) { return close(fd) == 0 ? 0 : -errno; }
+
+int atrium_epoll_create(void) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int atrium_epoll_add(int epfd, int fd, uint64_t token) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+int atrium_epoll_remove(int epfd, int fd) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev) == 0 ? 0 : -errno;
+}
+
+int atrium_epoll_wait(int epfd, uint64_t *tokens, int max_events, int timeout_ms) {
+    if (max_events > ATRIUM_EPOLL_MAX_EVENTS) max_events = ATRIUM_EPOLL_MAX_EVENTS;
+    if (max_events <= 0) return -EINVAL;
+    struct epoll_event events[ATRIUM_EPOLL_MAX_EVENTS];
+    int n = epoll_wait(epfd, events, max_events, timeout_ms);
+    if (n < 0) return errno == EINTR ? 0 : -errno;
+    for (int i = 0; i < n; i++) tokens[i] = events[i].data.u64;
+    return n;
+}
+
+int atrium_eventfd_create(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int atrium_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t n;
+    do {
+        n = write(fd, &one, sizeof one);
+    } while (n < 0 && errno == EINTR);
+    // EAGAIN means the counter is saturated: a wakeup is already pending, which is all we need.
+    if (n < 0) return errno == EAGAIN ? 0 : -errno;
+    return 0;
+}
+
+int atrium_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t n;
+    do {
+        n = read(fd, &value, sizeof value);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : 0;
+}

@@ -1,0 +1,64 @@
+#ifndef ATRIUM_UDP_H
+#define ATRIUM_UDP_H
+// Thin wrappers over the Linux UDP, epoll and eventfd calls AtriumUDP needs. sendmmsg, recvmmsg and
+// struct mmsghdr need _GNU_SOURCE, which a module header cannot define, so the calls live in atrium_udp.c
+// (as SwiftNIO's CNIOLinux does). Every function returns a negative errno on failure, never sets a global.
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/// The most datagrams one recvmmsg/sendmmsg call moves; the mmsghdr and iovec arrays live on the stack.
+#define ATRIUM_UDP_MAX_BATCH 64
+/// The most events one atrium_epoll_wait call reports.
+#define ATRIUM_EPOLL_MAX_EVENTS 64
+
+/// Fills `out` with an IPv4 address (host byte order) and port; returns the sockaddr length.
+socklen_t atrium_udp_make_ipv4(struct sockaddr_storage *out, uint32_t address, uint16_t port);
+/// Fills `out` with an IPv6 address (16 bytes, network order), port and scope id; returns the length.
+socklen_t atrium_udp_make_ipv6(struct sockaddr_storage *out, const uint8_t *address16, uint16_t port,
+                               uint32_t scope_id);
+/// Reads a sockaddr_storage: returns 4 or 6 (the family) and fills the outputs, or 0 for another family.
+/// For IPv4 the first 4 bytes of `address16` hold the address in network order.
+int atrium_udp_read_address(const struct sockaddr_storage *in, uint8_t *address16, uint16_t *port,
+                            uint32_t *scope_id);
+
+/// Creates a non-blocking, close-on-exec UDP socket bound to `address` (port 0 picks an ephemeral port).
+/// IPv6 sockets are IPv6-only. Returns the fd and stores the bound address in `bound`, or -errno.
+int atrium_udp_open(const struct sockaddr_storage *address, struct sockaddr_storage *bound);
+/// Sets SO_RCVBUF and SO_SNDBUF (a value <= 0 leaves that one alone); returns 0 or -errno.
+int atrium_udp_set_buffers(int fd, int receive_bytes, int send_bytes);
+/// Reads the effective SO_RCVBUF and SO_SNDBUF (the kernel doubles what was asked); returns 0 or -errno.
+int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes);
+
+/// Receives up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams without blocking. Datagram i goes to
+/// `buffer + i * stride`; its length to `lengths[i]`, its source to `sources[i]`, and `truncated[i]` is 1
+/// when it was longer than `stride`. Returns how many arrived (0 when none is waiting) or -errno.
+int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
+                        struct sockaddr_storage *sources, uint8_t *truncated);
+/// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams: datagram i is `lengths[i]` bytes at
+/// `buffer + i * stride`, to `destinations[i]`. Returns how many the kernel took (0 when the socket buffer
+/// is full) or -errno.
+int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
+                        const struct sockaddr_storage *destinations);
+
+/// Closes a descriptor; returns 0 or -errno.
+int atrium_close(int fd);
+
+/// Creates a close-on-exec epoll instance; returns the fd or -errno.
+int atrium_epoll_create(void);
+/// Watches `fd` for readability (level-triggered), reporting `token` when it is ready; returns 0 or -errno.
+int atrium_epoll_add(int epfd, int fd, uint64_t token);
+/// Stops watching `fd`; returns 0 or -errno.
+int atrium_epoll_remove(int epfd, int fd);
+/// Waits up to `timeout_ms` (-1: forever) and stores the tokens of ready descriptors. Returns how many
+/// (0 on timeout or when a signal interrupted the wait) or -errno.
+int atrium_epoll_wait(int epfd, uint64_t *tokens, int max_events, int timeout_ms);
+
+/// Creates a non-blocking, close-on-exec eventfd; returns the fd or -errno.
+int atrium_eventfd_create(void);
+/// Adds one to the eventfd counter (safe from any thread); returns 0 or -errno.
+int atrium_eventfd_signal(int fd);
+/// Resets the counter; returns 0 or -errno (-EAGAIN when nothing was signalled).
+int atrium_eventfd_drain(int fd);
+
+#endif
