@@ -4,13 +4,9 @@ public enum HTTPMethod: String, Sendable, CaseIterable {
 }
 
 /// A complete HTTP request as the edge delivers it: body fully read, header names lower-cased.
-/// The edge copies only the headers the application reads (see `HTTPRequest.knownHeaders`).
+/// The edge copies only the headers the application reads (authorization, content-type, content-length,
+/// origin, transfer-encoding and the CORS preflight headers; see `EdgeServer`).
 public struct HTTPRequest: Sendable {
-    public static let knownHeaders = [
-        "authorization", "content-type", "content-length", "origin", "access-control-request-method",
-        "access-control-request-headers",
-    ]
-
     public var method: HTTPMethod
     /// The path without the query, percent-decoded by the edge.
     public var path: String
