@@ -13,7 +13,7 @@ PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps build run test unit integration tsan bench lint format clean
+.PHONY: all deps test-deps build run test unit integration tsan fuzz fuzz-build fuzz-smoke bench lint format clean
 
 all: build
 
@@ -47,7 +47,7 @@ run: build
 
 ## Every test: lint, Swift unit tests, the integration suite against the real server, and the
 ## signaling suites again against a ThreadSanitizer build.
-test: test-deps build lint unit integration tsan
+test: test-deps build lint unit integration tsan fuzz-smoke
 
 unit:
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
@@ -63,16 +63,44 @@ tsan: test-deps
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py $(wildcard tests/integration/test_signal_*.py)
 
+## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
+FUZZ_TARGETS := STUN RTP RTCP SDP JSON
+FUZZ_SECONDS ?= 60
+SWIFT_USR := $(shell dirname $$(dirname $$(readlink -f $$(command -v $(SWIFT)))))
+FUZZ_RT := $(firstword $(wildcard $(SWIFT_USR)/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a))
+FUZZ_FLAGS := -c release --build-path .build-fuzz -Xswiftc -sanitize=address \
+  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xswiftc -DFUZZING \
+  -Xlinker $(FUZZ_RT) -Xlinker -lstdc++
+
+fuzz-build: deps
+	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product Fuzz$$t || exit 1; done
+
+## Long campaigns: `make fuzz FUZZ_SECONDS=600`; new interesting inputs are added to Fuzz/Corpus.
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  .build-fuzz/release/Fuzz$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 Fuzz/Corpus/$$t 2>&1 \
+	  | grep -E "^(Done|==|SUMMARY)|ERROR"; test $${PIPESTATUS[0]} -eq 0 || exit 1; done
+
+## In `make test`: every kept input replayed through the plain builds, then 10 s of real fuzzing per
+## target under AddressSanitizer (new inputs go to a scratch directory, not into the repository).
+fuzz-smoke: fuzz-build
+	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(SWIFT_FLAGS) --product Fuzz$$t >/dev/null || exit 1; \
+	  printf "Fuzz$$t corpus: "; .build/debug/Fuzz$$t Fuzz/Corpus/$$t || exit 1; done
+	@scratch=$$(mktemp -d); for t in $(FUZZ_TARGETS); do mkdir -p $$scratch/$$t; \
+	  .build-fuzz/release/Fuzz$$t -max_total_time=10 -max_len=4096 $$scratch/$$t Fuzz/Corpus/$$t 2>&1 \
+	  | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/Fuzz$$t: /"; \
+	  test $${PIPESTATUS[0]} -eq 0 || { rm -rf $$scratch; exit 1; }; done; rm -rf $$scratch
+
 ## Benchmarks (figures, not pass/fail): a release build, then the signaling load script.
 bench: test-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 
 format:
-	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift
 
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan .build-fuzz

@@ -86,6 +86,16 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // libFuzzer targets (`make fuzz`); without -DFUZZING they replay their corpus (`make test`).
+        .target(name: "CFuzz", path: "Fuzz/CFuzz"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzz"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzSTUN", dependencies: ["AtriumSTUN", "FuzzSupport"], path: "Fuzz/STUN"),
+        .executableTarget(
+            name: "FuzzRTP", dependencies: ["AtriumRTP", "AtriumForwarding", "FuzzSupport"], path: "Fuzz/RTP"),
+        .executableTarget(name: "FuzzRTCP", dependencies: ["AtriumRTP", "FuzzSupport"], path: "Fuzz/RTCP"),
+        .executableTarget(name: "FuzzSDP", dependencies: ["AtriumSDP", "FuzzSupport"], path: "Fuzz/SDP"),
+        .executableTarget(name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON"),
+
         .testTarget(
             name: "AtriumTests",
             dependencies: [

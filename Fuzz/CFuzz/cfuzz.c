@@ -1,0 +1,1 @@
+/* declarations only: LLVMFuzzerRunDriver comes from libFuzzer under -sanitize=fuzzer */
