@@ -45,9 +45,9 @@ build: deps
 run: build
 	$(BIN) serve $(ATRIUM_FLAGS)
 
-## Every test: lint, Swift unit tests, the integration suite against the real server, and the
-## signaling suites again against a ThreadSanitizer build.
-test: test-deps build lint unit integration tsan fuzz-smoke
+## Every test: lint, Swift unit tests, the fuzz corpora and a short fuzz run, the signaling suites
+## against a ThreadSanitizer build, then the whole integration suite against the real server.
+test: test-deps build lint unit fuzz-smoke tsan integration
 
 unit:
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
