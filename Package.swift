@@ -27,12 +27,13 @@ let package = Package(
         .target(name: "AtriumModel", swiftSettings: strict),
         .target(name: "AtriumJSON", dependencies: ["CJansson"], swiftSettings: strict),
         .target(name: "AtriumCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "AtriumLog", swiftSettings: strict),
+        .target(name: "AtriumLog", dependencies: ["AtriumJSON"], swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
-        .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto"], swiftSettings: strict),
-        .target(name: "AtriumRTP", swiftSettings: strict),
+        .target(name: "AtriumBytes", swiftSettings: strict),
+        .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto", "AtriumBytes"], swiftSettings: strict),
+        .target(name: "AtriumRTP", dependencies: ["AtriumBytes"], swiftSettings: strict),
         // The forwarding core's pure decisions (sequence and timestamp rewriting, key frames).
         .target(name: "AtriumForwarding", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
@@ -41,7 +42,7 @@ let package = Package(
         .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
 
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
-        .target(name: "AtriumUDP", dependencies: ["CAtriumUDP"], swiftSettings: strict),
+        .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: strict),
         .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
 
         // Services built on them.

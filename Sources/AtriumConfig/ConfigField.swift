@@ -17,28 +17,22 @@ struct ConfigField: Sendable {
     let apply: @Sendable (inout ServerConfig, RawSetting) -> String?
 
     static let all: [ConfigField] = [
-        ConfigField(path: "bind", env: "ATRIUM_BIND", flag: "--bind", help: "address to listen on") { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected an address such as 127.0.0.1" }
-            c.bind = s
-            return nil
+        nonEmptyText("bind", "ATRIUM_BIND", "--bind", "address to listen on", "expected an address such as 127.0.0.1") {
+            $0.bind = $1
         },
-        ConfigField(path: "port", env: "ATRIUM_PORT", flag: "--port", help: "TCP port (0: any free port)") { c, raw in
-            guard let n = int(raw), (0...65535).contains(n) else { return "expected a port number from 0 to 65535" }
-            c.port = n
-            return nil
-        },
+        integer(
+            "port", "ATRIUM_PORT", "--port", "TCP port (0: any free port)", 0...65535,
+            "expected a port number from 0 to 65535"
+        ) { $0.port = $1 },
         ConfigField(path: "store", env: "ATRIUM_STORE", flag: "--store", help: "sqlite or memory") { c, raw in
             guard let s = text(raw), let k = StoreKind(rawValue: s) else { return "expected sqlite or memory" }
             c.store = k
             return nil
         },
-        ConfigField(
-            path: "dataDir", env: "ATRIUM_DATA_DIR", flag: "--data-dir", help: "directory for the database and dev keys"
-        ) { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a directory path" }
-            c.dataDir = s
-            return nil
-        },
+        nonEmptyText(
+            "dataDir", "ATRIUM_DATA_DIR", "--data-dir", "directory for the database and dev keys",
+            "expected a directory path"
+        ) { $0.dataDir = $1 },
         ConfigField(path: "keys", env: "ATRIUM_KEYS", flag: "--keys", help: "API keys, KEY:SECRET[,KEY:SECRET]") {
             c, raw in
             switch raw {
@@ -71,18 +65,11 @@ struct ConfigField: Sendable {
             c.dev = b
             return nil
         },
-        ConfigField(path: "tls.cert", env: "ATRIUM_TLS_CERT", flag: "--tls-cert", help: "PEM certificate for https/wss")
-        { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
-            c.tlsCert = s
-            return nil
-        },
-        ConfigField(path: "tls.key", env: "ATRIUM_TLS_KEY", flag: "--tls-key", help: "PEM private key for https/wss") {
-            c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
-            c.tlsKey = s
-            return nil
-        },
+        nonEmptyText(
+            "tls.cert", "ATRIUM_TLS_CERT", "--tls-cert", "PEM certificate for https/wss", "expected a file path"
+        ) { $0.tlsCert = $1 },
+        nonEmptyText("tls.key", "ATRIUM_TLS_KEY", "--tls-key", "PEM private key for https/wss", "expected a file path")
+        { $0.tlsKey = $1 },
         ConfigField(
             path: "cors.origins", env: "ATRIUM_CORS_ORIGINS", flag: "--cors-origins",
             help: "origins allowed by CORS, comma-separated, or *"
@@ -110,48 +97,26 @@ struct ConfigField: Sendable {
             c.logFormat = f
             return nil
         },
-        ConfigField(
-            path: "limits.maxBodyBytes", env: "ATRIUM_MAX_BODY_BYTES", flag: "--max-body-bytes",
-            help: "largest admin request body"
-        ) { c, raw in
-            guard let n = int(raw), (1024...(64 << 20)).contains(n) else {
-                return "expected a size from 1024 to 67108864 bytes"
-            }
-            c.maxBodyBytes = n
-            return nil
-        },
-        ConfigField(
-            path: "auth.leewaySeconds", env: "ATRIUM_TOKEN_LEEWAY", flag: "--token-leeway",
-            help: "clock skew tolerated on token times"
-        ) { c, raw in
-            guard let n = int(raw), (0...600).contains(n) else { return "expected 0 to 600 seconds" }
-            c.tokenLeeway = n
-            return nil
-        },
-        ConfigField(
-            path: "signal.authTimeoutSeconds", env: "ATRIUM_SIGNAL_AUTH_TIMEOUT", flag: "--signal-auth-timeout",
-            help: "seconds a WebSocket has to authenticate"
-        ) { c, raw in
-            guard let n = int(raw), (1...300).contains(n) else { return "expected 1 to 300 seconds" }
-            c.signalAuthTimeout = n
-            return nil
-        },
-        ConfigField(
-            path: "signal.idleTimeoutSeconds", env: "ATRIUM_SIGNAL_IDLE_TIMEOUT", flag: "--signal-idle-timeout",
-            help: "seconds of silence before a WebSocket is closed"
-        ) { c, raw in
-            guard let n = int(raw), (5...3600).contains(n) else { return "expected 5 to 3600 seconds" }
-            c.signalIdleTimeout = n
-            return nil
-        },
-        ConfigField(
-            path: "signal.resumeWindowSeconds", env: "ATRIUM_RESUME_WINDOW", flag: "--resume-window",
-            help: "seconds a dropped participant may resume"
-        ) { c, raw in
-            guard let n = int(raw), (0...600).contains(n) else { return "expected 0 to 600 seconds" }
-            c.resumeWindow = n
-            return nil
-        },
+        integer(
+            "limits.maxBodyBytes", "ATRIUM_MAX_BODY_BYTES", "--max-body-bytes", "largest admin request body",
+            1024...(64 << 20), "expected a size from 1024 to 67108864 bytes"
+        ) { $0.maxBodyBytes = $1 },
+        integer(
+            "auth.leewaySeconds", "ATRIUM_TOKEN_LEEWAY", "--token-leeway", "clock skew tolerated on token times",
+            0...600, "expected 0 to 600 seconds"
+        ) { $0.tokenLeeway = $1 },
+        integer(
+            "signal.authTimeoutSeconds", "ATRIUM_SIGNAL_AUTH_TIMEOUT", "--signal-auth-timeout",
+            "seconds a WebSocket has to authenticate", 1...300, "expected 1 to 300 seconds"
+        ) { $0.signalAuthTimeout = $1 },
+        integer(
+            "signal.idleTimeoutSeconds", "ATRIUM_SIGNAL_IDLE_TIMEOUT", "--signal-idle-timeout",
+            "seconds of silence before a WebSocket is closed", 5...3600, "expected 5 to 3600 seconds"
+        ) { $0.signalIdleTimeout = $1 },
+        integer(
+            "signal.resumeWindowSeconds", "ATRIUM_RESUME_WINDOW", "--resume-window",
+            "seconds a dropped participant may resume", 0...600, "expected 0 to 600 seconds"
+        ) { $0.resumeWindow = $1 },
         ConfigField(
             path: "rooms.autoCreate", env: "ATRIUM_AUTO_CREATE_ROOMS", flag: "--auto-create-rooms",
             help: "off, grant (token has roomCreate) or any"
@@ -161,6 +126,30 @@ struct ConfigField: Sendable {
             return nil
         },
     ]
+
+    /// An integer setting that must lie in `range`; `message` explains a refusal.
+    static func integer(
+        _ path: String, _ env: String, _ flag: String, _ help: String, _ range: ClosedRange<Int>, _ message: String,
+        _ set: @escaping @Sendable (inout ServerConfig, Int) -> Void
+    ) -> ConfigField {
+        ConfigField(path: path, env: env, flag: flag, help: help) { c, raw in
+            guard let n = int(raw), range.contains(n) else { return message }
+            set(&c, n)
+            return nil
+        }
+    }
+
+    /// A text setting that must not be empty; `message` explains a refusal.
+    static func nonEmptyText(
+        _ path: String, _ env: String, _ flag: String, _ help: String, _ message: String,
+        _ set: @escaping @Sendable (inout ServerConfig, String) -> Void
+    ) -> ConfigField {
+        ConfigField(path: path, env: env, flag: flag, help: help) { c, raw in
+            guard let s = text(raw), !s.isEmpty else { return message }
+            set(&c, s)
+            return nil
+        }
+    }
 
     static func text(_ raw: RawSetting) -> String? {
         switch raw {

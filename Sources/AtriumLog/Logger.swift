@@ -1,3 +1,5 @@
+import AtriumJSON
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -85,24 +87,8 @@ public struct Logger: Sendable {
         return needsQuotes ? jsonString(v) : v
     }
 
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20:
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count)
-                    + String(u.value, radix: 16)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal, escaped by the one JSON writer of the project.
+    static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 
     /// RFC 3339 UTC with milliseconds.
     static func timestamp() -> String {

@@ -45,20 +45,3 @@ struct ByteReader {
         position += count
     }
 }
-
-extension Array where Element == UInt8 {
-    mutating func appendBigEndian(_ v: UInt16) {
-        append(UInt8(truncatingIfNeeded: v >> 8))
-        append(UInt8(truncatingIfNeeded: v))
-    }
-
-    mutating func appendBigEndian(_ v: UInt32) {
-        appendBigEndian(UInt16(truncatingIfNeeded: v >> 16))
-        appendBigEndian(UInt16(truncatingIfNeeded: v))
-    }
-
-    /// Appends zeros up to the next multiple of 4 bytes.
-    mutating func padToWord() {
-        append(contentsOf: repeatElement(0, count: (4 - count % 4) % 4))
-    }
-}

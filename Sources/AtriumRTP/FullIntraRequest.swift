@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// FIR: full intra request (RFC 5104 section 4.3.1), PT 206, FMT 4. The media source SSRC is unused
 /// (zero); each FCI entry names the stream and a command sequence number the sender increments per
 /// new request.

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// Generic NACK (RFC 4585 section 6.2.1): transport-layer feedback, PT 205, FMT 1.
 ///
 /// ```

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// BYE: goodbye (RFC 3550 section 6.6), PT 203: SC sources leaving, and an optional reason.
 ///
 /// ```

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// The RTCP packet types this module reads (RFC 3550 section 12.1, RFC 4585 section 6.1).
 public enum RTCPPacketType {
     public static let senderReport: UInt8 = 200

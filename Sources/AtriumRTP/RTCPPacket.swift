@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// One packet of an RTCP compound packet, decoded by type.
 public enum RTCPPacket: Equatable, Sendable {
     case senderReport(SenderReport)

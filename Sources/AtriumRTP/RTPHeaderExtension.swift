@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// One RTP header extension element (RFC 8285 section 4): a local id negotiated in SDP and its bytes.
 public struct RTPHeaderExtensionElement: Equatable, Sendable {
     public var id: UInt8

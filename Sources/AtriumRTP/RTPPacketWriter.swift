@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// Writes RTP packets, and rewrites the forwarding fields of received ones in place.
 ///
 /// An SFU forwards a packet to each subscriber with that subscriber's SSRC, sequence number, timestamp

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// REMB: receiver estimated maximum bitrate (draft-alvestrand-rmcat-remb-03 section 2.2), an
 /// application-layer feedback message, PT 206, FMT 15, identified by the ASCII "REMB".
 ///

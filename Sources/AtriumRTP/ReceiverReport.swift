@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// RR: receiver report (RFC 3550 section 6.4.2), PT 201: the sender's SSRC and RC report blocks.
 public struct ReceiverReport: Equatable, Sendable {
     public var ssrc: UInt32

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// A report block (RFC 3550 section 6.4.1): reception statistics about one source.
 ///
 /// ```

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// SR: sender report (RFC 3550 section 6.4.1), PT 200, RC report blocks.
 ///
 /// ```

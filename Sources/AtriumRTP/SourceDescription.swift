@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// SDES: source description (RFC 3550 section 6.5), PT 202, SC chunks.
 ///
 /// ```

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// Transport-wide congestion control feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01
 /// section 3.1): transport-layer feedback, PT 205, FMT 15. It reports, for a run of transport-wide
 /// sequence numbers, which packets arrived and when.

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// An IP address as STUN carries it: 4 or 16 bytes held in integers, so it is hashable without allocating.
 public enum STUNIPAddress: Hashable, Sendable, CustomStringConvertible {
     case v4(UInt32)
@@ -36,23 +38,7 @@ public enum STUNIPAddress: Hashable, Sendable, CustomStringConvertible {
         case .v4(let v):
             return [24, 16, 8, 0].map { String((v >> UInt32($0)) & 0xFF) }.joined(separator: ".")
         case .v6(let h, let l):
-            let groups = (0..<8).map { i -> UInt16 in
-                let word = i < 4 ? h : l
-                return UInt16(truncatingIfNeeded: word >> UInt64(48 - 16 * (i % 4)))
-            }
-            var best = (start: -1, length: 0)
-            var i = 0
-            while i < 8 {
-                var j = i
-                while j < 8 && groups[j] == 0 { j += 1 }
-                if j - i > best.length && j - i >= 2 { best = (i, j - i) }
-                i = max(j, i + 1)
-            }
-            let text = groups.map { String($0, radix: 16) }
-            guard best.start >= 0 else { return text.joined(separator: ":") }
-            let head = text[0..<best.start].joined(separator: ":")
-            let tail = text[(best.start + best.length)...].joined(separator: ":")
-            return head + "::" + tail
+            return formatIPv6(high: h, low: l)
         }
     }
 }

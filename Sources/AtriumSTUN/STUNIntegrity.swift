@@ -1,3 +1,4 @@
+import AtriumBytes
 internal import AtriumCrypto
 
 /// MESSAGE-INTEGRITY (RFC 8489 section 14.5) and FINGERPRINT (section 14.7).

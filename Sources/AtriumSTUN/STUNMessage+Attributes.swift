@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// Typed readers for the attributes ICE uses. Each returns nil when the attribute is absent and throws
 /// `.malformedAttribute` when it is present with a value of the wrong shape.
 extension STUNMessage {

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// A parsed STUN message (RFC 8489 section 5): the header, the attributes in wire order, and the bytes it
 /// came from, which MESSAGE-INTEGRITY and FINGERPRINT verification need.
 ///

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// Writes a STUN message attribute by attribute (RFC 8489 sections 5 and 14), keeping the header's length
 /// field current so MESSAGE-INTEGRITY and FINGERPRINT can be appended last over what came before.
 public struct STUNMessageBuilder: Sendable {

@@ -1,3 +1,5 @@
+import AtriumBytes
+
 /// The class of a STUN message (RFC 8489 section 5): two bits spread over the message type.
 public enum STUNClass: UInt16, Sendable, CaseIterable {
     case request = 0b00

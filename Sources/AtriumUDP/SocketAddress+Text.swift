@@ -1,3 +1,4 @@
+import AtriumBytes
 internal import Glibc
 
 extension SocketAddress: CustomStringConvertible {
@@ -38,7 +39,7 @@ extension SocketAddress: CustomStringConvertible {
             let parts = [24, 16, 8, 0].map { String((a >> UInt32($0)) & 0xFF) }
             return parts.joined(separator: ".") + ":" + String(port)
         case .v6(let h, let l, let port, _):
-            return "[" + Self.formatIPv6(high: h, low: l) + "]:" + String(port)
+            return "[" + formatIPv6(high: h, low: l) + "]:" + String(port)
         }
     }
 
@@ -46,7 +47,7 @@ extension SocketAddress: CustomStringConvertible {
     public var hostText: String {
         switch self {
         case .v4(let a, _): return [24, 16, 8, 0].map { String((a >> UInt32($0)) & 0xFF) }.joined(separator: ".")
-        case .v6(let h, let l, _, _): return Self.formatIPv6(high: h, low: l)
+        case .v6(let h, let l, _, _): return formatIPv6(high: h, low: l)
         }
     }
 
@@ -79,23 +80,5 @@ extension SocketAddress: CustomStringConvertible {
             }
             return (h, l)
         }
-    }
-
-    static func formatIPv6(high: UInt64, low: UInt64) -> String {
-        let groups = (0..<8).map { i -> UInt16 in
-            UInt16(truncatingIfNeeded: (i < 4 ? high : low) >> UInt64(48 - 16 * (i % 4)))
-        }
-        var best = (start: -1, length: 0)
-        var i = 0
-        while i < 8 {
-            var j = i
-            while j < 8 && groups[j] == 0 { j += 1 }
-            if j - i > best.length && j - i >= 2 { best = (i, j - i) }
-            i = max(j, i + 1)
-        }
-        let text = groups.map { String($0, radix: 16) }
-        guard best.start >= 0 else { return text.joined(separator: ":") }
-        return text[0..<best.start].joined(separator: ":") + "::"
-            + text[(best.start + best.length)...].joined(separator: ":")
     }
 }
