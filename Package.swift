@@ -44,6 +44,8 @@ let package = Package(
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: strict),
         .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
+        // JSEP offer/answer for the publisher and subscriber connections, as pure functions over AtriumSDP.
+        .target(name: "AtriumJSEP", dependencies: ["AtriumSDP"], swiftSettings: strict),
 
         // Services built on them.
         .target(

@@ -1,0 +1,130 @@
+public import AtriumSDP
+
+/// One media section of a publisher's offer as the server sees it.
+public struct OfferedSection: Equatable, Sendable {
+    public enum Kind: String, Sendable {
+        case audio, video
+    }
+
+    public var index: Int
+    public var mid: String
+    /// nil for a section that is neither audio nor video (a data channel): always rejected.
+    public var kind: Kind?
+    /// The client stopped this transceiver (port 0) or it does not send.
+    public var stopped: Bool
+    public var codec: SelectedCodec?
+    /// The primary and RTX SSRCs from `a=ssrc`/`a=ssrc-group:FID`, when the offer lists them.
+    public var ssrc: UInt32?
+    public var rtxSSRC: UInt32?
+    /// `a=rid` values (simulcast, RFC 8853): parsed; the answer declines simulcast, so one layer is sent.
+    public var rids: [String]
+    public var extensions: HeaderExtensionIDs
+}
+
+/// A publisher's offer, checked and reduced to what the forwarding core needs.
+public struct PublishOffer: Equatable, Sendable {
+    public var sdp: SessionDescription
+    public var remote: RemoteTransport
+    public var sections: [OfferedSection]
+
+    /// Parses and checks an offer: BUNDLE over every live section, rtcp-mux, ICE credentials, a sha-256
+    /// fingerprint, and a mid on every section.
+    public init(text: String) throws(JSEPError) {
+        let parsed: SessionDescription
+        do { parsed = try SessionDescription.parse(text) } catch { throw .invalidSDP(error) }
+        try self.init(parsed)
+    }
+
+    public init(_ sdp: SessionDescription) throws(JSEPError) {
+        self.sdp = sdp
+        remote = try RemoteTransport(sdp)
+        guard !sdp.media.isEmpty else { throw .unsupported("the offer has no media section") }
+        var mids = Set<String>()
+        var sections: [OfferedSection] = []
+        for (i, m) in sdp.media.enumerated() {
+            guard let mid = m.mid else { throw .unsupported("media section \(i) has no a=mid") }
+            guard mids.insert(mid).inserted else { throw .unsupported("mid \"\(mid)\" appears twice") }
+            let kind: OfferedSection.Kind? =
+                switch m.kind {
+                case .audio: .audio
+                case .video: .video
+                default: nil
+                }
+            let stopped = (m.port == 0 && !m.bundleOnly) || !(m.direction == .sendonly || m.direction == .sendrecv)
+            if !stopped && kind != nil {
+                guard m.rtcpMux else { throw .unsupported("media section \(mid) has no a=rtcp-mux") }
+            }
+            let fid = m.ssrcGroups.first { $0.semantics == "FID" && $0.ssrcs.count == 2 }
+            sections.append(
+                OfferedSection(
+                    index: i, mid: mid, kind: kind, stopped: stopped,
+                    codec: kind == nil ? nil : ServerCodecs.select(from: m),
+                    ssrc: fid?.ssrcs[0] ?? m.ssrcs.first, rtxSSRC: fid?.ssrcs[1],
+                    rids: m.rids.filter { $0.direction == .send }.map(\.id),
+                    extensions: HeaderExtensionIDs(extmaps: m.extmaps)))
+        }
+        let live = sections.filter { !$0.stopped && $0.kind != nil }.map(\.mid)
+        if !live.isEmpty {
+            guard let bundle = sdp.bundleGroup, live.allSatisfy(bundle.mids.contains) else {
+                throw .unsupported("every media section must be in one a=group:BUNDLE (use bundlePolicy max-bundle)")
+            }
+        }
+        self.sections = sections
+    }
+
+    /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on;
+    /// each rejected or stopped one at port 0. `accepted` holds the mids to accept.
+    public func answer(local: LocalTransport, accepted: Set<String>, sessionID: UInt64, version: UInt64)
+        -> SessionDescription
+    {
+        var out = SessionDescription(
+            origin: Origin(
+                username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
+                addressType: "IP4", address: "127.0.0.1"))
+        let bundled = sections.filter { accepted.contains($0.mid) }.map(\.mid)
+        if !bundled.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: bundled))) }
+        out.attributes.append(.iceLite)
+        out.attributes.append(.msidSemantic(MsidSemantic(semantic: "WMS", identifiers: ["*"])))
+        if sdp.extmapAllowMixed { out.attributes.append(.extmapAllowMixed) }
+        for s in sections {
+            let offered = sdp.media[s.index]
+            guard accepted.contains(s.mid), let codec = s.codec else {
+                out.media.append(Self.rejected(offered, mid: s.mid))
+                continue
+            }
+            var m = MediaDescription(
+                kind: offered.kind, port: local.port, proto: offered.proto, formats: [], connection: local.connection)
+            m.attributes = local.attributes(setup: .passive)
+            m.attributes += [.mid(s.mid)]
+            for e in offered.extmaps where HeaderExtensionIDs.publishURIs.contains(e.uri) {
+                m.attributes.append(.extmap(Extmap(id: e.id, uri: e.uri)))
+            }
+            m.attributes += [.direction(.recvonly), .rtcpMux]
+            if offered.rtcpReducedSize { m.attributes.append(.rtcpRsize) }
+            var feedback: [RTCPFeedback] = []
+            let pt = codec.offered.payloadType
+            if codec.remb { feedback.append(RTCPFeedback(payloadType: pt, type: "goog-remb")) }
+            if codec.transportCC { feedback.append(RTCPFeedback(payloadType: pt, type: "transport-cc")) }
+            if codec.fir { feedback.append(RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir")) }
+            if codec.nack { feedback.append(RTCPFeedback(payloadType: pt, type: "nack")) }
+            if codec.pli { feedback.append(RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli")) }
+            m.appendCodec(
+                payloadType: pt, server: codec.server, parameters: codec.offered.parameters, feedback: feedback,
+                rtxPayloadType: codec.nack ? codec.offeredRTX : nil)
+            out.media.append(m)
+        }
+        return out
+    }
+
+    /// A rejected section (RFC 8829 section 5.3.1): port 0, the same kind and protocol, one format.
+    static func rejected(_ offered: MediaDescription, mid: String) -> MediaDescription {
+        var m = MediaDescription(
+            kind: offered.kind, port: 0, proto: offered.proto, formats: Array(offered.formats.prefix(1)),
+            connection: ConnectionData(address: "0.0.0.0"), attributes: [.mid(mid), .direction(.inactive)])
+        // Some stacks read the codec of even a rejected section: keep the first format's rtpmap.
+        if let first = offered.payloadTypes.first, let map = offered.rtpmaps.first(where: { $0.payloadType == first }) {
+            m.attributes.append(.rtpmap(map))
+        }
+        return m
+    }
+}

@@ -1,0 +1,129 @@
+public import AtriumSDP
+
+/// One section of the server's offer to a subscriber: a track it receives, or a stopped one (port 0).
+public struct SubscriberSection: Equatable, Sendable {
+    public var mid: String
+    public var kind: MediaKind
+    public var codec: ServerCodec
+    /// The publisher's format parameters (H264 profile, Opus options), written with the server's
+    /// payload type.
+    public var parameters: [FormatParameter]
+    public var ssrc: UInt32
+    public var rtxSSRC: UInt32?
+    /// `a=msid:<streamID> <trackID>`: the publisher's participant id and the track id.
+    public var streamID: String
+    public var trackID: String
+    public var cname: String
+    public var active: Bool
+
+    public init(
+        mid: String, kind: MediaKind, codec: ServerCodec, parameters: [FormatParameter], ssrc: UInt32,
+        rtxSSRC: UInt32?, streamID: String, trackID: String, cname: String, active: Bool
+    ) {
+        self.mid = mid
+        self.kind = kind
+        self.codec = codec
+        self.parameters = parameters
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        self.streamID = streamID
+        self.trackID = trackID
+        self.cname = cname
+        self.active = active
+    }
+}
+
+/// The server's offers to a subscriber and the checks on its answers.
+public enum SubscriberNegotiation {
+    /// An offer with one `sendonly` section per live track and port 0 for stopped ones. Every live
+    /// section is in the BUNDLE group; the first live section carries the transport.
+    public static func offer(
+        sections: [SubscriberSection], local: LocalTransport, sessionID: UInt64, version: UInt64
+    ) -> SessionDescription {
+        var out = SessionDescription(
+            origin: Origin(
+                username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
+                addressType: "IP4", address: "127.0.0.1"))
+        let live = sections.filter(\.active).map(\.mid)
+        if !live.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: live))) }
+        out.attributes.append(.iceLite)
+        out.attributes.append(.msidSemantic(MsidSemantic(semantic: "WMS", identifiers: ["*"])))
+        for s in sections {
+            var m = MediaDescription(
+                kind: s.kind, port: s.active ? local.port : 0, formats: [],
+                connection: s.active ? local.connection : ConnectionData(address: "0.0.0.0"))
+            if s.active { m.attributes = local.attributes(setup: .actpass) }
+            m.attributes.append(.mid(s.mid))
+            if s.active {
+                let ext = HeaderExtensionIDs.subscriber
+                m.attributes += ext.extmaps.filter { s.kind == .audio || $0.uri != HeaderExtensionIDs.audioLevelURI }
+                    .map(Attribute.extmap)
+            }
+            m.attributes += [.direction(s.active ? .sendonly : .inactive), .rtcpMux, .rtcpRsize]
+            let pt = s.codec.payloadType
+            let feedback: [RTCPFeedback] =
+                s.codec.isVideo
+                ? [
+                    RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir"),
+                    RTCPFeedback(payloadType: pt, type: "nack"),
+                    RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli"),
+                ] : []
+            m.appendCodec(
+                payloadType: pt, server: s.codec, parameters: s.parameters, feedback: feedback,
+                rtxPayloadType: s.active ? s.codec.rtxPayloadType : nil)
+            if s.active {
+                m.attributes.append(.msid(Msid(streamID: s.streamID, trackID: s.trackID)))
+                if let rtx = s.rtxSSRC, s.codec.rtxPayloadType != nil {
+                    m.attributes.append(.ssrcGroup(SSRCGroup(semantics: "FID", ssrcs: [s.ssrc, rtx])))
+                }
+                for ssrc in [s.ssrc] + (s.codec.rtxPayloadType != nil ? [s.rtxSSRC].compactMap { $0 } : []) {
+                    m.attributes.append(.ssrc(SSRCAttribute(ssrc: ssrc, name: "cname", value: s.cname)))
+                    m.attributes.append(.ssrc(SSRCAttribute(ssrc: ssrc, name: "msid", value: "\(s.streamID) \(s.trackID)")))
+                }
+            }
+            out.media.append(m)
+        }
+        return out
+    }
+
+    /// A subscriber's answer to an offer, checked.
+    public struct Answer: Equatable, Sendable {
+        public var remote: RemoteTransport
+        /// The mids the subscriber accepted (not port 0, receiving).
+        public var accepted: Set<String>
+        /// Per accepted mid: does the subscriber take RTX and NACK for it.
+        public var rtx: Set<String>
+        public var nack: Set<String>
+    }
+
+    public static func answer(text: String, offer: SessionDescription) throws(JSEPError) -> Answer {
+        let sdp: SessionDescription
+        do { sdp = try SessionDescription.parse(text) } catch { throw .invalidSDP(error) }
+        let offeredMids = offer.media.compactMap(\.mid)
+        guard sdp.media.compactMap(\.mid) == offeredMids else {
+            throw .unsupported("the answer's media sections do not match the offer's (mids \(offeredMids))")
+        }
+        let remote = try RemoteTransport(sdp)
+        var accepted = Set<String>()
+        var rtx = Set<String>()
+        var nack = Set<String>()
+        for (m, o) in zip(sdp.media, offer.media) {
+            guard let mid = m.mid, m.port != 0, o.port != 0, m.direction == .recvonly || m.direction == .sendrecv
+            else { continue }
+            accepted.insert(mid)
+            let codecs = m.codecs
+            if codecs.contains(where: \.isRTX) { rtx.insert(mid) }
+            if codecs.contains(where: { c in c.feedback.contains { $0.type == "nack" && $0.parameter == nil } }) {
+                nack.insert(mid)
+            }
+        }
+        if !accepted.isEmpty {
+            guard rtcpMuxOnAll(sdp, accepted) else { throw .unsupported("the answer has no a=rtcp-mux") }
+        }
+        return Answer(remote: remote, accepted: accepted, rtx: rtx, nack: nack)
+    }
+
+    static func rtcpMuxOnAll(_ sdp: SessionDescription, _ mids: Set<String>) -> Bool {
+        sdp.media.filter { $0.mid.map(mids.contains) ?? false }.allSatisfy(\.rtcpMux)
+    }
+}
