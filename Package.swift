@@ -44,6 +44,14 @@ let package = Package(
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: strict),
         .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
+        // The forwarding core and its thread: transports (ICE-lite, DTLS-SRTP), producers, consumers.
+        .target(
+            name: "AtriumMedia",
+            dependencies: [
+                "AtriumUDP", "AtriumICE", "AtriumSTUN", "AtriumDTLS", "AtriumSRTP", "AtriumRTP", "AtriumForwarding",
+                "AtriumBytes", "AtriumLog",
+            ],
+            swiftSettings: strict),
         // JSEP offer/answer for the publisher and subscriber connections, as pure functions over AtriumSDP.
         .target(name: "AtriumJSEP", dependencies: ["AtriumSDP"], swiftSettings: strict),
 

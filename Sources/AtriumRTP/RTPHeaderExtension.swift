@@ -81,6 +81,38 @@ public enum RTPHeaderExtension {
         }
     }
 
+    /// Rewrites an extension block in place for forwarding: each element whose id `map` returns a new id
+    /// for gets that id, every other element is overwritten with zero bytes (padding in both forms,
+    /// RFC 8285 section 4.2), so nothing moves and nothing is allocated. In the one-byte form a new id
+    /// outside 1-14 removes the element too. Throws, changing nothing, on a malformed block.
+    public static func remapInPlace(
+        _ packet: inout [UInt8], range: Range<Int>, profile: UInt16, _ map: (UInt8) -> UInt8?
+    ) throws(RTPError) {
+        let oneByte = isOneByte(profile)
+        // Validate first so that a malformed block is left untouched.
+        try forEachElement(in: packet, range: range, profile: profile) { _, _ in true }
+        guard oneByte || isTwoByte(profile) else { return }
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let first = packet[i]
+            if first == 0 {
+                i += 1
+                continue
+            }
+            let id = oneByte ? first >> 4 : first
+            if oneByte && id == oneByteStopID { return }
+            let headerLength = oneByte ? 1 : 2
+            let length = oneByte ? Int(first & 0x0F) + 1 : Int(packet[i + 1])
+            let end = i + headerLength + length
+            if let newID = map(id), newID != 0, !oneByte || newID < oneByteStopID {
+                packet[i] = oneByte ? newID << 4 | (first & 0x0F) : newID
+            } else {
+                for k in i..<end { packet[k] = 0 }
+            }
+            i = end
+        }
+    }
+
     /// The elements of an extension block, in order.
     public static func elements(
         in packet: [UInt8], range: Range<Int>, profile: UInt16

@@ -1,0 +1,167 @@
+public import AtriumUDP
+
+/// What the signaling thread asks of the media worker. Commands are applied in order on the worker
+/// thread, between two batches of packets.
+public enum MediaCommand: Sendable {
+    case openTransport(TransportSpec)
+    /// New remote ICE credentials or DTLS fingerprint (an answer to a later offer, an ICE restart).
+    case updateTransport(id: String, remote: RemoteSpec)
+    case closeTransport(id: String)
+    /// Transceivers of a publisher transport that were rejected, by mid and by the SSRCs the offer
+    /// declared for them: their packets are dropped and counted as `rejected`.
+    case reject(transport: String, mids: Set<String>, ssrcs: Set<UInt32>)
+    case addProducer(ProducerSpec)
+    case pauseProducer(id: String, paused: Bool)
+    case closeProducer(id: String)
+    case addConsumer(ConsumerSpec)
+    case closeConsumer(id: String)
+}
+
+/// The peer's side of a transport, from its SDP.
+public struct RemoteSpec: Sendable, Equatable {
+    public var ufrag: String
+    public var password: String
+    /// `sha-256` digest of the peer's certificate.
+    public var fingerprint: [UInt8]
+    /// True when the server is the DTLS client (the peer answered `a=setup:passive`).
+    public var dtlsClient: Bool
+
+    public init(ufrag: String, password: String, fingerprint: [UInt8], dtlsClient: Bool) {
+        self.ufrag = ufrag
+        self.password = password
+        self.fingerprint = fingerprint
+        self.dtlsClient = dtlsClient
+    }
+}
+
+/// One WebRTC transport: a BUNDLE group's ICE-lite agent, DTLS association and SRTP contexts.
+public struct TransportSpec: Sendable, Equatable {
+    public var id: String
+    /// A label for metrics and logs, e.g. the participant id and `pub`/`sub`.
+    public var label: String
+    public var localUfrag: String
+    public var localPassword: String
+    public var remote: RemoteSpec?
+    /// The mid header extension's id on this transport (publishers), to bind unknown SSRCs to mids.
+    public var midExtensionID: UInt8?
+
+    public init(
+        id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?,
+        midExtensionID: UInt8? = nil
+    ) {
+        self.id = id
+        self.label = label
+        self.localUfrag = localUfrag
+        self.localPassword = localPassword
+        self.remote = remote
+        self.midExtensionID = midExtensionID
+    }
+}
+
+public enum MediaTrackKind: Sendable, Equatable {
+    case audio, video
+}
+
+/// A published track received on a publisher transport.
+public struct ProducerSpec: Sendable, Equatable {
+    public var id: String
+    public var transport: String
+    public var mid: String
+    /// The track's source, for metrics (`camera`, `screen_share`, ...).
+    public var source: String
+    public var kind: MediaTrackKind
+    /// The video encoding name (`VP8`, `VP9`, `H264`, `AV1`) for key-frame detection; nil for audio.
+    public var videoCodec: String?
+    public var clockRate: UInt32
+    public var payloadType: UInt8
+    public var rtxPayloadType: UInt8?
+    public var ssrc: UInt32?
+    public var rtxSSRC: UInt32?
+    /// Header extension ids the publisher uses (audio level is forwarded; abs-send-time rewritten).
+    public var audioLevelID: UInt8?
+    public var absSendTimeID: UInt8?
+    public var paused: Bool
+
+    public init(
+        id: String, transport: String, mid: String, source: String, kind: MediaTrackKind, videoCodec: String?,
+        clockRate: UInt32, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?,
+        audioLevelID: UInt8?, absSendTimeID: UInt8?, paused: Bool
+    ) {
+        self.id = id
+        self.transport = transport
+        self.mid = mid
+        self.source = source
+        self.kind = kind
+        self.videoCodec = videoCodec
+        self.clockRate = clockRate
+        self.payloadType = payloadType
+        self.rtxPayloadType = rtxPayloadType
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        self.audioLevelID = audioLevelID
+        self.absSendTimeID = absSendTimeID
+        self.paused = paused
+    }
+}
+
+/// One subscriber's copy of a producer, sent on its subscriber transport.
+public struct ConsumerSpec: Sendable, Equatable {
+    public var id: String
+    public var producer: String
+    public var transport: String
+    public var ssrc: UInt32
+    public var rtxSSRC: UInt32?
+    public var payloadType: UInt8
+    /// The RTX payload type, when the subscriber accepted RTX; retransmissions are plain otherwise.
+    public var rtxPayloadType: UInt8?
+    /// Whether the subscriber sends NACKs we answer.
+    public var nack: Bool
+    public var audioLevelID: UInt8?
+    public var absSendTimeID: UInt8?
+
+    public init(
+        id: String, producer: String, transport: String, ssrc: UInt32, rtxSSRC: UInt32?, payloadType: UInt8,
+        rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?
+    ) {
+        self.id = id
+        self.producer = producer
+        self.transport = transport
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        self.payloadType = payloadType
+        self.rtxPayloadType = rtxPayloadType
+        self.nack = nack
+        self.audioLevelID = audioLevelID
+        self.absSendTimeID = absSendTimeID
+    }
+}
+
+/// What the worker reports back to the signaling thread.
+public enum MediaEvent: Sendable, Equatable {
+    public enum TransportState: String, Sendable {
+        case connected, disconnected, failed, closed
+    }
+
+    case transportState(id: String, state: TransportState)
+}
+
+/// The worker's settings.
+public struct MediaConfiguration: Sendable {
+    /// The UDP address to bind (port 0: ephemeral).
+    public var bind: SocketAddress
+    /// Addresses written into candidates; the bound address when empty. Never auto-detected.
+    public var announced: [SocketAddress]
+    /// Testing only: drop this percentage of received and sent RTP/RTCP datagrams at random.
+    public var lossPercent: Int
+    /// The highest bitrate announced to publishers (REMB), per transport, bits per second.
+    public var maxPublishBitrate: UInt64
+
+    public init(bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
+                maxPublishBitrate: UInt64 = 10_000_000)
+    {
+        self.bind = bind
+        self.announced = announced
+        self.lossPercent = lossPercent
+        self.maxPublishBitrate = maxPublishBitrate
+    }
+}

@@ -1,0 +1,159 @@
+import AtriumRTP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// RTCP: feedback from subscribers (NACK, PLI, FIR, receiver reports) and the reports and requests the
+/// server sends (receiver reports and REMB to publishers, PLI and NACK to publishers, sender reports to
+/// subscribers), and the timers that drive them.
+extension MediaEngine {
+    func receiveRTCP(_ bytes: [UInt8], on t: Transport) {
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPCompound.parse(bytes)
+        } catch {
+            counters.drop(.malformed)
+            return
+        }
+        for packet in packets {
+            switch packet {
+            case .senderReport(let sr):
+                if let p = t.producersBySSRC[sr.ssrc] {
+                    p.stats.lastSR = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
+                    p.stats.lastSRArrival = now
+                }
+                receiveReports(sr.reports, on: t)
+            case .receiverReport(let rr):
+                receiveReports(rr.reports, on: t)
+            case .nack(let nack):
+                counters.nacksReceived += 1
+                guard let c = t.consumersBySSRC[nack.sources.mediaSSRC], c.spec.nack else { continue }
+                for s in nack.sequenceNumbers { retransmit(c, output: s) }
+            case .pictureLossIndication(let pli):
+                counters.plisReceived += 1
+                t.consumersBySSRC[pli.sources.mediaSSRC]?.producer.requestKeyFrame()
+            case .fullIntraRequest(let fir):
+                counters.firsReceived += 1
+                for e in fir.entries { t.consumersBySSRC[e.ssrc]?.producer.requestKeyFrame() }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Round-trip time from a report block about one of our streams (RFC 3550 section 6.4.1).
+    func receiveReports(_ reports: [ReceptionReport], on t: Transport) {
+        for r in reports where r.lastSenderReport != 0 && t.consumersBySSRC[r.ssrc] != nil {
+            let middle = UInt32(truncatingIfNeeded: Self.ntpNow() >> 16)
+            let delta = middle &- r.lastSenderReport &- r.delaySinceLastSenderReport
+            if delta < 0x8000_0000 { t.rtt = Double(delta) / 65536 }
+        }
+    }
+
+    /// The wall clock as a 64-bit NTP timestamp (RFC 5905: seconds since 1900, 32.32 fixed point).
+    static func ntpNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let seconds = UInt64(ts.tv_sec) &+ 2_208_988_800
+        let fraction = (UInt64(ts.tv_nsec) << 32) / 1_000_000_000
+        return seconds << 32 | fraction
+    }
+
+    /// Every 20 ms: key-frame requests, NACKs, DTLS retransmissions; every second: reports, REMB,
+    /// consent.
+    func tick(_ t0: Double) {
+        for t in transports.values {
+            if let dtls = t.dtls, let wait = dtls.nextTimeout, wait <= .zero, let peer = t.peer {
+                if let out = try? dtls.timeout() { for d in out { enqueue(d, to: peer) } }
+            }
+            guard t.isSecure else { continue }
+            for p in t.producers { requestRepairs(p, on: t, now: t0) }
+        }
+        guard t0 - lastSecond >= 1 else { return }
+        let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond
+        lastSecond = t0
+        let instant = clock.now
+        for t in transports.values {
+            perform(t.ice.tick(now: instant), on: t)
+            guard t.isSecure else { continue }
+            if !t.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
+            if !t.consumers.isEmpty { sendSenderReports(t, now: t0) }
+        }
+    }
+
+    func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
+        guard let ssrc = p.ssrc else { return }
+        if p.consumers.contains(where: \.waitingForKeyFrame) && t0 - p.lastKeyFrameRequest >= 1 {
+            p.keyFrameWanted = true
+        }
+        if p.keyFrameWanted && t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval {
+            p.keyFrameWanted = false
+            p.lastKeyFrameRequest = t0
+            p.plisSent += 1
+            counters.plisSent += 1
+            sendRTCP([.pictureLossIndication(PictureLossIndication(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc))], on: t)
+        }
+        guard p.isVideo, !p.nacks.entries.isEmpty else { return }
+        let lost = p.nacks.due(now: t0, interval: max(0.02, (t.rtt ?? 0.02) * 1.5))
+        guard !lost.isEmpty else { return }
+        p.nacksSent += 1
+        counters.nacksSent += 1
+        sendRTCP([.nack(GenericNACK(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc, lost: lost))], on: t)
+    }
+
+    /// A receiver report for every producer of a publisher transport, with a REMB: the estimate grows
+    /// by a quarter a second while loss stays under 2 %, holds up to 10 %, and drops towards the
+    /// received rate above.
+    func sendReceiverReports(_ t: Transport, elapsed: Double, now t0: Double) {
+        var blocks: [ReceptionReport] = []
+        var worst: UInt8 = 0
+        var ssrcs: [UInt32] = []
+        for p in t.producers {
+            guard let ssrc = p.ssrc, p.stats.started else { continue }
+            let r = p.stats.report(ssrc: ssrc, now: t0)
+            worst = max(worst, r.fraction)
+            ssrcs.append(ssrc)
+            blocks.append(
+                ReceptionReport(
+                    ssrc: ssrc, fractionLost: r.fraction, cumulativeLost: r.lost,
+                    extendedHighestSequence: p.stats.extendedMax, jitter: r.jitter,
+                    lastSenderReport: p.stats.lastSR, delaySinceLastSenderReport: r.dlsr))
+        }
+        guard !blocks.isEmpty else { return }
+        let incoming = Double(t.bytesSinceReport * 8) / max(elapsed, 0.001)
+        t.bytesSinceReport = 0
+        let loss = Double(worst) / 256
+        if loss < 0.02 {
+            t.estimate = min(Double(config.maxPublishBitrate), max(t.estimate, incoming) * 1.25)
+        } else if loss > 0.10 {
+            t.estimate = max(150_000, incoming * (1 - 0.5 * loss))
+        }
+        sendRTCP(
+            [
+                .receiverReport(ReceiverReport(ssrc: t.rtcpSSRC, reports: blocks)),
+                .receiverEstimatedMaximumBitrate(
+                    ReceiverEstimatedMaximumBitrate(senderSSRC: t.rtcpSSRC, bitrate: UInt64(t.estimate), ssrcs: ssrcs)),
+            ], on: t)
+    }
+
+    /// A sender report for every consumer of a subscriber transport that has sent something.
+    func sendSenderReports(_ t: Transport, now t0: Double) {
+        let ntp = Self.ntpNow()
+        var packets: [RTCPPacket] = []
+        for c in t.consumers where c.packetsOut > 0 {
+            let ticks = UInt32(truncatingIfNeeded: Int64((t0 - c.lastSentAt) * Double(c.producer.spec.clockRate)))
+            packets.append(
+                .senderReport(
+                    SenderReport(
+                        ssrc: c.spec.ssrc, ntpTimestamp: ntp, rtpTimestamp: c.lastTimestamp &+ ticks,
+                        packetCount: UInt32(truncatingIfNeeded: c.packetsOut),
+                        octetCount: UInt32(truncatingIfNeeded: c.bytesOut))))
+            if packets.count == 16 {
+                sendRTCP(packets, on: t)
+                packets.removeAll()
+            }
+        }
+        sendRTCP(packets, on: t)
+    }
+}

@@ -1,0 +1,207 @@
+import AtriumBytes
+import AtriumForwarding
+import AtriumRTP
+import AtriumSRTP
+import AtriumUDP
+
+/// The forwarding path: a publisher's packet in, one rewritten and encrypted copy per consumer out.
+extension MediaEngine {
+    func receiveRTP(_ i: Int, on t: Transport) {
+        let header: RTPHeader
+        do {
+            header = try RTPHeader(parsing: rx[i].payload)
+        } catch {
+            counters.drop(.malformed)
+            return
+        }
+        guard let (p, isRTX) = producer(for: header, packet: i, on: t) else { return }
+        if isRTX {
+            // RFC 4588 section 4: the original sequence number leads the payload. Padding-only RTX
+            // packets (bandwidth probes) carry none.
+            let start = header.payloadRange.lowerBound
+            guard header.payloadRange.count >= 2 else { return }
+            let osn = UInt16(rx[i].payload[start]) << 8 | UInt16(rx[i].payload[start + 1])
+            rx[i].payload.removeSubrange(start..<start + 2)
+            guard let primary = p.ssrc,
+                (try? RTPPacketWriter.rewrite(
+                    &rx[i].payload,
+                    RTPPacketWriter.Rewrite(ssrc: primary, sequenceNumber: osn, payloadType: p.spec.payloadType)))
+                    != nil
+            else { return }
+            forward(i, on: t, producer: p, sequence: osn, timestamp: header.timestamp, headerInfo: header, recovered: true)
+        } else {
+            forward(
+                i, on: t, producer: p, sequence: header.sequenceNumber, timestamp: header.timestamp,
+                headerInfo: header, recovered: false)
+        }
+    }
+
+    /// The producer a packet belongs to: by SSRC, else by the mid header extension (learning the SSRC).
+    func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Producer, Bool)? {
+        if let p = t.producersBySSRC[header.ssrc] { return (p, false) }
+        if let p = t.producersByRTXSSRC[header.ssrc] { return (p, true) }
+        if t.rejectedSSRCs.contains(header.ssrc) {
+            counters.drop(.rejected)
+            return nil
+        }
+        guard let id = t.midExtensionID, let range = header.extensionValueRange(id: id, in: rx[i].payload) else {
+            counters.drop(.unknownSSRC)
+            return nil
+        }
+        let mid = String(decoding: rx[i].payload[range], as: UTF8.self)
+        guard let p = t.producersByMid[mid] else {
+            counters.drop(t.rejectedMids.contains(mid) ? .rejected : .unknownSSRC)
+            return nil
+        }
+        if header.payloadType == p.spec.rtxPayloadType {
+            p.rtxSSRC = header.ssrc
+            t.producersByRTXSSRC[header.ssrc] = p
+            return (p, true)
+        }
+        guard header.payloadType == p.spec.payloadType else {
+            counters.drop(.unknownSSRC)
+            return nil
+        }
+        p.ssrc = header.ssrc
+        t.producersBySSRC[header.ssrc] = p
+        return (p, false)
+    }
+
+    func forward(
+        _ i: Int, on t: Transport, producer p: Producer, sequence: UInt16, timestamp: UInt32, headerInfo: RTPHeader,
+        recovered: Bool
+    ) {
+        let length = rx[i].payload.count
+        let t0 = now
+        p.packetsIn += 1
+        p.bytesIn += length
+        counters.packetsIn += 1
+        counters.bytesIn += length
+        t.bytesSinceReport += length
+        if let gap = p.stats.update(sequence: sequence, timestamp: timestamp, clockRate: p.spec.clockRate, now: t0),
+            p.isVideo
+        {
+            p.nacks.missed(from: gap.0, to: gap.1, now: t0)
+        } else if recovered || p.isVideo {
+            p.nacks.arrived(sequence)
+        }
+        p.buffer?.store(rx[i].payload, sequence: sequence)
+        if p.paused {
+            counters.drop(.paused)
+            return
+        }
+        guard !p.consumers.isEmpty else { return }
+        var keyFrame = false
+        if let codec = p.codec, p.consumers.contains(where: \.waitingForKeyFrame) {
+            let payload = headerInfo.payloadRange
+            let adjusted = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
+            keyFrame = rx[i].payload.withUnsafeBytes { raw in
+                KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[adjusted]), codec: codec)
+            }
+        }
+        for c in p.consumers {
+            guard let (outSeq, outTS) = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
+            else {
+                counters.drop(.waitingKeyFrame)
+                if c.waitingForKeyFrame { p.requestKeyFrame() }
+                continue
+            }
+            if injectedLoss() {
+                counters.drop(.injectedLoss)
+                continue
+            }
+            guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else { continue }
+            if txCount == tx.count { flush() }
+            let slot = txCount
+            tx[slot].payload.removeAll(keepingCapacity: true)
+            tx[slot].payload.append(contentsOf: rx[i].payload)
+            guard send(slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
+                       fields: RTPPacketWriter.Rewrite(ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
+                                                       payloadType: c.spec.payloadType))
+            else { continue }
+            c.lastTimestamp = outTS
+            c.lastSentAt = t0
+        }
+    }
+
+    /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`.
+    func send(
+        slot: Int, consumer c: Consumer, producer p: Producer, header: RTPHeader, srtp: SRTPSession,
+        to peer: SocketAddress, fields: RTPPacketWriter.Rewrite
+    ) -> Bool {
+        do {
+            try RTPPacketWriter.rewrite(&tx[slot].payload, fields)
+            if let profile = header.extensionProfile {
+                let audioIn = p.spec.audioLevelID
+                let audioOut = c.spec.audioLevelID
+                let absIn = p.spec.absSendTimeID
+                let absOut = c.spec.absSendTimeID
+                try RTPHeaderExtension.remapInPlace(&tx[slot].payload, range: header.extensionRange, profile: profile) {
+                    id in
+                    if id == audioIn { return audioOut }
+                    if id == absIn { return absOut }
+                    return nil
+                }
+            }
+            let length = tx[slot].payload.count
+            tx[slot].payload.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
+            let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
+                try srtp.protect(rtp: buf, length: length)
+            }
+            tx[slot].payload.removeLast(tx[slot].payload.count - protected)
+        } catch {
+            counters.drop(.malformed)
+            return false
+        }
+        tx[slot].address = peer
+        txCount += 1
+        let bytes = tx[slot].payload.count
+        c.packetsOut += 1
+        c.bytesOut += bytes
+        p.packetsOut += 1
+        p.bytesOut += bytes
+        counters.packetsOut += 1
+        counters.bytesOut += bytes
+        return true
+    }
+
+    /// Answers a subscriber's NACK for one of its sequence numbers from the producer's buffer, as RTX
+    /// when the subscriber negotiated it.
+    func retransmit(_ c: Consumer, output: UInt16) {
+        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let buffer = c.producer.buffer,
+            let input = c.input(for: output)
+        else {
+            counters.retransmissionMisses += 1
+            return
+        }
+        let found: Bool =
+            buffer.withPacket(input) { packet in
+                guard let header = try? RTPHeader(parsing: packet) else { return false }
+                if txCount == tx.count { flush() }
+                let slot = txCount
+                tx[slot].payload.removeAll(keepingCapacity: true)
+                var fields = RTPPacketWriter.Rewrite(
+                    ssrc: c.spec.ssrc, sequenceNumber: output,
+                    timestamp: c.timestamps.map(header.timestamp, now: now), payloadType: c.spec.payloadType)
+                if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
+                    let split = header.payloadRange.lowerBound
+                    tx[slot].payload.append(contentsOf: packet[0..<split])
+                    tx[slot].payload.appendBigEndian(output)
+                    tx[slot].payload.append(contentsOf: packet[split...])
+                    fields.ssrc = rtxSSRC
+                    fields.payloadType = rtxPT
+                    fields.sequenceNumber = c.rtxSequence
+                    c.rtxSequence &+= 1
+                } else {
+                    tx[slot].payload.append(contentsOf: packet)
+                }
+                return send(slot: slot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
+                            fields: fields)
+            } ?? false
+        if found {
+            counters.retransmissions += 1
+        } else {
+            counters.retransmissionMisses += 1
+        }
+    }
+}

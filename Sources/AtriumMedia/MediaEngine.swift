@@ -1,0 +1,386 @@
+import AtriumDTLS
+import AtriumICE
+import AtriumLog
+import AtriumRTP
+import AtriumSRTP
+import AtriumSTUN
+import AtriumUDP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Everything the media worker thread owns: the socket, the transports, producers and consumers, and
+/// the packet path. Nothing here is touched from another thread (`MediaWorker` hands commands in).
+final class MediaEngine {
+    let socket: UDPSocket
+    let poller: EpollPoller
+    let certificate: DTLSCertificate
+    let config: MediaConfiguration
+    let logger: Logger
+    /// The address ICE reports as our side of every pair.
+    let iceAddress: STUNTransportAddress
+    let clock = ContinuousClock()
+    let epoch: ContinuousClock.Instant
+
+    var transports: [String: Transport] = [:]
+    var byUfrag: [String: Transport] = [:]
+    var byAddress: [SocketAddress: Transport] = [:]
+    var producers: [String: Producer] = [:]
+    var consumers: [String: Consumer] = [:]
+    var counters = MediaCounters()
+    var events: [MediaEvent] = []
+
+    var rx: [Datagram]
+    var tx: [Datagram]
+    var txCount = 0
+    var lossState: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var lastTick: Double = 0
+    var lastSecond: Double = 0
+
+    static let slotCapacity = 1500 + 64
+
+    init(config: MediaConfiguration, logger: Logger) throws {
+        self.config = config
+        self.logger = logger
+        socket = try UDPSocket(bindingTo: config.bind, batchSize: 32, maxDatagramSize: Self.slotCapacity)
+        try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
+        poller = try EpollPoller()
+        try poller.register(socket, token: 1)
+        certificate = try DTLSCertificate()
+        let announced = config.announced.first ?? socket.localAddress
+        iceAddress = Self.stunAddress(announced.withPort(socket.localAddress.port))
+        epoch = clock.now
+        rx = (0..<32).map { _ in Datagram(capacity: Self.slotCapacity) }
+        tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
+    }
+
+    /// Seconds since the engine started (the packet path's clock).
+    @inline(__always) var now: Double {
+        let d = clock.now - epoch
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+
+    static func stunAddress(_ a: SocketAddress) -> STUNTransportAddress {
+        switch a {
+        case .v4(let ip, let port): STUNTransportAddress(address: .v4(ip), port: port)
+        case .v6(let h, let l, let port, _): STUNTransportAddress(address: .v6(high: h, low: l), port: port)
+        }
+    }
+
+    static func socketAddress(_ a: STUNTransportAddress) -> SocketAddress {
+        switch a.address {
+        case .v4(let ip): .v4(address: ip, port: a.port)
+        case .v6(let h, let l): .v6(high: h, low: l, port: a.port, scopeID: 0)
+        }
+    }
+
+    // MARK: - The loop
+
+    /// Receives and forwards until the socket has nothing more, then runs timers. Returns when `wait`
+    /// returns (the caller loops and applies commands when the wakeup fired).
+    func runOnce(timeout: Duration) throws -> Bool {
+        var ready: [UInt64] = []
+        ready.reserveCapacity(4)
+        let woken = try poller.wait(timeout: timeout, ready: &ready)
+        if !ready.isEmpty {
+            var rounds = 0
+            while rounds < 16 {
+                let n = try socket.receive(into: &rx)
+                if n == 0 { break }
+                for i in 0..<n { receive(i) }
+                flush()
+                rounds += 1
+            }
+        }
+        let t = now
+        if t - lastTick >= 0.02 {
+            lastTick = t
+            tick(t)
+            flush()
+        }
+        return woken
+    }
+
+    @inline(__always) func injectedLoss() -> Bool {
+        guard config.lossPercent > 0 else { return false }
+        lossState ^= lossState << 13
+        lossState ^= lossState >> 7
+        lossState ^= lossState << 17
+        return Int(lossState % 100) < config.lossPercent
+    }
+
+    func receive(_ i: Int) {
+        let address = rx[i].address
+        switch PacketDemultiplexer.classify(rx[i].payload) {
+        case .stun: receiveSTUN(rx[i].payload, from: address)
+        case .dtls: receiveDTLS(rx[i].payload, from: address)
+        case .rtp, .rtcp:
+            if injectedLoss() {
+                counters.drop(.injectedLoss)
+                return
+            }
+            receiveSRTP(i, from: address)
+        default: counters.drop(.malformed)
+        }
+    }
+
+    // MARK: - ICE
+
+    func receiveSTUN(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let message = try? STUNMessage(parsing: bytes) else {
+            counters.drop(.malformed)
+            return
+        }
+        counters.stunRequests += 1
+        guard let username = message.usernameBytes, let colon = username.firstIndex(of: UInt8(ascii: ":")),
+            let transport = byUfrag[String(decoding: username[..<colon], as: UTF8.self)]
+        else {
+            counters.drop(.unknownSource)
+            return
+        }
+        let source = Self.stunAddress(address)
+        let actions = transport.ice.receive(stun: message, from: source, now: clock.now)
+        if transport.ice.validPairs.contains(source) && !transport.addresses.contains(address) {
+            transport.addresses.insert(address)
+            byAddress[address] = transport
+            if transport.peer == nil { transport.peer = address }
+        }
+        perform(actions, on: transport)
+    }
+
+    func perform(_ actions: [ICEAction], on transport: Transport) {
+        for action in actions {
+            switch action {
+            case .send(let bytes, let to): enqueue(bytes, to: Self.socketAddress(to))
+            case .selected(let a):
+                let address = Self.socketAddress(a)
+                transport.peer = address
+                byAddress[address] = transport
+                transport.addresses.insert(address)
+                startDTLSIfClient(transport)
+            case .disconnected: report(transport, .disconnected)
+            case .reconnected: report(transport, .connected)
+            case .failed: report(transport, .failed)
+            case .dropped: counters.drop(.malformed)
+            }
+        }
+    }
+
+    func report(_ t: Transport, _ state: MediaEvent.TransportState) {
+        events.append(.transportState(id: t.id, state: state))
+        logger.debug("media transport", ("transport", t.label), ("state", state.rawValue))
+    }
+
+    // MARK: - DTLS
+
+    func makeDTLS(_ t: Transport) {
+        guard let remote = t.remote, t.dtls == nil else { return }
+        do {
+            let endpoint = try DTLSEndpoint(
+                role: remote.dtlsClient ? .client : .server, certificate: certificate,
+                remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
+            t.dtls = endpoint
+            if !remote.dtlsClient { _ = try endpoint.start() }
+        } catch {
+            logger.warn("dtls setup failed", ("transport", t.label), ("error", "\(error)"))
+        }
+    }
+
+    func startDTLSIfClient(_ t: Transport) {
+        guard let dtls = t.dtls, dtls.role == .client, dtls.state == .idle, let peer = t.peer else { return }
+        do {
+            for d in try dtls.start() { enqueue(d, to: peer) }
+        } catch {
+            counters.dtlsFailures += 1
+        }
+    }
+
+    func receiveDTLS(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let t = byAddress[address], let dtls = t.dtls else {
+            counters.drop(.unknownSource)
+            return
+        }
+        do {
+            let out = try dtls.receive(bytes)
+            for d in out.datagrams { enqueue(d, to: address) }
+            for e in out.events {
+                switch e {
+                case .connected(let keys):
+                    t.srtpIn = try keys.inboundSession()
+                    t.srtpOut = try keys.outboundSession()
+                    t.connected = true
+                    counters.dtlsHandshakes += 1
+                    report(t, .connected)
+                    logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
+                    for p in t.producers { p.requestKeyFrame() }
+                case .closed:
+                    t.connected = false
+                    report(t, .closed)
+                case .applicationData: break
+                }
+            }
+        } catch {
+            counters.dtlsFailures += 1
+            logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
+        }
+    }
+
+    // MARK: - SRTP and SRTCP in
+
+    func receiveSRTP(_ i: Int, from address: SocketAddress) {
+        guard let t = byAddress[address], let srtp = t.srtpIn else {
+            counters.drop(.unknownSource)
+            return
+        }
+        let isRTCP = rx[i].payload.count > 1 && PacketDemultiplexer.isRTCP(secondByte: rx[i].payload[1])
+        let length = rx[i].payload.count
+        let plain: Int
+        do {
+            plain = try rx[i].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
+                isRTCP ? try srtp.unprotectRTCP(buf, length: length) : try srtp.unprotect(srtp: buf, length: length)
+            }
+        } catch {
+            counters.drop(.srtp)
+            return
+        }
+        rx[i].payload.removeLast(length - plain)
+        if isRTCP {
+            counters.rtcpIn += 1
+            receiveRTCP(rx[i].payload, on: t)
+        } else {
+            receiveRTP(i, on: t)
+        }
+    }
+
+    // MARK: - Output
+
+    /// Queues a datagram (copied into a preallocated slot); sends the batch when it is full.
+    func enqueue(_ bytes: [UInt8], to address: SocketAddress) {
+        if txCount == tx.count { flush() }
+        tx[txCount].payload.removeAll(keepingCapacity: true)
+        tx[txCount].payload.append(contentsOf: bytes)
+        tx[txCount].address = address
+        txCount += 1
+    }
+
+    func flush() {
+        guard txCount > 0 else { return }
+        do {
+            let sent = try socket.send(tx[0..<txCount])
+            if sent < txCount {
+                for _ in sent..<txCount { counters.drop(.sendBufferFull) }
+            }
+        } catch {
+            logger.warn("media send failed", ("error", "\(error)"))
+        }
+        txCount = 0
+    }
+
+    /// Encrypts an RTCP compound for a transport and queues it.
+    func sendRTCP(_ packets: [RTCPPacket], on t: Transport) {
+        guard let srtp = t.srtpOut, let peer = t.peer, !packets.isEmpty,
+            var bytes = try? RTCPCompound.serialize(packets)
+        else { return }
+        do {
+            try srtp.protectRTCP(&bytes)
+        } catch {
+            return
+        }
+        counters.rtcpOut += 1
+        enqueue(bytes, to: peer)
+    }
+
+    // MARK: - Commands
+
+    func apply(_ command: MediaCommand) {
+        switch command {
+        case .openTransport(let spec):
+            guard transports[spec.id] == nil else { return }
+            let ice = ICELiteAgent(
+                localAddress: iceAddress,
+                localCredentials: ICECredentials(ufrag: spec.localUfrag, password: spec.localPassword),
+                remoteUfrag: spec.remote?.ufrag, remotePassword: spec.remote?.password, now: clock.now)
+            let t = Transport(spec: spec, ice: ice)
+            transports[spec.id] = t
+            byUfrag[spec.localUfrag] = t
+            makeDTLS(t)
+        case .updateTransport(let id, let remote):
+            guard let t = transports[id] else { return }
+            t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
+            if t.remote == nil || t.remote?.fingerprint != remote.fingerprint || t.dtls == nil {
+                t.remote = remote
+                if t.dtls == nil { makeDTLS(t) }
+            }
+        case .closeTransport(let id):
+            guard let t = transports.removeValue(forKey: id) else { return }
+            for c in t.consumers { close(c, bye: false) }
+            for p in t.producers { close(p) }
+            byUfrag = byUfrag.filter { $0.value !== t }
+            for a in t.addresses where byAddress[a] === t { byAddress[a] = nil }
+            if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
+            report(t, .closed)
+        case .reject(let id, let mids, let ssrcs):
+            transports[id]?.rejectedMids.formUnion(mids)
+            transports[id]?.rejectedSSRCs.formUnion(ssrcs)
+        case .addProducer(let spec):
+            guard producers[spec.id] == nil, let t = transports[spec.transport] else { return }
+            let p = Producer(spec: spec, transport: t)
+            producers[spec.id] = p
+            t.add(p)
+        case .pauseProducer(let id, let paused):
+            guard let p = producers[id], p.paused != paused else { return }
+            p.paused = paused
+            if !paused {
+                for c in p.consumers { c.restart() }
+                p.requestKeyFrame()
+            }
+        case .closeProducer(let id):
+            if let p = producers[id] { close(p) }
+        case .addConsumer(let spec):
+            guard consumers[spec.id] == nil, let p = producers[spec.producer], let t = transports[spec.transport]
+            else { return }
+            let c = Consumer(spec: spec, producer: p, transport: t)
+            consumers[spec.id] = c
+            p.consumers.append(c)
+            t.add(c)
+            p.requestKeyFrame()
+        case .closeConsumer(let id):
+            if let c = consumers[id] { close(c, bye: true) }
+        }
+    }
+
+    /// Ends a producer: its consumers end (their subscribers get RTCP BYE) and its mid is rejected.
+    func close(_ p: Producer) {
+        for c in p.consumers { close(c, bye: true) }
+        p.consumers.removeAll()
+        p.transport.remove(p)
+        producers[p.spec.id] = nil
+    }
+
+    func close(_ c: Consumer, bye: Bool) {
+        guard !c.closed else { return }
+        c.closed = true
+        if bye { sendRTCP([.goodbye(Goodbye(sources: [c.spec.ssrc]))], on: c.transport) }
+        c.producer.consumers.removeAll { $0 === c }
+        c.transport.remove(c)
+        consumers[c.spec.id] = nil
+    }
+
+    // MARK: - Snapshot
+
+    func snapshot() -> MediaStats {
+        var s = MediaStats()
+        s.counters = counters
+        s.transports = transports.values.map {
+            TransportStats(id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt)
+        }
+        s.tracks = producers.values.map { p in
+            TrackStats(
+                track: p.spec.id, source: p.spec.source, packetsIn: p.packetsIn, bytesIn: p.bytesIn,
+                packetsOut: p.packetsOut, bytesOut: p.bytesOut,
+                nacksSent: p.nacksSent, plisSent: p.plisSent, consumers: p.consumers.count, lost: p.stats.lost)
+        }.sorted { $0.track < $1.track }
+        return s
+    }
+}

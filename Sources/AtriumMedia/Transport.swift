@@ -1,0 +1,78 @@
+import AtriumDTLS
+import AtriumICE
+import AtriumSRTP
+import AtriumUDP
+
+/// One WebRTC transport (mediasoup's WebRtcTransport): the ICE-lite agent, the DTLS association, the
+/// SRTP contexts, the peer's address and the producers or consumers carried over it. Owned by the
+/// worker thread.
+final class Transport {
+    let id: String
+    let label: String
+    var ice: ICELiteAgent
+    var remote: RemoteSpec?
+    var dtls: DTLSEndpoint?
+    var srtpIn: SRTPSession?
+    var srtpOut: SRTPSession?
+    /// Where media goes: the nominated pair, else the latest valid one.
+    var peer: SocketAddress?
+    var addresses: Set<SocketAddress> = []
+    var midExtensionID: UInt8?
+    var producers: [Producer] = []
+    var producersBySSRC: [UInt32: Producer] = [:]
+    var producersByRTXSSRC: [UInt32: Producer] = [:]
+    var producersByMid: [String: Producer] = [:]
+    var rejectedMids: Set<String> = []
+    var rejectedSSRCs: Set<UInt32> = []
+    var consumers: [Consumer] = []
+    var consumersBySSRC: [UInt32: Consumer] = [:]
+    /// The SSRC this side writes as the sender of its RTCP feedback and reports.
+    let rtcpSSRC: UInt32
+    var connected = false
+    var rtt: Double?
+    /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
+    var estimate: Double = 1_000_000
+    var bytesSinceReport = 0
+    var lastReport: Double = 0
+
+    init(spec: TransportSpec, ice: ICELiteAgent) {
+        id = spec.id
+        label = spec.label
+        self.ice = ice
+        remote = spec.remote
+        midExtensionID = spec.midExtensionID
+        var rng = SystemRandomNumberGenerator()
+        rtcpSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+    }
+
+    var isSecure: Bool { srtpIn != nil && srtpOut != nil }
+
+    func add(_ p: Producer) {
+        producers.append(p)
+        producersByMid[p.spec.mid] = p
+        if let s = p.ssrc { producersBySSRC[s] = p }
+        if let s = p.rtxSSRC { producersByRTXSSRC[s] = p }
+        rejectedMids.remove(p.spec.mid)
+    }
+
+    func remove(_ p: Producer) {
+        producers.removeAll { $0 === p }
+        if producersByMid[p.spec.mid] === p { producersByMid[p.spec.mid] = nil }
+        producersBySSRC = producersBySSRC.filter { $0.value !== p }
+        producersByRTXSSRC = producersByRTXSSRC.filter { $0.value !== p }
+        rejectedMids.insert(p.spec.mid)
+        if let s = p.ssrc { rejectedSSRCs.insert(s) }
+        if let s = p.rtxSSRC { rejectedSSRCs.insert(s) }
+    }
+
+    func add(_ c: Consumer) {
+        consumers.append(c)
+        consumersBySSRC[c.spec.ssrc] = c
+        if let r = c.spec.rtxSSRC { consumersBySSRC[r] = c }
+    }
+
+    func remove(_ c: Consumer) {
+        consumers.removeAll { $0 === c }
+        consumersBySSRC = consumersBySSRC.filter { $0.value !== c }
+    }
+}
