@@ -78,7 +78,10 @@ let package = Package(
         ),
         .target(
             name: "AtriumSignal",
-            dependencies: ["AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP"],
+            dependencies: [
+                "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMedia", "AtriumJSEP",
+                "AtriumSDP", "AtriumUDP",
+            ],
             swiftSettings: strict
         ),
 
@@ -87,7 +90,7 @@ let package = Package(
             name: "AtriumServer",
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
-                "AtriumMetrics", "AtriumLog", "AtriumCrypto",
+                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP",
             ],
             swiftSettings: strict
         ),

@@ -125,6 +125,41 @@ struct ConfigField: Sendable {
             c.autoCreateRooms = s
             return nil
         },
+        integer(
+            "media.udpPort", "ATRIUM_UDP_PORT", "--udp-port", "UDP port of the media plane (0: any free port; -1: off)",
+            -1...65535, "expected a port number from 0 to 65535, or -1 for no media plane"
+        ) { $0.udpPort = $1 },
+        nonEmptyText(
+            "media.bind", "ATRIUM_MEDIA_BIND", "--media-bind", "address the media socket binds",
+            "expected an address such as 127.0.0.1 or 0.0.0.0"
+        ) { $0.mediaBind = $1 },
+        ConfigField(
+            path: "media.announce", env: "ATRIUM_MEDIA_ANNOUNCE", flag: "--media-announce",
+            help: "addresses announced as ICE candidates (comma-separated); default: the bind address"
+        ) { c, raw in
+            let list: [String]
+            switch raw {
+            case .json(.array(let a)):
+                let texts = a.compactMap(\.stringValue)
+                guard texts.count == a.count else { return "expected an array of addresses" }
+                list = texts
+            case .json(.string(let s)), .text(let s):
+                list = s.split(separator: ",").map { String($0).trimmingSpaces }
+            default: return "expected addresses separated by commas"
+            }
+            guard list.allSatisfy({ !$0.isEmpty }) else { return "expected addresses separated by commas" }
+            c.mediaAnnounce = list
+            return nil
+        },
+        integer(
+            "media.testLossPercent", "ATRIUM_MEDIA_LOSS_PERCENT", "--media-loss-percent",
+            "testing only: drop this percentage of media datagrams at random", 0...50, "expected 0 to 50"
+        ) { $0.mediaLossPercent = $1 },
+        integer(
+            "media.maxPublishBitrate", "ATRIUM_MAX_PUBLISH_BITRATE", "--max-publish-bitrate",
+            "highest bitrate announced to a publisher (REMB), bits per second", 100_000...100_000_000,
+            "expected 100000 to 100000000 bits per second"
+        ) { $0.maxPublishBitrate = $1 },
     ]
 
     /// An integer setting that must lie in `range`; `message` explains a refusal.
@@ -176,5 +211,14 @@ struct ConfigField: Sendable {
             }
         default: nil
         }
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return String(s)
     }
 }

@@ -38,6 +38,16 @@ public struct ServerConfig: Equatable, Sendable {
     public var resumeWindow = 20
     /// When joining a missing room creates it: `off`, `grant` (the token has roomCreate) or `any`.
     public var autoCreateRooms = "grant"
+    /// The media plane: UDP port for every peer (0: any free port; -1: no media plane).
+    public var udpPort = 8801
+    /// The address the media socket binds.
+    public var mediaBind = "127.0.0.1"
+    /// Addresses announced as ICE candidates (public address, 1:1 NAT); the bind address when empty.
+    public var mediaAnnounce: [String] = []
+    /// Testing only: percentage of media datagrams dropped at random.
+    public var mediaLossPercent = 0
+    /// The highest bitrate announced to publishers (REMB), bits per second.
+    public var maxPublishBitrate = 10_000_000
 
     public init() {}
 }

@@ -20,6 +20,7 @@ public final class MetricsRegistry {
     private var latency: [String: Histogram] = [:]
     private var gauges: [(name: String, help: String, read: () -> Double)] = []
     private var counters: [(name: String, help: String, read: () -> Double)] = []
+    private var texts: [() -> String] = []
     private let buildLabels: [(String, String)]
 
     public init(version: String, swiftVersion: String) {
@@ -43,6 +44,11 @@ public final class MetricsRegistry {
 
     public func counter(_ name: String, help: String, _ read: @escaping () -> Double) {
         counters.append((name, help, read))
+    }
+
+    /// Families rendered by their owner (labelled series such as the media plane's), appended as they are.
+    public func text(_ render: @escaping () -> String) {
+        texts.append(render)
     }
 
     public func render() -> String {
@@ -75,6 +81,7 @@ public final class MetricsRegistry {
         for c in counters {
             out += "# HELP \(c.name) \(c.help)\n# TYPE \(c.name) counter\n\(c.name) \(format(c.read()))\n"
         }
+        for t in texts { out += t() }
         return out
     }
 

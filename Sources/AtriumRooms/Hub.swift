@@ -9,6 +9,12 @@ public protocol HubOutput: AnyObject {
     /// A participant left for a reason it did not choose itself (replaced, removed, room ended):
     /// tell it and close its connection.
     func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason)
+    /// A room changed (nil: it ended): the media plane brings forwarding in line with it.
+    func roomChanged(_ room: RoomID, state: RoomState?)
+}
+
+extension HubOutput {
+    public func roomChanged(_ room: RoomID, state: RoomState?) {}
 }
 
 /// When joining a room that does not exist creates it.
@@ -87,7 +93,9 @@ public final class Hub {
             rooms[id]?.state.room.updatedAt = r.updatedAt
         }
         dispatch(events, room: id, before: previous, after: live.state)
-        if events.contains(where: { if case .roomEnded = $0 { true } else { false } }) { rooms[id] = nil }
+        let ended = events.contains(where: { if case .roomEnded = $0 { true } else { false } })
+        if ended { rooms[id] = nil }
+        output?.roomChanged(id, state: ended ? nil : live.state)
         return events
     }
 

@@ -21,6 +21,8 @@ public enum HubError: Error, Equatable, Sendable {
     case publisherLeft
     case resumeFailed
     case rateLimited
+    /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
+    case media(code: String, message: String)
 
     public var code: String {
         switch self {
@@ -45,6 +47,7 @@ public enum HubError: Error, Equatable, Sendable {
         case .publisherLeft: "publisher_left"
         case .resumeFailed: "resume_failed"
         case .rateLimited: "rate_limited"
+        case .media(let code, _): code
         }
     }
 
@@ -71,6 +74,7 @@ public enum HubError: Error, Equatable, Sendable {
         case .publisherLeft: "the track's publisher has left"
         case .resumeFailed: "the session cannot be resumed; join again"
         case .rateLimited: "too many messages; slow down"
+        case .media(_, let message): message
         }
     }
 }

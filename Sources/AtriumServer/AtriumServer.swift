@@ -4,11 +4,13 @@ public import AtriumConfig
 import AtriumCrypto
 import AtriumEdge
 public import AtriumLog
+import AtriumMedia
 import AtriumMetrics
 import AtriumModel
 import AtriumRooms
 import AtriumSignal
 import AtriumStore
+import AtriumUDP
 
 public enum ServerError: Error, CustomStringConvertible {
     case startup(String)
@@ -31,6 +33,7 @@ public final class AtriumServer {
     var edge: EdgeServer?
     var store: (any RoomStore)?
     var devCredentials: DevCredentials?
+    var media: MediaWorker?
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -49,6 +52,7 @@ public final class AtriumServer {
         logger.info("shutting down", ("signal", String(signal)))
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         edge?.shutdown()
+        media?.stop()
         store?.close()
         logger.info("stopped")
         return 0
@@ -106,6 +110,12 @@ public final class AtriumServer {
             verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
             makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
         api.hub = hub
+        if config.udpPort >= 0 {
+            let worker = try startMedia()
+            signal.media = MediaCoordinator(worker: worker)
+            media = worker
+            metrics.text { worker.stats.prometheus() }
+        }
         var options = EdgeOptions()
         options.bindAddress = config.bind
         options.port = config.port
@@ -136,6 +146,43 @@ public final class AtriumServer {
             "listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
             ("version", Self.version))
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
+    }
+
+    /// Binds the media socket and starts the worker thread.
+    func startMedia() throws(ServerError) -> MediaWorker {
+        let bind: SocketAddress
+        var announced: [SocketAddress] = []
+        do throws(UDPError) {
+            bind = try SocketAddress(parsing: Self.hostPort(config.mediaBind, config.udpPort))
+            for a in config.mediaAnnounce { announced.append(try SocketAddress(parsing: Self.hostPort(a, 0))) }
+        } catch {
+            throw .startup("media address: \(error)")
+        }
+        if announced.isEmpty && (config.mediaBind == "0.0.0.0" || config.mediaBind == "::") {
+            throw .startup("--media-bind \(config.mediaBind) needs --media-announce: the address peers reach")
+        }
+        let worker: MediaWorker
+        do {
+            worker = try MediaWorker(
+                configuration: MediaConfiguration(
+                    bind: bind, announced: announced, lossPercent: config.mediaLossPercent,
+                    maxPublishBitrate: UInt64(config.maxPublishBitrate)),
+                logger: logger)
+        } catch {
+            throw .startup("cannot start the media plane on UDP \(config.mediaBind):\(config.udpPort): \(error)")
+        }
+        worker.start()
+        logger.info(
+            "media listening", ("udp", "\(worker.localAddress)"), ("port", String(worker.localAddress.port)),
+            ("candidates", worker.candidateAddresses.map { "\($0)" }.joined(separator: ",")))
+        if config.mediaLossPercent > 0 {
+            logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
+        }
+        return worker
+    }
+
+    static func hostPort(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// What `--dev` prints: the key, its secret, a ready admin token and a curl that creates a room.

@@ -2,6 +2,7 @@ import AtriumAuth
 import AtriumJSON
 import AtriumModel
 import AtriumRooms
+import AtriumSDP
 
 /// The requests of protocol version 1 (docs/protocol.md). Each returns the `data` of its `result`.
 extension SignalEndpoint {
@@ -35,38 +36,30 @@ extension SignalEndpoint {
             }
             return [:]
         case "publish":
-            let source: TrackSource = try f.enumValue("source")
-            if let kind = try f.optionalString("kind"), kind != TrackKind(source: source).rawValue {
-                throw .invalidField("kind", "\(source.rawValue) is \(TrackKind(source: source).rawValue)")
-            }
-            var layers: [SimulcastLayer] = []
-            if let raw = f.object["layers"] {
-                guard let arr = raw.arrayValue, arr.count <= 4 else {
-                    throw .invalidField("layers", "expected up to 4 layers")
-                }
-                for item in arr {
-                    guard let o = item.objectValue else { throw .invalidField("layers", "expected objects") }
-                    let lf = Fields(object: o)
-                    layers.append(
-                        SimulcastLayer(
-                            rid: try lf.string("rid", max: 16), width: try lf.int("width", 0...16384),
-                            height: try lf.int("height", 0...16384)))
-                }
-            }
-            let track = Track(
-                id: hub.ids.track(), owner: me, source: source, name: try f.optionalString("name", max: 256) ?? "",
-                width: try f.optionalInt("width", 0...16384) ?? 0, height: try f.optionalInt("height", 0...16384) ?? 0,
-                layers: layers, muted: try f.optionalBool("muted") ?? false)
-            let shareID = hub.ids.share()
-            let events = try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.publish(track, now: t, newShareID: shareID)
-            }
+            let (track, events) = try publishTrack(Fields(object: f.object), member: member, now: t)
             var out: JSONObject = [:]
             for e in events {
                 if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }
                 if case .shareStarted(let sh) = e, sh.videoTrack == track.id { out["share"] = HubCoding.share(sh) }
             }
             return out
+        case "publish_offer":
+            return try publishOffer(f, member: member, now: t)
+        case "subscriber_answer":
+            guard let media else { throw .media(code: "media_unavailable", message: "this server runs without media") }
+            let revision = try f.int("revision", 0...Int(Int32.max))
+            try media.subscriberAnswer(me, revision: revision, sdp: try f.string("sdp", max: 65536))
+            return [:]
+        case "ice_candidate":
+            let target = try f.string("target", max: 16)
+            guard target == "publisher" || target == "subscriber" else {
+                throw .invalidField("target", "expected publisher or subscriber")
+            }
+            let text = try f.string("candidate", max: 1024)
+            if !text.isEmpty && Candidate(parsing: text) == nil {
+                throw .invalidField("candidate", "not an ICE candidate attribute")
+            }
+            return [:]
         case "unpublish":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
@@ -155,7 +148,7 @@ extension SignalEndpoint {
     }
 
     static let requestTypes: Set<String> = [
-        "leave", "update", "publish", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share", "resume_share",
+        "leave", "update", "publish", "publish_offer", "subscriber_answer", "ice_candidate", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share", "resume_share",
         "stop_share", "request_share", "answer_share_request", "set_share_lock", "set_share_policy", "set_permission",
         "mute_participant", "remove_participant", "end_room",
     ]
@@ -229,6 +222,7 @@ extension SignalEndpoint {
             return []
         }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
+        defer { media?.resumed(pid) }
         return HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 }

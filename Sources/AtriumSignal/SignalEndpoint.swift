@@ -52,6 +52,15 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     var sessions: [UInt64: Session] = [:]
     var members: [ParticipantID: Member] = [:]
     var byResumeToken: [String: ParticipantID] = [:]
+    /// The media plane's signaling side; nil when the server runs without media.
+    public var media: MediaCoordinator? {
+        didSet {
+            media?.push = { [unowned self] pid, message in
+                guard let s = self.session(of: pid) else { return }
+                self.send(s, message)
+            }
+        }
+    }
 
     public var authenticatedCount: Int { sessions.values.filter { $0.claims != nil }.count }
 
@@ -227,6 +236,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             guard let s = session(of: p), !s.closing else { continue }
             if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }
         }
+    }
+
+    public func roomChanged(_ room: RoomID, state: RoomState?) {
+        media?.reconcile(room, state)
     }
 
     public func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason) {

@@ -1,0 +1,117 @@
+import AtriumJSEP
+import AtriumJSON
+public import AtriumMedia
+import AtriumModel
+import AtriumRooms
+import AtriumSDP
+import AtriumUDP
+
+/// The signaling side of the media plane, on the service thread: each participant's publisher and
+/// subscriber transports, the binding of publisher mids to tracks, and the subscriber's offers. After
+/// every change of a room it reconciles what the worker forwards with the room state, so every way a
+/// track ends (unpublish, share stop for any reason, revoke, leave, room end) ends its forwarding.
+public final class MediaCoordinator {
+    /// A track with media: where it comes from and how subscribers are offered it.
+    struct ProducerInfo {
+        var track: TrackID
+        var owner: ParticipantID
+        var room: RoomID
+        var codec: ServerCodec
+        var parameters: [FormatParameter]
+        var paused: Bool
+    }
+
+    struct Publisher {
+        var transport: String
+        var ufrag: String
+        var password: String
+        var bindings: [String: TrackID] = [:]
+        var version: UInt64 = 1
+    }
+
+    struct Section {
+        var mid: String
+        var track: TrackID
+        var publisher: ParticipantID
+        var source: TrackSource
+        var kind: MediaKind
+        var codec: ServerCodec
+        var parameters: [FormatParameter]
+        var ssrc: UInt32
+        var rtxSSRC: UInt32
+        var active: Bool
+        var consumer: String?
+    }
+
+    struct Subscriber {
+        var transport: String
+        var ufrag: String
+        var password: String
+        var sections: [Section] = []
+        var nextMid = 0
+        var revision = 0
+        /// The offer waiting for its answer, and the message that carried it (resent after a resume).
+        var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
+        var dirty = false
+        var remoteSet = false
+    }
+
+    struct Peer {
+        var room: RoomID
+        var publisher: Publisher?
+        var subscriber: Subscriber?
+    }
+
+    public let worker: MediaWorker
+    let fingerprint: Fingerprint
+    let candidates: [Candidate]
+    let sessionID: UInt64
+    var peers: [ParticipantID: Peer] = [:]
+    var producers: [TrackID: ProducerInfo] = [:]
+    var counter: UInt64 = 0
+    /// Sends a pushed message to a participant (the endpoint's socket, if connected).
+    var push: (ParticipantID, JSONObject) -> Void = { _, _ in }
+    var rng = SystemRandomNumberGenerator()
+
+    public init(worker: MediaWorker) {
+        self.worker = worker
+        fingerprint = Fingerprint(hashFunction: "sha-256", bytes: worker.fingerprint)
+        candidates = worker.candidateAddresses.enumerated().map { i, a in
+            let text = "\(a)"
+            let host: String
+            if let close = text.lastIndex(of: "]"), text.hasPrefix("[") {
+                host = String(text[text.index(after: text.startIndex)..<close])
+            } else {
+                host = String(text[..<(text.lastIndex(of: ":") ?? text.endIndex)])
+            }
+            return Candidate(
+                foundation: "\(i + 1)", component: 1, transport: "udp",
+                priority: UInt32(126) << 24 | UInt32(65535 - i) << 8 | 255, address: host, port: a.port, kind: .host)
+        }
+        sessionID = UInt64.random(in: 1...UInt64(Int64.max), using: &rng)
+    }
+
+    func local(_ ufrag: String, _ password: String) -> LocalTransport {
+        LocalTransport(ufrag: ufrag, password: password, fingerprint: fingerprint, candidates: candidates)
+    }
+
+    func credentials() -> (String, String) {
+        let c = ICEText.random(using: &rng)
+        return (c.0, c.1)
+    }
+
+    func nextID(_ prefix: String) -> String {
+        counter += 1
+        return "\(prefix)\(counter)"
+    }
+}
+
+/// ICE credentials in the characters RFC 8839 allows.
+enum ICEText {
+    static let chars = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+    static func random<R: RandomNumberGenerator>(using g: inout R) -> (String, String) {
+        func make(_ n: Int) -> String { String((0..<n).map { _ in chars[Int.random(in: 0..<chars.count, using: &g)] }) }
+        return (make(8), make(24))
+    }
+}
