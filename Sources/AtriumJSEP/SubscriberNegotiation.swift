@@ -52,7 +52,11 @@ public enum SubscriberNegotiation {
             var m = MediaDescription(
                 kind: s.kind, port: s.active ? local.port : 0, formats: [],
                 connection: s.active ? local.connection : ConnectionData(address: "0.0.0.0"))
-            if s.active { m.attributes = local.attributes(setup: .actpass) }
+            // Stopped sections keep the credentials too: some stacks (aiortc) require them in every section.
+            m.attributes =
+                s.active
+                ? local.attributes(setup: .actpass)
+                : [.iceUfrag(local.ufrag), .icePwd(local.password), .fingerprint(local.fingerprint), .setup(.actpass)]
             m.attributes.append(.mid(s.mid))
             if s.active {
                 let ext = HeaderExtensionIDs.subscriber

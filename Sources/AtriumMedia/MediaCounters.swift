@@ -1,7 +1,9 @@
 /// Why the worker dropped a packet; each reason is a label of `atrium_media_dropped_packets_total`.
 public enum DropReason: Int, Sendable, CaseIterable {
-    /// For a transceiver rejected in the answer, or whose track ended.
+    /// For a transceiver rejected in the answer.
     case rejected
+    /// For a track that ended (unpublished, its share stopped, permission revoked).
+    case ended
     /// Of an SSRC and mid no producer is bound to.
     case unknownSSRC
     /// From an address with no valid ICE pair, or before DTLS completed.
@@ -22,6 +24,7 @@ public enum DropReason: Int, Sendable, CaseIterable {
     public var label: String {
         switch self {
         case .rejected: "rejected"
+        case .ended: "ended"
         case .unknownSSRC: "unknown_ssrc"
         case .unknownSource: "unknown_source"
         case .srtp: "srtp"

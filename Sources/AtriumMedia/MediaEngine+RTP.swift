@@ -40,6 +40,10 @@ extension MediaEngine {
     func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Producer, Bool)? {
         if let p = t.producersBySSRC[header.ssrc] { return (p, false) }
         if let p = t.producersByRTXSSRC[header.ssrc] { return (p, true) }
+        if t.endedSSRCs.contains(header.ssrc) {
+            counters.drop(.ended)
+            return nil
+        }
         if t.rejectedSSRCs.contains(header.ssrc) {
             counters.drop(.rejected)
             return nil
@@ -50,7 +54,7 @@ extension MediaEngine {
         }
         let mid = String(decoding: rx[i].payload[range], as: UTF8.self)
         guard let p = t.producersByMid[mid] else {
-            counters.drop(t.rejectedMids.contains(mid) ? .rejected : .unknownSSRC)
+            counters.drop(t.endedMids.contains(mid) ? .ended : t.rejectedMids.contains(mid) ? .rejected : .unknownSSRC)
             return nil
         }
         if header.payloadType == p.spec.rtxPayloadType {

@@ -24,6 +24,8 @@ final class Transport {
     var producersByMid: [String: Producer] = [:]
     var rejectedMids: Set<String> = []
     var rejectedSSRCs: Set<UInt32> = []
+    var endedMids: Set<String> = []
+    var endedSSRCs: Set<UInt32> = []
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
@@ -53,6 +55,7 @@ final class Transport {
         if let s = p.ssrc { producersBySSRC[s] = p }
         if let s = p.rtxSSRC { producersByRTXSSRC[s] = p }
         rejectedMids.remove(p.spec.mid)
+        endedMids.remove(p.spec.mid)
     }
 
     func remove(_ p: Producer) {
@@ -60,9 +63,9 @@ final class Transport {
         if producersByMid[p.spec.mid] === p { producersByMid[p.spec.mid] = nil }
         producersBySSRC = producersBySSRC.filter { $0.value !== p }
         producersByRTXSSRC = producersByRTXSSRC.filter { $0.value !== p }
-        rejectedMids.insert(p.spec.mid)
-        if let s = p.ssrc { rejectedSSRCs.insert(s) }
-        if let s = p.rtxSSRC { rejectedSSRCs.insert(s) }
+        endedMids.insert(p.spec.mid)
+        if let s = p.ssrc { endedSSRCs.insert(s) }
+        if let s = p.rtxSSRC { endedSSRCs.insert(s) }
     }
 
     func add(_ c: Consumer) {

@@ -68,7 +68,8 @@ extension MediaCoordinator {
             sub.sections.append(
                 Section(
                     mid: String(sub.nextMid), track: trackID, publisher: info.owner, source: track.source,
-                    kind: info.codec.kind, codec: info.codec, parameters: info.parameters,
+                    kind: info.codec.kind, codec: Self.allocate(info.codec, in: &sub.usedPayloadTypes),
+                    parameters: info.parameters,
                     ssrc: UInt32.random(in: 1...UInt32.max, using: &rng),
                     rtxSSRC: UInt32.random(in: 1...UInt32.max, using: &rng), active: true, consumer: nil))
             sub.nextMid += 1
@@ -157,7 +158,7 @@ extension MediaCoordinator {
         if again { negotiate(pid) }
     }
 
-    /// After a resume: the offer sent while the socket was gone is sent again.
+    /// After a join or a resume: an offer made while the participant had no socket is sent (again).
     func resumed(_ pid: ParticipantID) {
         if let message = peers[pid]?.subscriber?.pending?.message { push(pid, message) }
     }

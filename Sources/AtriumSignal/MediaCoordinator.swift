@@ -49,6 +49,9 @@ public final class MediaCoordinator {
         var password: String
         var sections: [Section] = []
         var nextMid = 0
+        /// Payload types given to sections so far: each section gets its own, so a receiver that
+        /// demultiplexes RTX by payload type (aiortc) finds the right track.
+        var usedPayloadTypes: Set<UInt8> = []
         var revision = 0
         /// The offer waiting for its answer, and the message that carried it (resent after a resume).
         var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
@@ -98,6 +101,25 @@ public final class MediaCoordinator {
     func credentials() -> (String, String) {
         let c = ICEText.random(using: &rng)
         return (c.0, c.1)
+    }
+
+    /// Dynamic payload types usable on a muxed port (RFC 5761 section 4 keeps 64-95 for RTCP).
+    static let payloadTypePool: [UInt8] = Array(96...127) + Array(35...63)
+
+    /// The codec with payload types of its own in this subscriber connection; the server's defaults once
+    /// the pool is used up (receivers then tell tracks apart by SSRC, as browsers do).
+    static func allocate(_ codec: ServerCodec, in used: inout Set<UInt8>) -> ServerCodec {
+        var c = codec
+        let needed = codec.rtxPayloadType == nil ? 1 : 2
+        let free = payloadTypePool.filter { !used.contains($0) }.prefix(needed)
+        guard free.count == needed else { return codec }
+        c.payloadType = free[free.startIndex]
+        used.insert(c.payloadType)
+        if needed == 2 {
+            c.rtxPayloadType = free[free.startIndex + 1]
+            used.insert(free[free.startIndex + 1])
+        }
+        return c
     }
 
     func nextID(_ prefix: String) -> String {

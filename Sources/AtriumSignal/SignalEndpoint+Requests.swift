@@ -197,6 +197,8 @@ extension SignalEndpoint {
         byResumeToken[token] = pid
         session.member = member
         guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
+        // A subscriber offer made during the join (tracks already published) follows the result.
+        media?.resumed(pid)
         return HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 
@@ -222,7 +224,7 @@ extension SignalEndpoint {
             return []
         }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
-        defer { media?.resumed(pid) }
+        media?.resumed(pid)
         return HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 }

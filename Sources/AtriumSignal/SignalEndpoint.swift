@@ -25,6 +25,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         /// True while a request is handled: a close it causes waits until its result is sent.
         var handling = false
         var pendingClose: (code: UInt16, reason: String)?
+        /// Messages pushed to this session while it had a request in hand: sent right after its result.
+        var afterResult: [JSONObject] = []
 
         init(connection: any WebSocketConnection, now: Int64, burst: Double, mono: Double) {
             self.connection = connection
@@ -57,7 +59,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         didSet {
             media?.push = { [unowned self] pid, message in
                 guard let s = self.session(of: pid) else { return }
-                self.send(s, message)
+                if s.handling { s.afterResult.append(message) } else { self.send(s, message) }
             }
         }
     }
@@ -128,6 +130,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             send(session, error: error.code, error.message, id: id)
         }
         session.handling = false
+        for m in session.afterResult { send(session, m) }
+        session.afterResult.removeAll()
         if let (code, reason) = session.pendingClose { close(session, code, reason) }
     }
 
