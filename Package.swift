@@ -116,7 +116,7 @@ let package = Package(
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
-                "AtriumICE", "COpenSSL",
+                "AtriumICE", "AtriumJSEP", "AtriumMedia", "COpenSSL",
             ],
             exclude: ["Fixtures"]
         ),

@@ -40,6 +40,15 @@ extension ICELiteAgent {
             fresh = ICECredentials.random(using: &generator)
             tries += 1
         }
+        restart(localCredentials: fresh, remoteUfrag: remoteUfrag, remotePwd: remotePwd, now: now)
+        return fresh
+    }
+
+    /// An ICE restart with local credentials chosen by the caller (who wrote them into the SDP answer
+    /// already); otherwise as `restart(remoteUfrag:remotePwd:now:using:)`.
+    public mutating func restart(
+        localCredentials fresh: ICECredentials, remoteUfrag: String, remotePwd: String, now: ContinuousClock.Instant
+    ) {
         localCredentials = fresh
         self.remoteUfrag = remoteUfrag
         remotePassword = remotePwd
@@ -54,6 +63,5 @@ extension ICELiteAgent {
         } else if selected == nil {
             lastConsent = now
         }
-        return fresh
     }
 }

@@ -4,8 +4,9 @@ public import AtriumUDP
 /// thread, between two batches of packets.
 public enum MediaCommand: Sendable {
     case openTransport(TransportSpec)
-    /// New remote ICE credentials or DTLS fingerprint (an answer to a later offer, an ICE restart).
-    case updateTransport(id: String, remote: RemoteSpec)
+    /// The peer's description again (a later offer or answer). When the peer's ICE credentials changed
+    /// this is an ICE restart: `localUfrag`/`localPassword` are the new ones written in our answer.
+    case updateTransport(id: String, remote: RemoteSpec, localUfrag: String, localPassword: String)
     case closeTransport(id: String)
     /// Transceivers of a publisher transport that were rejected, by mid and by the SSRCs the offer
     /// declared for them: their packets are dropped and counted as `rejected`.

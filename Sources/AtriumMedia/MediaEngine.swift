@@ -305,9 +305,21 @@ final class MediaEngine {
             transports[spec.id] = t
             byUfrag[spec.localUfrag] = t
             makeDTLS(t)
-        case .updateTransport(let id, let remote):
+        case .updateTransport(let id, let remote, let ufrag, let password):
             guard let t = transports[id] else { return }
-            t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
+            let restart =
+                t.ice.remoteUfrag != nil && t.ice.remoteUfrag != remote.ufrag
+                || t.ice.localCredentials.ufrag != ufrag
+            if restart {
+                byUfrag[t.ice.localCredentials.ufrag] = nil
+                t.ice.restart(
+                    localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
+                    remotePwd: remote.password, now: clock.now)
+                byUfrag[ufrag] = t
+                logger.info("ice restart", ("transport", t.label))
+            } else {
+                t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
+            }
             if t.remote == nil || t.remote?.fingerprint != remote.fingerprint || t.dtls == nil {
                 t.remote = remote
                 if t.dtls == nil { makeDTLS(t) }

@@ -133,7 +133,8 @@ extension MediaCoordinator {
         let remote = RemoteSpec(
             ufrag: answer.remote.ufrag, password: answer.remote.password, fingerprint: answer.remote.fingerprint.bytes,
             dtlsClient: answer.remote.setup == .passive)
-        worker.submit(.updateTransport(id: sub.transport, remote: remote))
+        worker.submit(
+            .updateTransport(id: sub.transport, remote: remote, localUfrag: sub.ufrag, localPassword: sub.password))
         sub.remoteSet = true
         let ext = HeaderExtensionIDs.subscriber
         for i in sub.sections.indices where sub.sections[i].active && sub.sections[i].consumer == nil {

@@ -25,6 +25,7 @@ public final class MediaCoordinator {
         var transport: String
         var ufrag: String
         var password: String
+        var remoteUfrag: String
         var bindings: [String: TrackID] = [:]
         var version: UInt64 = 1
     }

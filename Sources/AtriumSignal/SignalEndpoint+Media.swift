@@ -73,10 +73,17 @@ extension SignalEndpoint {
         var pub: MediaCoordinator.Publisher
         if let existing = media.peers[me]?.publisher {
             pub = existing
-            media.worker.submit(.updateTransport(id: pub.transport, remote: remote))
+            if pub.remoteUfrag != remote.ufrag {
+                // The client restarted ICE (RFC 8445 section 9): both sides change credentials.
+                (pub.ufrag, pub.password) = media.credentials()
+            }
+            pub.remoteUfrag = remote.ufrag
+            media.worker.submit(
+                .updateTransport(id: pub.transport, remote: remote, localUfrag: pub.ufrag, localPassword: pub.password))
         } else {
             let (u, pw) = media.credentials()
-            pub = MediaCoordinator.Publisher(transport: media.nextID("pub-"), ufrag: u, password: pw)
+            pub = MediaCoordinator.Publisher(
+                transport: media.nextID("pub-"), ufrag: u, password: pw, remoteUfrag: remote.ufrag)
             let midExt = offer.sections.lazy.compactMap(\.extensions.mid).first
             media.worker.submit(
                 .openTransport(

@@ -1,0 +1,220 @@
+import Testing
+
+@testable import AtriumJSEP
+@testable import AtriumSDP
+
+/// Publisher answers to real browser and aiortc offers, subscriber offers and the checks on answers.
+@Suite struct JSEPTests {
+    static let local = LocalTransport(
+        ufrag: "srvU", password: "serverpassword0123456789",
+        fingerprint: Fingerprint(hashFunction: "sha-256", bytes: Array(repeating: 0xAB, count: 32)),
+        candidates: [
+            Candidate(
+                foundation: "1", component: 1, transport: "udp", priority: 2_130_706_431, address: "127.0.0.1",
+                port: 8801, kind: .host)
+        ])
+
+    static let publishOffers = [
+        "chrome-156-offer-sendonly-mic-camera-screen.sdp", "chrome-156-offer-screen-with-audio.sdp",
+        "chrome-156-offer-simulcast-camera-mic.sdp", "firefox-153esr-offer-sendonly-mic-camera-screen.sdp",
+        "firefox-153esr-offer-simulcast-camera-mic.sdp", "aiortc-1.16-offer-sendonly-audio-video-video.sdp",
+        "chrome-156-loopback-offer-sendonly-mic-camera-screen.sdp", "firefox-153esr-loopback-offer-sendonly.sdp",
+    ]
+
+    @Test(arguments: publishOffers)
+    func answersEveryCapturedPublishOffer(_ name: String) throws {
+        let offer = try PublishOffer(text: SDPFixtures.text(name))
+        let live = offer.sections.filter { !$0.stopped && $0.kind != nil }
+        #expect(!live.isEmpty)
+        for s in live {
+            let codec = try #require(s.codec, "\(name) mid \(s.mid): no codec chosen")
+            #expect(codec.server.name == (s.kind == .audio ? .opus : .vp8), "\(name) mid \(s.mid)")
+            if s.kind == .video {
+                #expect(codec.nack && codec.pli, "\(name): video feedback")
+                #expect(codec.offeredRTX != nil, "\(name): RTX")
+            }
+        }
+        let accepted = Set(live.map(\.mid))
+        let answer = offer.answer(local: Self.local, accepted: accepted, sessionID: 7, version: 1)
+        // The answer is valid SDP that parses back, and says what the server does.
+        let parsed = try SessionDescription.parse(answer.serialized())
+        #expect(parsed.isICELite)
+        #expect(parsed.bundleGroup?.mids == live.map(\.mid))
+        #expect(parsed.media.count == offer.sdp.media.count)
+        for (m, o) in zip(parsed.media, offer.sdp.media) {
+            #expect(m.mid == o.mid)
+            guard let mid = m.mid, accepted.contains(mid) else {
+                #expect(m.port == 0)
+                continue
+            }
+            #expect(m.port == 8801)
+            #expect(m.direction == .recvonly)
+            #expect(m.setup == .passive)
+            #expect(m.rtcpMux)
+            #expect(m.iceUfrag == "srvU")
+            #expect(m.candidates.first?.address == "127.0.0.1")
+            let s = try #require(offer.sections.first { $0.mid == mid })
+            let codec = try #require(s.codec)
+            // The publisher's own payload type, and RTX pointing at it.
+            #expect(m.payloadTypes.first == codec.offered.payloadType)
+            if let rtx = m.codecs.first(where: \.isRTX) {
+                #expect(rtx.associatedPayloadType == codec.offered.payloadType)
+            }
+            #expect(m.extmaps.allSatisfy { HeaderExtensionIDs.publishURIs.contains($0.uri) })
+        }
+    }
+
+    @Test func rejectedSectionsArePortZeroAndLeftOutOfTheBundle() throws {
+        let offer = try PublishOffer(text: SDPFixtures.text("chrome-156-offer-sendonly-mic-camera-screen.sdp"))
+        let answer = offer.answer(local: Self.local, accepted: ["0", "1"], sessionID: 1, version: 1)
+        let parsed = try SessionDescription.parse(answer.serialized())
+        #expect(parsed.bundleGroup?.mids == ["0", "1"])
+        let screen = try #require(parsed.media.first { $0.mid == "2" })
+        #expect(screen.port == 0)
+        #expect(screen.direction == .inactive)
+        #expect(screen.rtpmaps.count == 1)
+    }
+
+    @Test func simulcastOffersKeepTheirRidsAndTheAnswerDeclinesSimulcast() throws {
+        let offer = try PublishOffer(text: SDPFixtures.text("chrome-156-offer-simulcast-camera-mic.sdp"))
+        let video = try #require(offer.sections.first { $0.kind == .video })
+        #expect(video.rids.count == 3)
+        let answer = offer.answer(local: Self.local, accepted: Set(offer.sections.map(\.mid)), sessionID: 1, version: 1)
+        #expect(answer.media.allSatisfy { $0.simulcast == nil && $0.rids.isEmpty })
+    }
+
+    @Test func unusableOffersAreRefusedWithTheirCode() {
+        let chrome = SDPFixtures.text("chrome-156-offer-sendonly-mic-camera-screen.sdp")
+        let cases: [(String, String)] = [
+            ("not sdp at all", "invalid_sdp"),
+            (chrome.replacingAll("a=group:BUNDLE 0 1 2\r\n", with: ""), "sdp_unsupported"),
+            (chrome.replacingAll("a=rtcp-mux\r\n", with: ""), "sdp_unsupported"),
+            (chrome.replacingAll("a=fingerprint:", with: "a=x-fingerprint:"), "sdp_unsupported"),
+            (chrome.replacingAll("a=ice-ufrag:", with: "a=x-ice-ufrag:"), "sdp_unsupported"),
+            (chrome.replacingAll("a=mid:2\r\n", with: "a=mid:1\r\n"), "sdp_unsupported"),
+        ]
+        for (text, code) in cases {
+            #expect(throws: JSEPError.self) { try PublishOffer(text: text) }
+            do {
+                _ = try PublishOffer(text: text)
+            } catch {
+                #expect(error.code == code, "\(error)")
+            }
+        }
+    }
+
+    @Test func h264IsMatchedOnPacketizationModeAndProfile() throws {
+        func codec(_ params: String) -> Codec {
+            Codec(
+                payloadType: 102, name: "H264", clockRate: 90000,
+                parameters: params.split(separator: ";").map {
+                    let kv = $0.split(separator: "=")
+                    return FormatParameter(name: String(kv[0]), value: String(kv[1]))
+                })
+        }
+        #expect(ServerCodecs.matches(codec("packetization-mode=1;profile-level-id=42e01f"), ServerCodecs.h264))
+        #expect(ServerCodecs.matches(codec("packetization-mode=1;profile-level-id=4d001f"), ServerCodecs.h264))
+        #expect(!ServerCodecs.matches(codec("packetization-mode=0;profile-level-id=42e01f"), ServerCodecs.h264))
+        #expect(!ServerCodecs.matches(codec("packetization-mode=1;profile-level-id=f4001f"), ServerCodecs.h264))
+        #expect(!ServerCodecs.matches(codec("packetization-mode=1;profile-level-id=64001f"), ServerCodecs.h264))
+    }
+
+    @Test func aVideoSectionWithoutAForwardedCodecHasNone() throws {
+        var sdp = try SessionDescription.parse(SDPFixtures.text("aiortc-1.16-offer-sendonly-audio-video-video.sdp"))
+        let i = try #require(sdp.media.firstIndex { $0.kind == .video })
+        sdp.media[i].formats = ["125"]
+        sdp.media[i].attributes = sdp.media[i].attributes.filter {
+            if case .rtpmap = $0 { return false }
+            if case .fmtp = $0 { return false }
+            return true
+        } + [.rtpmap(RTPMap(payloadType: 125, encodingName: "H265", clockRate: 90000))]
+        let offer = try PublishOffer(sdp)
+        #expect(offer.sections[i].codec == nil)
+    }
+
+    // MARK: - Subscriber
+
+    static func sections() -> [SubscriberSection] {
+        [
+            SubscriberSection(
+                mid: "0", kind: .video, codec: ServerCodecs.vp8, parameters: [], ssrc: 1111, rtxSSRC: 2222,
+                streamID: "pa_A", trackID: "tr_cam", cname: "pa_A", active: true),
+            SubscriberSection(
+                mid: "1", kind: .audio, codec: ServerCodecs.opus,
+                parameters: [FormatParameter(name: "minptime", value: "10")], ssrc: 3333, rtxSSRC: nil,
+                streamID: "pa_A", trackID: "tr_mic", cname: "pa_A", active: true),
+            SubscriberSection(
+                mid: "2", kind: .video, codec: ServerCodecs.vp8, parameters: [], ssrc: 4444, rtxSSRC: 5555,
+                streamID: "pa_B", trackID: "tr_screen", cname: "pa_B", active: false),
+        ]
+    }
+
+    @Test func subscriberOffersDescribeEachTrackAndStopEndedOnes() throws {
+        let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 3)
+        let parsed = try SessionDescription.parse(offer.serialized())
+        #expect(parsed.origin.sessionVersion == 3)
+        #expect(parsed.bundleGroup?.mids == ["0", "1"])
+        let cam = parsed.media[0]
+        #expect(cam.direction == .sendonly && cam.setup == .actpass && cam.port == 8801)
+        #expect(cam.msids.first == Msid(streamID: "pa_A", trackID: "tr_cam"))
+        #expect(cam.ssrcGroups.first == SSRCGroup(semantics: "FID", ssrcs: [1111, 2222]))
+        #expect(cam.rtxPayloadType(for: 96) == 97)
+        #expect(cam.extmaps.map(\.uri) == [HeaderExtensionIDs.absSendTimeURI])
+        let mic = parsed.media[1]
+        #expect(mic.codecs.first?.parameters.value(for: "minptime") == "10")
+        #expect(mic.extmaps.map(\.uri).contains(HeaderExtensionIDs.audioLevelURI))
+        let ended = parsed.media[2]
+        #expect(ended.port == 0 && ended.direction == .inactive && ended.ssrcs.isEmpty)
+        #expect(ended.iceUfrag == "srvU")
+    }
+
+    /// The answer a receiving peer writes for an offer: recvonly, active, its own credentials.
+    static func answer(to offer: SessionDescription, rejecting: Set<String> = []) -> String {
+        var a = offer
+        a.attributes = a.attributes.filter { $0 != .iceLite }
+        for i in a.media.indices {
+            let mid = a.media[i].mid ?? ""
+            a.media[i].attributes = a.media[i].attributes.compactMap { attr in
+                switch attr {
+                case .iceUfrag: return .iceUfrag("cliU")
+                case .icePwd: return .icePwd("clientpassword0123456789")
+                case .setup: return .setup(.active)
+                case .direction(let d): return .direction(d == .sendonly ? .recvonly : .inactive)
+                case .ssrc, .ssrcGroup, .candidate, .endOfCandidates: return nil
+                default: return attr
+                }
+            }
+            if rejecting.contains(mid) { a.media[i].port = 0 }
+        }
+        return a.serialized()
+    }
+
+    @Test func subscriberAnswersAreChecked() throws {
+        let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
+        let ok = try SubscriberNegotiation.answer(text: Self.answer(to: offer), offer: offer)
+        #expect(ok.accepted == ["0", "1"])
+        #expect(ok.rtx == ["0"] && ok.nack == ["0"])
+        #expect(ok.remote.ufrag == "cliU" && ok.remote.setup == .active)
+        let partial = try SubscriberNegotiation.answer(text: Self.answer(to: offer, rejecting: ["1"]), offer: offer)
+        #expect(partial.accepted == ["0"])
+        var fewer = offer
+        fewer.media.removeLast()
+        #expect(throws: JSEPError.self) {
+            try SubscriberNegotiation.answer(text: Self.answer(to: fewer), offer: offer)
+        }
+        #expect(throws: JSEPError.self) { try SubscriberNegotiation.answer(text: "v=0\r\nbogus", offer: offer) }
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
