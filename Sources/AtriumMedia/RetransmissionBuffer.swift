@@ -53,7 +53,7 @@ struct NackList {
         var n = 0
         while n < 100 {
             if entries.count == Self.capacity { entries.removeFirst() }
-            entries.append(Entry(sequence: s, firstMissed: now, lastSent: 0, tries: 0))
+            entries.append(Entry(sequence: s, firstMissed: now, lastSent: -.infinity, tries: 0))
             if s == to { break }
             s &+= 1
             n += 1

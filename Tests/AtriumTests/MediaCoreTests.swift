@@ -1,0 +1,165 @@
+import AtriumICE
+import AtriumSTUN
+import Testing
+
+@testable import AtriumMedia
+@testable import AtriumRTP
+
+/// The forwarding core's pieces as tables: header extensions remapped in place, the retransmission
+/// buffer, the NACK list, reception statistics, and a consumer's start, pause and NACK mapping.
+@Suite struct MediaCoreTests {
+    // MARK: - Header extensions
+
+    /// An RTP packet with a one-byte extension block: id 1 (audio level, 1 byte), id 3 (abs-send-time,
+    /// 3 bytes), id 5 (mid "0").
+    static func packetWithExtensions() throws -> [UInt8] {
+        try RTPPacketWriter.packet(
+            payloadType: 111, sequenceNumber: 1, timestamp: 2, ssrc: 3,
+            extensions: [
+                RTPHeaderExtensionElement(id: 1, value: [0x85]),
+                RTPHeaderExtensionElement(id: 3, value: [1, 2, 3]),
+                RTPHeaderExtensionElement(id: 5, value: Array("0".utf8)),
+            ], payload: [9, 9, 9])
+    }
+
+    @Test func extensionsAreRenumberedOrBlankedInPlace() throws {
+        var packet = try Self.packetWithExtensions()
+        let header = try RTPHeader(parsing: packet)
+        let before = packet.count
+        try RTPHeaderExtension.remapInPlace(
+            &packet, range: header.extensionRange, profile: try #require(header.extensionProfile)
+        ) { id in
+            [1: 7, 3: 2][id]
+        }
+        #expect(packet.count == before)
+        let after = try RTPHeader(parsing: packet)
+        let elements = try after.extensionElements(in: packet)
+        #expect(elements == [RTPHeaderExtensionElement(id: 7, value: [0x85]), RTPHeaderExtensionElement(id: 2, value: [1, 2, 3])])
+        #expect(Array(packet[after.payloadRange]) == [9, 9, 9])
+    }
+
+    @Test func anIDOutsideTheOneByteRangeRemovesTheElement() throws {
+        var packet = try Self.packetWithExtensions()
+        let header = try RTPHeader(parsing: packet)
+        try RTPHeaderExtension.remapInPlace(
+            &packet, range: header.extensionRange, profile: try #require(header.extensionProfile)
+        ) { _ in 15 }
+        #expect(try RTPHeader(parsing: packet).extensionElements(in: packet).isEmpty)
+    }
+
+    @Test func aMalformedBlockIsLeftUntouched() throws {
+        var packet = try Self.packetWithExtensions()
+        let header = try RTPHeader(parsing: packet)
+        // Element 5 claims 16 bytes: past the end of the block.
+        let i = try #require(packet.firstIndex(of: 5 << 4 | 0))
+        packet[i] = 5 << 4 | 15
+        let copy = packet
+        #expect(throws: RTPError.self) {
+            try RTPHeaderExtension.remapInPlace(
+                &packet, range: header.extensionRange, profile: header.extensionProfile ?? 0
+            ) { $0 }
+        }
+        #expect(packet == copy)
+    }
+
+    // MARK: - Buffers and statistics
+
+    @Test func theRetransmissionBufferKeepsTheLastPacketsBySequenceNumber() {
+        var b = RetransmissionBuffer(capacity: 4, slotSize: 16)
+        for s: UInt16 in 65534...65535 { b.store([UInt8(s & 0xFF)], sequence: s) }
+        for s: UInt16 in 0...2 { b.store([UInt8(s)], sequence: s) }
+        #expect(b.withPacket(2) { $0 } == [2])
+        #expect(b.withPacket(65535) { $0 } == [0xFF])
+        // 65534 and 2 share a slot (4 apart): the newer one won.
+        #expect(b.withPacket(65534) { $0 } == nil)
+        #expect(b.withPacket(7) { $0 } == nil)
+    }
+
+    @Test func theNackListAsksAgainAfterTheIntervalAndGivesUp() {
+        var n = NackList()
+        n.missed(from: 10, to: 12, now: 0)
+        #expect(n.due(now: 0, interval: 0.02) == [10, 11, 12])
+        #expect(n.due(now: 0.01, interval: 0.02) == [])
+        n.arrived(11)
+        #expect(n.due(now: 0.03, interval: 0.02) == [10, 12])
+        #expect(n.due(now: 2, interval: 0.02) == [], "older than a second: given up")
+        n.missed(from: 65535, to: 1, now: 3)
+        var asked = 0
+        var t = 3.0
+        while !n.due(now: t, interval: 0.02).isEmpty {
+            asked += 1
+            t += 0.05
+        }
+        #expect(asked == NackList.maxTries)
+    }
+
+    @Test func receptionStatisticsFindGapsAcrossTheWrap() {
+        var s = ReceiveStatistics()
+        #expect(s.update(sequence: 65533, timestamp: 0, clockRate: 90000, now: 0) == nil)
+        #expect(s.update(sequence: 65534, timestamp: 3000, clockRate: 90000, now: 0.033) == nil)
+        let gap = s.update(sequence: 2, timestamp: 6000, clockRate: 90000, now: 0.066)
+        #expect(gap?.0 == 65535 && gap?.1 == 1)
+        #expect(s.extendedMax == 0x1_0002)
+        // A late packet fills the gap without moving the maximum.
+        #expect(s.update(sequence: 0, timestamp: 6000, clockRate: 90000, now: 0.07) == nil)
+        // Expected 65533 through 65538 (2 after the wrap): six; received four; 65535 and 1 are lost.
+        let r = s.report(ssrc: 1, now: 1)
+        #expect(r.lost == 2)
+        #expect(r.fraction == UInt8((2 << 8) / 6))
+    }
+
+    // MARK: - Consumer
+
+    /// A consumer with the producer and transports it refers to (unowned: the caller keeps them).
+    static func consumer(kind: MediaTrackKind) -> (Consumer, Producer, [Transport]) {
+        let ice = ICELiteAgent(
+            localAddress: STUNTransportAddress(address: .v4(0x7F00_0001), port: 1),
+            localCredentials: ICECredentials(ufrag: "abcd", password: "0123456789012345678901"),
+            now: ContinuousClock.now)
+        let pubT = Transport(spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice)
+        let subT = Transport(spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice)
+        let producer = Producer(
+            spec: ProducerSpec(
+                id: "tr", transport: "p", mid: "0", source: "camera", kind: kind, videoCodec: kind == .video ? "VP8" : nil,
+                clockRate: 90000, payloadType: 96, rtxPayloadType: 97, ssrc: 1, rtxSSRC: 2, audioLevelID: nil,
+                absSendTimeID: nil, paused: false),
+            transport: pubT)
+        let c = Consumer(
+            spec: ConsumerSpec(
+                id: "c", producer: "tr", transport: "s", ssrc: 10, rtxSSRC: 11, payloadType: 100, rtxPayloadType: 101,
+                nack: true, audioLevelID: nil, absSendTimeID: nil),
+            producer: producer, transport: subT)
+        return (c, producer, [pubT, subT])
+    }
+
+    @Test func aVideoConsumerStartsOnAKeyFrameAndMapsNacksBack() throws {
+        let (c, producer, transports) = Self.consumer(kind: .video)
+        defer { withExtendedLifetime((producer, transports)) {} }
+        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0) == nil)
+        let first = try #require(c.admit(sequence: 101, timestamp: 3000, keyFrame: true, now: 0.03))
+        // Older than the key frame: part of a frame the subscriber never started.
+        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0.04) == nil)
+        let second = try #require(c.admit(sequence: 102, timestamp: 3000, keyFrame: false, now: 0.05))
+        #expect(second.0 == first.0 &+ 1)
+        #expect(second.1 == first.1)
+        #expect(c.input(for: second.0) == 102)
+        #expect(c.input(for: second.0 &+ 1) == nil)
+        // Paused and resumed: no gap in the output, and it waits for the next key frame again.
+        c.restart()
+        #expect(c.admit(sequence: 500, timestamp: 90000, keyFrame: false, now: 1) == nil)
+        let resumed = try #require(c.admit(sequence: 501, timestamp: 93000, keyFrame: true, now: 1.03))
+        #expect(resumed.0 == second.0 &+ 1)
+        #expect(Int32(bitPattern: resumed.1 &- second.1) > 0, "the timeline moves forward")
+    }
+
+    @Test func anAudioConsumerStartsAtOnceAndResyncsAfterAPause() throws {
+        let (c, producer, transports) = Self.consumer(kind: .audio)
+        defer { withExtendedLifetime((producer, transports)) {} }
+        let a = try #require(c.admit(sequence: 7, timestamp: 960, keyFrame: false, now: 0))
+        let b = try #require(c.admit(sequence: 8, timestamp: 1920, keyFrame: false, now: 0.02))
+        #expect(b.0 == a.0 &+ 1)
+        c.restart()
+        let d = try #require(c.admit(sequence: 900, timestamp: 500_000, keyFrame: false, now: 5))
+        #expect(d.0 == b.0 &+ 1)
+    }
+}
