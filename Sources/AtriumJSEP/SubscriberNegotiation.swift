@@ -82,7 +82,8 @@ public enum SubscriberNegotiation {
                 }
                 for ssrc in [s.ssrc] + (s.codec.rtxPayloadType != nil ? [s.rtxSSRC].compactMap { $0 } : []) {
                     m.attributes.append(.ssrc(SSRCAttribute(ssrc: ssrc, name: "cname", value: s.cname)))
-                    m.attributes.append(.ssrc(SSRCAttribute(ssrc: ssrc, name: "msid", value: "\(s.streamID) \(s.trackID)")))
+                    m.attributes.append(
+                        .ssrc(SSRCAttribute(ssrc: ssrc, name: "msid", value: "\(s.streamID) \(s.trackID)")))
                 }
             }
             out.media.append(m)

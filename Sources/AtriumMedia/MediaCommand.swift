@@ -157,9 +157,10 @@ public struct MediaConfiguration: Sendable {
     /// The highest bitrate announced to publishers (REMB), per transport, bits per second.
     public var maxPublishBitrate: UInt64
 
-    public init(bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
-                maxPublishBitrate: UInt64 = 10_000_000)
-    {
+    public init(
+        bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
+        maxPublishBitrate: UInt64 = 10_000_000
+    ) {
         self.bind = bind
         self.announced = announced
         self.lossPercent = lossPercent

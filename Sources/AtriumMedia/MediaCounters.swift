@@ -103,7 +103,9 @@ public struct MediaStats: Sendable, Equatable {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
         let c = counters
-        family("atrium_media_packets_total", "counter", "RTP packets received from publishers (in) and sent to subscribers (out).")
+        family(
+            "atrium_media_packets_total", "counter",
+            "RTP packets received from publishers (in) and sent to subscribers (out).")
         out += "atrium_media_packets_total{direction=\"in\"} \(c.packetsIn)\n"
         out += "atrium_media_packets_total{direction=\"out\"} \(c.packetsOut)\n"
         family("atrium_media_bytes_total", "counter", "RTP bytes received and sent (SRTP payload sizes).")
@@ -116,14 +118,20 @@ public struct MediaStats: Sendable, Equatable {
         for r in DropReason.allCases {
             out += "atrium_media_dropped_packets_total{reason=\"\(r.label)\"} \(c.dropped[r.rawValue])\n"
         }
-        family("atrium_media_nacks_total", "counter", "Generic NACK packets received from subscribers and sent to publishers.")
+        family(
+            "atrium_media_nacks_total", "counter",
+            "Generic NACK packets received from subscribers and sent to publishers.")
         out += "atrium_media_nacks_total{direction=\"received\"} \(c.nacksReceived)\n"
         out += "atrium_media_nacks_total{direction=\"sent\"} \(c.nacksSent)\n"
-        family("atrium_media_retransmissions_total", "counter", "Packets resent to subscribers from the retransmission buffer.")
+        family(
+            "atrium_media_retransmissions_total", "counter",
+            "Packets resent to subscribers from the retransmission buffer.")
         out += "atrium_media_retransmissions_total \(c.retransmissions)\n"
         family("atrium_media_retransmission_misses_total", "counter", "NACKed packets no longer in the buffer.")
         out += "atrium_media_retransmission_misses_total \(c.retransmissionMisses)\n"
-        family("atrium_media_plis_total", "counter", "Picture loss indications received from subscribers and sent to publishers.")
+        family(
+            "atrium_media_plis_total", "counter",
+            "Picture loss indications received from subscribers and sent to publishers.")
         out += "atrium_media_plis_total{direction=\"received\"} \(c.plisReceived)\n"
         out += "atrium_media_plis_total{direction=\"sent\"} \(c.plisSent)\n"
         family("atrium_media_firs_total", "counter", "Full intra requests received from subscribers.")
@@ -141,24 +149,38 @@ public struct MediaStats: Sendable, Equatable {
         for t in transports {
             if let rtt = t.rtt { out += "atrium_media_rtt_seconds{transport=\"\(t.label)\"} \(rtt)\n" }
         }
-        family("atrium_media_track_packets_total", "counter", "RTP packets per track: received (in) and sent to all its subscribers (out).")
+        family(
+            "atrium_media_track_packets_total", "counter",
+            "RTP packets per track: received (in) and sent to all its subscribers (out).")
         for t in tracks {
-            out += "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.packetsIn)\n"
-            out += "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.packetsOut)\n"
+            out +=
+                "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.packetsIn)\n"
+            out +=
+                "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.packetsOut)\n"
         }
         family("atrium_media_track_bytes_total", "counter", "RTP bytes per track.")
         for t in tracks {
-            out += "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.bytesIn)\n"
-            out += "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.bytesOut)\n"
+            out +=
+                "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.bytesIn)\n"
+            out +=
+                "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.bytesOut)\n"
         }
         family("atrium_media_track_lost_packets_total", "counter", "Packets lost from the publisher, per track.")
-        for t in tracks { out += "atrium_media_track_lost_packets_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.lost)\n" }
+        for t in tracks {
+            out += "atrium_media_track_lost_packets_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.lost)\n"
+        }
         family("atrium_media_track_nacks_sent_total", "counter", "NACKs sent to the publisher, per track.")
-        for t in tracks { out += "atrium_media_track_nacks_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.nacksSent)\n" }
+        for t in tracks {
+            out += "atrium_media_track_nacks_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.nacksSent)\n"
+        }
         family("atrium_media_track_plis_sent_total", "counter", "PLIs sent to the publisher, per track.")
-        for t in tracks { out += "atrium_media_track_plis_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.plisSent)\n" }
+        for t in tracks {
+            out += "atrium_media_track_plis_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.plisSent)\n"
+        }
         family("atrium_media_track_consumers", "gauge", "Subscribers receiving each track.")
-        for t in tracks { out += "atrium_media_track_consumers{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.consumers)\n" }
+        for t in tracks {
+            out += "atrium_media_track_consumers{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.consumers)\n"
+        }
         return out
     }
 }

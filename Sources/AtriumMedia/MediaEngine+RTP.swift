@@ -28,7 +28,8 @@ extension MediaEngine {
                     RTPPacketWriter.Rewrite(ssrc: primary, sequenceNumber: osn, payloadType: p.spec.payloadType)))
                     != nil
             else { return }
-            forward(i, on: t, producer: p, sequence: osn, timestamp: header.timestamp, headerInfo: header, recovered: true)
+            forward(
+                i, on: t, producer: p, sequence: osn, timestamp: header.timestamp, headerInfo: header, recovered: true)
         } else {
             forward(
                 i, on: t, producer: p, sequence: header.sequenceNumber, timestamp: header.timestamp,
@@ -119,9 +120,12 @@ extension MediaEngine {
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
             tx[slot].payload.append(contentsOf: rx[i].payload)
-            guard send(slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
-                       fields: RTPPacketWriter.Rewrite(ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
-                                                       payloadType: c.spec.payloadType))
+            guard
+                send(
+                    slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
+                    fields: RTPPacketWriter.Rewrite(
+                        ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
+                        payloadType: c.spec.payloadType))
             else { continue }
             c.lastTimestamp = outTS
             c.lastSentAt = t0
@@ -199,8 +203,9 @@ extension MediaEngine {
                 } else {
                     tx[slot].payload.append(contentsOf: packet)
                 }
-                return send(slot: slot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
-                            fields: fields)
+                return send(
+                    slot: slot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
+                    fields: fields)
             } ?? false
         if found {
             counters.retransmissions += 1

@@ -133,7 +133,8 @@ struct ReceiveStatistics {
         receivedPrior = received
         let lostInterval = Int64(expectedInterval) - Int64(receivedInterval)
         let fraction: UInt8 =
-            expectedInterval == 0 || lostInterval <= 0 ? 0 : UInt8(min(255, (lostInterval << 8) / Int64(expectedInterval)))
+            expectedInterval == 0 || lostInterval <= 0
+            ? 0 : UInt8(min(255, (lostInterval << 8) / Int64(expectedInterval)))
         let dlsr: UInt32 = lastSR == 0 ? 0 : UInt32(max(0, (now - lastSRArrival) * 65536))
         return (fraction, Int32(clamping: max(-0x80_0000, min(0x7F_FFFF, lostTotal))), UInt32(jitter), dlsr)
     }

@@ -94,7 +94,8 @@ extension MediaCoordinator {
         let sections = sub.sections.map { s in
             SubscriberSection(
                 mid: s.mid, kind: s.kind, codec: s.codec, parameters: s.parameters, ssrc: s.ssrc, rtxSSRC: s.rtxSSRC,
-                streamID: s.publisher.rawValue, trackID: s.track.rawValue, cname: s.publisher.rawValue, active: s.active)
+                streamID: s.publisher.rawValue, trackID: s.track.rawValue, cname: s.publisher.rawValue, active: s.active
+            )
         }
         let offer = SubscriberNegotiation.offer(
             sections: sections, local: local(sub.ufrag, sub.password), sessionID: sessionID,

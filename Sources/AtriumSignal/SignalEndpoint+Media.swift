@@ -145,7 +145,10 @@ extension SignalEndpoint {
                 } else {
                     let source: TrackSource = try entry.enumValue("source")
                     guard TrackKind(source: source) == kind else {
-                        reject(s, "kind_mismatch", "\(source.rawValue) is \(TrackKind(source: source).rawValue), the transceiver is \(kind.rawValue)")
+                        reject(
+                            s, "kind_mismatch",
+                            "\(source.rawValue) is \(TrackKind(source: source).rawValue), the transceiver is \(kind.rawValue)"
+                        )
                         continue
                     }
                     track = try publishTrack(entry, member: member, now: t).0

@@ -148,7 +148,8 @@ extension SignalEndpoint {
     }
 
     static let requestTypes: Set<String> = [
-        "leave", "update", "publish", "publish_offer", "subscriber_answer", "ice_candidate", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share", "resume_share",
+        "leave", "update", "publish", "publish_offer", "subscriber_answer", "ice_candidate", "unpublish", "mute",
+        "subscribe", "unsubscribe", "pause_share", "resume_share",
         "stop_share", "request_share", "answer_share_request", "set_share_lock", "set_share_policy", "set_permission",
         "mute_participant", "remove_participant", "end_room",
     ]

@@ -123,11 +123,12 @@ import Testing
         var sdp = try SessionDescription.parse(SDPFixtures.text("aiortc-1.16-offer-sendonly-audio-video-video.sdp"))
         let i = try #require(sdp.media.firstIndex { $0.kind == .video })
         sdp.media[i].formats = ["125"]
-        sdp.media[i].attributes = sdp.media[i].attributes.filter {
-            if case .rtpmap = $0 { return false }
-            if case .fmtp = $0 { return false }
-            return true
-        } + [.rtpmap(RTPMap(payloadType: 125, encodingName: "H265", clockRate: 90000))]
+        sdp.media[i].attributes =
+            sdp.media[i].attributes.filter {
+                if case .rtpmap = $0 { return false }
+                if case .fmtp = $0 { return false }
+                return true
+            } + [.rtpmap(RTPMap(payloadType: 125, encodingName: "H265", clockRate: 90000))]
         let offer = try PublishOffer(sdp)
         #expect(offer.sections[i].codec == nil)
     }

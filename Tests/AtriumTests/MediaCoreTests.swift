@@ -34,7 +34,10 @@ import Testing
         #expect(packet.count == before)
         let after = try RTPHeader(parsing: packet)
         let elements = try after.extensionElements(in: packet)
-        #expect(elements == [RTPHeaderExtensionElement(id: 7, value: [0x85]), RTPHeaderExtensionElement(id: 2, value: [1, 2, 3])])
+        #expect(
+            elements == [
+                RTPHeaderExtensionElement(id: 7, value: [0x85]), RTPHeaderExtensionElement(id: 2, value: [1, 2, 3]),
+            ])
         #expect(Array(packet[after.payloadRange]) == [9, 9, 9])
     }
 
@@ -116,11 +119,14 @@ import Testing
             localAddress: STUNTransportAddress(address: .v4(0x7F00_0001), port: 1),
             localCredentials: ICECredentials(ufrag: "abcd", password: "0123456789012345678901"),
             now: ContinuousClock.now)
-        let pubT = Transport(spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice)
-        let subT = Transport(spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice)
+        let pubT = Transport(
+            spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice)
+        let subT = Transport(
+            spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice)
         let producer = Producer(
             spec: ProducerSpec(
-                id: "tr", transport: "p", mid: "0", source: "camera", kind: kind, videoCodec: kind == .video ? "VP8" : nil,
+                id: "tr", transport: "p", mid: "0", source: "camera", kind: kind,
+                videoCodec: kind == .video ? "VP8" : nil,
                 clockRate: 90000, payloadType: 96, rtxPayloadType: 97, ssrc: 1, rtxSSRC: 2, audioLevelID: nil,
                 absSendTimeID: nil, paused: false),
             transport: pubT)
