@@ -89,7 +89,7 @@ public struct PublishOffer: Equatable, Sendable {
         for s in sections {
             let offered = sdp.media[s.index]
             guard accepted.contains(s.mid), let codec = s.codec else {
-                out.media.append(Self.rejected(offered, mid: s.mid))
+                out.media.append(Self.rejected(offered, mid: s.mid, local: local))
                 continue
             }
             var m = MediaDescription(
@@ -117,10 +117,13 @@ public struct PublishOffer: Equatable, Sendable {
     }
 
     /// A rejected section (RFC 8829 section 5.3.1): port 0, the same kind and protocol, one format.
-    static func rejected(_ offered: MediaDescription, mid: String) -> MediaDescription {
+    /// It keeps the transport attributes: some stacks (aiortc) read ICE credentials, setup and
+    /// rtcp-mux from every section, and candidates from the last one.
+    static func rejected(_ offered: MediaDescription, mid: String, local: LocalTransport) -> MediaDescription {
         var m = MediaDescription(
             kind: offered.kind, port: 0, proto: offered.proto, formats: Array(offered.formats.prefix(1)),
-            connection: ConnectionData(address: "0.0.0.0"), attributes: [.mid(mid), .direction(.inactive)])
+            connection: ConnectionData(address: "0.0.0.0"))
+        m.attributes = local.attributes(setup: .passive) + [.mid(mid), .direction(.inactive), .rtcpMux]
         // Some stacks read the codec of even a rejected section: keep the first format's rtpmap.
         if let first = offered.payloadTypes.first, let map = offered.rtpmaps.first(where: { $0.payloadType == first }) {
             m.attributes.append(.rtpmap(map))

@@ -188,10 +188,13 @@ extension SignalEndpoint {
         media.peers[me] = peer
         // Subscribers learn of the new media now that the producers exist.
         media.reconcile(member.room, hub.state(member.room))
+        let state = hub.state(member.room)
         let tracks: [JSONValue] = accepted.map { s, track in
-            .object([
+            var o: JSONObject = [
                 "mid": .string(s.mid), "trackId": .string(track.id.rawValue), "source": .string(track.source.rawValue),
-            ])
+            ]
+            if let share = state?.tracks[track.id]?.shareID { o["shareId"] = .string(share.rawValue) }
+            return .object(o)
         }
         return ["sdp": .string(answer.serialized()), "tracks": .array(tracks), "rejected": .array(rejected)]
     }

@@ -1,0 +1,587 @@
+"""Real WebRTC peers (aiortc) for the media tests, talking to Atrium through `/v1/signal`
+(docs/protocol.md, "Media negotiation": `publish_offer`, `subscriber_offer`, `subscriber_answer`).
+
+    pub = await Publisher.start(alice, ["camera", "screen_share", "microphone"])
+    sub = Subscriber(bob)                  # answers every subscriber_offer bob receives, from now on
+    camera = pub.track_id("camera")
+    await sub.wait_frames([camera], 30, timeout=10)
+    assert sub.by_track(camera).classes["camera"] >= 30
+    ...
+    await sub.close()
+    await pub.close()
+
+Publishers encode in a worker process of their own (this file run as a script, driven over its
+stdin/stdout with one JSON object per line), so that the encoders of the publisher and the decoders
+of the subscribers do not share one interpreter lock on a 2-core machine. The signaling stays in the
+test's process: the worker only owns the RTCPeerConnection.
+
+Every video frame a subscriber decodes is classified by its content (`classify_video`), every audio
+frame by its tone (`classify_audio`), so a test proves which source a track really carries, not
+only that media flows.
+
+Importing this module confines ICE to 127.0.0.1 (`_loopback_only`); aiortc is otherwise unchanged.
+(aiortc routes RTX by payload type, not by the FID group's SSRC: Atrium gives every section of a
+subscriber offer payload types of its own, so retransmissions reach the right track.)
+"""
+import asyncio
+import collections
+import fractions
+import json
+import os
+import sys
+import time
+
+import aioice.ice
+import av
+import numpy as np
+from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,
+                    RTCSessionDescription)
+from aiortc.mediastreams import MediaStreamError
+
+
+def _loopback_only(use_ipv4, use_ipv6):
+    """Replaces aioice's interface scan, which skips 127.0.0.1 and offers every other address:
+    the tests send nothing anywhere but loopback."""
+    return ["127.0.0.1"] if use_ipv4 else []
+
+
+aioice.ice.get_host_addresses = _loopback_only
+
+
+
+def peer_connection():
+    """An RTCPeerConnection for Atrium: one BUNDLE transport (aiortc's default policy sends nothing
+    on a second video track), and no ICE servers (aiortc would add a public STUN server)."""
+    return RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
+
+
+# -- synthetic sources -----------------------------------------------------------------------------
+
+VIDEO_CLOCK = 90000
+AUDIO_RATE = 48000
+AUDIO_PTIME = 0.020
+
+RED = (255, 0, 0)
+BLUE = (0, 0, 255)
+WHITE = (255, 255, 255)
+
+# The screen: white vertical stripes, STRIPE_WIDTH wide every STRIPE_PERIOD pixels, on blue.
+# Multiples of 16 keep the edges on VP8 macroblock boundaries.
+STRIPE_PERIOD = 128
+STRIPE_WIDTH = 32
+
+VIDEO = {
+    "camera": {"width": 640, "height": 360, "fps": 30},
+    "screen_share": {"width": 1280, "height": 720, "fps": 15},
+}
+AUDIO = {"microphone": 440.0, "screen_share_audio": 880.0}   # tone frequency, Hz
+SOURCES = list(VIDEO) + list(AUDIO)
+
+
+def kind_of(source):
+    return "video" if source in VIDEO else "audio"
+
+
+def _stripe_mask(width):
+    """True for the columns of a white stripe of the screen pattern."""
+    return (np.arange(width) % STRIPE_PERIOD) < STRIPE_WIDTH
+
+
+def source_image(source):
+    """The RGB picture (height x width x 3, uint8) that a video source sends in every frame."""
+    spec = VIDEO[source]
+    img = np.empty((spec["height"], spec["width"], 3), np.uint8)
+    if source == "camera":
+        img[:] = RED
+    else:
+        img[:] = BLUE
+        img[:, _stripe_mask(spec["width"])] = WHITE
+    return img
+
+
+class _Paced(MediaStreamTrack):
+    """Paces `recv` on a wall clock: frame n is due at start + n * period, as a capture device
+    delivers them, and carries pts = n * period in `clock` units (the encoder's RTP timestamps)."""
+
+    def __init__(self, clock, period_ticks):
+        super().__init__()
+        self._clock = clock
+        self._period = period_ticks
+        self._start = None
+        self._pts = 0
+
+    async def _next_pts(self):
+        if self._start is None:
+            self._start = time.monotonic()
+        else:
+            self._pts += self._period
+            wait = self._start + self._pts / self._clock - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        return self._pts
+
+
+class SyntheticVideoTrack(_Paced):
+    """A video source sending `source_image(source)` at its frame rate."""
+
+    kind = "video"
+
+    def __init__(self, source):
+        spec = VIDEO[source]
+        super().__init__(VIDEO_CLOCK, VIDEO_CLOCK // spec["fps"])
+        # Converted to the encoder's format once; each frame is a cheap copy of these planes.
+        rgb = av.VideoFrame.from_ndarray(source_image(source), format="rgb24")
+        self._yuv = rgb.reformat(format="yuv420p").to_ndarray()
+
+    async def recv(self):
+        pts = await self._next_pts()
+        frame = av.VideoFrame.from_ndarray(self._yuv, format="yuv420p")
+        frame.pts = pts
+        frame.time_base = fractions.Fraction(1, VIDEO_CLOCK)
+        return frame
+
+
+class ToneTrack(_Paced):
+    """An audio source: a sine tone at the source's frequency, 20 ms mono frames at 48 kHz."""
+
+    kind = "audio"
+
+    def __init__(self, source):
+        samples = int(AUDIO_RATE * AUDIO_PTIME)
+        super().__init__(AUDIO_RATE, samples)
+        # One second of tone holds a whole number of periods for the frequencies above, so the
+        # frames can be cut from it cyclically without a phase jump.
+        t = np.arange(AUDIO_RATE) / AUDIO_RATE
+        self._second = (np.sin(2 * np.pi * AUDIO[source] * t) * 8000).astype(np.int16)
+        self._samples = samples
+
+    async def recv(self):
+        pts = await self._next_pts()
+        start = pts % AUDIO_RATE
+        frame = av.AudioFrame.from_ndarray(self._second[None, start:start + self._samples],
+                                           format="s16", layout="mono")
+        frame.sample_rate = AUDIO_RATE
+        frame.pts = pts
+        frame.time_base = fractions.Fraction(1, AUDIO_RATE)
+        return frame
+
+
+def make_track(source):
+    return SyntheticVideoTrack(source) if source in VIDEO else ToneTrack(source)
+
+
+# -- classifying what was decoded ------------------------------------------------------------------
+
+UNKNOWN = "unknown"
+SILENCE = "silence"
+COLOUR_TOLERANCE = 40   # per RGB channel, for codec blur and rounding in the colour conversions
+
+
+def _plane(frame, index):
+    """A plane of a decoded frame as a 2-D uint8 view (no copy; the row padding cut off)."""
+    p = frame.planes[index]
+    return np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)[:, :p.width]
+
+
+def _mean_rgb(y, u, v):
+    """The mean colour of a picture from the means of its planes (BT.601, limited range: the
+    conversion is affine, so the mean of the converted pixels is the conversion of the means)."""
+    c, d, e = y.mean() - 16, u.mean() - 128, v.mean() - 128
+    return np.array([1.164 * c + 1.596 * e, 1.164 * c - 0.392 * d - 0.813 * e, 1.164 * c + 2.017 * d])
+
+
+def _close(rgb, expected):
+    return bool(np.all(np.abs(rgb - np.array(expected, float)) <= COLOUR_TOLERANCE))
+
+
+def _stripes_match(y):
+    """Whether the luma shows the screen's vertical stripes: each column's mean brightness is on the
+    right side of the midpoint between blue and white for at least 95% of the columns (codec blur
+    only smears the edges), and the rows look alike (the stripes are vertical)."""
+    columns = y[::16].mean(axis=0)
+    bright = columns > (41 + 235) / 2          # luma of blue and of white, limited range
+    agree = np.mean(bright == _stripe_mask(y.shape[1]))
+    rows = y[::4, ::16].mean(axis=1)
+    return agree >= 0.95 and rows.std() < 8
+
+
+SCREEN_MEAN = tuple((np.array(BLUE) * (STRIPE_PERIOD - STRIPE_WIDTH)
+                     + np.array(WHITE) * STRIPE_WIDTH) / STRIPE_PERIOD)
+
+
+def classify_video(frame):
+    """Which synthetic source a decoded video frame shows: "camera" (640x360, uniform red),
+    "screen_share" (1280x720, the stripes on blue, of the right mean colour) or UNKNOWN."""
+    if frame.format.name != "yuv420p":
+        frame = frame.reformat(format="yuv420p")
+    size = (frame.width, frame.height)
+    y, u, v = _plane(frame, 0), _plane(frame, 1), _plane(frame, 2)
+    # Every 4th pixel is plenty for means and keeps this cheap next to decoding.
+    rgb = _mean_rgb(y[::4, ::4], u[::4, ::4], v[::4, ::4])
+    cam, screen = VIDEO["camera"], VIDEO["screen_share"]
+    if size == (cam["width"], cam["height"]) and _close(rgb, RED) and y[::4, ::4].std() < 8:
+        return "camera"
+    if size == (screen["width"], screen["height"]) and _close(rgb, SCREEN_MEAN) and _stripes_match(y):
+        return "screen_share"
+    return UNKNOWN
+
+
+def classify_audio(frame):
+    """Which tone a decoded audio frame carries: the audio source of that frequency (within 15 Hz),
+    SILENCE, or UNKNOWN."""
+    samples = frame.to_ndarray()
+    channels = len(frame.layout.channels)
+    # Packed formats interleave the channels in one row; planar ones have a row per channel.
+    first = samples[0, ::channels] if samples.shape[0] == 1 else samples[0]
+    first = first.astype(np.float64)
+    if np.sqrt(np.mean(first ** 2)) < 500:
+        return SILENCE
+    # Zero-padded to 10 Hz bins: a 20 ms frame alone would give 50 Hz bins.
+    spectrum = np.abs(np.fft.rfft(first * np.hanning(len(first)), n=frame.sample_rate // 10))
+    peak = np.argmax(spectrum) * 10.0
+    for source, hz in AUDIO.items():
+        if abs(peak - hz) <= 15:
+            return source
+    return UNKNOWN
+
+
+# -- publisher -------------------------------------------------------------------------------------
+
+WORKER_MAX_SECONDS = 300    # a worker whose test died without closing it stops by itself
+
+
+class _Worker:
+    """The parent's handle on a publisher worker process (`python3 media_peer.py publisher-worker`):
+    one request line out, one reply line back."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def spawn(cls):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.abspath(__file__), "publisher-worker", str(WORKER_MAX_SECONDS),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
+        return cls(proc)
+
+    async def call(self, op, timeout=10, **fields):
+        async with self._lock:
+            self.proc.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
+            await self.proc.stdin.drain()
+            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+        if not line:
+            raise RuntimeError(f"publisher worker exited ({self.proc.returncode}) during {op}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"publisher worker, {op}: {reply['error']}")
+        return reply["ok"]
+
+    async def close(self):
+        if self.proc.returncode is None:
+            try:
+                await self.call("close", timeout=5)
+            except (RuntimeError, OSError, asyncio.TimeoutError):
+                pass
+            try:
+                await asyncio.wait_for(self.proc.wait(), 5)
+            except asyncio.TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+
+class Publisher:
+    """A participant's publisher connection: sendonly transceivers for synthetic sources, bound to
+    tracks with one `publish_offer`. The RTCPeerConnection lives in a worker process.
+
+    `result` is the `publish_offer` result's data; `mids` maps each source to its transceiver's mid.
+    """
+
+    def __init__(self, client, worker, mids, result):
+        self.client = client
+        self.worker = worker
+        self.mids = mids
+        self.result = result
+
+    @classmethod
+    async def start(cls, client, sources, munge_answer=None, timeout=15):
+        """Offers one sendonly transceiver per source (in that order), publishes them all as new
+        tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
+        (a misbehaving client). A refused `publish_offer` raises SignalError."""
+        worker = await _Worker.spawn()
+        try:
+            offer = await worker.call("offer", sources=list(sources))
+            tracks = []
+            for source in sources:
+                entry = {"mid": offer["mids"][source], "source": source}
+                if source in VIDEO:
+                    entry.update(width=VIDEO[source]["width"], height=VIDEO[source]["height"])
+                tracks.append(entry)
+            result = await client.request("publish_offer", timeout=timeout, sdp=offer["sdp"], tracks=tracks)
+            answer = result["sdp"] if munge_answer is None else munge_answer(result["sdp"], result)
+            await worker.call("answer", sdp=answer)
+        except BaseException:
+            await worker.close()
+            raise
+        return cls(client, worker, offer["mids"], result)
+
+    @property
+    def tracks(self):
+        return self.result["tracks"]
+
+    @property
+    def rejected(self):
+        return self.result["rejected"]
+
+    def track_id(self, source):
+        """The trackId the server bound to `source`'s transceiver (None if it was rejected)."""
+        mid = self.mids[source]
+        return next((t["trackId"] for t in self.tracks if t["mid"] == mid), None)
+
+    async def stats(self):
+        """{"connectionState": ..., "sent": {source: RTP packets sent}} from the worker."""
+        return await self.worker.call("stats")
+
+    async def close(self):
+        await self.worker.close()
+
+
+def unreject_all(sdp, result):
+    """A `munge_answer` for a misbehaving client: every media section the server rejected (listed in
+    `result["rejected"]`, port 0) is rebuilt from an accepted section of the same kind, its mid
+    kept and its direction recvonly, so that aiortc starts sending on that transceiver anyway."""
+    rejected = {r["mid"] for r in result["rejected"]}
+    head, sections = _split_sdp(sdp)
+    mid_of = [next(l[6:] for l in s if l.startswith("a=mid:")) for s in sections]
+    accepted = {}
+    for s, mid in zip(sections, mid_of):
+        if mid not in rejected:
+            accepted.setdefault(s[0].split()[0], s)     # "m=video" / "m=audio"
+    out = []
+    for s, mid in zip(sections, mid_of):
+        if mid in rejected:
+            template = accepted[s[0].split()[0]]
+            s = [f"a=mid:{mid}" if l.startswith("a=mid:")
+                 else "a=recvonly" if l in ("a=sendrecv", "a=sendonly", "a=recvonly", "a=inactive")
+                 else l for l in template]
+        out.append(s)
+    head = [l + "".join(f" {m}" for m in sorted(rejected) if m not in l.split()[1:])
+            if l.startswith("a=group:BUNDLE") else l for l in head]
+    return "\r\n".join(head + [l for s in out for l in s]) + "\r\n"
+
+
+def _split_sdp(sdp):
+    """(session lines, [media section lines]) of an SDP text."""
+    head, sections = [], []
+    for line in sdp.strip().replace("\r\n", "\n").split("\n"):
+        if line.startswith("m="):
+            sections.append([line])
+        elif sections:
+            sections[-1].append(line)
+        else:
+            head.append(line)
+    return head, sections
+
+
+async def _serve_publisher(reader):
+    """The worker's loop: `offer` (sources) -> {sdp, mids}; `answer` (sdp) -> {}; `stats`; `close`."""
+    pc = peer_connection()
+    transceivers = {}
+
+    async def handle(req):
+        op = req["op"]
+        if op == "offer":
+            for source in req["sources"]:
+                transceivers[source] = pc.addTransceiver(make_track(source), direction="sendonly")
+            await pc.setLocalDescription(await pc.createOffer())
+            return {"sdp": pc.localDescription.sdp, "mids": {s: t.mid for s, t in transceivers.items()}}
+        if op == "answer":
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=req["sdp"], type="answer"))
+            return {}
+        if op == "stats":
+            sent = {}
+            for source, t in transceivers.items():
+                report = await t.sender.getStats()
+                sent[source] = sum(s.packetsSent for s in report.values() if s.type == "outbound-rtp")
+            return {"connectionState": pc.connectionState, "sent": sent}
+        raise ValueError(f"unknown op {op!r}")
+
+    try:
+        while True:
+            line = await reader.readline()
+            if not line:
+                return      # the parent went away
+            req = json.loads(line)
+            if req["op"] == "close":
+                _reply({"ok": {}})
+                return
+            try:
+                _reply({"ok": await handle(req)})
+            except Exception as e:
+                _reply({"error": f"{type(e).__name__}: {e}"})
+    finally:
+        await pc.close()
+
+
+def _reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+async def _worker_main(max_seconds):
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        await asyncio.wait_for(_serve_publisher(reader), max_seconds)
+    except asyncio.TimeoutError:
+        pass
+
+
+# -- subscriber ------------------------------------------------------------------------------------
+
+class TrackStats:
+    """What a subscriber received on one track: `info` is its entry of a `subscriber_offer`'s
+    `tracks` ({} if no offer named its mid), `remote_id` the track id aiortc took from `a=msid`."""
+
+    def __init__(self, mid, kind, info, remote_id):
+        self.mid = mid
+        self.kind = kind
+        self.info = info
+        self.remote_id = remote_id
+        self.frames = 0
+        self.classes = collections.Counter()
+        self.ended_at = None
+
+    @property
+    def track_id(self):
+        return self.info.get("trackId")
+
+    @property
+    def source(self):
+        return self.info.get("source")
+
+    @property
+    def ended(self):
+        return self.ended_at is not None
+
+    @property
+    def mismatched(self):
+        """Frames classified as a known source other than the declared one."""
+        return sum(n for c, n in self.classes.items() if c in SOURCES and c != self.source)
+
+    def __repr__(self):
+        return (f"<{self.source} {self.track_id} mid={self.mid} frames={self.frames} "
+                f"classes={dict(self.classes)}{' ended' if self.ended else ''}>")
+
+
+class Subscriber:
+    """A participant's subscriber connection. From construction on it answers, in order, every
+    `subscriber_offer` of `client` (offers that arrived earlier are still buffered there), and drains
+    and classifies every track it receives. `client` must have joined.
+
+    `tracks` maps each mid ever received to its TrackStats; `live` is the `tracks` of the latest
+    offer, by mid; `error` is the exception that stopped the answering loop, if any."""
+
+    def __init__(self, client):
+        self.client = client
+        self.pc = peer_connection()
+        self.tracks = {}
+        self.live = {}
+        self.revisions = []
+        self.error = None
+        self._known = {}        # every offer entry ever seen, by mid (mids are never reused)
+        self._drains = []
+        self.pc.on("track", self._on_track)
+        self._answering = asyncio.get_running_loop().create_task(self._answer_offers())
+
+    async def _next_offer(self):
+        # `expect` gives up after its timeout; a quiet minute is normal, so wait again.
+        while not self.client.is_closed:
+            try:
+                return await self.client.expect("subscriber_offer", timeout=60)
+            except AssertionError:
+                continue
+        return None
+
+    async def _answer_offers(self):
+        try:
+            while (offer := await self._next_offer()) is not None:
+                self.live = {t["mid"]: t for t in offer["tracks"]}
+                self._known.update(self.live)        # before ontrack runs, inside setRemoteDescription
+                await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
+                await self.pc.setLocalDescription(await self.pc.createAnswer())
+                await self.client.request("subscriber_answer", revision=offer["revision"],
+                                          sdp=self.pc.localDescription.sdp)
+                self.revisions.append(offer["revision"])
+        except Exception as e:
+            self.error = e
+
+    def _on_track(self, track):
+        mid = next(t.mid for t in self.pc.getTransceivers() if t.receiver.track is track)
+        stats = TrackStats(mid, track.kind, self._known.get(mid, {}), track.id)
+        self.tracks[mid] = stats
+        self._drains.append(asyncio.ensure_future(self._drain(track, stats)))
+
+    @staticmethod
+    async def _drain(track, stats):
+        # Every track is drained: aiortc decodes and queues frames whether or not anyone reads them.
+        classify = classify_video if track.kind == "video" else classify_audio
+        while True:
+            try:
+                frame = await track.recv()
+            except MediaStreamError:    # RTCP BYE from the server, or the connection closed
+                stats.ended_at = time.monotonic()
+                return
+            stats.frames += 1
+            stats.classes[classify(frame)] += 1
+
+    # -- queries -----------------------------------------------------------------------------------
+
+    def by_track(self, track_id):
+        return next((s for s in self.tracks.values() if s.track_id == track_id), None)
+
+    def describe(self):
+        state = f"{self.client.label}: pc {self.pc.connectionState}, answered {self.revisions}"
+        if self.error:
+            state += f", error {self.error!r}"
+        return f"{state}, tracks {list(self.tracks.values())}"
+
+    async def wait_until(self, predicate, what, timeout):
+        """Polls `predicate()` until it holds; fails with the subscriber's state after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if self.error is not None:
+                raise AssertionError(f"{self.describe()}: stopped answering offers") from self.error
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.describe()}: no {what} within {timeout}s")
+            await asyncio.sleep(0.1)
+
+    async def wait_frames(self, track_ids, count, timeout):
+        """Waits until each of `track_ids` has delivered `count` decoded frames (counting from 0)."""
+        def done():
+            return all((s := self.by_track(t)) is not None and s.frames >= count for t in track_ids)
+        await self.wait_until(done, f"{count} frames on each of {track_ids}", timeout)
+
+    async def wait_more_frames(self, track_ids, count, timeout):
+        """Waits for `count` more frames on each of `track_ids` than they have now."""
+        base = {t: self.by_track(t).frames for t in track_ids}
+        await self.wait_until(lambda: all(self.by_track(t).frames >= base[t] + count for t in track_ids),
+                              f"{count} more frames on each of {track_ids}", timeout)
+
+    async def wait_ended(self, track_id, timeout):
+        await self.wait_until(lambda: (s := self.by_track(track_id)) is not None and s.ended,
+                              f"end (RTCP BYE) of {track_id}", timeout)
+
+    async def close(self):
+        self._answering.cancel()
+        await asyncio.gather(self._answering, return_exceptions=True)
+        await self.pc.close()
+        # Closing stops the receivers, which ends every drain with MediaStreamError.
+        if self._drains:
+            await asyncio.wait(self._drains, timeout=5)
+        for d in self._drains:
+            d.cancel()
+
+
+if __name__ == "__main__":     # the worker: media_peer.py publisher-worker MAX_SECONDS
+    asyncio.run(_worker_main(float(sys.argv[2])))

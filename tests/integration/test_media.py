@@ -1,0 +1,273 @@
+"""Media end to end: real WebRTC peers (aiortc, see media_peer.py) publish synthetic camera, screen
+and microphone tracks to the server's media plane and receive them back, through the signaling of
+docs/protocol.md, "Media negotiation". Every decoded frame is classified by its content, so each
+test proves which source a track carries, not only that packets flow.
+
+Runs alone with `python3 -m pytest tests/integration/test_media.py`. Each server binds its media
+socket to 127.0.0.1 only (so it announces no other address) on an ephemeral UDP port
+(`--udp-port 0`), which its SDP carries.
+"""
+import asyncio
+import os
+import re
+import time
+
+import pytest
+
+from conftest import Server
+from media_peer import Publisher, Subscriber, kind_of, unreject_all
+from signal_client import joined, run
+
+MEDIA_ARGS = ("--dev", "--store", "memory", "--auto-create-rooms", "any",
+              "--udp-port", "0", "--media-bind", "127.0.0.1")
+TEST_TIMEOUT = 90           # seconds for a whole test, cleanup included
+
+
+@pytest.fixture(scope="module")
+def media_server(tmp_path_factory):
+    """One server for the module; every test uses its own room."""
+    s = Server(os.path.join(tmp_path_factory.mktemp("media"), "data"), *MEDIA_ARGS).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def lossy_server(tmp_path):
+    """A server whose media worker drops 5% of the media datagrams at random."""
+    s = Server(os.path.join(tmp_path, "data"), *MEDIA_ARGS, "--media-loss-percent", "5").start()
+    yield s
+    s.stop()
+
+
+class Session:
+    """The clients and peers one test opens in one room, closed in reverse order whatever happens."""
+
+    def __init__(self, server, room):
+        self.server = server
+        self.room = room
+        self._opened = []
+
+    async def join(self, identity, **fields):
+        c = await joined(self.server, identity, room=self.room, **fields)
+        c.start_keepalive(5)    # the tests can outlast the server's 30 s idle timeout
+        self._opened.append(c)
+        return c
+
+    def subscribe(self, client):
+        s = Subscriber(client)
+        self._opened.append(s)
+        return s
+
+    async def publish(self, client, sources, **options):
+        p = await Publisher.start(client, sources, **options)
+        self._opened.append(p)
+        return p
+
+    async def close(self):
+        for x in reversed(self._opened):
+            try:
+                await asyncio.wait_for(x.close(), 10)
+            except Exception:
+                pass    # keep closing the rest; the test's own failure, if any, is what matters
+
+
+def run_in_room(server, room, scenario):
+    """Runs `scenario(session)` with a bounded time, closing everything it opened."""
+    async def go():
+        session = Session(server, room)
+        try:
+            await scenario(session)
+        finally:
+            await session.close()
+    run(go(), TEST_TIMEOUT)
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+async def metric(server, name, **labels):
+    """The sum of the samples of `name` whose labels include `labels` (0 when there is none)."""
+    # A blocking HTTP request would stall the peers' event loop: run it on a thread.
+    status, _, body, _ = await asyncio.to_thread(server.request, "GET", "/metrics")
+    assert status == 200, body
+    total = 0.0
+    for line in body.decode().splitlines():
+        m = _SAMPLE.match(line)
+        if m and m.group(1) == name:
+            got = dict(_LABEL.findall(m.group(2) or ""))
+            if all(got.get(k) == v for k, v in labels.items()):
+                total += float(m.group(3))
+    return total
+
+
+async def wait_metric_above(server, floor, name, timeout=10, **labels):
+    """Waits until the metric exceeds `floor`; returns its value."""
+    deadline = time.monotonic() + timeout
+    while (value := await metric(server, name, **labels)) <= floor:
+        assert time.monotonic() < deadline, f"{name}{labels} stayed at {value} (<= {floor}) for {timeout}s"
+        await asyncio.sleep(0.25)
+    return value
+
+
+# -- checks ----------------------------------------------------------------------------------------
+
+def assert_carries(sub, track_ids, publisher_id):
+    """Each track of `track_ids` ({source: trackId}) arrived on its own section, named as published
+    (its offer entry and its a=msid), and what it carried is its source: no frame of another source
+    and at least 90% of the frames recognised (the rest: audio silence around the start)."""
+    for source, track_id in track_ids.items():
+        st = sub.by_track(track_id)
+        assert st is not None, f"{track_id} ({source}) not received: {sub.describe()}"
+        assert st.source == source and st.kind == kind_of(source), st
+        assert st.info["participantId"] == publisher_id, st.info
+        assert st.remote_id == track_id, f"a=msid names {st.remote_id}, the offer {track_id}"
+        assert st.mismatched == 0, f"frames of another source on {st}"
+        assert st.classes[source] >= 0.9 * st.frames, st
+
+
+def by_share(share_id):
+    return lambda m: m["share"]["id"] == share_id
+
+
+async def wait_sent(pub, source, count, timeout=5):
+    """Waits until the publisher has sent `count` RTP packets of `source`; returns its stats."""
+    deadline = time.monotonic() + timeout
+    while (stats := await pub.stats())["sent"][source] < count:
+        assert time.monotonic() < deadline, f"{source}: fewer than {count} packets sent in {timeout}s: {stats}"
+        await asyncio.sleep(0.25)
+    return stats
+
+
+# -- tests -----------------------------------------------------------------------------------------
+
+def test_camera_screen_and_microphone_reach_two_subscribers_until_the_share_stops(media_server):
+    sources = ["camera", "screen_share", "microphone"]
+
+    async def scenario(s):
+        alice = await s.join("alice")
+        early = await s.join("early")          # subscribed before the publish
+        subs = [s.subscribe(early)]
+
+        pub = await s.publish(alice, sources)
+        assert pub.rejected == [], pub.rejected
+        assert sorted(t["source"] for t in pub.tracks) == sorted(sources)
+        ids = {src: pub.track_id(src) for src in sources}
+        share = (await alice.expect("share_started"))["share"]
+        assert share["trackId"] == ids["screen_share"]
+
+        late = await s.join("late")            # subscribed by joining after the publish
+        subs.append(s.subscribe(late))
+
+        video = [ids["camera"], ids["screen_share"]]
+        await asyncio.gather(*(sub.wait_frames(video, 30, timeout=10) for sub in subs))
+        await asyncio.gather(*(sub.wait_frames([ids["microphone"]], 25, timeout=5) for sub in subs))
+        for sub in subs:
+            assert_carries(sub, ids, alice.participant_id)
+        assert await metric(media_server, "atrium_media_transports", state="connected") >= 3   # alice + 2 subscribers
+        for direction in ("in", "out"):
+            assert await metric(media_server, "atrium_media_packets_total", direction=direction) > 0
+
+        await alice.request("stop_share", shareId=share["id"])
+        for c in (early, late):
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=5)
+            assert stopped["reason"] == "user_stopped" and stopped["by"] == alice.participant_id
+        # The server ends the track with an RTCP BYE, then offers its section at port 0.
+        await asyncio.gather(*(sub.wait_ended(ids["screen_share"], timeout=5) for sub in subs))
+        for sub in subs:
+            await sub.wait_until(lambda sub=sub: ids["screen_share"] not in
+                                 {t["trackId"] for t in sub.live.values()}, "offer without the share", 5)
+        # The camera and the microphone go on, and still carry only themselves.
+        others = [ids["camera"], ids["microphone"]]
+        await asyncio.gather(*(sub.wait_more_frames(others, 30, timeout=5) for sub in subs))
+        for sub in subs:
+            assert_carries(sub, {src: ids[src] for src in ("camera", "microphone")}, alice.participant_id)
+            assert not sub.by_track(ids["camera"]).ended and not sub.by_track(ids["microphone"]).ended
+
+    run_in_room(media_server, "media-fanout", scenario)
+
+
+def test_a_client_applies_the_answer_that_rejects_its_screen(media_server):
+    """An unmodified aiortc client takes the rejection as it comes: the answer applies (aiortc wants
+    ICE credentials, a=setup, a=rtcp-mux and a known codec in every section, and the candidates in
+    the last one), the connection comes up, and nothing is sent for the rejected transceiver."""
+    async def scenario(s):
+        dave = await s.join("dave", sources=["camera", "microphone"])
+        pub = await s.publish(dave, ["camera", "screen_share"])
+        assert [(r["mid"], r["code"]) for r in pub.rejected] == [(pub.mids["screen_share"], "not_allowed")]
+        stats = await wait_sent(pub, "camera", 30)
+        assert stats["connectionState"] == "connected" and stats["sent"]["screen_share"] == 0, stats
+
+    run_in_room(media_server, "media-reject", scenario)
+
+
+def test_rejected_screen_is_dropped_even_when_the_client_sends_it(media_server):
+    async def scenario(s):
+        bob = await s.join("bob", sources=["camera", "microphone"])
+        carol = await s.join("carol")
+        sub = s.subscribe(carol)
+        rejected_before = await metric(media_server, "atrium_media_dropped_packets_total", reason="rejected")
+
+        # bob may not share; he offers a screen anyway and, applying a doctored answer, sends it.
+        pub = await s.publish(bob, ["camera", "screen_share"], munge_answer=unreject_all)
+        assert [(r["mid"], r["code"]) for r in pub.rejected] == [(pub.mids["screen_share"], "not_allowed")]
+        assert [t["source"] for t in pub.tracks] == ["camera"]
+        camera = pub.track_id("camera")
+
+        await sub.wait_frames([camera], 30, timeout=10)
+        await wait_sent(pub, "screen_share", 50)
+        await wait_metric_above(media_server, rejected_before, "atrium_media_dropped_packets_total",
+                                reason="rejected")
+
+        # carol saw the camera only: no screen track, no screen frame on the camera's track.
+        assert [st.source for st in sub.tracks.values()] == ["camera"], sub.describe()
+        assert all(t["source"] != "screen_share" for t in sub.live.values()), sub.live
+        assert_carries(sub, {"camera": camera}, bob.participant_id)
+        await carol.no_event("share_started", timeout=0)
+        await carol.no_event("track_published", timeout=0, predicate=lambda m: m["track"]["source"] == "screen_share")
+
+    run_in_room(media_server, "media-enforce", scenario)
+
+
+def test_video_survives_packet_loss_with_nacks_and_retransmissions(lossy_server):
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera", "screen_share"])
+        ids = {src: pub.track_id(src) for src in ("camera", "screen_share")}
+
+        await sub.wait_frames(list(ids.values()), 30, timeout=15)
+        assert_carries(sub, ids, alice.participant_id)
+        await wait_metric_above(lossy_server, 0, "atrium_media_nacks_total", timeout=15)
+        await wait_metric_above(lossy_server, 0, "atrium_media_retransmissions_total", timeout=15)
+
+    run_in_room(lossy_server, "media-loss", scenario)
+
+
+def test_host_stopping_a_share_ends_the_subscribers_track(media_server):
+    async def scenario(s):
+        host = await s.join("host", role="host")
+        sam = await s.join("sam")
+        sub = s.subscribe(host)
+        pub = await s.publish(sam, ["screen_share"])
+        screen = pub.track_id("screen_share")
+        share = (await host.expect("share_started"))["share"]
+        await sub.wait_frames([screen], 30, timeout=10)
+        assert_carries(sub, {"screen_share": screen}, sam.participant_id)
+
+        ended_before = await metric(media_server, "atrium_media_dropped_packets_total", reason="ended")
+        await host.request("stop_share", shareId=share["id"])
+        for c in (host, sam):
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=5)
+            assert stopped["reason"] == "moderated" and stopped["by"] == host.participant_id
+        await sub.wait_ended(screen, timeout=5)
+        # sam's transceiver goes on sending until it renegotiates; the server drops what it sends.
+        sent = (await pub.stats())["sent"]["screen_share"]
+        await wait_metric_above(media_server, ended_before, "atrium_media_dropped_packets_total",
+                                reason="ended")
+        assert (await pub.stats())["sent"]["screen_share"] > sent
+
+    run_in_room(media_server, "media-host-stop", scenario)
