@@ -84,7 +84,7 @@ public enum ServerCodecs {
                 server: server, offered: codec,
                 offeredRTX: server.isVideo ? section.rtxPayloadType(for: codec.payloadType) : nil,
                 nack: server.isVideo && has("nack"), pli: server.isVideo && has("nack", "pli"),
-                fir: server.isVideo && has("ccm", "fir"), remb: has("goog-remb"), transportCC: false)
+                fir: server.isVideo && has("ccm", "fir"), remb: has("goog-remb"), transportCC: has("transport-cc"))
         }
         return nil
     }

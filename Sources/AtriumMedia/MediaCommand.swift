@@ -45,11 +45,15 @@ public struct TransportSpec: Sendable, Equatable {
     public var remote: RemoteSpec?
     /// The mid header extension's id on this transport (publishers), to bind unknown SSRCs to mids.
     public var midExtensionID: UInt8?
+    /// The transport-wide sequence number extension's id, when the publisher negotiated transport-cc:
+    /// the worker then sends transport-wide feedback.
+    public var transportWideCCExtensionID: UInt8?
 
     public init(
         id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?,
-        midExtensionID: UInt8? = nil
+        midExtensionID: UInt8? = nil, transportWideCCExtensionID: UInt8? = nil
     ) {
+        self.transportWideCCExtensionID = transportWideCCExtensionID
         self.id = id
         self.label = label
         self.localUfrag = localUfrag

@@ -69,6 +69,13 @@ extension MediaEngine {
             }
             guard t.isSecure else { continue }
             for p in t.producers { requestRepairs(p, on: t, now: t0) }
+            if t.twccExtensionID != nil && t0 - t.lastTransportFeedback >= 0.05 {
+                t.lastTransportFeedback = t0
+                let media = t.producers.first?.ssrc ?? 0
+                while let fb = t.twcc.feedback(senderSSRC: t.rtcpSSRC, mediaSSRC: media) {
+                    sendRTCP([.transportWideFeedback(fb)], on: t)
+                }
+            }
         }
         guard t0 - lastSecond >= 1 else { return }
         let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond

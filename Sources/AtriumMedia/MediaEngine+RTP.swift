@@ -14,6 +14,10 @@ extension MediaEngine {
             counters.drop(.malformed)
             return
         }
+        if let id = t.twccExtensionID, let r = header.extensionValueRange(id: id, in: rx[i].payload), r.count == 2 {
+            let seq = UInt16(rx[i].payload[r.lowerBound]) << 8 | UInt16(rx[i].payload[r.lowerBound + 1])
+            t.twcc.record(seq, at: Int64(now * 1_000_000))
+        }
         guard let (p, isRTX) = producer(for: header, packet: i, on: t) else { return }
         if isRTX {
             // RFC 4588 section 4: the original sequence number leads the payload. Padding-only RTX

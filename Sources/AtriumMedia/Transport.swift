@@ -18,6 +18,8 @@ final class Transport {
     var peer: SocketAddress?
     var addresses: Set<SocketAddress> = []
     var midExtensionID: UInt8?
+    var twccExtensionID: UInt8?
+    var twcc = TransportWideRecorder()
     var producers: [Producer] = []
     var producersBySSRC: [UInt32: Producer] = [:]
     var producersByRTXSSRC: [UInt32: Producer] = [:]
@@ -36,6 +38,7 @@ final class Transport {
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0
     var lastReport: Double = 0
+    var lastTransportFeedback: Double = 0
 
     init(spec: TransportSpec, ice: ICELiteAgent) {
         id = spec.id
@@ -43,6 +46,7 @@ final class Transport {
         self.ice = ice
         remote = spec.remote
         midExtensionID = spec.midExtensionID
+        twccExtensionID = spec.transportWideCCExtensionID
         var rng = SystemRandomNumberGenerator()
         rtcpSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
     }

@@ -85,11 +85,13 @@ extension SignalEndpoint {
             pub = MediaCoordinator.Publisher(
                 transport: media.nextID("pub-"), ufrag: u, password: pw, remoteUfrag: remote.ufrag)
             let midExt = offer.sections.lazy.compactMap(\.extensions.mid).first
+            let twcc = offer.sections.contains { $0.codec?.transportCC == true }
+            let twccExt = twcc ? offer.sections.lazy.compactMap(\.extensions.transportWideCC).first : nil
             media.worker.submit(
                 .openTransport(
                     TransportSpec(
                         id: pub.transport, label: "\(me.rawValue)/pub", localUfrag: u, localPassword: pw,
-                        remote: remote, midExtensionID: midExt)))
+                        remote: remote, midExtensionID: midExt, transportWideCCExtensionID: twccExt)))
         }
         var accepted: [(OfferedSection, Track)] = []
         var rejected: [JSONValue] = []

@@ -168,4 +168,35 @@ import Testing
         let d = try #require(c.admit(sequence: 900, timestamp: 500_000, keyFrame: false, now: 5))
         #expect(d.0 == b.0 &+ 1)
     }
+
+    // MARK: - Transport-wide feedback
+
+    @Test func transportWideFeedbackReportsArrivalsAndLosses() throws {
+        var r = TransportWideRecorder()
+        // 65534, 65535, (0 lost), 1 with 1 ms, 2 ms and 100 ms spacing; 3 arrives long after.
+        r.record(65534, at: 1_000_000)
+        r.record(65535, at: 1_001_000)
+        r.record(1, at: 1_003_000)
+        r.record(2, at: 1_103_000)
+        let first = r.feedback(senderSSRC: 1, mediaSSRC: 2)
+        let fb = try #require(first)
+        #expect(fb.baseSequenceNumber == 65534)
+        #expect(
+            fb.statuses == [
+                .receivedSmallDelta, .receivedSmallDelta, .notReceived, .receivedSmallDelta, .receivedLargeDelta,
+            ])
+        // The reference is 1 s / 64 ms = 15 units (960 ms); the first delta counts from there.
+        #expect(fb.referenceTime == 15)
+        #expect(fb.receiveDeltas == [160, 4, 8, 400])
+        // It survives the wire, and nothing is reported twice.
+        let parsed = try RTCPCompound.parse(try RTCPCompound.serialize([.transportWideFeedback(fb)]))
+        #expect(parsed == [.transportWideFeedback(fb)])
+        #expect(r.feedback(senderSSRC: 1, mediaSSRC: 2) == nil)
+        r.record(2, at: 1_200_000)
+        #expect(r.feedback(senderSSRC: 1, mediaSSRC: 2) == nil, "already reported")
+        r.record(3, at: 1_200_000)
+        let second = r.feedback(senderSSRC: 1, mediaSSRC: 2)
+        let next = try #require(second)
+        #expect(next.baseSequenceNumber == 3 && next.feedbackPacketCount == 1)
+    }
 }
