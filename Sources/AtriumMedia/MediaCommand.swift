@@ -148,6 +148,19 @@ public enum MediaEvent: Sendable, Equatable {
     }
 
     case transportState(id: String, state: TransportState)
+    /// Mean audio level (RFC 6464: dBov, 0 loudest, 127 silence) over the last half second of each
+    /// audio producer whose packets carry the audio level extension.
+    case audioLevels([AudioLevel])
+}
+
+public struct AudioLevel: Sendable, Equatable {
+    public var producer: String
+    public var dBov: Int
+
+    public init(producer: String, dBov: Int) {
+        self.producer = producer
+        self.dBov = dBov
+    }
 }
 
 /// The worker's settings.

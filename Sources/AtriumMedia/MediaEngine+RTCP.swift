@@ -77,6 +77,17 @@ extension MediaEngine {
                 }
             }
         }
+        if t0 - lastLevels >= 0.5 {
+            lastLevels = t0
+            var levels: [AudioLevel] = []
+            for p in producers.values where p.levelCount > 0 {
+                levels.append(AudioLevel(producer: p.spec.id, dBov: p.levelSum / p.levelCount))
+                p.levelSum = 0
+                p.levelCount = 0
+            }
+            if !levels.isEmpty || reportedLevels { events.append(.audioLevels(levels)) }
+            reportedLevels = !levels.isEmpty
+        }
         guard t0 - lastSecond >= 1 else { return }
         let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond
         lastSecond = t0

@@ -95,6 +95,10 @@ extension MediaEngine {
             p.nacks.arrived(sequence)
         }
         p.buffer?.store(rx[i].payload, sequence: sequence)
+        if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: rx[i].payload), !r.isEmpty {
+            p.levelSum += Int(rx[i].payload[r.lowerBound] & 0x7F)
+            p.levelCount += 1
+        }
         if p.paused {
             counters.drop(.paused)
             return

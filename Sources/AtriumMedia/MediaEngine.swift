@@ -37,6 +37,8 @@ final class MediaEngine {
     var lossState: UInt64 = 0x9E37_79B9_7F4A_7C15
     var lastTick: Double = 0
     var lastSecond: Double = 0
+    var lastLevels: Double = 0
+    var reportedLevels = false
 
     static let slotCapacity = 1500 + 64
 

@@ -22,6 +22,9 @@ final class Producer {
     var packetsOut = 0
     var bytesOut = 0
     var nacksSent = 0
+    /// RFC 6464 levels summed since the last report.
+    var levelSum = 0
+    var levelCount = 0
     var plisSent = 0
 
     static let keyFrameRequestInterval = 0.3

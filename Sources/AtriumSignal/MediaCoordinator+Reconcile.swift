@@ -33,7 +33,10 @@ extension MediaCoordinator {
             if let sub = peer.subscriber { worker.submit(.closeTransport(id: sub.transport)) }
             peers[pid] = nil
         }
-        guard let state else { return }
+        guard let state else {
+            speakers[room] = nil
+            return
+        }
         // Each participant receives what it is subscribed to among the tracks that have media.
         for pid in state.order {
             guard let p = state.participants[pid], p.canSubscribe else { continue }

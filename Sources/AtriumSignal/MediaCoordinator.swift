@@ -72,6 +72,8 @@ public final class MediaCoordinator {
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
+    /// The speakers last announced per room.
+    var speakers: [RoomID: [ParticipantID]] = [:]
     var counter: UInt64 = 0
     /// Sends a pushed message to a participant (the endpoint's socket, if connected).
     var push: (ParticipantID, JSONObject) -> Void = { _, _ in }

@@ -278,5 +278,15 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             _ = try? hub.perform(m.room, now: t) { s throws(HubError) in s.leave(pid, reason: .disconnected) }
         }
         hub.tick(now: t)
+        if let media {
+            for (room, message) in media.drainEvents(hub: hub) {
+                guard let state = hub.state(room) else { continue }
+                let bytes = JSONValue.object(message).bytes()
+                for p in state.order {
+                    guard let s = session(of: p), !s.closing else { continue }
+                    if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,50 @@
+import AtriumJSON
+import AtriumMedia
+import AtriumModel
+import AtriumRooms
+
+/// What the worker reports, handled on the service thread: transport states (logged by the worker)
+/// and audio levels, which become `active_speakers`.
+extension MediaCoordinator {
+    /// A microphone at or above this level (dBov, RFC 6464: 0 loudest) counts as speaking.
+    static let speakingThreshold = 60
+    static let maxSpeakers = 3
+
+    /// Drains the worker's events; returns the `active_speakers` messages to send, per room.
+    func drainEvents(hub: Hub) -> [(RoomID, JSONObject)] {
+        var out: [(RoomID, JSONObject)] = []
+        for event in worker.events() {
+            guard case .audioLevels(let levels) = event else { continue }
+            var byRoom: [RoomID: [(ParticipantID, Int)]] = [:]
+            for l in levels where l.dBov <= Self.speakingThreshold {
+                guard let info = producers[TrackID(l.producer)],
+                    hub.state(info.room)?.tracks[info.track]?.source == .microphone,
+                    hub.state(info.room)?.tracks[info.track]?.muted == false
+                else { continue }
+                byRoom[info.room, default: []].append((info.owner, l.dBov))
+            }
+            let rooms = Set(byRoom.keys).union(speakers.keys)
+            for room in rooms {
+                let loudest = (byRoom[room] ?? []).sorted { $0.1 < $1.1 }.prefix(Self.maxSpeakers)
+                let ids = loudest.map(\.0)
+                guard ids != speakers[room] ?? [] else { continue }
+                speakers[room] = ids.isEmpty ? nil : ids
+                let list: [JSONValue] = loudest.map { pid, dBov in
+                    // Linear amplitude, 1 at 0 dBov, rounded to three places.
+                    let level = (Self.amplitude(dBov) * 1000).rounded() / 1000
+                    return .object(["participantId": .string(pid.rawValue), "level": .double(level)])
+                }
+                out.append((room, ["type": "active_speakers", "speakers": .array(list)]))
+            }
+        }
+        return out
+    }
+
+    static func amplitude(_ dBov: Int) -> Double {
+        var a = 1.0
+        // 10^(-dBov/20) without Foundation: each 20 dB is a factor of ten, the rest by 1 dB steps.
+        for _ in 0..<(dBov / 20) { a /= 10 }
+        for _ in 0..<(dBov % 20) { a /= 1.122_018_454_301_963_4 }
+        return a
+    }
+}
