@@ -107,7 +107,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzRTP", dependencies: ["AtriumRTP", "AtriumForwarding", "FuzzSupport"], path: "Fuzz/RTP"),
         .executableTarget(name: "FuzzRTCP", dependencies: ["AtriumRTP", "FuzzSupport"], path: "Fuzz/RTCP"),
-        .executableTarget(name: "FuzzSDP", dependencies: ["AtriumSDP", "FuzzSupport"], path: "Fuzz/SDP"),
+        .executableTarget(
+            name: "FuzzSDP", dependencies: ["AtriumSDP", "AtriumJSEP", "FuzzSupport"], path: "Fuzz/SDP"),
         .executableTarget(name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON"),
 
         .testTarget(
