@@ -56,12 +56,14 @@ unit:
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration
 
-## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites;
-## a reported race makes the server exit and the suite fail.
+## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites and
+## the media suite (the signaling thread and the media worker); a reported race makes the server exit
+## and the suite fail.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py $(wildcard tests/integration/test_signal_*.py)
+	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py $(wildcard tests/integration/test_signal_*.py) \
+	  tests/integration/test_media.py
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON
