@@ -86,6 +86,10 @@ public struct TransportStats: Sendable, Equatable {
     public var connected: Bool
     /// Round-trip time from the peer's receiver reports, seconds; nil until measured.
     public var rtt: Double?
+    public var packetsIn = 0
+    public var bytesIn = 0
+    public var packetsOut = 0
+    public var bytesOut = 0
 }
 
 /// What `/metrics` shows of the media plane: copied out of the worker about once a second.
@@ -148,6 +152,17 @@ public struct MediaStats: Sendable, Equatable {
         family("atrium_media_rtt_seconds", "gauge", "Round-trip time per transport from RTCP receiver reports.")
         for t in transports {
             if let rtt = t.rtt { out += "atrium_media_rtt_seconds{transport=\"\(t.label)\"} \(rtt)\n" }
+        }
+        family(
+            "atrium_media_transport_packets_total", "counter", "RTP packets per transport (participant/pub or /sub).")
+        for t in transports {
+            out += "atrium_media_transport_packets_total{transport=\"\(t.label)\",direction=\"in\"} \(t.packetsIn)\n"
+            out += "atrium_media_transport_packets_total{transport=\"\(t.label)\",direction=\"out\"} \(t.packetsOut)\n"
+        }
+        family("atrium_media_transport_bytes_total", "counter", "RTP bytes per transport.")
+        for t in transports {
+            out += "atrium_media_transport_bytes_total{transport=\"\(t.label)\",direction=\"in\"} \(t.bytesIn)\n"
+            out += "atrium_media_transport_bytes_total{transport=\"\(t.label)\",direction=\"out\"} \(t.bytesOut)\n"
         }
         family(
             "atrium_media_track_packets_total", "counter",

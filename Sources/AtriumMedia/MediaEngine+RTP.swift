@@ -87,6 +87,8 @@ extension MediaEngine {
         counters.packetsIn += 1
         counters.bytesIn += length
         t.bytesSinceReport += length
+        t.packetsIn += 1
+        t.bytesIn += length
         if let gap = p.stats.update(sequence: sequence, timestamp: timestamp, clockRate: p.spec.clockRate, now: t0),
             p.isVideo
         {
@@ -176,6 +178,8 @@ extension MediaEngine {
         c.bytesOut += bytes
         p.packetsOut += 1
         p.bytesOut += bytes
+        c.transport.packetsOut += 1
+        c.transport.bytesOut += bytes
         counters.packetsOut += 1
         counters.bytesOut += bytes
         return true

@@ -387,7 +387,9 @@ final class MediaEngine {
         var s = MediaStats()
         s.counters = counters
         s.transports = transports.values.map {
-            TransportStats(id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt)
+            TransportStats(
+                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
+                bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut)
         }
         s.tracks = producers.values.map { p in
             TrackStats(

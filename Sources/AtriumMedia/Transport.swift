@@ -33,6 +33,10 @@ final class Transport {
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
     let rtcpSSRC: UInt32
     var connected = false
+    var packetsIn = 0
+    var bytesIn = 0
+    var packetsOut = 0
+    var bytesOut = 0
     var rtt: Double?
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000

@@ -10,10 +10,22 @@ extension MediaCoordinator {
     static let speakingThreshold = 60
     static let maxSpeakers = 3
 
-    /// Drains the worker's events; returns the `active_speakers` messages to send, per room.
+    /// Drains the worker's events: a transport's state goes to its participant (`media_state`); the
+    /// `active_speakers` messages to send are returned, per room.
     func drainEvents(hub: Hub) -> [(RoomID, JSONObject)] {
         var out: [(RoomID, JSONObject)] = []
         for event in worker.events() {
+            if case .transportState(let id, let state) = event, state != .closed {
+                for (pid, peer) in peers {
+                    let target =
+                        peer.publisher?.transport == id
+                        ? "publisher" : peer.subscriber?.transport == id ? "subscriber" : nil
+                    if let target {
+                        push(pid, ["type": "media_state", "target": .string(target), "state": .string(state.rawValue)])
+                    }
+                }
+                continue
+            }
             guard case .audioLevels(let levels) = event else { continue }
             var byRoom: [RoomID: [(ParticipantID, Int)]] = [:]
             for l in levels where l.dBov <= Self.speakingThreshold {
