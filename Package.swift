@@ -85,12 +85,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The meeting page, its assets and the JavaScript client, served over HTTP.
+        .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON"], swiftSettings: strict),
         // Composition root and the command line.
         .target(
             name: "AtriumServer",
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
-                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP",
+                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP", "AtriumWeb",
             ],
             swiftSettings: strict
         ),

@@ -125,6 +125,10 @@ struct ConfigField: Sendable {
             c.autoCreateRooms = s
             return nil
         },
+        nonEmptyText(
+            "web.dir", "ATRIUM_WEB_DIR", "--web-dir", "directory with the meeting page (web/) and the JS client (js/)",
+            "expected a directory path"
+        ) { $0.webDir = $1 },
         integer(
             "media.udpPort", "ATRIUM_UDP_PORT", "--udp-port", "UDP port of the media plane (0: any free port; -1: off)",
             -1...65535, "expected a port number from 0 to 65535, or -1 for no media plane"

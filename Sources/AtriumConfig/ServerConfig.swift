@@ -38,6 +38,8 @@ public struct ServerConfig: Equatable, Sendable {
     public var resumeWindow = 20
     /// When joining a missing room creates it: `off`, `grant` (the token has roomCreate) or `any`.
     public var autoCreateRooms = "grant"
+    /// The directory with the meeting page (`web/`) and the JavaScript client (`js/atrium.js`).
+    public var webDir = "clients"
     /// The media plane: UDP port for every peer (0: any free port; -1: no media plane).
     public var udpPort = 8801
     /// The address the media socket binds.

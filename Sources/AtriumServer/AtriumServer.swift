@@ -11,6 +11,7 @@ import AtriumRooms
 import AtriumSignal
 import AtriumStore
 import AtriumUDP
+import AtriumWeb
 
 public enum ServerError: Error, CustomStringConvertible {
     case startup(String)
@@ -122,7 +123,23 @@ public final class AtriumServer {
         options.tlsCertificatePath = config.tlsCert
         options.tlsPrivateKeyPath = config.tlsKey
         options.maxBodyBytes = config.maxBodyBytes
-        let edge = EdgeServer(options: options, http: api, webSockets: [signal], logger: logger)
+        var devToken: WebHandler.DevTokenMinter?
+        if let creds = devCredentials {
+            let issuer = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))
+            devToken = { room, identity, name, role in
+                guard ParticipantIdentity.isValid(identity), let r = ParticipantRole(rawValue: role) else { return nil }
+                var g = Grants()
+                g.room = room
+                g.roomJoin = true
+                g.roomCreate = true
+                g.canPublish = r != .viewer
+                g.canSubscribe = true
+                g.role = r
+                return issuer.token(identity: identity, name: name, grants: g, ttl: 24 * 3600, now: Clock.unixSeconds())
+            }
+        }
+        let web = WebHandler(root: config.webDir, next: api, devToken: devToken)
+        let edge = EdgeServer(options: options, http: web, webSockets: [signal], logger: logger)
         edge.onTick = { signal.tick() }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
