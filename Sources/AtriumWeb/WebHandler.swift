@@ -77,22 +77,32 @@ public final class WebHandler: HTTPHandler {
         }
         let q = Dictionary(request.query.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         guard let room = q["room"], !room.isEmpty, room.utf8.count <= 128 else {
-            return error(422, "invalid_field", "room: is required (1 to 128 bytes)")
+            return invalidQuery("room", "room: is required (1 to 128 bytes)")
         }
         let name = q["name"].flatMap { $0.isEmpty ? nil : $0 } ?? "guest"
-        guard name.utf8.count <= 256 else { return error(422, "invalid_field", "name: longer than 256 bytes") }
+        guard name.utf8.count <= 256 else { return invalidQuery("name", "name: longer than 256 bytes") }
         let role = q["role"] ?? "host"
         guard ["host", "cohost", "participant", "viewer"].contains(role) else {
-            return error(422, "invalid_field", "role: expected host, cohost, participant or viewer")
+            return invalidQuery("role", "role: expected host, cohost, participant or viewer")
         }
         let identity = q["identity"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.randomIdentity(name)
         guard let token = devToken(room, identity, name, role) else {
-            return error(422, "invalid_field", "identity: 1 to 256 characters, no control characters or '/'")
+            return invalidQuery("identity", "identity: 1 to 256 characters, no control characters or '/'")
         }
         return HTTPResponse(
             status: 200, headers: [("content-type", "application/json"), ("cache-control", "no-store")],
             body: JSONValue.object([
                 "token": .string(token), "room": .string(room), "identity": .string(identity), "role": .string(role),
+            ]).bytes())
+    }
+
+    func invalidQuery(_ field: String, _ message: String) -> HTTPResponse {
+        HTTPResponse(
+            status: 422, headers: [("content-type", "application/json")],
+            body: JSONValue.object([
+                "error": .object([
+                    "code": .string("invalid_query"), "message": .string(message), "field": .string(field),
+                ])
             ]).bytes())
     }
 

@@ -24,6 +24,12 @@ def test_spec_is_valid_openapi():
 def test_spec_covers_every_route():
     router = open(os.path.join(ROOT, "Sources", "AtriumAdminAPI", "Router.swift")).read()
     routes = set(re.findall(r'case \w+ = "(/[^"]*)"', router))
+    # The web handler's routes (the page, its assets, the JS client, the dev token endpoint).
+    web = open(os.path.join(ROOT, "Sources", "AtriumWeb", "WebHandler.swift")).read()
+    for route, literal in (("/", '"/"'), ("/sdk/atrium.js", '"/sdk/atrium.js"'), ("/dev/token", '"/dev/token"'),
+                           ("/app/{name}", '"/app/"')):
+        assert literal in web, f"WebHandler no longer serves {route}"
+        routes.add(route)
     paths = set(yaml.safe_load(open(SPEC))["paths"])
     assert routes == paths, f"only in the server: {routes - paths}; only in the spec: {paths - routes}"
 
