@@ -21,7 +21,9 @@ extension MediaCoordinator {
                 }
                 continue
             }
-            let paused = track.shareID.flatMap { id in state?.shares.first { $0.id == id } }?.state == .paused
+            // A paused share and a muted track are not forwarded, whatever the client keeps sending.
+            let paused =
+                track.muted || track.shareID.flatMap { id in state?.shares.first { $0.id == id } }?.state == .paused
             if paused != info.paused {
                 producers[trackID]?.paused = paused
                 worker.submit(.pauseProducer(id: trackID.rawValue, paused: paused))
