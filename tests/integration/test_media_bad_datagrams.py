@@ -1,0 +1,65 @@
+"""Malformed datagrams at the media port: random bytes, truncated and corrupted STUN, STUN with
+unknown credentials, DTLS-looking garbage, RTP and RTCP headers without valid SRTP, empty and
+oversized datagrams, from a stranger's address and from none the server knows. The worker drops and
+counts them; the session on the same port keeps forwarding."""
+import asyncio
+import random
+import re
+import socket
+import struct
+
+from test_media import media_server, metric, run_in_room  # noqa: F401
+
+
+def media_port(sdp):
+    return int(re.search(r"a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 (\d+) typ host", sdp).group(1))
+
+
+def corpus(rng):
+    out = [b"", b"\x00", b"\xff" * 1500, bytes(2000)]
+    stun_header = struct.pack("!HHI12s", 0x0001, 0, 0x2112A442, bytes(12))
+    out.append(stun_header)                                            # a Binding request, no attributes
+    out.append(stun_header[:10])                                       # truncated header
+    out.append(struct.pack("!HHI12s", 0x0001, 200, 0x2112A442, bytes(12)) + bytes(8))   # length past the end
+    user = b"nosuchufrag:x"
+    attr = struct.pack("!HH", 0x0006, len(user)) + user + bytes((4 - len(user) % 4) % 4)
+    out.append(struct.pack("!HHI12s", 0x0001, len(attr), 0x2112A442, bytes(12)) + attr)  # unknown ufrag
+    out.append(bytes([22, 0xFE, 0xFD]) + bytes(10) + b"\x00\x10" + bytes(16))              # DTLS-looking record
+    out.append(bytes([0x80, 96]) + bytes(10) + bytes(100))                                # RTP header, no SRTP
+    out.append(bytes([0x80, 200, 0, 6]) + bytes(24))                                      # RTCP SR, no SRTCP
+    out.append(bytes([0x90, 96]) + bytes(10) + b"\xbe\xde\xff\xff")                       # extension past the end
+    for _ in range(200):
+        first = rng.choice([0, 1, 20, 22, 64, 128, 144, 200, rng.randrange(256)])
+        out.append(bytes([first]) + rng.randbytes(rng.randrange(0, 1400)))
+    return out
+
+
+def test_garbage_at_the_media_port_is_dropped_and_media_keeps_flowing(media_server):
+    rng = random.Random(20261130)
+
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        await sub.wait_frames([camera], 10, timeout=10)
+        port = media_port(pub.result["sdp"])
+        dropped = await metric(media_server, "atrium_media_dropped_packets_total")
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            for datagram in corpus(rng) * 3:
+                try:
+                    sock.sendto(datagram, ("127.0.0.1", port))
+                except OSError:
+                    pass            # larger than the loopback MTU allows: the kernel refuses it
+                await asyncio.sleep(0)
+        finally:
+            sock.close()
+
+        await sub.wait_more_frames([camera], 30, timeout=10)
+        assert await metric(media_server, "atrium_media_dropped_packets_total") > dropped + 100
+        assert media_server.alive()
+
+    run_in_room(media_server, "media-garbage", scenario)
