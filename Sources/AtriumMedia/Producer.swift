@@ -36,7 +36,7 @@ final class Producer {
         ssrc = spec.ssrc
         rtxSSRC = spec.rtxSSRC
         paused = spec.paused
-        if spec.kind == .video { buffer = RetransmissionBuffer(capacity: 1024) }
+        if spec.kind == .video { buffer = RetransmissionBuffer(capacity: 512) }
     }
 
     var isVideo: Bool { spec.kind == .video }
