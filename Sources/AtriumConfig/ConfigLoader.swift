@@ -61,6 +61,25 @@ public enum ConfigLoader {
                     field: c.tlsCert == nil ? "tls.cert" : "tls.key", source: "config",
                     message: "tls.cert and tls.key must be given together"))
         }
+        if c.udpPort >= 0 {
+            if !IPAddressText.isValid(c.mediaBind) {
+                out.append(
+                    ConfigIssue(
+                        field: "media.bind", source: "config",
+                        message: "\"\(c.mediaBind)\" is not an IPv4 or IPv6 address"))
+            }
+            for a in c.mediaAnnounce where !IPAddressText.isValid(a) {
+                out.append(
+                    ConfigIssue(
+                        field: "media.announce", source: "config", message: "\"\(a)\" is not an IPv4 or IPv6 address"))
+            }
+            if c.mediaAnnounce.isEmpty && (c.mediaBind == "0.0.0.0" || c.mediaBind == "::") {
+                out.append(
+                    ConfigIssue(
+                        field: "media.announce", source: "config",
+                        message: "media.bind \(c.mediaBind) needs media.announce: the address peers reach"))
+            }
+        }
         for (key, secret) in c.keys.sorted(by: { $0.key < $1.key }) {
             if key.isEmpty || key.contains(where: { $0 == ":" || $0 == "," || $0.isWhitespace }) {
                 out.append(
@@ -92,4 +111,49 @@ public enum ConfigLoader {
         }
         return out
     }
+}
+
+/// Literal IP addresses as the media settings take them (no host names: nothing is resolved).
+enum IPAddressText {
+    static func isValid(_ text: String) -> Bool {
+        if text.contains(":") { return isIPv6(text) }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { p in
+                !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCIIDigit) && Int(p)! <= 255
+                    && !(p.count > 1 && p.first == "0")
+            }
+    }
+
+    static func isIPv6(_ text: String) -> Bool {
+        let chars = Array(text)
+        var halves: [String] = []
+        var current = ""
+        var i = 0
+        while i < chars.count {
+            if chars[i] == ":" && i + 1 < chars.count && chars[i + 1] == ":" {
+                halves.append(current)
+                current = ""
+                i += 2
+            } else {
+                current.append(chars[i])
+                i += 1
+            }
+        }
+        halves.append(current)
+        guard halves.count <= 2, !text.isEmpty else { return false }
+        func groups(_ s: String) -> [Substring]? {
+            if s.isEmpty { return [] }
+            let g = s.split(separator: ":", omittingEmptySubsequences: false)
+            return g.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(\.isHexDigit) }) ? g : nil
+        }
+        guard let head = groups(halves[0]) else { return false }
+        if halves.count == 1 { return head.count == 8 }
+        guard let tail = groups(halves[1]) else { return false }
+        return head.count + tail.count <= 7
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

@@ -72,6 +72,10 @@ public struct PublishOffer: Equatable, Sendable {
         self.sections = sections
     }
 
+    /// The server's DTLS role in the answer (RFC 8842): passive (DTLS server) unless the offerer insists
+    /// on being passive itself.
+    public var answerSetup: Setup { remote.setup == .passive ? .active : .passive }
+
     /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on;
     /// each rejected or stopped one at port 0. `accepted` holds the mids to accept.
     public func answer(local: LocalTransport, accepted: Set<String>, sessionID: UInt64, version: UInt64)
@@ -89,12 +93,12 @@ public struct PublishOffer: Equatable, Sendable {
         for s in sections {
             let offered = sdp.media[s.index]
             guard accepted.contains(s.mid), let codec = s.codec else {
-                out.media.append(Self.rejected(offered, mid: s.mid, local: local))
+                out.media.append(Self.rejected(offered, mid: s.mid, local: local, setup: answerSetup))
                 continue
             }
             var m = MediaDescription(
                 kind: offered.kind, port: local.port, proto: offered.proto, formats: [], connection: local.connection)
-            m.attributes = local.attributes(setup: .passive)
+            m.attributes = local.attributes(setup: answerSetup)
             m.attributes += [.mid(s.mid)]
             for e in offered.extmaps where HeaderExtensionIDs.publishURIs.contains(e.uri) {
                 m.attributes.append(.extmap(Extmap(id: e.id, uri: e.uri)))
@@ -119,11 +123,13 @@ public struct PublishOffer: Equatable, Sendable {
     /// A rejected section (RFC 8829 section 5.3.1): port 0, the same kind and protocol, one format.
     /// It keeps the transport attributes: some stacks (aiortc) read ICE credentials, setup and
     /// rtcp-mux from every section, and candidates from the last one.
-    static func rejected(_ offered: MediaDescription, mid: String, local: LocalTransport) -> MediaDescription {
+    static func rejected(_ offered: MediaDescription, mid: String, local: LocalTransport, setup: Setup)
+        -> MediaDescription
+    {
         var m = MediaDescription(
             kind: offered.kind, port: 0, proto: offered.proto, formats: Array(offered.formats.prefix(1)),
             connection: ConnectionData(address: "0.0.0.0"))
-        m.attributes = local.attributes(setup: .passive) + [.mid(mid), .direction(.inactive), .rtcpMux]
+        m.attributes = local.attributes(setup: setup) + [.mid(mid), .direction(.inactive), .rtcpMux]
         // Some stacks read the codec of even a rejected section: keep the first format's rtpmap.
         if let first = offered.payloadTypes.first, let map = offered.rtpmaps.first(where: { $0.payloadType == first }) {
             m.attributes.append(.rtpmap(map))

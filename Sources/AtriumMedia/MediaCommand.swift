@@ -26,12 +26,21 @@ public struct RemoteSpec: Sendable, Equatable {
     public var fingerprint: [UInt8]
     /// True when the server is the DTLS client (the peer answered `a=setup:passive`).
     public var dtlsClient: Bool
+    /// For publishers: the ids of the mid and transport-wide sequence number header extensions in the
+    /// peer's latest offer (the latter only when it negotiated transport-cc).
+    public var midExtensionID: UInt8?
+    public var transportWideCCExtensionID: UInt8?
 
-    public init(ufrag: String, password: String, fingerprint: [UInt8], dtlsClient: Bool) {
+    public init(
+        ufrag: String, password: String, fingerprint: [UInt8], dtlsClient: Bool, midExtensionID: UInt8? = nil,
+        transportWideCCExtensionID: UInt8? = nil
+    ) {
         self.ufrag = ufrag
         self.password = password
         self.fingerprint = fingerprint
         self.dtlsClient = dtlsClient
+        self.midExtensionID = midExtensionID
+        self.transportWideCCExtensionID = transportWideCCExtensionID
     }
 }
 
@@ -43,23 +52,13 @@ public struct TransportSpec: Sendable, Equatable {
     public var localUfrag: String
     public var localPassword: String
     public var remote: RemoteSpec?
-    /// The mid header extension's id on this transport (publishers), to bind unknown SSRCs to mids.
-    public var midExtensionID: UInt8?
-    /// The transport-wide sequence number extension's id, when the publisher negotiated transport-cc:
-    /// the worker then sends transport-wide feedback.
-    public var transportWideCCExtensionID: UInt8?
 
-    public init(
-        id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?,
-        midExtensionID: UInt8? = nil, transportWideCCExtensionID: UInt8? = nil
-    ) {
-        self.transportWideCCExtensionID = transportWideCCExtensionID
+    public init(id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?) {
         self.id = id
         self.label = label
         self.localUfrag = localUfrag
         self.localPassword = localPassword
         self.remote = remote
-        self.midExtensionID = midExtensionID
     }
 }
 
@@ -82,7 +81,7 @@ public struct ProducerSpec: Sendable, Equatable {
     public var rtxPayloadType: UInt8?
     public var ssrc: UInt32?
     public var rtxSSRC: UInt32?
-    /// Header extension ids the publisher uses (audio level is forwarded; abs-send-time rewritten).
+    /// Header extension ids the publisher uses (both are forwarded, renumbered for each subscriber).
     public var audioLevelID: UInt8?
     public var absSendTimeID: UInt8?
     public var paused: Bool

@@ -112,7 +112,7 @@ public struct MediaStats: Sendable, Equatable {
             "RTP packets received from publishers (in) and sent to subscribers (out).")
         out += "atrium_media_packets_total{direction=\"in\"} \(c.packetsIn)\n"
         out += "atrium_media_packets_total{direction=\"out\"} \(c.packetsOut)\n"
-        family("atrium_media_bytes_total", "counter", "RTP bytes received and sent (SRTP payload sizes).")
+        family("atrium_media_bytes_total", "counter", "RTP bytes received (after decryption) and sent (encrypted).")
         out += "atrium_media_bytes_total{direction=\"in\"} \(c.bytesIn)\n"
         out += "atrium_media_bytes_total{direction=\"out\"} \(c.bytesOut)\n"
         family("atrium_media_rtcp_packets_total", "counter", "RTCP compound packets received and sent.")
@@ -140,7 +140,8 @@ public struct MediaStats: Sendable, Equatable {
         out += "atrium_media_plis_total{direction=\"sent\"} \(c.plisSent)\n"
         family("atrium_media_firs_total", "counter", "Full intra requests received from subscribers.")
         out += "atrium_media_firs_total{direction=\"received\"} \(c.firsReceived)\n"
-        family("atrium_media_stun_requests_total", "counter", "STUN binding requests received.")
+        family(
+            "atrium_media_stun_requests_total", "counter", "STUN messages received (connectivity checks and consent).")
         out += "atrium_media_stun_requests_total \(c.stunRequests)\n"
         family("atrium_media_dtls_handshakes_total", "counter", "DTLS handshakes by outcome.")
         out += "atrium_media_dtls_handshakes_total{result=\"ok\"} \(c.dtlsHandshakes)\n"

@@ -309,23 +309,7 @@ final class MediaEngine {
             makeDTLS(t)
         case .updateTransport(let id, let remote, let ufrag, let password):
             guard let t = transports[id] else { return }
-            let restart =
-                t.ice.remoteUfrag != nil && t.ice.remoteUfrag != remote.ufrag
-                || t.ice.localCredentials.ufrag != ufrag
-            if restart {
-                byUfrag[t.ice.localCredentials.ufrag] = nil
-                t.ice.restart(
-                    localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
-                    remotePwd: remote.password, now: clock.now)
-                byUfrag[ufrag] = t
-                logger.info("ice restart", ("transport", t.label))
-            } else {
-                t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
-            }
-            if t.remote == nil || t.remote?.fingerprint != remote.fingerprint || t.dtls == nil {
-                t.remote = remote
-                if t.dtls == nil { makeDTLS(t) }
-            }
+            update(t, remote: remote, ufrag: ufrag, password: password)
         case .closeTransport(let id):
             guard let t = transports.removeValue(forKey: id) else { return }
             for c in t.consumers { close(c, bye: false) }
@@ -361,6 +345,44 @@ final class MediaEngine {
             p.requestKeyFrame()
         case .closeConsumer(let id):
             if let c = consumers[id] { close(c, bye: true) }
+        }
+    }
+
+    /// The peer's latest description: ICE credentials (a restart when they changed), the DTLS peer (a
+    /// new certificate means a new association), header extension ids.
+    func update(_ t: Transport, remote: RemoteSpec, ufrag: String, password: String) {
+        t.midExtensionID = remote.midExtensionID
+        t.twccExtensionID = remote.transportWideCCExtensionID
+        if t.remote == nil || t.ice.state == .failed {
+            // The first answer (or one after the agent gave up): the agent starts waiting from now, not
+            // from when the offer was made.
+            byUfrag[t.ice.localCredentials.ufrag] = nil
+            t.ice = ICELiteAgent(
+                localAddress: iceAddress, localCredentials: ICECredentials(ufrag: ufrag, password: password),
+                remoteUfrag: remote.ufrag, remotePassword: remote.password, now: clock.now)
+            byUfrag[ufrag] = t
+        } else if t.ice.remoteUfrag != remote.ufrag || t.ice.localCredentials.ufrag != ufrag {
+            byUfrag[t.ice.localCredentials.ufrag] = nil
+            t.ice.restart(
+                localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
+                remotePwd: remote.password, now: clock.now)
+            byUfrag[ufrag] = t
+            logger.info("ice restart", ("transport", t.label))
+        }
+        let newPeer = t.remote.map { $0.fingerprint != remote.fingerprint || $0.dtlsClient != remote.dtlsClient }
+        t.remote = remote
+        if newPeer == true, let old = t.dtls {
+            // Another RTCPeerConnection behind the same transport: a new DTLS association and SRTP keys.
+            if let peer = t.peer { for d in old.close() { enqueue(d, to: peer) } }
+            t.dtls = nil
+            t.srtpIn = nil
+            t.srtpOut = nil
+            t.connected = false
+            logger.info("dtls peer changed", ("transport", t.label))
+        }
+        if t.dtls == nil {
+            makeDTLS(t)
+            startDTLSIfClient(t)
         }
     }
 

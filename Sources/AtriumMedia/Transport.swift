@@ -49,8 +49,8 @@ final class Transport {
         label = spec.label
         self.ice = ice
         remote = spec.remote
-        midExtensionID = spec.midExtensionID
-        twccExtensionID = spec.transportWideCCExtensionID
+        midExtensionID = spec.remote?.midExtensionID
+        twccExtensionID = spec.remote?.transportWideCCExtensionID
         var rng = SystemRandomNumberGenerator()
         rtcpSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
     }

@@ -72,6 +72,8 @@ public final class MediaCoordinator {
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
+    /// Set while a `publish_offer` publishes several tracks: reconciling waits for the last.
+    var holdReconcile = false
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
     var counter: UInt64 = 0

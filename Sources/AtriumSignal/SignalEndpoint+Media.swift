@@ -67,9 +67,12 @@ extension SignalEndpoint {
         for mid in entries.keys where !offer.sections.contains(where: { $0.mid == mid }) {
             throw .invalidField("tracks", "mid \"\(mid)\" is not in the offer")
         }
+        let twcc = offer.sections.contains { $0.codec?.transportCC == true }
         let remote = RemoteSpec(
             ufrag: offer.remote.ufrag, password: offer.remote.password, fingerprint: offer.remote.fingerprint.bytes,
-            dtlsClient: offer.remote.setup == .passive)
+            dtlsClient: offer.answerSetup == .active,
+            midExtensionID: offer.sections.lazy.compactMap(\.extensions.mid).first,
+            transportWideCCExtensionID: twcc ? offer.sections.lazy.compactMap(\.extensions.transportWideCC).first : nil)
         var pub: MediaCoordinator.Publisher
         if let existing = media.peers[me]?.publisher {
             pub = existing
@@ -84,15 +87,15 @@ extension SignalEndpoint {
             let (u, pw) = media.credentials()
             pub = MediaCoordinator.Publisher(
                 transport: media.nextID("pub-"), ufrag: u, password: pw, remoteUfrag: remote.ufrag)
-            let midExt = offer.sections.lazy.compactMap(\.extensions.mid).first
-            let twcc = offer.sections.contains { $0.codec?.transportCC == true }
-            let twccExt = twcc ? offer.sections.lazy.compactMap(\.extensions.transportWideCC).first : nil
             media.worker.submit(
                 .openTransport(
                     TransportSpec(
                         id: pub.transport, label: "\(me.rawValue)/pub", localUfrag: u, localPassword: pw,
-                        remote: remote, midExtensionID: midExt, transportWideCCExtensionID: twccExt)))
+                        remote: remote)))
         }
+        // Publishing runs the hub once per track; subscribers are offered the new tracks once, at the end.
+        media.holdReconcile = true
+        defer { media.holdReconcile = false }
         var accepted: [(OfferedSection, Track)] = []
         var rejected: [JSONValue] = []
         var rejectedMids = Set<String>()
@@ -189,6 +192,7 @@ extension SignalEndpoint {
         peer.publisher = pub
         media.peers[me] = peer
         // Subscribers learn of the new media now that the producers exist.
+        media.holdReconcile = false
         media.reconcile(member.room, hub.state(member.room))
         let state = hub.state(member.room)
         let tracks: [JSONValue] = accepted.map { s, track in

@@ -65,4 +65,24 @@ import Testing
         let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: [parts[0]: parts[1]])
         #expect(!issues.isEmpty)
     }
+
+    @Test(arguments: [
+        ("127.0.0.1", true), ("0.0.0.0", true), ("::1", true), ("::", true), ("2001:db8::5", true),
+        ("1:2:3:4:5:6:7:8", true), ("1.2.3", false), ("1.2.3.4.5", false), ("01.2.3.4", false),
+        ("256.1.1.1", false), ("media.example", false), ("1::2::3", false), ("1:2:3:4:5:6:7:8:9", false),
+    ])
+    func mediaAddressesAreLiteralIPs(_ text: String, _ valid: Bool) {
+        #expect(IPAddressText.isValid(text) == valid, "\(text)")
+    }
+
+    @Test func aWildcardMediaBindNeedsAnAnnouncedAddress() {
+        let (_, issues) = ConfigLoader.resolve(
+            file: nil, environment: [:], flags: ["--media-bind": "0.0.0.0", "--dev": ""])
+        #expect(issues.contains { $0.field == "media.announce" })
+        let (c, ok) = ConfigLoader.resolve(
+            file: nil, environment: [:],
+            flags: ["--media-bind": "0.0.0.0", "--media-announce": "203.0.113.7, 198.51.100.2", "--dev": ""])
+        #expect(ok.isEmpty, "\(ok)")
+        #expect(c.mediaAnnounce == ["203.0.113.7", "198.51.100.2"])
+    }
 }

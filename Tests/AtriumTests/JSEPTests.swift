@@ -75,6 +75,17 @@ import Testing
         #expect(screen.rtpmaps.count == 1)
     }
 
+    @Test func anOffererThatInsistsOnPassiveGetsAnActiveAnswer() throws {
+        let text = SDPFixtures.text("aiortc-1.16-offer-sendonly-audio-video-video.sdp")
+            .replacingAll("a=setup:actpass", with: "a=setup:passive")
+        let offer = try PublishOffer(text: text)
+        #expect(offer.answerSetup == .active)
+        let answer = offer.answer(local: Self.local, accepted: Set(offer.sections.map(\.mid)), sessionID: 1, version: 1)
+        #expect(answer.media.allSatisfy { $0.setup == .active })
+        let usual = try PublishOffer(text: SDPFixtures.text("aiortc-1.16-offer-sendonly-audio-video-video.sdp"))
+        #expect(usual.answerSetup == .passive)
+    }
+
     @Test func simulcastOffersKeepTheirRidsAndTheAnswerDeclinesSimulcast() throws {
         let offer = try PublishOffer(text: SDPFixtures.text("chrome-156-offer-simulcast-camera-mic.sdp"))
         let video = try #require(offer.sections.first { $0.kind == .video })
