@@ -96,7 +96,7 @@ def main():
     data = tempfile.mkdtemp(prefix="atrium-bench-")
     key, secret = "bench", "b" * 40
     err = open(os.path.join(data, "stderr.log"), "w+")
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--store", "memory", "--data-dir", data,
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--udp-port", "0", "--store", "memory", "--data-dir", data,
                              "--keys", f"{key}:{secret}", "--auto-create-rooms", "grant"],
                             stdout=subprocess.DEVNULL, stderr=err)
     port = None

@@ -109,6 +109,14 @@ public enum SubscriberNegotiation {
             throw .unsupported("the answer's media sections do not match the offer's (mids \(offeredMids))")
         }
         let remote = try RemoteTransport(sdp)
+        // An answer settles the DTLS roles (RFC 8842 section 5.3) and has credentials of its own: this
+        // also refuses the server's own offer sent back.
+        guard remote.setup == .active || remote.setup == .passive else {
+            throw .unsupported("an answer's a=setup is active or passive, not \(remote.setup.rawValue)")
+        }
+        guard offer.media.first(where: { $0.port != 0 })?.iceUfrag != remote.ufrag else {
+            throw .unsupported("the answer carries the offer's own ICE credentials")
+        }
         var accepted = Set<String>()
         var rtx = Set<String>()
         var nack = Set<String>()

@@ -120,9 +120,9 @@ extension MediaEngine {
         sendRTCP([.nack(GenericNACK(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc, lost: lost))], on: t)
     }
 
-    /// A receiver report for every producer of a publisher transport, with a REMB: the estimate grows
-    /// by a quarter a second while loss stays under 2 %, holds up to 10 %, and drops towards the
-    /// received rate above.
+    /// A receiver report for every producer of a publisher transport, with a REMB: while loss stays
+    /// under 2 % the estimate is the larger of 1.5 times the received rate and 8 % more than the last
+    /// one; it holds up to 10 % loss and drops towards the received rate above.
     func sendReceiverReports(_ t: Transport, elapsed: Double, now t0: Double) {
         var blocks: [ReceptionReport] = []
         var worst: UInt8 = 0
@@ -143,7 +143,9 @@ extension MediaEngine {
         t.bytesSinceReport = 0
         let loss = Double(worst) / 256
         if loss < 0.02 {
-            t.estimate = min(Double(config.maxPublishBitrate), max(t.estimate, incoming) * 1.25)
+            // Headroom over what arrives, growing slowly beyond it: an encoder held back by the
+            // estimate gets room to climb, one limited by its content is not pushed.
+            t.estimate = min(Double(config.maxPublishBitrate), max(t.estimate * 1.08, incoming * 1.5))
         } else if loss > 0.10 {
             t.estimate = max(150_000, incoming * (1 - 0.5 * loss))
         }

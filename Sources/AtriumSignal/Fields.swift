@@ -8,7 +8,7 @@ struct Fields {
     func string(_ key: String, max: Int = 1024) throws(HubError) -> String {
         guard let v = object[key] else { throw .invalidField(key, "is required") }
         guard let s = v.stringValue else { throw .invalidField(key, "expected a string, got \(v.typeName)") }
-        guard s.unicodeScalars.count <= max else { throw .invalidField(key, "longer than \(max) characters") }
+        guard s.utf8.count <= max else { throw .invalidField(key, "longer than \(max) bytes") }
         return s
     }
 

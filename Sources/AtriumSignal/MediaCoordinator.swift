@@ -26,6 +26,8 @@ public final class MediaCoordinator {
         var ufrag: String
         var password: String
         var remoteUfrag: String
+        /// The DTLS certificate of the client's peer connection: another one is another connection.
+        var remoteFingerprint: [UInt8]
         var bindings: [String: TrackID] = [:]
         var version: UInt64 = 1
     }

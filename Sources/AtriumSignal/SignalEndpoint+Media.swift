@@ -76,6 +76,17 @@ extension SignalEndpoint {
         var pub: MediaCoordinator.Publisher
         if let existing = media.peers[me]?.publisher {
             pub = existing
+            if pub.remoteFingerprint != remote.fingerprint {
+                // A new RTCPeerConnection: the old one's transceivers are gone, and so are their tracks.
+                let old = pub.bindings.values
+                pub.bindings = [:]
+                pub.remoteFingerprint = remote.fingerprint
+                for track in old {
+                    _ = try? hub.perform(member.room, now: t) { st throws(HubError) in
+                        try st.unpublish(track, by: me, reason: .userStopped)
+                    }
+                }
+            }
             if pub.remoteUfrag != remote.ufrag {
                 // The client restarted ICE (RFC 8445 section 9): both sides change credentials.
                 (pub.ufrag, pub.password) = media.credentials()
@@ -86,7 +97,8 @@ extension SignalEndpoint {
         } else {
             let (u, pw) = media.credentials()
             pub = MediaCoordinator.Publisher(
-                transport: media.nextID("pub-"), ufrag: u, password: pw, remoteUfrag: remote.ufrag)
+                transport: media.nextID("pub-"), ufrag: u, password: pw, remoteUfrag: remote.ufrag,
+                remoteFingerprint: remote.fingerprint)
             media.worker.submit(
                 .openTransport(
                     TransportSpec(

@@ -38,7 +38,9 @@ class Server:
     def start(self, timeout=10):
         env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
         env.update(self.env or {})
-        cmd = [ATRIUM_BIN, "serve", "--port", "0", "--data-dir", self.data_dir] + self.args
+        # Ephemeral ports for HTTP and media, so that servers of parallel runs never collide.
+        udp = [] if "--udp-port" in self.args else ["--udp-port", "0"]
+        cmd = [ATRIUM_BIN, "serve", "--port", "0", "--data-dir", self.data_dir] + udp + self.args
         self.out_path = os.path.join(self.data_dir, "..", f"stdout-{os.getpid()}-{time.time_ns()}.log")
         self.err_path = self.out_path.replace("stdout-", "stderr-")
         os.makedirs(self.data_dir, exist_ok=True)

@@ -19,7 +19,8 @@ Every video frame a subscriber decodes is classified by its content (`classify_v
 frame by its tone (`classify_audio`), so a test proves which source a track really carries, not
 only that media flows.
 
-Importing this module confines ICE to 127.0.0.1 (`_loopback_only`); aiortc is otherwise unchanged.
+Importing this module confines ICE to 127.0.0.1 (`_loopback_only`); aiortc is otherwise unchanged,
+except in a publisher worker asked for `fast_h264` (`use_fast_x264`: x264's ultrafast preset).
 (aiortc routes RTX by payload type, not by the FID group's SSRC: Atrium gives every section of a
 subscriber offer payload types of its own, so retransmissions reach the right track.)
 """
@@ -35,7 +36,8 @@ import aioice.ice
 import av
 import numpy as np
 from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,
-                    RTCSessionDescription)
+                    RTCRtpSender, RTCSessionDescription)
+from aiortc.rtp import RTCP_PSFB_APP, RtcpPsfbPacket, unpack_remb_fci
 from aiortc.mediastreams import MediaStreamError
 
 
@@ -141,6 +143,48 @@ class SyntheticVideoTrack(_Paced):
         return frame
 
 
+# A busy screen: the screen's stripes with fresh noise on the luma in every frame, so that an encoder
+# finds nothing to predict and spends its whole budget, while the picture keeps the stripes and the
+# mean colour `classify_video` recognises (the noise is zero-mean and small next to the blue/white
+# contrast, and the codec smooths most of it away). The noise comes from a bank of BUSY_BANK frames
+# made once, cycled: more than an encoder's reference frames, so no frame repeats one it can see.
+BUSY_NOISE = 12           # luma amplitude, +-; blue (41) and white (235) do not clip
+BUSY_BANK = 16
+BUSY_FPS = 30             # see BusyScreenTrack on aiortc's H264 encoder and frame rates
+
+
+class BusyScreenTrack(_Paced):
+    """The screen source with noise that changes every frame (`BUSY_NOISE`), at `fps`.
+
+    aiortc's H264 encoder configures libx264 for 30 frames per second whatever the frame rate, so
+    it spends target / 30 bits per frame: at the screen's 15 fps its 3 Mbit/s maximum yields
+    1.5 Mbit/s; at BUSY_FPS (30, the default) the bitrate is the target."""
+
+    kind = "video"
+
+    def __init__(self, source="screen_share", fps=BUSY_FPS, seed=1):
+        spec = VIDEO[source]
+        super().__init__(VIDEO_CLOCK, VIDEO_CLOCK // fps)
+        rgb = av.VideoFrame.from_ndarray(source_image(source), format="rgb24")
+        planes = rgb.reformat(format="yuv420p").to_ndarray()     # (h * 3/2) x w: Y, then U and V
+        rng = np.random.default_rng(seed)
+        h = spec["height"]
+        self._bank = []
+        for _ in range(BUSY_BANK):
+            frame = planes.astype(np.int16)
+            frame[:h] += rng.integers(-BUSY_NOISE, BUSY_NOISE + 1, size=(h, spec["width"]), dtype=np.int16)
+            self._bank.append(np.clip(frame, 0, 255).astype(np.uint8))
+        self._n = 0
+
+    async def recv(self):
+        pts = await self._next_pts()
+        frame = av.VideoFrame.from_ndarray(self._bank[self._n % BUSY_BANK], format="yuv420p")
+        self._n += 1
+        frame.pts = pts
+        frame.time_base = fractions.Fraction(1, VIDEO_CLOCK)
+        return frame
+
+
 class ToneTrack(_Paced):
     """An audio source: a sine tone at the source's frequency, 20 ms mono frames at 48 kHz."""
 
@@ -166,8 +210,59 @@ class ToneTrack(_Paced):
         return frame
 
 
-def make_track(source):
+def make_track(source, busy=False, fps=None):
+    if busy:
+        assert source == "screen_share", "only the screen has a busy variant"
+        return BusyScreenTrack(source, fps=fps or BUSY_FPS)
     return SyntheticVideoTrack(source) if source in VIDEO else ToneTrack(source)
+
+
+def codec_preferences(kind, names):
+    """aiortc's codecs of `kind` named in `names` (e.g. ["H264"]), in that order, with RTX: for
+    `setCodecPreferences`. The others are left out, not only put after: Atrium picks the codec in
+    its own order of preference (VP8 first), not in the offer's."""
+    caps = RTCRtpSender.getCapabilities(kind).codecs
+    chosen = [c for name in names for c in caps if c.mimeType.lower() == f"{kind}/{name}".lower()]
+    assert chosen, f"aiortc has none of {names} for {kind}"
+    return chosen + [c for c in caps if c.mimeType.lower() == f"{kind}/rtx"]
+
+
+class _FastX264:
+    """aiortc's libx264 context with `preset=ultrafast` added to the options aiortc sets (level 3.1,
+    tune zerolatency, its bitrate): the same rate control and bitstream profile at a quarter of the
+    CPU (10 ms instead of 45 ms a 720p frame here), so that a 2-core machine encodes every frame."""
+
+    def __init__(self, ctx):
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name, value):
+        if name == "options":
+            value = {**value, "preset": "ultrafast"}
+        setattr(self._ctx, name, value)
+
+
+class _AvWithFastX264:
+    """Stands for the `av` module inside aiortc.codecs.h264 (see `use_fast_x264`)."""
+
+    def __getattr__(self, name):
+        return getattr(av, name)
+
+    class CodecContext:
+        @staticmethod
+        def create(name, mode):
+            ctx = av.CodecContext.create(name, mode)
+            return _FastX264(ctx) if (name, mode) == ("libx264", "w") else ctx
+
+
+def use_fast_x264():
+    """Makes this process's aiortc H264 encoders use x264's ultrafast preset (the one change to
+    aiortc besides the loopback-only ICE; for the publisher worker of the bandwidth test)."""
+    import aiortc.codecs.h264 as h264
+    if not isinstance(h264.av, _AvWithFastX264):
+        h264.av = _AvWithFastX264()
 
 
 # -- classifying what was decoded ------------------------------------------------------------------
@@ -304,13 +399,20 @@ class Publisher:
         self.result = result
 
     @classmethod
-    async def start(cls, client, sources, munge_answer=None, timeout=15):
+    async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
+                    fast_h264=False):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
-        (a misbehaving client). A refused `publish_offer` raises SignalError."""
+        (a misbehaving client). A refused `publish_offer` raises SignalError.
+
+        `busy` lists sources sent as their busy variant (`BusyScreenTrack`, at `fps`); `codecs`
+        maps a source to the codec names its transceiver offers (`codec_preferences`), e.g.
+        {"screen_share": ["H264"]}; `fast_h264` gives the worker's H264 encoders x264's ultrafast
+        preset (`use_fast_x264`)."""
         worker = await _Worker.spawn()
         try:
-            offer = await worker.call("offer", sources=list(sources))
+            offer = await worker.call("offer", sources=list(sources), busy=list(busy),
+                                      codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264)
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
@@ -339,7 +441,10 @@ class Publisher:
         return next((t["trackId"] for t in self.tracks if t["mid"] == mid), None)
 
     async def stats(self):
-        """{"connectionState": ..., "sent": {source: RTP packets sent}} from the worker."""
+        """From the worker: {"connectionState": ..., "sent": {source: RTP packets sent},
+        "bytesSent": {source: RTP bytes sent}, "encoders": {source: {"encoder": class name,
+        "targetBitrate": bits per second} or None before the first frame}, "remb": {source:
+        [[seconds since the worker started, bitrate], ...] of the REMBs naming its SSRC}}."""
         return await self.worker.call("stats")
 
     async def close(self):
@@ -387,23 +492,62 @@ async def _serve_publisher(reader):
     """The worker's loop: `offer` (sources) -> {sdp, mids}; `answer` (sdp) -> {}; `stats`; `close`."""
     pc = peer_connection()
     transceivers = {}
+    rembs = {}
+    started = time.monotonic()
+
+    def record_remb(source, sender):
+        """Wraps the sender's RTCP handler to note every REMB for its SSRC (aiortc acts on them by
+        setting its encoder's target_bitrate, clamped to the encoder's range)."""
+        rembs[source] = []
+        handle_rtcp = sender._handle_rtcp_packet
+
+        async def handler(packet):
+            if isinstance(packet, RtcpPsfbPacket) and packet.fmt == RTCP_PSFB_APP:
+                try:
+                    bitrate, ssrcs = unpack_remb_fci(packet.fci)
+                except ValueError:
+                    bitrate, ssrcs = None, []
+                if sender._ssrc in ssrcs:
+                    rembs[source].append([round(time.monotonic() - started, 3), bitrate])
+                    del rembs[source][:-200]
+            await handle_rtcp(packet)
+        sender._handle_rtcp_packet = handler     # the RTP router looks it up on every packet
+
+    def encoder_of(sender):
+        enc = getattr(sender, "_RTCRtpSender__encoder", None)     # aiortc's private encoder
+        if enc is None:
+            return None
+        return {"encoder": type(enc).__name__, "targetBitrate": getattr(enc, "target_bitrate", None)}
 
     async def handle(req):
         op = req["op"]
         if op == "offer":
+            if req.get("fast_h264"):
+                use_fast_x264()
+            busy = set(req.get("busy") or ())
+            codecs = req.get("codecs") or {}
             for source in req["sources"]:
-                transceivers[source] = pc.addTransceiver(make_track(source), direction="sendonly")
+                track = make_track(source, busy=source in busy, fps=req.get("fps"))
+                t = pc.addTransceiver(track, direction="sendonly")
+                if source in codecs:
+                    t.setCodecPreferences(codec_preferences(kind_of(source), codecs[source]))
+                record_remb(source, t.sender)
+                transceivers[source] = t
             await pc.setLocalDescription(await pc.createOffer())
             return {"sdp": pc.localDescription.sdp, "mids": {s: t.mid for s, t in transceivers.items()}}
         if op == "answer":
             await pc.setRemoteDescription(RTCSessionDescription(sdp=req["sdp"], type="answer"))
             return {}
         if op == "stats":
-            sent = {}
+            sent, sent_bytes = {}, {}
             for source, t in transceivers.items():
                 report = await t.sender.getStats()
-                sent[source] = sum(s.packetsSent for s in report.values() if s.type == "outbound-rtp")
-            return {"connectionState": pc.connectionState, "sent": sent}
+                outbound = [s for s in report.values() if s.type == "outbound-rtp"]
+                sent[source] = sum(s.packetsSent for s in outbound)
+                sent_bytes[source] = sum(s.bytesSent for s in outbound)
+            return {"connectionState": pc.connectionState, "sent": sent, "bytesSent": sent_bytes,
+                    "encoders": {s: encoder_of(t.sender) for s, t in transceivers.items()},
+                    "remb": rembs}
         raise ValueError(f"unknown op {op!r}")
 
     try:
@@ -451,6 +595,8 @@ class TrackStats:
         self.frames = 0
         self.classes = collections.Counter()
         self.ended_at = None
+        self.rtp_packets = 0        # RTP packets (RTX included) and their bytes (payload, padding, fixed header)
+        self.rtp_bytes = 0
 
     @property
     def track_id(self):
@@ -517,10 +663,24 @@ class Subscriber:
             self.error = e
 
     def _on_track(self, track):
-        mid = next(t.mid for t in self.pc.getTransceivers() if t.receiver.track is track)
+        transceiver = next(t for t in self.pc.getTransceivers() if t.receiver.track is track)
+        mid = transceiver.mid
         stats = TrackStats(mid, track.kind, self._known.get(mid, {}), track.id)
         self.tracks[mid] = stats
+        self._count_rtp(transceiver.receiver, stats)
         self._drains.append(asyncio.ensure_future(self._drain(track, stats)))
+
+    @staticmethod
+    def _count_rtp(receiver, stats):
+        """Counts the RTP the receiver gets (aiortc's inbound stats have no byte count): wraps its
+        packet handler, which the RTP router looks up on every packet."""
+        handle_rtp = receiver._handle_rtp_packet
+
+        async def counting(packet, arrival_time_ms):
+            stats.rtp_packets += 1
+            stats.rtp_bytes += 12 + 4 * len(packet.csrc) + len(packet.payload) + packet.padding_size
+            await handle_rtp(packet, arrival_time_ms=arrival_time_ms)
+        receiver._handle_rtp_packet = counting
 
     @staticmethod
     async def _drain(track, stats):
