@@ -7,13 +7,15 @@ SWIFT ?= swift
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
+# What the benchmarks add: the peer server they compare with (deploy/packages-bench.txt).
+BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip.
 TEST_PACKAGES := curl systemd python3 python3-pip
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps build run test unit integration tsan fuzz fuzz-build fuzz-smoke bench lint format clean
+.PHONY: all deps test-deps bench-deps build run test unit integration tsan fuzz fuzz-build fuzz-smoke bench lint format clean
 
 all: build
 
@@ -93,10 +95,20 @@ fuzz-smoke: fuzz-build
 	  | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/Fuzz$$t: /"; \
 	  test $${PIPESTATUS[0]} -eq 0 || { rm -rf $$scratch; exit 1; }; done; rm -rf $$scratch
 
-## Benchmarks (figures, not pass/fail): a release build, then the signaling load script.
-bench: test-deps
+## Adds what the benchmarks need on top of the tests': the Debian packages in deploy/packages-bench.txt.
+bench-deps: test-deps
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	  $(SUDO) systemctl disable --now janus >/dev/null 2>&1 || true; fi
+
+## Benchmarks (figures, not pass/fail): a release build, the signaling load script, then media
+## forwarding side by side with Janus (one publisher, four subscribers; bench/media_forward.py).
+bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
