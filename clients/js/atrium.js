@@ -5,9 +5,20 @@
 //   import { Room } from "/sdk/atrium.js";
 //   const room = await Room.connect("ws://127.0.0.1:8800/v1/signal", token, { name: "Ada" });
 //   room.addEventListener("track", (e) => attach(e.detail.track, e.detail.participantId));
-//   await room.publishCamera();
+//   await room.setCameraEnabled(true);             // publishes the camera; false turns it off (muted)
+//   await room.setMicrophoneEnabled(true);
 //   const share = await room.startScreenShare();   // getDisplayMedia, contentHint "detail"
 //   await room.stopScreenShare();
+//
+// Browser interop notes (Chromium, max-bundle): every track is announced with `publish` before its
+// transceiver is offered, so the server's refusals never produce an answer without a BUNDLE group; a
+// transceiver whose track ended stays idle for the next track of its kind instead of being stopped;
+// and the subscriber connection keeps its first BUNDLE tag alive across offers in which every received
+// track ended. Each keeps the connection on one ICE/DTLS transport (see _endLocal, reviveAnchor).
+//
+// Errors (rejected promises and `error` events) are AtriumError instances whose `code` is the
+// protocol's error code (docs/protocol.md section 10), e.g. `share_locked`; the client adds
+// `timeout`, `disconnected`, `connection_failed`, `capture_denied` and `capture_failed`.
 
 /** @typedef {"camera"|"microphone"|"screen_share"|"screen_share_audio"} Source */
 /** @typedef {"high"|"medium"|"low"} Quality */
@@ -27,6 +38,7 @@
  * @property {Source} source
  * @property {MediaStreamTrack} track
  * @property {string} [shareId]            for a screen share
+ * @property {boolean} [muted]             muted (a camera turned off sends nothing; a microphone silence)
  */
 
 export const PROTOCOL = 1;
@@ -37,16 +49,141 @@ export class AtriumError extends Error {
   constructor(code, message) {
     super(`${code}: ${message}`);
     this.name = "AtriumError";
-    /** @type {string} */
+    /** @type {string} the protocol's error code */
     this.code = code;
+    /** @type {string} the server's message, for people (branch on `code`, never on this) */
+    this.description = message;
   }
+}
+
+/**
+ * Runs a capture (getUserMedia, getDisplayMedia) and turns its failure into an AtriumError:
+ * `capture_denied` (the person or the browser refused, or the picker was cancelled) or `capture_failed`.
+ * @param {() => Promise<MediaStream>} fn
+ */
+async function capture(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    const denied = e && (e.name === "NotAllowedError" || e.name === "SecurityError" || e.name === "AbortError");
+    const err = new AtriumError(denied ? "capture_denied" : "capture_failed", `${e?.name ?? "Error"}: ${e?.message ?? e}`);
+    err.cause = e;
+    throw err;
+  }
+}
+
+/**
+ * The mid of each media section of an SDP, by the MediaStreamTrack id of its a=msid line.
+ * @param {string} sdp
+ * @returns {Map<string, string>}
+ */
+function midsByTrack(sdp) {
+  const out = new Map();
+  for (const section of sdp.split(/\r?\nm=/).slice(1)) {
+    const mid = /\na=mid:(\S+)/.exec("\n" + section)?.[1];
+    const msid = /\na=msid:\S+ (\S+)/.exec("\n" + section)?.[1];
+    if (mid && msid) out.set(msid, mid);
+  }
+  return out;
+}
+
+/** @param {string} sdp @returns {{head: string[], sections: string[][]}} the session lines and each media section's lines */
+function splitSdp(sdp) {
+  const lines = sdp.split(/\r?\n/).filter(Boolean);
+  const head = [];
+  const sections = [];
+  for (const l of lines) {
+    if (l.startsWith("m=")) sections.push([l]);
+    else if (sections.length) sections[sections.length - 1].push(l);
+    else head.push(l);
+  }
+  return { head, sections };
+}
+
+/** @param {{head: string[], sections: string[][]}} parts */
+function joinSdp({ head, sections }) {
+  return [...head, ...sections.flat()].join("\r\n") + "\r\n";
+}
+
+const midOf = (section) => section.find((l) => l.startsWith("a=mid:"))?.slice(6) ?? null;
+const portOf = (section) => section[0].split(" ")[1];
+
+/**
+ * The subscriber connection's offers keep its first BUNDLE tag (the "anchor" section) alive. The server
+ * answers a track that ended with its section at port 0; when the anchor ends and no section of the
+ * earlier BUNDLE group stays live (every received track ended, e.g. the only other person left and came
+ * back), Chromium moves the bundle to a new transport, with a new ICE and DTLS session that the server
+ * never completes. So the offer given to Chromium revives the anchor as an `inactive` section in the
+ * BUNDLE group, on the server's address; the answer sent to the server rejects it again (port 0).
+ * @param {string} sdp the server's offer
+ * @param {string} anchor the anchor's mid
+ * @param {string[]} transport the live section lines to reuse: c=, a=candidate, a=end-of-candidates, port
+ * @returns {string}
+ */
+function reviveAnchor(sdp, anchor, transport) {
+  const parts = splitSdp(sdp);
+  const section = parts.sections.find((x) => midOf(x) === anchor);
+  if (!section || portOf(section) !== "0" || !transport) return sdp;
+  const [port, ...lines] = transport;
+  const m = section[0].split(" ");
+  m[1] = port;
+  const kept = section.slice(1).filter((l) => !/^(c=|a=candidate:|a=end-of-candidates|a=(sendonly|recvonly|sendrecv|inactive)$)/.test(l));
+  section.splice(0, section.length, m.join(" "), ...lines.filter((l) => l.startsWith("c=")), ...kept, "a=inactive",
+    ...lines.filter((l) => !l.startsWith("c=")));
+  const live = parts.sections.filter((x) => portOf(x) !== "0").map(midOf);
+  parts.head = parts.head.filter((l) => !l.startsWith("a=group:BUNDLE"));
+  const at = parts.head.findIndex((l) => l.startsWith("t="));
+  parts.head.splice(at + 1, 0, `a=group:BUNDLE ${[anchor, ...live.filter((x) => x !== anchor)].join(" ")}`);
+  return joinSdp(parts);
+}
+
+/**
+ * The answer for the server: the revived anchor rejected again (port 0) and out of the BUNDLE group.
+ * @param {string} sdp Chromium's answer
+ * @param {string} anchor
+ */
+function rejectAnchor(sdp, anchor) {
+  const parts = splitSdp(sdp);
+  const section = parts.sections.find((x) => midOf(x) === anchor);
+  if (!section) return sdp;
+  const m = section[0].split(" ");
+  m[1] = "0";
+  section[0] = m.join(" ");
+  parts.head = parts.head.flatMap((l) => {
+    if (!l.startsWith("a=group:BUNDLE ")) return [l];
+    const mids = l.slice(15).split(" ").filter((x) => x !== anchor);
+    return mids.length ? [`a=group:BUNDLE ${mids.join(" ")}`] : [];
+  });
+  // The server reads the transport attributes of live sections only: with none left, give them at
+  // the session level too.
+  for (const name of ["ice-ufrag", "ice-pwd", "fingerprint", "setup"]) {
+    const line = section.find((l) => l.startsWith(`a=${name}:`));
+    if (line && !parts.head.some((l) => l.startsWith(`a=${name}:`))) parts.head.push(line);
+  }
+  return joinSdp(parts);
+}
+
+/** The transport lines of the first live section of an SDP: [port, c=, candidates..., end-of-candidates]. */
+function liveTransport(sdp) {
+  const section = splitSdp(sdp).sections.find((x) => portOf(x) !== "0");
+  if (!section) return null;
+  return [portOf(section), ...section.filter((l) => /^(c=|a=candidate:|a=end-of-candidates)/.test(l))];
 }
 
 const RTC_CONFIG = { bundlePolicy: "max-bundle", rtcpMuxPolicy: "require", iceServers: [] };
 const PING_INTERVAL_MS = 10000;
 const REQUEST_TIMEOUT_MS = 15000;
-/** Close codes after which the client does not try to resume (docs/protocol.md section 11). */
-const FINAL_CLOSES = new Set([4001, 4003, 4100, 4101, 4102, 4103, 1000]);
+/**
+ * Close codes after which the client does not try to resume (docs/protocol.md section 11): failed
+ * authentication, left, replaced or resumed elsewhere, removed, room ended. After any other code
+ * (1000, 1001, 1006, 1007, 1009, 4008, 4009, 4010, 4029, ...) it resumes within the window.
+ */
+const FINAL_CLOSES = new Set([4001, 4003, 4100, 4101, 4102, 4103]);
+/** Authentication errors: a resume with the same token cannot succeed. */
+const AUTH_ERRORS = new Set([
+  "missing_token", "malformed_token", "unsupported_algorithm", "unknown_key", "bad_signature",
+  "token_expired", "token_not_yet_valid", "missing_grant", "wrong_room",
+]);
 
 /**
  * One participant's session in a room. Every message the server pushes is dispatched as a
@@ -54,7 +191,11 @@ const FINAL_CLOSES = new Set([4001, 4003, 4100, 4101, 4102, 4103, 1000]);
  * `share_stopped`, `active_speakers`, ...). The client adds:
  *   `track` (detail: RemoteTrack), `track_ended` (detail: RemoteTrack),
  *   `local_track_ended` (detail: LocalTrack; e.g. the person stopped the capture in the browser),
- *   `reconnecting`, `reconnected`, `disconnected` (detail: {code, reason}), `state` (room state changed).
+ *   `reconnecting` (detail: {code, reason, attempt}), `reconnected`, `disconnected` (detail: {code, reason}),
+ *   `state` (the room state changed: participants, tracks, shares, requests, policy, local tracks),
+ *   `error` (detail: AtriumError; an error the server pushed without a request, e.g. `rate_limited`,
+ *   or a failed subscriber negotiation).
+ * A pushed `error` message is dispatched only as `error` (with an AtriumError as detail).
  */
 export class Room extends EventTarget {
   /**
@@ -65,14 +206,21 @@ export class Room extends EventTarget {
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
-    await room._open();
-    const snapshot = await room.request("join", {
-      protocol: PROTOCOL,
-      ...(options.name ? { name: options.name } : {}),
-      ...(options.metadata ? { metadata: options.metadata } : {}),
-      ...(options.autoSubscribe === false ? { autoSubscribe: false } : {}),
-    });
-    room._applySnapshot(snapshot);
+    try {
+      await room._open();
+      const snapshot = await room.request("join", {
+        protocol: PROTOCOL,
+        ...(options.name ? { name: options.name } : {}),
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+        ...(options.autoSubscribe === false ? { autoSubscribe: false } : {}),
+      });
+      room._applySnapshot(snapshot);
+    } catch (e) {
+      room.closed = true;
+      room._shutdown();
+      room.ws?.close(1000);
+      throw e;
+    }
     return room;
   }
 
@@ -91,8 +239,12 @@ export class Room extends EventTarget {
     this.me = null;
     /** @type {Map<string, any>} participants by id (others) */
     this.participants = new Map();
-    /** @type {Map<string, any>} shares by id */
+    /** @type {Map<string, any>} running and paused shares by id, oldest first */
     this.shares = new Map();
+    /** @type {Map<string, any>} pending share requests by id (all of them for moderators, else your own) */
+    this.requests = new Map();
+    /** true while the socket is down and the client tries to resume */
+    this.reconnecting = false;
     this.roomInfo = null;
     this.resumeToken = null;
     this.closed = false;
@@ -102,6 +254,8 @@ export class Room extends EventTarget {
     this.publisher = null;
     /** @type {Map<string, {transceiver: RTCRtpTransceiver, source: Source, trackId?: string}>} by mid */
     this.publishMids = new Map();
+    /** @type {RTCRtpTransceiver[]} publisher transceivers whose track ended, to reuse */
+    this.idle = [];
     this.negotiation = Promise.resolve();
     /** @type {RTCPeerConnection|null} */
     this.subscriber = null;
@@ -120,29 +274,52 @@ export class Room extends EventTarget {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`${this.url}?access_token=${encodeURIComponent(this.token)}`);
       this.ws = ws;
-      let welcomed = false;
+      /** "opening" until `welcome`, then "open"; "failed" when the opening failed */
+      let phase = "opening";
+      const fail = (e) => {
+        if (phase !== "opening") return;
+        phase = "failed";
+        clearTimeout(timer);
+        reject(e);
+        try {
+          ws.close();
+        } catch {
+          /* closing anyway */
+        }
+      };
+      const timer = setTimeout(
+        () => fail(new AtriumError("connection_failed", "no welcome from the server")),
+        REQUEST_TIMEOUT_MS,
+      );
       ws.onmessage = (ev) => {
+        if (this.ws !== ws || phase === "failed") return;
         let msg;
         try {
           msg = JSON.parse(ev.data);
         } catch {
           return;
         }
-        if (!welcomed) {
+        if (phase === "opening") {
           if (msg.type === "welcome") {
-            welcomed = true;
+            phase = "open";
+            clearTimeout(timer);
             this.welcome = msg;
             resolve(msg);
           } else if (msg.type === "error") {
-            reject(new AtriumError(msg.error.code, msg.error.message));
+            fail(new AtriumError(msg.error.code, msg.error.message));
           }
           return;
         }
         this._receive(msg);
       };
       ws.onclose = (ev) => {
-        if (!welcomed) reject(new AtriumError("connection_failed", `closed ${ev.code} ${ev.reason}`));
-        else this._closed(ev.code, ev.reason);
+        if (phase === "opening") {
+          const e = new AtriumError(ev.reason || "connection_failed", `the connection closed (${ev.code} ${ev.reason})`);
+          e.closeCode = ev.code;
+          fail(e);
+        } else if (phase === "open" && this.ws === ws) {
+          this._closed(ev.code, ev.reason);
+        }
       };
       ws.onerror = () => {};
       clearInterval(this.pingTimer);
@@ -163,6 +340,11 @@ export class Room extends EventTarget {
    */
   request(type, fields = {}) {
     const id = this.nextId++;
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(
+        new AtriumError("disconnected", this.reconnecting ? "reconnecting; try again shortly" : "not connected"),
+      );
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
@@ -183,6 +365,11 @@ export class Room extends EventTarget {
       else p.reject(new AtriumError(msg.error.code, msg.error.message));
       return;
     }
+    if (msg.type === "result") return; // the answer to a ping sent without id
+    if (msg.type === "error") {
+      this._emit("error", new AtriumError(msg.error?.code ?? "error", msg.error?.message ?? ""));
+      return;
+    }
     this._track(msg);
     if (msg.type === "subscriber_offer") {
       this.subscriberChain = this.subscriberChain.then(() => this._answerSubscriber(msg)).catch((e) =>
@@ -192,18 +379,50 @@ export class Room extends EventTarget {
     this._emit(msg.type, msg);
   }
 
-  /** @private Keeps participants and shares current from the events. */
+  /** @private The participant (another one, or this one) with that id. */
+  _participant(id) {
+    return id === this.me?.id ? this.me : this.participants.get(id);
+  }
+
+  /** @private Keeps participants, tracks, shares and requests current from the events. */
   _track(msg) {
     switch (msg.type) {
       case "participant_joined":
-      case "participant_updated":
-      case "permissions_changed":
-        if (msg.participant.id === this.me?.id) this.me = msg.participant;
-        else this.participants.set(msg.participant.id, msg.participant);
+        this.participants.set(msg.participant.id, { ...msg.participant, tracks: [] });
         break;
+      case "participant_updated": {
+        // The event's `tracks` is always []: keep the tracks known from track events.
+        const known = this._participant(msg.participant.id);
+        const merged = { ...msg.participant, tracks: known?.tracks ?? [] };
+        if (msg.participant.id === this.me?.id) this.me = merged;
+        else this.participants.set(msg.participant.id, merged);
+        break;
+      }
       case "participant_left":
-        this.participants.delete(msg.participant.id);
+        this.participants.delete(msg.participantId);
+        for (const [id, r] of this.requests) if (r.participantId === msg.participantId) this.requests.delete(id);
         break;
+      case "permissions_changed": {
+        const p = this._participant(msg.participantId);
+        if (p) p.permissions = msg.permissions;
+        break;
+      }
+      case "track_published": {
+        const p = this._participant(msg.track.participantId);
+        if (p) p.tracks = [...p.tracks.filter((t) => t.id !== msg.track.id), msg.track];
+        break;
+      }
+      case "track_unpublished": {
+        const p = this._participant(msg.participantId);
+        if (p) p.tracks = p.tracks.filter((t) => t.id !== msg.trackId);
+        if (this.localTracks.has(msg.trackId)) this._endLocal(msg.trackId, false);
+        break;
+      }
+      case "track_muted": {
+        const t = this._participant(msg.participantId)?.tracks.find((x) => x.id === msg.trackId);
+        if (t) t.muted = msg.muted;
+        break;
+      }
       case "share_started":
       case "share_paused":
       case "share_resumed":
@@ -211,18 +430,21 @@ export class Room extends EventTarget {
         break;
       case "share_stopped":
         this.shares.delete(msg.share.id);
-        for (const t of this.localTracks.values()) {
+        for (const t of [...this.localTracks.values()]) {
           if (t.shareId === msg.share.id) this._endLocal(t.trackId, false);
         }
         break;
       case "share_lock_changed":
-        if (this.roomInfo) this.roomInfo.sharePolicy.shareLocked = msg.locked;
+        if (this.roomInfo) this.roomInfo.sharePolicy = { ...this.roomInfo.sharePolicy, shareLocked: msg.locked };
         break;
       case "share_policy_changed":
         if (this.roomInfo) this.roomInfo.sharePolicy = msg.sharePolicy;
         break;
-      case "track_unpublished":
-        if (this.localTracks.has(msg.track.id)) this._endLocal(msg.track.id, false);
+      case "share_requested":
+        this.requests.set(msg.request.id, msg.request);
+        break;
+      case "share_request_resolved":
+        this.requests.delete(msg.request.id);
         break;
       case "left":
         this.closed = true;
@@ -240,7 +462,13 @@ export class Room extends EventTarget {
     this.resumeToken = s.resumeToken;
     this.participants = new Map(s.participants.map((p) => [p.id, p]));
     this.shares = new Map(s.shares.map((sh) => [sh.id, sh]));
-    this.requests = s.requests || [];
+    this.subscriptions = s.subscriptions || [];
+    // Moderators get every pending request; others keep their own (the snapshot does not list it).
+    if (s.requests) this.requests = new Map(s.requests.map((r) => [r.id, r]));
+    else for (const [id, r] of this.requests) if (r.participantId !== this.me.id) this.requests.delete(id);
+    // After a resume: local tracks that ended meanwhile (a lock, a host, a revoked permission).
+    const mine = new Set(this.me.tracks.map((t) => t.id));
+    for (const t of [...this.localTracks.values()]) if (!mine.has(t.trackId)) this._endLocal(t.trackId, false);
     this._emit("state", { type: "snapshot" });
   }
 
@@ -256,26 +484,45 @@ export class Room extends EventTarget {
       p.reject(new AtriumError("disconnected", `the connection closed (${code})`));
     }
     this.pending.clear();
-    if (this.closed || FINAL_CLOSES.has(code) || code >= 4000) {
+    if (this.reconnecting) return; // a socket opened by the resume loop closed: the loop goes on
+    clearInterval(this.pingTimer);
+    if (this.closed || FINAL_CLOSES.has(code) || !this.resumeToken) {
       this._shutdown();
       this._emit("disconnected", { code, reason });
       return;
     }
-    this._emit("reconnecting", { code, reason });
+    this.reconnecting = true;
+    let final = { code, reason: "resume failed" };
     for (let attempt = 0; attempt < 8 && !this.closed; attempt++) {
+      this._emit("reconnecting", { code, reason, attempt });
       await new Promise((r) => setTimeout(r, Math.min(500 * 2 ** attempt, 4000)));
+      if (this.closed) break;
       try {
         await this._open();
         const s = await this.request("resume", { protocol: PROTOCOL, resumeToken: this.resumeToken });
+        this.reconnecting = false;
         this._applySnapshot(s);
         this._emit("reconnected", {});
         return;
       } catch (e) {
-        if (e instanceof AtriumError && e.code === "resume_failed") break;
+        if (e instanceof AtriumError && e.code === "resume_failed") {
+          final = { code, reason: "resume_failed" };
+          break;
+        }
+        if (e instanceof AtriumError && (AUTH_ERRORS.has(e.code) || FINAL_CLOSES.has(Number(e.closeCode)))) {
+          final = { code: Number(e.closeCode) || code, reason: e.code };
+          break;
+        }
       }
     }
+    this.reconnecting = false;
     this._shutdown();
-    this._emit("disconnected", { code, reason: "resume failed" });
+    try {
+      this.ws?.close(1000);
+    } catch {
+      /* already closed */
+    }
+    this._emit("disconnected", final);
   }
 
   /** @private */
@@ -293,6 +540,7 @@ export class Room extends EventTarget {
   /** Leaves the room and closes everything. */
   async leave() {
     if (this.closed) return;
+    this.closed = true; // no resume from here on
     try {
       await this.request("leave");
     } catch {
@@ -310,7 +558,7 @@ export class Room extends EventTarget {
    * @returns {Promise<LocalTrack>}
    */
   async publishCamera(constraints = { width: 1280, height: 720 }) {
-    const stream = await navigator.mediaDevices.getUserMedia({ video: constraints });
+    const stream = await capture(() => navigator.mediaDevices.getUserMedia({ video: constraints }));
     return this.publishTrack(stream.getVideoTracks()[0], "camera");
   }
 
@@ -320,7 +568,7 @@ export class Room extends EventTarget {
    * @returns {Promise<LocalTrack>}
    */
   async publishMicrophone(constraints = true) {
-    const stream = await navigator.mediaDevices.getUserMedia({ audio: constraints });
+    const stream = await capture(() => navigator.mediaDevices.getUserMedia({ audio: constraints }));
     return this.publishTrack(stream.getAudioTracks()[0], "microphone");
   }
 
@@ -331,10 +579,9 @@ export class Room extends EventTarget {
    * @returns {Promise<{shareId: string, video: LocalTrack, audio?: LocalTrack}>}
    */
   async startScreenShare(options = {}) {
-    const stream = await navigator.mediaDevices.getDisplayMedia({
-      video: options.video ?? true,
-      audio: options.audio ?? true,
-    });
+    const stream = await capture(() =>
+      navigator.mediaDevices.getDisplayMedia({ video: options.video ?? true, audio: options.audio ?? true }),
+    );
     const [videoTrack] = stream.getVideoTracks();
     const [audioTrack] = stream.getAudioTracks();
     videoTrack.contentHint = options.contentHint ?? "detail";
@@ -345,6 +592,12 @@ export class Room extends EventTarget {
       stream.getTracks().forEach((t) => t.stop());
       throw e;
     }
+    // The person stops the capture from the browser's own UI: the share stops with capture_ended.
+    const ended = () => {
+      if (this.localTracks.has(video.trackId)) this.stopScreenShare("capture_ended").catch((e) => this._emit("error", e));
+    };
+    videoTrack.addEventListener("ended", ended);
+    if (videoTrack.readyState === "ended") ended();
     let audio;
     if (audioTrack) {
       try {
@@ -354,16 +607,21 @@ export class Room extends EventTarget {
         this._emit("error", e);
       }
     }
-    // The person stops the capture from the browser's own UI.
-    videoTrack.addEventListener("ended", () => {
-      if (this.localTracks.has(video.trackId)) this.stopScreenShare("capture_ended").catch(() => {});
-    });
     return { shareId: video.shareId, video, audio };
   }
 
-  /** The running screen share of this participant, if any. */
+  /** The running screen share of this participant (its video LocalTrack), if any. */
   get myShare() {
-    for (const t of this.localTracks.values()) if (t.source === "screen_share") return t;
+    return this.localTrack("screen_share");
+  }
+
+  /**
+   * This participant's published track of a source, if any.
+   * @param {Source} source
+   * @returns {LocalTrack|null}
+   */
+  localTrack(source) {
+    for (const t of this.localTracks.values()) if (t.source === source) return t;
     return null;
   }
 
@@ -395,30 +653,55 @@ export class Room extends EventTarget {
    */
   publishTrack(track, source) {
     const run = this.negotiation.then(async () => {
-      if (!this.publisher) this._createPublisher();
-      const transceiver = this.publisher.addTransceiver(track, {
-        direction: "sendonly",
-        streams: [new MediaStream([track])],
+      if (this.closed) throw new AtriumError("disconnected", "the room is closed");
+      // Announce the track first (`publish`): the server's refusals (share_locked, not_allowed,
+      // share_in_progress, ...) come back as errors before any SDP. An offer whose every section the
+      // server rejects gets an answer without a BUNDLE group, after which Chromium can make no further
+      // offer on the connection ("max-bundle is used but no bundle group found").
+      const s = track.getSettings ? track.getSettings() : {};
+      const announced = await this.request("publish", {
+        source,
+        ...(s.width ? { width: s.width } : {}),
+        ...(s.height ? { height: s.height } : {}),
       });
+      const trackId = announced.track.id;
+      if (!this.publisher) this._createPublisher();
+      // An idle transceiver of the same kind carries the new track (see _endLocal); else a new one.
+      this.idle = this.idle.filter((t) => t.direction !== "stopped" && t.currentDirection !== "stopped");
+      const reuse = this.idle.findIndex((t) => t.receiver.track.kind === track.kind);
+      let transceiver;
+      if (reuse >= 0) {
+        [transceiver] = this.idle.splice(reuse, 1);
+        await transceiver.sender.replaceTrack(track);
+      } else {
+        transceiver = this.publisher.addTransceiver(track, {
+          direction: "sendonly",
+          streams: [new MediaStream([track])],
+        });
+      }
+      const added = { transceiver, track, trackId, mid: null };
+      const withdraw = () => this.request("unpublish", { trackId }).catch(() => {});
       let result;
       try {
-        result = await this._negotiatePublisher([{ transceiver, source, track }]);
+        result = await this._negotiatePublisher([added]);
       } catch (e) {
         this._dropTransceiver(transceiver);
+        await withdraw();
         throw e;
       }
-      const mid = transceiver.mid;
-      const accepted = result.tracks.find((t) => t.mid === mid);
+      const accepted = result.tracks.find((t) => t.mid === added.mid);
       if (!accepted) {
-        const rejected = result.rejected.find((r) => r.mid === mid);
-        this._dropTransceiver(transceiver);
-        await this._negotiatePublisher([]).catch(() => {});
+        const rejected = result.rejected.find((r) => r.mid === added.mid);
+        this._dropTransceiver(transceiver); // the answer rejected it: the browser stopped it already
+        await withdraw();
         throw new AtriumError(rejected?.code ?? "rejected", rejected?.message ?? "the server rejected the track");
       }
       /** @type {LocalTrack} */
-      const local = { trackId: accepted.trackId, source, track, ...(accepted.shareId ? { shareId: accepted.shareId } : {}) };
-      this.publishMids.set(mid, { transceiver, source, trackId: accepted.trackId });
-      this.localTracks.set(accepted.trackId, local);
+      const local = { trackId, source, track, ...(accepted.shareId ? { shareId: accepted.shareId } : {}) };
+      this.publishMids.set(added.mid, { transceiver, source, trackId });
+      this.localTracks.set(trackId, local);
+      // The track may have ended while it was being bound (a lock, a host): nothing to keep then.
+      if (!this.me?.tracks.some((t) => t.id === trackId)) this._endLocal(trackId, true);
       return local;
     });
     this.negotiation = run.catch(() => {});
@@ -439,11 +722,71 @@ export class Room extends EventTarget {
   /** Mutes or unmutes one of this participant's tracks (the track sends silence/black while muted). */
   async setMuted(trackId, muted) {
     const local = this.localTracks.get(trackId);
-    if (local) local.track.enabled = !muted;
+    if (local) {
+      local.track.enabled = !muted;
+      local.muted = muted;
+      this._emit("state", { type: "local_track_changed" });
+    }
     await this.request("mute", { trackId, muted });
   }
 
-  /** @private A local track ended (unpublished, its share stopped): stop it and its transceiver. */
+  /**
+   * Turns the camera off (the capture stops, the track stays published and muted, so turning it on
+   * again needs no renegotiation) or on (a new capture, or a new track when none is published).
+   * @param {boolean} enabled
+   * @param {MediaTrackConstraints} [constraints]
+   */
+  async setCameraEnabled(enabled, constraints = { width: 1280, height: 720 }) {
+    const local = this.localTrack("camera");
+    if (!local) {
+      if (enabled) await this.publishCamera(constraints);
+      return;
+    }
+    const transceiver = this._transceiverOf(local.trackId);
+    if (enabled) {
+      if (local.track.readyState === "live" && !local.muted) return;
+      const stream = await capture(() => navigator.mediaDevices.getUserMedia({ video: constraints }));
+      const track = stream.getVideoTracks()[0];
+      await transceiver?.sender.replaceTrack(track);
+      local.track.stop();
+      local.track = track;
+      local.muted = false;
+      this._emit("state", { type: "local_track_changed" });
+      await this.request("mute", { trackId: local.trackId, muted: false });
+    } else {
+      local.muted = true;
+      await transceiver?.sender.replaceTrack(null);
+      local.track.stop();
+      this._emit("state", { type: "local_track_changed" });
+      await this.request("mute", { trackId: local.trackId, muted: true });
+    }
+  }
+
+  /**
+   * Turns the microphone on (publishing it the first time) or off (muted: it sends silence).
+   * @param {boolean} enabled
+   */
+  async setMicrophoneEnabled(enabled) {
+    const local = this.localTrack("microphone");
+    if (!local) {
+      if (enabled) await this.publishMicrophone();
+      return;
+    }
+    await this.setMuted(local.trackId, !enabled);
+  }
+
+  /** @private The publisher transceiver of one of our tracks. */
+  _transceiverOf(trackId) {
+    for (const entry of this.publishMids.values()) if (entry.trackId === trackId) return entry.transceiver;
+    return null;
+  }
+
+  /**
+   * @private A local track ended (unpublished, its share stopped): stop the capture and leave its
+   * transceiver idle, sending nothing, for the next track of its kind. Stopping the transceiver would
+   * change the publisher connection's BUNDLE group, and once no section of the earlier group is left
+   * Chromium moves to a new transport (new ICE and DTLS session) that the server does not complete.
+   */
   _endLocal(trackId, notify = true) {
     const local = this.localTracks.get(trackId);
     if (!local) return;
@@ -452,10 +795,10 @@ export class Room extends EventTarget {
     for (const [mid, entry] of this.publishMids) {
       if (entry.trackId === trackId) {
         this.publishMids.delete(mid);
-        this._dropTransceiver(entry.transceiver);
+        entry.transceiver.sender.replaceTrack(null).catch(() => {});
+        this.idle.push(entry.transceiver);
       }
     }
-    this.negotiation = this.negotiation.then(() => this._negotiatePublisher([])).catch(() => {});
     this._emit("local_track_ended", local);
     if (notify) this._emit("state", { type: "local_track_ended" });
   }
@@ -481,25 +824,30 @@ export class Room extends EventTarget {
   }
 
   /**
-   * @private One offer/answer round on the publisher connection; `added` are the new transceivers.
-   * @param {{transceiver: RTCRtpTransceiver, source: Source, track: MediaStreamTrack}[]} added
+   * @private One offer/answer round on the publisher connection; `added` are the new transceivers,
+   * each bound to a track announced with `publish` (their `mid` is set from the offer).
+   * @param {{transceiver: RTCRtpTransceiver, trackId: string, track: MediaStreamTrack, mid?: string|null}[]} added
    */
   async _negotiatePublisher(added) {
     const pc = this.publisher;
-    if (!pc) return { tracks: [], rejected: [] };
+    if (!pc || pc.signalingState === "closed") return { tracks: [], rejected: [] };
+    // Every transceiver stopped: nothing to tell the server (it has unpublished those tracks already),
+    // and Chromium cannot set an offer without a live section under max-bundle ("max-bundle is used
+    // but no bundle group found"), a failure that also breaks every later offer of the connection.
+    if (!pc.getTransceivers().some((t) => t.direction !== "stopped")) return { tracks: [], rejected: [] };
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
-    const tracks = added.map(({ transceiver, source, track }) => {
-      const s = track.getSettings ? track.getSettings() : {};
-      return {
-        mid: transceiver.mid,
-        source,
-        ...(s.width ? { width: s.width } : {}),
-        ...(s.height ? { height: s.height } : {}),
-      };
+    // The mid of each new transceiver; the offer's a=msid lines name it too.
+    const mids = midsByTrack(pc.localDescription.sdp);
+    const tracks = added.map((entry) => {
+      entry.mid = entry.transceiver.mid ?? mids.get(entry.track.id) ?? null;
+      return { mid: entry.mid, trackId: entry.trackId };
     });
+    // A failed request leaves the offer pending: the next round replaces it (have-local-offer allows it).
     const result = await this.request("publish_offer", { sdp: pc.localDescription.sdp, tracks });
     await pc.setRemoteDescription({ type: "answer", sdp: result.sdp });
+    // Idle transceivers were offered without a track: the answer rejected them and the browser stopped them.
+    this.idle = this.idle.filter((t) => t.direction !== "stopped" && t.currentDirection !== "stopped");
     return result;
   }
 
@@ -507,6 +855,7 @@ export class Room extends EventTarget {
 
   /** @private Answers a subscriber offer and reports tracks that started or ended. */
   async _answerSubscriber(msg) {
+    if (this.closed) return;
     if (!this.subscriber) {
       const pc = new RTCPeerConnection(RTC_CONFIG);
       pc.onicecandidate = (e) => {
@@ -526,9 +875,18 @@ export class Room extends EventTarget {
         this._emit("track_ended", r);
       }
     }
-    await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
+    let offer = msg.sdp;
+    this.subscriberTransport = liveTransport(offer) ?? this.subscriberTransport;
+    if (this.subscriberAnchor === undefined) {
+      this.subscriberAnchor = /^a=group:BUNDLE (\S+)/m.exec(offer)?.[1] ?? undefined;
+    } else {
+      offer = reviveAnchor(offer, this.subscriberAnchor, this.subscriberTransport);
+    }
+    await pc.setRemoteDescription({ type: "offer", sdp: offer });
     await pc.setLocalDescription(await pc.createAnswer());
-    await this.request("subscriber_answer", { revision: msg.revision, sdp: pc.localDescription.sdp });
+    let answer = pc.localDescription.sdp;
+    if (offer !== msg.sdp) answer = rejectAnchor(answer, this.subscriberAnchor);
+    await this.request("subscriber_answer", { revision: msg.revision, sdp: answer });
     // Transceivers whose track arrived before this offer named it.
     for (const t of pc.getTransceivers()) {
       if (t.mid && t.receiver.track && !this.remote.has(t.mid) && this.offered.has(t.mid)) {

@@ -1,0 +1,858 @@
+// Atrium meeting page: a join screen, the participant grid, the share stage, the controls and the
+// host panel, on top of the JavaScript client (/sdk/atrium.js). No framework, no build step.
+//
+// URL parameters: room, name, role (dev mode), identity (dev mode), token, autojoin=1.
+// For tests the page exposes `window.atriumApp` ({room, phase, connection, log}).
+
+import { Room, AtriumError } from "/sdk/atrium.js";
+
+/** @typedef {import("/sdk/atrium.js").RemoteTrack} RemoteTrack */
+
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const params = new URLSearchParams(location.search);
+
+/** Human text for each share stop reason (docs/protocol.md section 8). */
+const STOP_TEXT = {
+  user_stopped: (who) => `${who.Name} stopped sharing.`,
+  capture_ended: (who) => `${who.Name_s} screen capture ended, so the share stopped.`,
+  preempted: (who, by) => `${who.Name_s} share was replaced by ${by.name_s} share.`,
+  permission_revoked: (who, by) => `${by.Name} revoked ${who.name_s} permission to share, so the share stopped.`,
+  locked: (who, by) => `${by.Name} locked screen sharing, so ${who.name_s} share stopped.`,
+  moderated: (who, by) => `${by.Name} stopped ${who.name_s} share.`,
+  publisher_left: (who) => `${who.Name} left the room, so the share ended.`,
+  disconnected: (who) => `${who.Name} lost the connection, so the share ended.`,
+  room_ended: () => "The room ended, so the share ended.",
+};
+
+/** Human text for the error codes a person can run into (docs/protocol.md section 10). */
+const ERROR_TEXT = {
+  share_locked: "Screen sharing is locked by a host.",
+  share_in_progress: "Someone else is already sharing; this room allows one share at a time.",
+  too_many_shares: "The room's maximum of concurrent shares is reached.",
+  not_allowed: "You are not allowed to do that here.",
+  already_published: "That is already being published.",
+  request_pending: "Your request to share is already waiting for a host.",
+  request_not_found: "That request is no longer pending.",
+  share_not_found: "That share has already stopped.",
+  no_active_share: "Share audio needs a running share.",
+  capture_denied: "The capture was cancelled or the browser denied it.",
+  capture_failed: "The browser could not start the capture.",
+  disconnected: "The connection to the server is down.",
+  timeout: "The server did not answer in time.",
+  room_full: "The room is full.",
+  room_not_found: "There is no such room, and this token may not create it.",
+  token_expired: "The token has expired; get a new one.",
+  bad_signature: "The token is not valid for this server.",
+  malformed_token: "That is not a valid token.",
+  wrong_room: "The token is not valid for this room.",
+  resume_failed: "The session could not be resumed; join again.",
+  media_unavailable: "This server runs without media.",
+  connection_failed: "Could not connect to the server.",
+};
+
+const app = {
+  /** @type {Room|null} */
+  room: null,
+  phase: "loading",
+  devMode: false,
+  connection: "disconnected",
+  /** a history of connection states, for tests and debugging */
+  log: [],
+  /** the share the person picked for the stage (null: the newest) */
+  pinnedShare: null,
+  /** participant id -> {level, rank} of the latest active_speakers */
+  speakers: new Map(),
+  /** HTMLElement per participant id */
+  tiles: new Map(),
+  /** HTMLAudioElement per remote track id */
+  audio: new Map(),
+  /** the participant names we know, kept after they leave (for notices) */
+  names: new Map(),
+  busy: new Set(),
+};
+window.atriumApp = app;
+
+// ------------------------------------------------------------------ small helpers
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+/** Replaces a node's children, skipping null, undefined and false entries. */
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function setPhase(phase) {
+  app.phase = phase;
+  document.body.dataset.phase = phase;
+  $("join").hidden = phase === "meeting";
+  $("meeting").hidden = phase !== "meeting";
+}
+
+function setConnection(state) {
+  app.connection = state;
+  app.log.push({ t: Date.now(), state });
+  const badge = $("connection-state");
+  badge.dataset.state = state;
+  badge.textContent = { connected: "Connected", reconnecting: "Reconnecting…", disconnected: "Disconnected" }[state];
+  $("reconnecting-banner").hidden = state !== "reconnecting";
+}
+
+/** A participant's display name, "You" for this one. */
+function nameOf(id) {
+  if (!id) return "Someone";
+  if (id === "admin") return "An administrator";
+  if (app.room?.me?.id === id) return "You";
+  const p = app.room?.participants.get(id);
+  return p?.name || app.names.get(id) || "A participant";
+}
+
+/** Name forms for notice sentences: Name, name (sentence-internal), possessives. */
+function who(id) {
+  const n = nameOf(id);
+  const you = n === "You";
+  const lower = you ? "you" : n === "Someone" || n === "A participant" || n === "An administrator" ? n.toLowerCase() : n;
+  const possessive = (s) => (s.endsWith("s") ? `${s}'` : `${s}'s`);
+  return {
+    Name: n,
+    name: lower,
+    Name_s: you ? "Your" : possessive(n),
+    name_s: you ? "your" : possessive(lower),
+  };
+}
+
+function rememberNames() {
+  const r = app.room;
+  if (!r) return;
+  if (r.me) app.names.set(r.me.id, r.me.name);
+  for (const p of r.participants.values()) app.names.set(p.id, p.name || p.identity);
+}
+
+// ------------------------------------------------------------------ notices
+
+/**
+ * Shows a notice in the aria-live region.
+ * @param {{kind?: string, text: string, reason?: string, code?: string, ttl?: number}} n
+ */
+function notify({ kind = "info", text, reason, code, ttl = kind === "info" ? 10000 : 30000 }) {
+  const box = $("notices");
+  const textEl = el("span", { class: "text" }, text);
+  if (code) textEl.append(" ", el("code", { "data-testid": "notice-code" }, code));
+  const item = el(
+    "div",
+    {
+      class: "notice",
+      "data-testid": "notice",
+      "data-kind": kind,
+      "data-reason": reason,
+      "data-code": code,
+      role: kind === "error" ? "alert" : undefined,
+    },
+    textEl,
+  );
+  const close = el("button", { type: "button", "aria-label": "Dismiss notice", text: "×" });
+  close.addEventListener("click", () => item.remove());
+  item.append(close);
+  box.append(item);
+  while (box.children.length > 5) box.firstElementChild.remove();
+  if (ttl) setTimeout(() => item.remove(), ttl);
+  return item;
+}
+
+/** An error notice with the protocol's code. */
+function notifyError(action, e) {
+  const code = e instanceof AtriumError ? e.code : e?.code || e?.name || "error";
+  const detail = ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e?.message) || "Something went wrong.";
+  console.warn(action, e);
+  notify({ kind: "error", text: `${action}: ${detail}`, code });
+}
+
+/** Runs a control's action once at a time, with its failure shown as an error notice. */
+async function act(key, action, fn) {
+  if (app.busy.has(key)) return;
+  app.busy.add(key);
+  render();
+  try {
+    await fn();
+  } catch (e) {
+    notifyError(action, e);
+  } finally {
+    app.busy.delete(key);
+    render();
+  }
+}
+
+// ------------------------------------------------------------------ join
+
+async function detectDevMode() {
+  try {
+    // /dev/token exists only in development mode; without a room it answers 422 and mints nothing.
+    const r = await fetch("/dev/token", { cache: "no-store" });
+    return r.status !== 404;
+  } catch {
+    return false;
+  }
+}
+
+function decodeToken(token) {
+  try {
+    const part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(part + "=".repeat((4 - (part.length % 4)) % 4)));
+  } catch {
+    return null;
+  }
+}
+
+async function obtainToken(room, name, role) {
+  const pasted = $("join-token").value.trim() || params.get("token") || "";
+  if (pasted) return pasted;
+  if (!app.devMode) throw new AtriumError("missing_token", "paste a participant token to join");
+  if (!room) throw new AtriumError("invalid_field", "enter a room name");
+  const q = new URLSearchParams({ room, name: name || "guest", role });
+  if (params.get("identity")) q.set("identity", params.get("identity"));
+  const r = await fetch(`/dev/token?${q}`, { cache: "no-store" });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new AtriumError(body.error?.code || "connection_failed", body.error?.message || `HTTP ${r.status}`);
+  return body.token;
+}
+
+function signalURL() {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/signal`;
+}
+
+async function join(ev) {
+  ev?.preventDefault();
+  if (app.phase === "joining") return;
+  const room = $("join-room").value.trim();
+  const name = $("join-name").value.trim();
+  const role = /** @type {HTMLSelectElement} */ ($("join-role")).value;
+  $("join-error").hidden = true;
+  setPhase("joining");
+  $("join-submit").disabled = true;
+  $("join-submit").textContent = "Joining…";
+  try {
+    const token = await obtainToken(room, name, role);
+    const r = await Room.connect(signalURL(), token, name ? { name } : {});
+    enterRoom(r);
+  } catch (e) {
+    const code = e instanceof AtriumError ? e.code : "error";
+    $("join-error").hidden = false;
+    fill($("join-error"), 
+      `${ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e.message)} `,
+      el("code", { "data-testid": "join-error-code" }, code),
+    );
+    setPhase("join");
+  } finally {
+    $("join-submit").disabled = false;
+    $("join-submit").textContent = "Join";
+  }
+}
+
+function enterRoom(room) {
+  app.room = room;
+  app.pinnedShare = null;
+  app.speakers.clear();
+  for (const t of app.tiles.values()) t.remove();
+  app.tiles.clear();
+  const on = (type, fn) => room.addEventListener(type, (e) => app.room === room && fn(/** @type {CustomEvent} */ (e).detail));
+  on("state", () => {
+    rememberNames();
+    render();
+  });
+  on("track", (t) => {
+    if (t.track.kind === "audio") playAudio(t);
+    render();
+  });
+  on("track_ended", (t) => {
+    stopAudio(t.trackId);
+    render();
+  });
+  on("local_track_ended", () => render());
+  on("share_started", (m) => {
+    if (m.share.participantId !== room.me.id) notify({ text: `${who(m.share.participantId).Name} started sharing.` });
+  });
+  on("share_paused", (m) => notify({ text: `${who(m.share.participantId).Name_s} share is paused.`, ttl: 8000 }));
+  on("share_resumed", (m) => notify({ text: `${who(m.share.participantId).Name_s} share resumed.`, ttl: 8000 }));
+  on("share_stopped", (m) => {
+    const text = (STOP_TEXT[m.reason] || ((w) => `${w.Name_s} share stopped (${m.reason}).`))(
+      who(m.share.participantId),
+      who(m.by),
+    );
+    if (app.pinnedShare === m.share.id) app.pinnedShare = null;
+    notify({ kind: "share-stopped", text, reason: m.reason });
+  });
+  on("share_lock_changed", (m) =>
+    notify({ text: `${who(m.by).Name} ${m.locked ? "locked" : "unlocked"} screen sharing.`, reason: m.locked ? "lock" : "unlock" }),
+  );
+  on("share_policy_changed", (m) => {
+    fillPolicyForm(true);
+    notify({ text: `${who(m.by).Name} changed the share policy (${describePolicy(m.sharePolicy)}).` });
+  });
+  on("share_requested", (m) => {
+    if (m.request.participantId === room.me.id) notify({ text: "Your request to share was sent to the hosts." });
+    else notify({ text: `${who(m.request.participantId).Name} asks to share the screen.`, reason: "share_requested" });
+  });
+  on("share_request_resolved", (m) => {
+    if (m.request.participantId !== room.me.id) return;
+    const text = {
+      granted: `${who(m.by).Name} allowed you to share your screen.`,
+      denied: `${who(m.by).Name} declined your request to share.`,
+      expired: "Your request to share expired without an answer.",
+      cancelled: "Your request to share was cancelled.",
+    }[m.outcome];
+    notify({ text, reason: `request_${m.outcome}` });
+  });
+  on("permissions_changed", (m) => {
+    if (m.participantId !== room.me.id) return;
+    const can = m.permissions.sources.includes("screen_share");
+    notify({ text: can ? "You may share your screen now." : "Your permission to share the screen was revoked." });
+  });
+  on("active_speakers", (m) => {
+    app.speakers = new Map(m.speakers.map((s, i) => [s.participantId, { level: s.level, rank: i }]));
+    render();
+  });
+  on("media_state", (m) => {
+    if (m.state === "failed") notify({ kind: "error", text: `The ${m.target} media connection failed.`, code: "media_failed" });
+    if (m.state === "disconnected") notify({ text: `The ${m.target} media connection is interrupted…`, ttl: 8000 });
+  });
+  on("error", (e) => notifyError("Server", e));
+  on("left", (m) => {
+    const text = {
+      removed: "A host removed you from the room.",
+      replaced: "You joined this room from another window or device.",
+      room_ended: "The room has ended.",
+    }[m.reason];
+    notify({ kind: m.reason === "room_ended" ? "info" : "error", text: text || `You left the room (${m.reason}).`, reason: m.reason, ttl: 0 });
+  });
+  on("reconnecting", () => setConnection("reconnecting"));
+  on("reconnected", () => {
+    setConnection("connected");
+    notify({ text: "Reconnected.", reason: "reconnected", ttl: 6000 });
+    render();
+  });
+  on("disconnected", (d) => {
+    setConnection("disconnected");
+    if (!room.closedByUser && ![4100, 4101, 4102, 4103].includes(d.code)) {
+      notify({ kind: "error", text: "The connection to the room was lost.", code: d.reason || "disconnected", ttl: 0 });
+    }
+    exitRoom();
+  });
+  rememberNames();
+  setConnection("connected");
+  setPhase("meeting");
+  fillPolicyForm(true);
+  render();
+}
+
+function exitRoom() {
+  for (const id of [...app.audio.keys()]) stopAudio(id);
+  app.room = null;
+  setPhase("join");
+  for (const t of app.tiles.values()) t.remove();
+  app.tiles.clear();
+  const stage = /** @type {HTMLVideoElement} */ ($("stage-video"));
+  stage.srcObject = null;
+}
+
+async function leave() {
+  const room = app.room;
+  if (!room) return;
+  room.closedByUser = true;
+  exitRoom();
+  setConnection("disconnected");
+  await room.leave();
+  notify({ text: "You left the room.", reason: "left" });
+}
+
+// ------------------------------------------------------------------ media elements
+
+function playAudio(/** @type {RemoteTrack} */ t) {
+  if (app.audio.has(t.trackId)) return;
+  const a = /** @type {HTMLAudioElement} */ (el("audio", { autoplay: true, "data-track-id": t.trackId }));
+  a.srcObject = new MediaStream([t.track]);
+  $("audio-sink").append(a);
+  app.audio.set(t.trackId, a);
+  a.play().catch(() => offerAudioUnlock());
+}
+
+function stopAudio(trackId) {
+  const a = app.audio.get(trackId);
+  if (!a) return;
+  a.srcObject = null;
+  a.remove();
+  app.audio.delete(trackId);
+}
+
+let unlockShown = false;
+/** Browsers may block sound until the person interacts with the page. */
+function offerAudioUnlock() {
+  if (unlockShown) return;
+  unlockShown = true;
+  const n = notify({ text: "Your browser blocked the sound.", ttl: 0 });
+  const b = el("button", { type: "button", "data-testid": "enable-audio", text: "Enable sound" });
+  b.addEventListener("click", () => {
+    for (const a of app.audio.values()) a.play().catch(() => {});
+    n.remove();
+    unlockShown = false;
+  });
+  n.insertBefore(b, n.lastElementChild);
+}
+
+/** Points a video element at a track, keeping it when it is already the one shown. */
+function showTrack(video, track) {
+  const current = video.srcObject instanceof MediaStream ? video.srcObject.getVideoTracks()[0] : null;
+  if (track && current !== track) {
+    video.srcObject = new MediaStream([track]);
+  } else if (!track && video.srcObject) {
+    video.srcObject = null;
+  }
+  if (track && video.paused) video.play().catch(() => {});
+}
+
+// ------------------------------------------------------------------ rendering
+
+let renderQueued = false;
+/** Renders soon, once for a burst of events. */
+function render() {
+  if (renderQueued) return;
+  renderQueued = true;
+  setTimeout(() => {
+    renderQueued = false;
+    if (app.room && app.phase === "meeting") renderMeeting();
+  }, 0);
+}
+
+function policy() {
+  return app.room?.roomInfo?.sharePolicy ?? {};
+}
+
+/** Whether the policy lets this participant share (docs/protocol.md section 8, "Permission"). */
+function permittedToShare(me) {
+  const p = policy();
+  if (!me || me.role === "viewer" || !me.permissions.sources.includes("screen_share")) return false;
+  return (
+    me.permissions.shareGranted ||
+    me.role === "host" ||
+    (me.role === "cohost" && p.whoCanShare !== "host") ||
+    (me.role === "participant" && p.whoCanShare === "anyone" && !p.shareRequestRequired)
+  );
+}
+
+function describePolicy(p) {
+  const mode = p.shareMode === "multi" ? `multi, up to ${p.maxConcurrentShares}` : p.shareMode;
+  const whoCan = { anyone: "anyone", cohost: "hosts and cohosts", host: "hosts" }[p.whoCanShare];
+  return `${mode}; ${whoCan} can share${p.shareRequestRequired ? "; participants ask first" : ""}`;
+}
+
+function renderMeeting() {
+  const room = app.room;
+  const me = room.me;
+  const isMod = room.isModerator;
+  const pol = policy();
+
+  $("room-name").textContent = room.roomInfo?.name || room.roomInfo?.id || "";
+  $("me-label").textContent = `${me.name || me.identity} · ${me.role}`;
+  $("me-label").dataset.role = me.role;
+  $("lock-badge").hidden = !pol.shareLocked;
+
+  renderStage(room);
+  renderTiles(room);
+  renderControls(room, pol);
+  renderPeople(room, isMod);
+  renderHostPanel(room, isMod, pol);
+}
+
+/** The video track of a share: ours (local preview) or the received one. */
+function shareTrack(room, share) {
+  if (share.participantId === room.me.id) {
+    return room.localTrack("screen_share")?.track ?? null;
+  }
+  return room.remoteTracks.find((t) => t.trackId === share.trackId)?.track ?? null;
+}
+
+function renderStage(room) {
+  const shares = [...room.shares.values()];
+  const stage = $("stage");
+  const video = /** @type {HTMLVideoElement} */ ($("stage-video"));
+  $("main-area").classList.toggle("has-share", shares.length > 0);
+  if (!shares.length) {
+    stage.hidden = true;
+    delete stage.dataset.shareId;
+    showTrack(video, null);
+    return;
+  }
+  const current = shares.find((s) => s.id === app.pinnedShare) ?? shares[shares.length - 1];
+  stage.hidden = false;
+  stage.dataset.shareId = current.id;
+  stage.dataset.participantId = current.participantId;
+  stage.dataset.state = current.state;
+  const track = shareTrack(room, current);
+  showTrack(video, track);
+  $("stage-waiting").hidden = !!track || current.state === "paused";
+  $("stage-paused").hidden = current.state !== "paused";
+  const w = who(current.participantId);
+  $("stage-label").textContent =
+    current.participantId === room.me.id
+      ? `You are sharing your screen${current.state === "paused" ? " (paused)" : ""}`
+      : `${w.Name} is sharing${current.state === "paused" ? " (paused)" : ""}`;
+
+  const picker = $("share-picker");
+  picker.hidden = shares.length < 2;
+  fill(
+    picker,
+    ...(shares.length < 2 ? [] : shares).map((s) => {
+      const b = el("button", {
+        type: "button",
+        "data-testid": "share-pick",
+        "data-share-id": s.id,
+        "aria-pressed": String(s.id === current.id),
+        text: s.participantId === room.me.id ? "Your share" : `${who(s.participantId).Name_s} share`,
+      });
+      b.addEventListener("click", () => {
+        app.pinnedShare = s.id;
+        render();
+      });
+      return b;
+    }),
+  );
+}
+
+function renderTiles(room) {
+  const grid = $("grid");
+  const people = [room.me, ...room.participants.values()].filter((p) => p.role !== "viewer" || p.id === room.me.id);
+  const seen = new Set();
+  let index = 0;
+  for (const p of people) {
+    seen.add(p.id);
+    let tile = app.tiles.get(p.id);
+    if (!tile) {
+      const video = el("video", { autoplay: true, playsinline: true, muted: true });
+      /** @type {HTMLVideoElement} */ (video).muted = true;
+      tile = el(
+        "figure",
+        { class: "tile", "data-testid": "tile", "data-participant-id": p.id },
+        video,
+        el("div", { class: "avatar", "aria-hidden": "true" }),
+        el("figcaption", {}),
+      );
+      app.tiles.set(p.id, tile);
+    }
+    if (grid.children[index] !== tile) grid.insertBefore(tile, grid.children[index] ?? null);
+    index++;
+
+    const self = p.id === room.me.id;
+    // The camera, unless it is turned off (muted: nothing arrives, the picture would freeze).
+    const local = self ? room.localTrack("camera") : null;
+    const camera = self
+      ? local && !local.muted ? local.track : null
+      : p.tracks.find((t) => t.source === "camera")?.muted
+        ? null
+        : room.remoteTracks.find((t) => t.participantId === p.id && t.source === "camera")?.track;
+    const video = /** @type {HTMLVideoElement} */ (tile.querySelector("video"));
+    showTrack(video, camera ?? null);
+    video.hidden = !camera;
+    const avatar = /** @type {HTMLElement} */ (tile.querySelector(".avatar"));
+    avatar.hidden = !!camera;
+    avatar.textContent = (p.name || p.identity || "?").trim().charAt(0).toUpperCase();
+
+    const mic = p.tracks.find((t) => t.source === "microphone");
+    const speaking = app.speakers.get(p.id);
+    tile.dataset.name = p.name || p.identity;
+    tile.dataset.self = String(self);
+    tile.dataset.hasVideo = String(!!camera);
+    tile.dataset.speaking = String(!!speaking);
+    tile.dataset.activeSpeaker = String(speaking?.rank === 0);
+    tile.setAttribute(
+      "aria-label",
+      `${p.name || p.identity}${self ? " (you)" : ""}${speaking?.rank === 0 ? ", speaking" : ""}`,
+    );
+    const caption = tile.querySelector("figcaption");
+    fill(caption, 
+      el("span", { class: "name", "data-testid": "tile-name" }, `${p.name || p.identity}${self ? " (you)" : ""}`),
+      p.role === "host" || p.role === "cohost" ? el("span", { class: "tag" }, p.role) : null,
+      !mic ? el("span", { class: "tag", title: "No microphone" }, "no mic") : null,
+      mic?.muted ? el("span", { class: "tag muted-mic", title: "Microphone muted" }, "muted") : null,
+      speaking?.rank === 0 ? el("span", { class: "tag speaking", "data-testid": "speaking" }, "speaking") : null,
+    );
+  }
+  for (const [id, tile] of app.tiles) {
+    if (!seen.has(id)) {
+      tile.remove();
+      app.tiles.delete(id);
+    }
+  }
+}
+
+function renderControls(room, pol) {
+  const me = room.me;
+  const viewer = me.role === "viewer" || me.permissions.sources.length === 0;
+
+  const mic = room.localTrack("microphone");
+  const micLive = !!mic && !mic.muted;
+  const micBtn = $("mic-toggle");
+  micBtn.setAttribute("aria-pressed", String(micLive));
+  micBtn.textContent = micLive ? "Mute" : mic ? "Unmute" : "Start mic";
+  micBtn.setAttribute("aria-label", micLive ? "Mute the microphone" : "Turn the microphone on");
+  micBtn.dataset.state = micLive ? "on" : mic ? "muted" : "off";
+  micBtn.disabled = app.busy.has("mic") || !me.permissions.sources.includes("microphone");
+  micBtn.hidden = viewer;
+
+  const cam = room.localTrack("camera");
+  const camOn = !!cam && !cam.muted;
+  const camBtn = $("camera-toggle");
+  camBtn.setAttribute("aria-pressed", String(camOn));
+  camBtn.textContent = camOn ? "Stop camera" : "Start camera";
+  camBtn.setAttribute("aria-label", camOn ? "Turn the camera off" : "Turn the camera on");
+  camBtn.dataset.state = camOn ? "on" : "off";
+  camBtn.disabled = app.busy.has("camera") || !me.permissions.sources.includes("camera");
+  camBtn.hidden = viewer;
+
+  const mine = room.myShare;
+  const myShare = mine ? room.shares.get(mine.shareId) : null;
+  const shareBtn = $("share-toggle");
+  shareBtn.setAttribute("aria-pressed", String(!!mine));
+  shareBtn.textContent = mine ? "Stop sharing" : "Share screen";
+  shareBtn.setAttribute("aria-label", mine ? "Stop sharing your screen" : "Share your screen");
+  shareBtn.dataset.state = mine ? "on" : "off";
+  shareBtn.title = !mine && pol.shareLocked && !room.isModerator ? "A host has locked screen sharing" : "";
+  shareBtn.disabled = app.busy.has("share");
+  shareBtn.hidden = me.role === "viewer";
+
+  const pauseBtn = $("share-pause");
+  pauseBtn.hidden = !mine;
+  const paused = myShare?.state === "paused";
+  pauseBtn.textContent = paused ? "Resume share" : "Pause share";
+  pauseBtn.setAttribute("aria-label", paused ? "Resume your screen share" : "Pause your screen share");
+  pauseBtn.dataset.state = paused ? "paused" : "running";
+  pauseBtn.disabled = app.busy.has("pause");
+
+  const pending = [...room.requests.values()].some((r) => r.participantId === me.id);
+  const reqBtn = $("request-share");
+  reqBtn.hidden = me.role === "viewer" || !!mine || (permittedToShare(me) && !pending);
+  reqBtn.disabled = pending || app.busy.has("request");
+  reqBtn.textContent = pending ? "Request pending…" : "Ask to share";
+}
+
+function renderPeople(room, isMod) {
+  const everyone = [room.me, ...room.participants.values()];
+  $("people-count").textContent = `(${everyone.length})`;
+  fill($("people"), 
+    ...everyone.map((p) => {
+      const self = p.id === room.me.id;
+      const canShare = p.permissions.sources.includes("screen_share");
+      const li = el(
+        "li",
+        { "data-testid": "person", "data-participant-id": p.id },
+        el("span", { class: "who" }, `${p.name || p.identity}${self ? " (you)" : ""}`),
+        el("span", { class: "tag" }, p.role),
+      );
+      // Moderators grant or revoke screen sharing (not for hosts, viewers or themselves).
+      if (isMod && !self && p.role !== "host" && p.role !== "viewer") {
+        const b = el("button", {
+          type: "button",
+          "data-testid": "perm-toggle",
+          "aria-label": `${canShare ? "Revoke" : "Allow"} screen sharing for ${p.name}`,
+          text: canShare ? "Revoke share" : "Allow share",
+        });
+        b.addEventListener("click", () =>
+          act(`perm-${p.id}`, canShare ? "Could not revoke sharing" : "Could not allow sharing", () =>
+            room.setPermission(p.id, !canShare),
+          ),
+        );
+        li.append(b);
+      }
+      return li;
+    }),
+  );
+}
+
+/** Fills the policy form from the room's policy (force: also when the person is editing it). */
+function fillPolicyForm(force) {
+  const p = policy();
+  const form = $("policy-form");
+  if (!force && form.dataset.dirty === "true") return;
+  /** @type {HTMLSelectElement} */ ($("policy-mode")).value = p.shareMode ?? "single";
+  /** @type {HTMLInputElement} */ ($("policy-max")).value = String(p.maxConcurrentShares ?? 1);
+  /** @type {HTMLSelectElement} */ ($("policy-who")).value = p.whoCanShare ?? "anyone";
+  /** @type {HTMLInputElement} */ ($("policy-request")).checked = !!p.shareRequestRequired;
+  form.dataset.dirty = "false";
+}
+
+function renderHostPanel(room, isMod, pol) {
+  const panel = $("host-panel");
+  panel.hidden = !isMod;
+  if (!isMod) return;
+  const host = room.me.role === "host";
+  $("host-only-note").hidden = host;
+  const lock = /** @type {HTMLInputElement} */ ($("lock-toggle"));
+  lock.checked = !!pol.shareLocked;
+  lock.disabled = !host || app.busy.has("lock");
+  for (const id of ["policy-mode", "policy-max", "policy-who", "policy-request", "policy-apply"]) {
+    /** @type {HTMLInputElement} */ ($(id)).disabled = !host || app.busy.has("policy");
+  }
+  fillPolicyForm(false);
+
+  const requests = [...room.requests.values()].filter((r) => r.participantId !== room.me.id);
+  $("request-empty").hidden = requests.length > 0;
+  fill($("request-list"), 
+    ...requests.map((r) => {
+      const name = who(r.participantId).Name;
+      const grant = el("button", { type: "button", "data-testid": "request-grant", "data-request-id": r.id, "data-participant-id": r.participantId, "aria-label": `Allow ${name} to share`, text: "Allow" });
+      const deny = el("button", { type: "button", "data-testid": "request-deny", "data-request-id": r.id, "data-participant-id": r.participantId, "aria-label": `Decline ${name}'s request`, text: "Decline" });
+      grant.addEventListener("click", () => act(`req-${r.id}`, "Could not answer the request", () => room.answerShareRequest(r.id, true)));
+      deny.addEventListener("click", () => act(`req-${r.id}`, "Could not answer the request", () => room.answerShareRequest(r.id, false)));
+      return el(
+        "li",
+        { "data-testid": "share-request", "data-request-id": r.id, "data-participant-id": r.participantId },
+        el("span", { class: "who" }, `${name} asks to share`),
+        grant,
+        deny,
+      );
+    }),
+  );
+
+  const shares = [...room.shares.values()];
+  $("host-shares-empty").hidden = shares.length > 0;
+  fill($("host-shares"), 
+    ...shares.map((s) => {
+      const w = who(s.participantId);
+      const stop = el("button", {
+        type: "button",
+        class: "danger",
+        "data-testid": "host-share-stop",
+        "data-share-id": s.id,
+        "data-participant-id": s.participantId,
+        "aria-label": `Stop ${w.name_s} share`,
+        text: "Stop",
+      });
+      stop.disabled = app.busy.has(`stop-${s.id}`);
+      stop.addEventListener("click", () => act(`stop-${s.id}`, "Could not stop the share", () => room.stopShare(s.id)));
+      return el(
+        "li",
+        { "data-testid": "host-share", "data-share-id": s.id, "data-participant-id": s.participantId },
+        el("span", { class: "who" }, `${w.Name_s} share${s.state === "paused" ? " (paused)" : ""}`),
+        stop,
+      );
+    }),
+  );
+}
+
+// ------------------------------------------------------------------ controls
+
+function wireControls() {
+  $("join-form").addEventListener("submit", join);
+
+  $("mic-toggle").addEventListener("click", () =>
+    act("mic", "Could not change the microphone", async () => {
+      const room = app.room;
+      const mic = room.localTrack("microphone");
+      await room.setMicrophoneEnabled(!mic || !!mic.muted);
+    }),
+  );
+
+  $("camera-toggle").addEventListener("click", () =>
+    act("camera", "Could not change the camera", async () => {
+      const room = app.room;
+      const cam = room.localTrack("camera");
+      await room.setCameraEnabled(!cam || !!cam.muted, { width: 640, height: 360 });
+    }),
+  );
+
+  $("share-toggle").addEventListener("click", () =>
+    act("share", app.room?.myShare ? "Could not stop sharing" : "Could not start sharing", async () => {
+      const room = app.room;
+      if (room.myShare) await room.stopScreenShare("user_stopped");
+      else {
+        const share = await room.startScreenShare();
+        app.pinnedShare = null; // the stage shows the newest share: this one
+        return share;
+      }
+    }),
+  );
+
+  $("share-pause").addEventListener("click", () =>
+    act("pause", "Could not pause or resume the share", async () => {
+      const room = app.room;
+      const mine = room.myShare;
+      if (!mine) return;
+      if (room.shares.get(mine.shareId)?.state === "paused") await room.resumeScreenShare();
+      else await room.pauseScreenShare();
+    }),
+  );
+
+  $("request-share").addEventListener("click", () =>
+    act("request", "Could not ask to share", () => app.room.requestShare()),
+  );
+
+  $("leave").addEventListener("click", () => leave());
+
+  $("lock-toggle").addEventListener("change", (e) => {
+    const locked = /** @type {HTMLInputElement} */ (e.target).checked;
+    act("lock", locked ? "Could not lock sharing" : "Could not unlock sharing", () => app.room.setShareLock(locked));
+  });
+
+  const form = $("policy-form");
+  form.addEventListener("input", () => (form.dataset.dirty = "true"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const next = {
+      shareMode: /** @type {HTMLSelectElement} */ ($("policy-mode")).value,
+      maxConcurrentShares: Number(/** @type {HTMLInputElement} */ ($("policy-max")).value) || 1,
+      whoCanShare: /** @type {HTMLSelectElement} */ ($("policy-who")).value,
+      shareRequestRequired: /** @type {HTMLInputElement} */ ($("policy-request")).checked,
+    };
+    act("policy", "Could not change the share policy", async () => {
+      const result = await app.room.setSharePolicy(next);
+      if (app.room?.roomInfo && result?.sharePolicy) app.room.roomInfo.sharePolicy = result.sharePolicy;
+      fillPolicyForm(true);
+    });
+  });
+
+  window.addEventListener("pagehide", () => {
+    if (app.room) {
+      app.room.closedByUser = true;
+      app.room.leave();
+    }
+  });
+}
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  wireControls();
+  $("join-room").value = params.get("room") || "";
+  $("join-name").value = params.get("name") || localStorage.getItem("atrium.name") || "";
+  $("join-name").addEventListener("change", (e) => localStorage.setItem("atrium.name", e.target.value.trim()));
+  const role = params.get("role");
+  if (role) /** @type {HTMLSelectElement} */ ($("join-role")).value = role;
+  const urlToken = params.get("token");
+  if (urlToken) {
+    /** @type {HTMLTextAreaElement} */ ($("join-token")).value = urlToken;
+    const claims = decodeToken(urlToken);
+    if (claims?.grants?.room && !$("join-room").value) /** @type {HTMLInputElement} */ ($("join-room")).value = claims.grants.room;
+  }
+
+  app.devMode = await detectDevMode();
+  document.body.dataset.dev = String(app.devMode);
+  $("join-dev-fields").hidden = !app.devMode || !!urlToken;
+  $("join-token-fields").hidden = app.devMode && !urlToken;
+  $("join-mode").textContent = app.devMode
+    ? "Development mode: this server issues a token for the room and name you enter."
+    : "Paste the access token your application issued for this room.";
+  // Without dev mode the token names the room: only the name and the token are asked for.
+  $("join-room-fields").hidden = !app.devMode || !!urlToken;
+  setPhase("join");
+  if (params.get("autojoin") === "1") join();
+}
+
+start();

@@ -1,0 +1,361 @@
+"""The meeting page (clients/web/) and the JavaScript client (clients/js/atrium.js) in headless Chromium
+with fake camera, microphone and screen capture, against a real `atrium serve` (issue 5).
+
+Run inside a loopback-only network namespace (see conftest.py):
+
+    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest tests/browser'
+"""
+import json
+import time
+import urllib.parse
+
+
+# A page script that samples the subscriber connection's statistics through the SDK: decoded frames per
+# received video track, keyed by the track's source, with its publisher.
+VIDEO_STATS = """
+const room = window.atriumApp.room;
+if (!room || !room.subscriber) return {};
+const byMid = new Map(room.remoteTracks.map((t) => [t.mid, t]));
+const out = {};
+(await room.subscriber.getStats()).forEach((s) => {
+  if (s.type !== "inbound-rtp" || s.kind !== "video") return;
+  const t = byMid.get(s.mid);
+  if (!t) return;
+  out[t.source] = {frames: s.framesDecoded || 0, width: s.frameWidth || 0, height: s.frameHeight || 0,
+                   participantId: t.participantId, trackId: t.trackId, mid: s.mid};
+});
+return out;
+"""
+
+
+def page_url(base, **params):
+    return f"{base}/?{urllib.parse.urlencode(params)}"
+
+
+def join(b, base, room, name, role):
+    """Opens the page with the test parameters; it fetches a dev token and joins by itself."""
+    b.open(page_url(base, room=room, name=name, role=role, autojoin="1"))
+    b.wait(
+        "const a = window.atriumApp; return document.body.dataset.phase === 'meeting' && a && a.room && a.room.me;",
+        20,
+        f"{b.name} to join {room}",
+    )
+    return b.js("return window.atriumApp.room.me.id")
+
+
+def tile(pid, extra=""):
+    return f'[data-testid="tile"][data-participant-id="{pid}"]{extra}'
+
+
+def wait_tile_video(b, pid, timeout=20):
+    """The participant's tile shows a playing video (a decoded picture that advances)."""
+    sel = json.dumps(tile(pid) + " video")
+    b.wait(
+        f"const v = document.querySelector({sel});"
+        "return !!v && !v.hidden && v.videoWidth > 0 && v.readyState >= 2 && v.closest('[data-has-video=\"true\"]');",
+        timeout,
+        f"{b.name}: a playing camera video in the tile of {pid}",
+    )
+
+
+def wait_notice(b, timeout=15, **match):
+    """A notice whose data attributes match (kind=, reason=, code=); returns it."""
+    def found():
+        for n in b.notices():
+            if all(n.get(k) == v for k, v in match.items()):
+                return n
+        return None
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        n = found()
+        if n:
+            return n
+        time.sleep(0.2)
+    b.screenshot(f"missing-notice-{int(time.time())}")
+    raise AssertionError(f"{b.name}: no notice {match}; notices: {b.notices()}")
+
+
+def stage_state(b):
+    return b.js(
+        """const s = document.querySelector('[data-testid="share-stage"]');
+           const v = document.querySelector('[data-testid="stage-video"]');
+           return {shown: !!s && !s.hidden && s.offsetParent !== null, shareId: s.dataset.shareId || null,
+                   participantId: s.dataset.participantId || null, state: s.dataset.state || null,
+                   label: document.querySelector('[data-testid="stage-label"]').textContent,
+                   videoWidth: v.videoWidth, time: v.currentTime,
+                   picks: [...document.querySelectorAll('[data-testid="share-pick"]')].map((p) => p.dataset.shareId)};"""
+    )
+
+
+def wait_stage(b, participant_id, timeout=20, playing=True):
+    """The stage shows that participant's share (with a playing video)."""
+    def check():
+        s = stage_state(b)
+        ok = s["shown"] and s["participantId"] == participant_id and (not playing or s["videoWidth"] > 0)
+        return s if ok else None
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        s = check()
+        if s:
+            return s
+        time.sleep(0.2)
+    b.screenshot(f"missing-stage-{int(time.time())}")
+    raise AssertionError(f"{b.name}: the stage does not show {participant_id}'s share: {stage_state(b)}")
+
+
+def wait_no_stage(b, timeout=15):
+    b.wait(
+        "const s = document.querySelector('[data-testid=\"share-stage\"]'); return s.hidden && s.offsetParent === null;",
+        timeout,
+        f"{b.name}: the share stage to go away",
+    )
+
+
+def wait_decoding(b, sources, timeout=25):
+    """B's subscriber statistics show decoded frames on each source, growing between two samples."""
+    deadline = time.time() + timeout
+    first = None
+    while time.time() < deadline:
+        first = b.js_async(VIDEO_STATS)
+        if all(first.get(s, {}).get("frames", 0) > 0 for s in sources):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError(f"{b.name}: no frames decoded on {sources}: {first}")
+    time.sleep(2)
+    second = b.js_async(VIDEO_STATS)
+    for s in sources:
+        assert second[s]["frames"] > first[s]["frames"], f"{b.name}: {s} frames stopped growing: {first} -> {second}"
+    return first, second
+
+
+def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts):
+    """Issue 5's scenario: A (host) turns the camera on and shares; B (participant) sees A's camera tile
+    and the share stage, and decodes frames on both video tracks; A pauses, resumes and stops the share
+    and B sees the stage go with the reason; B shares, A locks sharing (B's share stops, reason locked)
+    and B's next attempt reports share_locked; unlocked, B shares again and A sees it; B leaves."""
+    t0 = time.time()
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "issue5"
+    a = browsers("a")
+    b = browsers("b")
+
+    a_id = join(a, base, room, "Alice", "host")
+    b_id = join(b, base, room, "Bob", "participant")
+    # Both pages list both people; the host panel is only on the host's page.
+    a.wait(f"return !!document.querySelector({json.dumps(tile(b_id))})", 10, "A sees B's tile")
+    b.wait(f"return !!document.querySelector({json.dumps(tile(a_id))})", 10, "B sees A's tile")
+    assert a.visible("host-panel") and not b.visible("host-panel")
+    assert a.js("return document.querySelector('[data-testid=\"me-label\"]').dataset.role") == "host"
+    a.screenshot("01-joined")
+    b.screenshot("01-joined")
+
+    # A: camera, microphone and screen share through the page's controls.
+    a.click("camera-toggle")
+    a.wait("return document.querySelector('[data-testid=\"camera-toggle\"]').dataset.state === 'on'", 15, "A's camera on")
+    a.click("mic-toggle")
+    a.wait("return document.querySelector('[data-testid=\"mic-toggle\"]').dataset.state === 'on'", 15, "A's microphone on")
+    a.click("share-toggle")
+    a.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'on'", 15, "A sharing")
+    assert a.visible("share-pause")
+
+    # B: A's camera tile plays, the stage shows A's share, and both video tracks decode frames.
+    wait_tile_video(b, a_id)
+    s = wait_stage(b, a_id)
+    assert s["state"] == "started" and "Alice is sharing" in s["label"], s
+    first, second = wait_decoding(b, ["camera", "screen_share"])
+    assert first["camera"]["participantId"] == a_id and first["screen_share"]["participantId"] == a_id
+    assert second["screen_share"]["width"] > 0 and second["camera"]["width"] > 0
+    print(f"B decoded frames: {json.dumps(second)}")
+    # The share's video in the stage advances.
+    t1 = stage_state(b)["time"]
+    b.wait(f"return document.querySelector('[data-testid=\"stage-video\"]').currentTime > {t1}", 10, "the stage video to advance")
+    # A's own page shows its share in the stage and its camera preview.
+    wait_stage(a, a_id)
+    wait_tile_video(a, a_id)
+    # The microphone's fake tone makes A the active speaker on B's page.
+    b.wait(f"return document.querySelector({json.dumps(tile(a_id))}).dataset.activeSpeaker === 'true'", 15,
+           "A highlighted as the active speaker on B's page")
+    a.screenshot("02-sharing")
+    b.screenshot("02-sharing")
+
+    # Phone width: the same page at 390 px, without horizontal scrolling, stage and controls visible.
+    b.set_size(390, 844)
+    b.wait("return window.innerWidth === 390", 5, "the narrow viewport")
+    time.sleep(0.5)
+    layout = b.js(
+        """const de = document.documentElement;
+           const r = (id) => document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+           return {scrollWidth: de.scrollWidth, innerWidth: window.innerWidth, stage: r('share-stage').width,
+                   leave: r('leave').right, share: r('share-toggle').width};"""
+    )
+    assert layout["scrollWidth"] <= layout["innerWidth"] + 1, layout
+    assert 300 < layout["stage"] <= layout["innerWidth"] and layout["leave"] <= layout["innerWidth"], layout
+    b.screenshot("03-phone")
+    b.set_size(1280, 800)
+
+    # Pause and resume: B's stage follows the share's state.
+    a.click("share-pause")
+    b.wait("return document.querySelector('[data-testid=\"share-stage\"]').dataset.state === 'paused'", 10, "paused on B")
+    assert b.visible("stage-paused")
+    b.screenshot("04-paused")
+    a.click("share-pause")
+    b.wait("return document.querySelector('[data-testid=\"share-stage\"]').dataset.state === 'started'", 10, "resumed on B")
+    b.wait("return !document.querySelector('[data-testid=\"stage-paused\"]').offsetParent", 5, "the paused overlay gone")
+
+    # A stops the share: B's stage goes away and B is told why (user_stopped).
+    a.click("share-toggle")
+    wait_no_stage(b)
+    n = wait_notice(b, kind="share-stopped", reason="user_stopped")
+    assert "Alice stopped sharing" in n["text"], n
+    n = wait_notice(a, kind="share-stopped", reason="user_stopped")
+    assert "You stopped sharing" in n["text"], n
+    wait_no_stage(a)
+    # The camera goes on.
+    wait_tile_video(b, a_id)
+    a.screenshot("05-share-stopped")
+    b.screenshot("05-share-stopped")
+
+    # B shares; A sees it on the stage and in the host panel.
+    b.click("share-toggle")
+    wait_stage(a, b_id)
+    a.wait(f"return !!document.querySelector('[data-testid=\"host-share\"][data-participant-id=\"{b_id}\"]')", 10,
+           "B's share in A's host panel")
+    wait_stage(b, b_id)
+
+    # A locks sharing: B's share stops with reason locked, on both pages.
+    a.click("lock-toggle")
+    wait_notice(b, kind="share-stopped", reason="locked")
+    n = wait_notice(a, kind="share-stopped", reason="locked")
+    assert "locked screen sharing" in n["text"] and "Bob" in n["text"], n
+    wait_no_stage(a)
+    wait_no_stage(b)
+    b.wait("return !document.querySelector('[data-testid=\"lock-badge\"]').hidden", 5, "the lock badge on B's page")
+    b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'off'", 10, "B's share button reset")
+
+    # B tries again: the page reports the protocol's code.
+    b.click("share-toggle")
+    n = wait_notice(b, kind="error", code="share_locked")
+    assert "locked" in n["text"], n
+    assert b.js("return window.atriumApp.room.myShare") is None
+    assert stage_state(a)["shown"] is False
+    a.screenshot("06-locked")
+    b.screenshot("06-locked")
+
+    # A unlocks and B shares again: A's page receives it, although every track A received had ended
+    # meanwhile (the server's offer then had every section at port 0).
+    a.click("lock-toggle")
+    b.wait("return document.querySelector('[data-testid=\"lock-badge\"]').hidden", 5, "the lock badge gone")
+    b.click("share-toggle")
+    wait_stage(a, b_id)
+    wait_stage(b, b_id)
+
+    # B leaves: A's grid drops B's tile; B is back on the join screen.
+    b.click("leave")
+    b.wait("return document.body.dataset.phase === 'join'", 10, "B back on the join screen")
+    a.wait(f"return !document.querySelector({json.dumps(tile(b_id))})", 10, "B's tile gone from A's page")
+    print(f"scenario took {time.time() - t0:.1f} s")
+
+
+def test_host_controls_requests_picker_and_moderation(dev_server, browsers, artifacts):
+    """B's camera off and on; the host panel: the policy (multi, participants ask first), a share
+    request granted from the panel, two shares with the stage's picker, and a host stopping B's share
+    (reason moderated)."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "hostpanel"
+    a = browsers("a")
+    b = browsers("b")
+    a_id = join(a, base, room, "Alice", "host")
+    b_id = join(b, base, room, "Bob", "participant")
+
+    # B's camera off and on again: A's tile drops the picture and gets it back (the track stays
+    # published and muted meanwhile; no renegotiation).
+    b.click("camera-toggle")
+    wait_tile_video(a, b_id)
+    b.click("camera-toggle")
+    b.wait("return document.querySelector('[data-testid=\"camera-toggle\"]').dataset.state === 'off'", 10, "B's camera off")
+    a.wait(f"return document.querySelector({json.dumps(tile(b_id))}).dataset.hasVideo === 'false'", 10, "B's tile without video")
+    b.click("camera-toggle")
+    wait_tile_video(a, b_id)
+    wait_decoding(a, ["camera"])
+
+    # A: multi mode, two shares at most, participants must ask first.
+    a.js("""const f = (id) => document.querySelector(`[data-testid="${id}"]`);
+            f('policy-mode').value = 'multi'; f('policy-max').value = '2';
+            f('policy-request-required').checked = true;
+            f('policy-form').dispatchEvent(new Event('input', {bubbles: true}));""")
+    a.click("policy-apply")
+    b.wait("return window.atriumApp.room.roomInfo.sharePolicy.shareRequestRequired === true", 10, "B sees the policy")
+
+    # B may not share without a grant: the page says so with the code, and offers to ask.
+    b.click("share-toggle")
+    wait_notice(b, kind="error", code="not_allowed")
+    b.click("request-share")
+    a.wait(f"return !!document.querySelector('[data-testid=\"share-request\"][data-participant-id=\"{b_id}\"]')", 10,
+           "B's request in A's host panel")
+    a.screenshot("01-request")
+    a.click("request-grant")
+    wait_notice(b, reason="request_granted")
+    b.wait("return document.querySelector('[data-testid=\"request-share\"]').hidden", 10, "the ask button gone")
+
+    # Both share (multi, 2): the stage offers a picker.
+    b.click("share-toggle")
+    wait_stage(a, b_id)
+    a.click("share-toggle")
+    wait_stage(b, a_id)  # the newest share is shown
+    b.wait("return document.querySelectorAll('[data-testid=\"share-pick\"]').length === 2", 10, "a picker of two shares")
+    b_share = b.js("return window.atriumApp.room.myShare.shareId")
+    b.click("share-pick", f'[data-share-id="{b_share}"]')
+    wait_stage(b, b_id)
+    a.screenshot("02-two-shares")
+    b.screenshot("02-two-shares")
+
+    # A stops B's share from the host panel: reason moderated on both pages.
+    a.click("host-share-stop", f'[data-participant-id="{b_id}"]')
+    n = wait_notice(b, kind="share-stopped", reason="moderated")
+    assert "Alice stopped your share" in n["text"], n
+    wait_notice(a, kind="share-stopped", reason="moderated")
+    wait_stage(b, a_id)
+    b.wait("return document.querySelectorAll('[data-testid=\"share-pick\"]').length === 0", 10, "the picker gone")
+    b.screenshot("03-moderated")
+
+
+def test_token_join_without_dev_mode_and_reconnect(keyed_server, mint_token, browsers, artifacts):
+    """Without --dev the page asks for a token (and /dev/token does not exist); a bad token reports its
+    code; a `?token=` link joins; a dropped socket shows the reconnecting state and resumes."""
+    base = f"http://127.0.0.1:{keyed_server.port}"
+    c = browsers("c", 390, 844)
+
+    c.open(base + "/")
+    c.wait("return document.body.dataset.phase === 'join'", 15, "the join screen")
+    assert c.js("return document.body.dataset.dev") == "false"
+    assert c.visible("join-token") and not c.visible("join-role") and not c.visible("join-room")
+    c.screenshot("01-join-phone")
+    c.js("document.querySelector('[data-testid=\"join-token\"]').value = 'not.a.token';")
+    c.click("join-submit")
+    c.wait("return !document.querySelector('[data-testid=\"join-error\"]').hidden", 10, "the join error")
+    assert c.js("return document.querySelector('[data-testid=\"join-error-code\"]').textContent") == "malformed_token"
+
+    token = mint_token(keyed_server.key, keyed_server.secret, "tokenroom", "carol", "Carol", "host")
+    c.open(page_url(base, token=token, autojoin="1"))
+    c.wait("return document.body.dataset.phase === 'meeting'", 20, "joined with the token")
+    assert c.js("return window.atriumApp.room.me.identity") == "carol"
+    assert c.js("return document.querySelector('[data-testid=\"room-name\"]').textContent") == "tokenroom"
+    c.click("camera-toggle")
+    wait_tile_video(c, c.js("return window.atriumApp.room.me.id"))
+    c.screenshot("02-meeting-phone")
+    layout = c.js("return {sw: document.documentElement.scrollWidth, w: window.innerWidth}")
+    assert layout["sw"] <= layout["w"] + 1, layout
+
+    # The socket drops (as on a network change): the page shows it and the SDK resumes the session.
+    me = c.js("return window.atriumApp.room.me.id")
+    c.js("window.atriumApp.room.ws.close(3000, 'test drop')")
+    c.wait("return window.atriumApp.log.some((e) => e.state === 'reconnecting')", 5, "the reconnecting state")
+    c.wait("return window.atriumApp.connection === 'connected' && document.querySelector('[data-testid=\"reconnecting-banner\"]').hidden",
+           15, "reconnected")
+    wait_notice(c, reason="reconnected")
+    assert c.js("return window.atriumApp.room.me.id") == me
+    assert c.js("return window.atriumApp.room.localTrack('camera') !== null")
+    c.screenshot("03-reconnected-phone")
