@@ -76,26 +76,32 @@ public struct PublishOffer: Equatable, Sendable {
     /// on being passive itself.
     public var answerSetup: Setup { remote.setup == .passive ? .active : .passive }
 
-    /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on;
-    /// each rejected or stopped one at port 0. `accepted` holds the mids to accept.
-    public func answer(local: LocalTransport, accepted: Set<String>, sessionID: UInt64, version: UInt64)
-        -> SessionDescription
-    {
+    /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on.
+    /// A section refused by policy (`refused`: permission, lock, an unbound mid) is answered
+    /// `inactive` on the same transport and in the BUNDLE group, so that the client's BUNDLE transport
+    /// survives even when nothing is accepted; stopped sections and those without a forwarded codec
+    /// are rejected at port 0.
+    public func answer(
+        local: LocalTransport, accepted: Set<String>, refused: Set<String> = [], sessionID: UInt64, version: UInt64
+    ) -> SessionDescription {
         var out = SessionDescription(
             origin: Origin(
                 username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
                 addressType: "IP4", address: "127.0.0.1"))
-        let bundled = sections.filter { accepted.contains($0.mid) }.map(\.mid)
+        let bundled = sections.filter {
+            $0.codec != nil && (accepted.contains($0.mid) || (refused.contains($0.mid) && !$0.stopped))
+        }.map(\.mid)
         if !bundled.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: bundled))) }
         out.attributes.append(.iceLite)
         out.attributes.append(.msidSemantic(MsidSemantic(semantic: "WMS", identifiers: ["*"])))
         if sdp.extmapAllowMixed { out.attributes.append(.extmapAllowMixed) }
         for s in sections {
             let offered = sdp.media[s.index]
-            guard accepted.contains(s.mid), let codec = s.codec else {
+            guard let codec = s.codec, bundled.contains(s.mid) else {
                 out.media.append(Self.rejected(offered, mid: s.mid, local: local, setup: answerSetup))
                 continue
             }
+            let live = accepted.contains(s.mid)
             var m = MediaDescription(
                 kind: offered.kind, port: local.port, proto: offered.proto, formats: [], connection: local.connection)
             m.attributes = local.attributes(setup: answerSetup)
@@ -103,7 +109,7 @@ public struct PublishOffer: Equatable, Sendable {
             for e in offered.extmaps where HeaderExtensionIDs.publishURIs.contains(e.uri) {
                 m.attributes.append(.extmap(Extmap(id: e.id, uri: e.uri)))
             }
-            m.attributes += [.direction(.recvonly), .rtcpMux]
+            m.attributes += [.direction(live ? .recvonly : .inactive), .rtcpMux]
             if offered.rtcpReducedSize { m.attributes.append(.rtcpRsize) }
             var feedback: [RTCPFeedback] = []
             let pt = codec.offered.payloadType

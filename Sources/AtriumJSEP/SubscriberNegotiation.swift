@@ -35,8 +35,10 @@ public struct SubscriberSection: Equatable, Sendable {
 
 /// The server's offers to a subscriber and the checks on its answers.
 public enum SubscriberNegotiation {
-    /// An offer with one `sendonly` section per live track and port 0 for stopped ones. Every live
-    /// section is in the BUNDLE group; the first live section carries the transport.
+    /// An offer with one `sendonly` section per live track. A section whose track ended stays, `inactive`
+    /// and without SSRCs, on the same transport and in the BUNDLE group: a BUNDLE group whose sections
+    /// were all rejected would end the transport, and browsers refuse (or rebuild ICE and DTLS for) the
+    /// next offer.
     public static func offer(
         sections: [SubscriberSection], local: LocalTransport, sessionID: UInt64, version: UInt64
     ) -> SessionDescription {
@@ -44,19 +46,12 @@ public enum SubscriberNegotiation {
             origin: Origin(
                 username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
                 addressType: "IP4", address: "127.0.0.1"))
-        let live = sections.filter(\.active).map(\.mid)
-        if !live.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: live))) }
+        if !sections.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: sections.map(\.mid)))) }
         out.attributes.append(.iceLite)
         out.attributes.append(.msidSemantic(MsidSemantic(semantic: "WMS", identifiers: ["*"])))
         for s in sections {
-            var m = MediaDescription(
-                kind: s.kind, port: s.active ? local.port : 0, formats: [],
-                connection: s.active ? local.connection : ConnectionData(address: "0.0.0.0"))
-            // Stopped sections keep the credentials too: some stacks (aiortc) require them in every section.
-            m.attributes =
-                s.active
-                ? local.attributes(setup: .actpass)
-                : [.iceUfrag(local.ufrag), .icePwd(local.password), .fingerprint(local.fingerprint), .setup(.actpass)]
+            var m = MediaDescription(kind: s.kind, port: local.port, formats: [], connection: local.connection)
+            m.attributes = local.attributes(setup: .actpass)
             m.attributes.append(.mid(s.mid))
             if s.active {
                 let ext = HeaderExtensionIDs.subscriber
@@ -74,7 +69,7 @@ public enum SubscriberNegotiation {
                 ] : []
             m.appendCodec(
                 payloadType: pt, server: s.codec, parameters: s.parameters, feedback: feedback,
-                rtxPayloadType: s.active ? s.codec.rtxPayloadType : nil)
+                rtxPayloadType: s.codec.rtxPayloadType)
             if s.active {
                 m.attributes.append(.msid(Msid(streamID: s.streamID, trackID: s.trackID)))
                 if let rtx = s.rtxSSRC, s.codec.rtxPayloadType != nil {
@@ -121,7 +116,8 @@ public enum SubscriberNegotiation {
         var rtx = Set<String>()
         var nack = Set<String>()
         for (m, o) in zip(sdp.media, offer.media) {
-            guard let mid = m.mid, m.port != 0, o.port != 0, m.direction == .recvonly || m.direction == .sendrecv
+            guard let mid = m.mid, m.port != 0, o.port != 0, o.direction == .sendonly,
+                m.direction == .recvonly || m.direction == .sendrecv
             else { continue }
             accepted.insert(mid)
             let codecs = m.codecs

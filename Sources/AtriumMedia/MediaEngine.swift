@@ -198,10 +198,36 @@ final class MediaEngine {
         }
     }
 
+    /// A DTLS record that opens a handshake: content type handshake (22), epoch 0, message
+    /// client_hello (1) (RFC 6347 section 4.1 and 4.2.2).
+    static func isClientHello(_ bytes: [UInt8]) -> Bool {
+        bytes.count > 13 && bytes[0] == 22 && bytes[3] == 0 && bytes[4] == 0 && bytes[13] == 1
+    }
+
     func receiveDTLS(_ bytes: [UInt8], from address: SocketAddress) {
-        guard let t = byAddress[address], let dtls = t.dtls else {
+        guard let t = byAddress[address], var dtls = t.dtls else {
             counters.drop(.unknownSource)
             return
+        }
+        // A ClientHello after the handshake: the peer made a new DTLS transport (a browser does when
+        // its BUNDLE transport was replaced, with new ICE credentials). Start a new association; the
+        // old keys stay in use until it completes.
+        if dtls.role == .server, dtls.state == .connected || dtls.state == .failed, Self.isClientHello(bytes),
+            t.iceGeneration != t.dtlsGeneration, let remote = t.remote
+        {
+            do {
+                let fresh = try DTLSEndpoint(
+                    role: .server, certificate: certificate,
+                    remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
+                _ = try fresh.start()
+                t.dtls = fresh
+                t.dtlsGeneration = t.iceGeneration
+                dtls = fresh
+                logger.info("dtls renegotiated by the peer", ("transport", t.label))
+            } catch {
+                counters.dtlsFailures += 1
+                return
+            }
         }
         do {
             let out = try dtls.receive(bytes)
@@ -367,6 +393,7 @@ final class MediaEngine {
                 localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
                 remotePwd: remote.password, now: clock.now)
             byUfrag[ufrag] = t
+            t.iceGeneration += 1
             logger.info("ice restart", ("transport", t.label))
         }
         let newPeer = t.remote.map { $0.fingerprint != remote.fingerprint || $0.dtlsClient != remote.dtlsClient }

@@ -33,6 +33,10 @@ final class Transport {
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
     let rtcpSSRC: UInt32
     var connected = false
+    /// Counts ICE restarts; a DTLS association records the one it began in. A peer's new ClientHello
+    /// is taken as a new association only after an ICE restart (a browser's new BUNDLE transport).
+    var iceGeneration = 0
+    var dtlsGeneration = 0
     var packetsIn = 0
     var bytesIn = 0
     var packetsOut = 0

@@ -197,7 +197,7 @@ extension SignalEndpoint {
             media.worker.submit(.reject(transport: pub.transport, mids: rejectedMids, ssrcs: rejectedSSRCs))
         }
         let answer = offer.answer(
-            local: media.local(pub.ufrag, pub.password), accepted: Set(accepted.map(\.0.mid)),
+            local: media.local(pub.ufrag, pub.password), accepted: Set(accepted.map(\.0.mid)), refused: rejectedMids,
             sessionID: media.sessionID, version: pub.version)
         pub.version += 1
         var peer = media.peers[me] ?? MediaCoordinator.Peer(room: member.room)

@@ -64,7 +64,7 @@ import Testing
         }
     }
 
-    @Test func rejectedSectionsArePortZeroAndLeftOutOfTheBundle() throws {
+    @Test func sectionsWithoutACodecArePortZeroAndLeftOutOfTheBundle() throws {
         let offer = try PublishOffer(text: SDPFixtures.text("chrome-156-offer-sendonly-mic-camera-screen.sdp"))
         let answer = offer.answer(local: Self.local, accepted: ["0", "1"], sessionID: 1, version: 1)
         let parsed = try SessionDescription.parse(answer.serialized())
@@ -73,6 +73,16 @@ import Testing
         #expect(screen.port == 0)
         #expect(screen.direction == .inactive)
         #expect(screen.rtpmaps.count == 1)
+    }
+
+    @Test func sectionsRefusedByPolicyStayInactiveInTheBundleEvenWhenNothingIsAccepted() throws {
+        let offer = try PublishOffer(text: SDPFixtures.text("chrome-156-offer-sendonly-mic-camera-screen.sdp"))
+        let answer = offer.answer(local: Self.local, accepted: [], refused: ["0", "1", "2"], sessionID: 1, version: 1)
+        let parsed = try SessionDescription.parse(answer.serialized())
+        #expect(parsed.bundleGroup?.mids == ["0", "1", "2"])
+        for m in parsed.media {
+            #expect(m.port == 8801 && m.direction == .inactive && m.iceUfrag == "srvU")
+        }
     }
 
     @Test func anOffererThatInsistsOnPassiveGetsAnActiveAnswer() throws {
@@ -161,11 +171,12 @@ import Testing
         ]
     }
 
-    @Test func subscriberOffersDescribeEachTrackAndStopEndedOnes() throws {
+    @Test func subscriberOffersDescribeEachTrackAndKeepEndedOnesInactive() throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 3)
         let parsed = try SessionDescription.parse(offer.serialized())
         #expect(parsed.origin.sessionVersion == 3)
-        #expect(parsed.bundleGroup?.mids == ["0", "1"])
+        // Ended sections stay in the BUNDLE group so the transport outlives them.
+        #expect(parsed.bundleGroup?.mids == ["0", "1", "2"])
         let cam = parsed.media[0]
         #expect(cam.direction == .sendonly && cam.setup == .actpass && cam.port == 8801)
         #expect(cam.msids.first == Msid(streamID: "pa_A", trackID: "tr_cam"))
@@ -176,7 +187,7 @@ import Testing
         #expect(mic.codecs.first?.parameters.value(for: "minptime") == "10")
         #expect(mic.extmaps.map(\.uri).contains(HeaderExtensionIDs.audioLevelURI))
         let ended = parsed.media[2]
-        #expect(ended.port == 0 && ended.direction == .inactive && ended.ssrcs.isEmpty)
+        #expect(ended.port == 8801 && ended.direction == .inactive && ended.ssrcs.isEmpty && ended.msids.isEmpty)
         #expect(ended.iceUfrag == "srvU")
     }
 

@@ -12,9 +12,9 @@
 //
 // Browser interop notes (Chromium, max-bundle): every track is announced with `publish` before its
 // transceiver is offered, so the server's refusals never produce an answer without a BUNDLE group; a
-// transceiver whose track ended stays idle for the next track of its kind instead of being stopped;
-// and the subscriber connection keeps its first BUNDLE tag alive across offers in which every received
-// track ended. Each keeps the connection on one ICE/DTLS transport (see _endLocal, reviveAnchor).
+// transceiver whose track ended stays idle for the next track of its kind instead of being stopped
+// (see _endLocal); and the server keeps every section of the subscriber connection in its BUNDLE group
+// (inactive once its track ended). Each keeps the connection on one ICE/DTLS transport.
 //
 // Errors (rejected promises and `error` events) are AtriumError instances whose `code` is the
 // protocol's error code (docs/protocol.md section 10), e.g. `share_locked`; the client adds
@@ -87,88 +87,6 @@ function midsByTrack(sdp) {
   return out;
 }
 
-/** @param {string} sdp @returns {{head: string[], sections: string[][]}} the session lines and each media section's lines */
-function splitSdp(sdp) {
-  const lines = sdp.split(/\r?\n/).filter(Boolean);
-  const head = [];
-  const sections = [];
-  for (const l of lines) {
-    if (l.startsWith("m=")) sections.push([l]);
-    else if (sections.length) sections[sections.length - 1].push(l);
-    else head.push(l);
-  }
-  return { head, sections };
-}
-
-/** @param {{head: string[], sections: string[][]}} parts */
-function joinSdp({ head, sections }) {
-  return [...head, ...sections.flat()].join("\r\n") + "\r\n";
-}
-
-const midOf = (section) => section.find((l) => l.startsWith("a=mid:"))?.slice(6) ?? null;
-const portOf = (section) => section[0].split(" ")[1];
-
-/**
- * The subscriber connection's offers keep its first BUNDLE tag (the "anchor" section) alive. The server
- * answers a track that ended with its section at port 0; when the anchor ends and no section of the
- * earlier BUNDLE group stays live (every received track ended, e.g. the only other person left and came
- * back), Chromium moves the bundle to a new transport, with a new ICE and DTLS session that the server
- * never completes. So the offer given to Chromium revives the anchor as an `inactive` section in the
- * BUNDLE group, on the server's address; the answer sent to the server rejects it again (port 0).
- * @param {string} sdp the server's offer
- * @param {string} anchor the anchor's mid
- * @param {string[]} transport the live section lines to reuse: c=, a=candidate, a=end-of-candidates, port
- * @returns {string}
- */
-function reviveAnchor(sdp, anchor, transport) {
-  const parts = splitSdp(sdp);
-  const section = parts.sections.find((x) => midOf(x) === anchor);
-  if (!section || portOf(section) !== "0" || !transport) return sdp;
-  const [port, ...lines] = transport;
-  const m = section[0].split(" ");
-  m[1] = port;
-  const kept = section.slice(1).filter((l) => !/^(c=|a=candidate:|a=end-of-candidates|a=(sendonly|recvonly|sendrecv|inactive)$)/.test(l));
-  section.splice(0, section.length, m.join(" "), ...lines.filter((l) => l.startsWith("c=")), ...kept, "a=inactive",
-    ...lines.filter((l) => !l.startsWith("c=")));
-  const live = parts.sections.filter((x) => portOf(x) !== "0").map(midOf);
-  parts.head = parts.head.filter((l) => !l.startsWith("a=group:BUNDLE"));
-  const at = parts.head.findIndex((l) => l.startsWith("t="));
-  parts.head.splice(at + 1, 0, `a=group:BUNDLE ${[anchor, ...live.filter((x) => x !== anchor)].join(" ")}`);
-  return joinSdp(parts);
-}
-
-/**
- * The answer for the server: the revived anchor rejected again (port 0) and out of the BUNDLE group.
- * @param {string} sdp Chromium's answer
- * @param {string} anchor
- */
-function rejectAnchor(sdp, anchor) {
-  const parts = splitSdp(sdp);
-  const section = parts.sections.find((x) => midOf(x) === anchor);
-  if (!section) return sdp;
-  const m = section[0].split(" ");
-  m[1] = "0";
-  section[0] = m.join(" ");
-  parts.head = parts.head.flatMap((l) => {
-    if (!l.startsWith("a=group:BUNDLE ")) return [l];
-    const mids = l.slice(15).split(" ").filter((x) => x !== anchor);
-    return mids.length ? [`a=group:BUNDLE ${mids.join(" ")}`] : [];
-  });
-  // The server reads the transport attributes of live sections only: with none left, give them at
-  // the session level too.
-  for (const name of ["ice-ufrag", "ice-pwd", "fingerprint", "setup"]) {
-    const line = section.find((l) => l.startsWith(`a=${name}:`));
-    if (line && !parts.head.some((l) => l.startsWith(`a=${name}:`))) parts.head.push(line);
-  }
-  return joinSdp(parts);
-}
-
-/** The transport lines of the first live section of an SDP: [port, c=, candidates..., end-of-candidates]. */
-function liveTransport(sdp) {
-  const section = splitSdp(sdp).sections.find((x) => portOf(x) !== "0");
-  if (!section) return null;
-  return [portOf(section), ...section.filter((l) => /^(c=|a=candidate:|a=end-of-candidates)/.test(l))];
-}
 
 const RTC_CONFIG = { bundlePolicy: "max-bundle", rtcpMuxPolicy: "require", iceServers: [] };
 const PING_INTERVAL_MS = 10000;
@@ -875,18 +793,10 @@ export class Room extends EventTarget {
         this._emit("track_ended", r);
       }
     }
-    let offer = msg.sdp;
-    this.subscriberTransport = liveTransport(offer) ?? this.subscriberTransport;
-    if (this.subscriberAnchor === undefined) {
-      this.subscriberAnchor = /^a=group:BUNDLE (\S+)/m.exec(offer)?.[1] ?? undefined;
-    } else {
-      offer = reviveAnchor(offer, this.subscriberAnchor, this.subscriberTransport);
-    }
-    await pc.setRemoteDescription({ type: "offer", sdp: offer });
+    // Sections of ended tracks stay in the offer, inactive on the same transport (docs/protocol.md 14).
+    await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
     await pc.setLocalDescription(await pc.createAnswer());
-    let answer = pc.localDescription.sdp;
-    if (offer !== msg.sdp) answer = rejectAnchor(answer, this.subscriberAnchor);
-    await this.request("subscriber_answer", { revision: msg.revision, sdp: answer });
+    await this.request("subscriber_answer", { revision: msg.revision, sdp: pc.localDescription.sdp });
     // Transceivers whose track arrived before this offer named it.
     for (const t of pc.getTransceivers()) {
       if (t.mid && t.receiver.track && !this.remote.has(t.mid) && this.offered.has(t.mid)) {

@@ -115,30 +115,38 @@ def only_codec(sdp, mid, keep):
     return edit_section(sdp, mid, edit)
 
 
-def sections_of(sdp):
-    """[(kind, port, mid)] of an SDP's media sections, in order."""
+def sections_of(sdp, with_direction=False):
+    """[(kind, port, mid)] (and the direction, when asked) of an SDP's media sections, in order."""
     out = []
     for line in sdp_lines(sdp):
         if line.startswith("m="):
             kind, port = line[2:].split()[:2]
-            out.append([kind, int(port), None])
+            out.append([kind, int(port), None, "sendrecv"])
         elif line.startswith("a=mid:") and out and out[-1][2] is None:
             out[-1][2] = line[6:].strip()
-    return [tuple(s) for s in out]
+        elif line.strip() in ("a=sendrecv", "a=sendonly", "a=recvonly", "a=inactive") and out:
+            out[-1][3] = line.strip()[2:]
+    return [tuple(s) if with_direction else tuple(s[:3]) for s in out]
 
 
 def check_answer(offer_sdp, result, accepted, rejected):
     """The result accepts exactly `accepted` ({mid: source}) and rejects exactly `rejected`
-    ({mid: code}); its answer has the offer's sections in order, each accepted one with a port and
-    every other one at port 0."""
+    ({mid: code}); its answer has the offer's sections in order: each accepted one `recvonly` with a
+    port, each refused by policy `inactive` on the same transport (it stays in the BUNDLE group), and
+    every other one (no forwarded codec, stopped, not media) at port 0."""
     assert {t["mid"]: t["source"] for t in result["tracks"]} == accepted, result["tracks"]
     assert all(t["trackId"].startswith("tr_") for t in result["tracks"]), result["tracks"]
     assert {r["mid"]: r["code"] for r in result["rejected"]} == rejected, result["rejected"]
     offered = [(kind, mid) for kind, _, mid in sections_of(offer_sdp)]
     answered = sections_of(result["sdp"])
     assert [(kind, mid) for kind, _, mid in answered] == offered, result["sdp"]
-    for _, port, mid in answered:
-        assert (port != 0) == (mid in accepted), f"mid {mid} at port {port}: {result['sdp']}"
+    for _, port, mid, direction in sections_of(result["sdp"], with_direction=True):
+        if mid in accepted:
+            assert port != 0 and direction == "recvonly", f"mid {mid} at port {port} {direction}: {result['sdp']}"
+        elif mid in rejected and rejected[mid] != "no_common_codec":
+            assert port != 0 and direction == "inactive", f"mid {mid} at port {port} {direction}: {result['sdp']}"
+        else:
+            assert port == 0, f"mid {mid} at port {port}: {result['sdp']}"
 
 
 # -- the room still works --------------------------------------------------------------------------
