@@ -120,7 +120,7 @@ enum IPAddressText {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4
             && parts.allSatisfy { p in
-                !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCIIDigit) && Int(p)! <= 255
+                !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCIIDigit) && (Int(p) ?? 256) <= 255
                     && !(p.count > 1 && p.first == "0")
             }
     }
