@@ -65,13 +65,14 @@ if not os.environ.get("ATRIUM_BIN"):
         (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
          if os.path.exists(p)), os.path.join(ROOT, ".build/debug/atrium"))
 
-import aioice.ice                 # noqa: E402
 import aioice.turn                # noqa: E402
 import av                         # noqa: E402
 import numpy as np                # noqa: E402
 import aiortc                     # noqa: E402
 from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,   # noqa: E402
                     RTCSessionDescription)
+# The test harness: importing it confines aioice to 127.0.0.1; its worker handle runs the publisher.
+from media_peer import _Worker    # noqa: E402
 
 SOURCES = ["camera", "screen_share", "microphone"]
 VIDEO = {"camera": {"width": 640, "height": 360, "fps": 30},
@@ -81,13 +82,6 @@ AUDIO_RATE = 48000
 AUDIO_SAMPLES = 960          # 20 ms
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-
-def _loopback_only(use_ipv4, use_ipv6):
-    """aioice offers every interface address but 127.0.0.1: this run offers 127.0.0.1 only."""
-    return ["127.0.0.1"] if use_ipv4 else []
-
-
-aioice.ice.get_host_addresses = _loopback_only
 
 # aioice asks for 256 KiB of socket receive buffer (the kernel doubles it). A server that sends in
 # batches (sendmmsg) fills that faster than a Python receiver wakes up, and the kernel drops the
@@ -327,45 +321,14 @@ async def _worker_main(max_seconds):
         pass
 
 
-class PublisherWorker:
+class PublisherWorker(_Worker):
     """The parent's handle on the publisher process (this file run as `publisher-worker`): the
     publisher's packetizing, SRTP and Opus encoding get a process, and an interpreter lock, of their
     own. It stops by itself after `max_seconds`, should the parent die without closing it."""
 
-    def __init__(self, proc):
-        self.proc = proc
-        self._lock = asyncio.Lock()
-
     @classmethod
     async def spawn(cls, max_seconds):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, os.path.abspath(__file__), "publisher-worker", str(max_seconds),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
-        return cls(proc)
-
-    async def call(self, op, timeout=15, **fields):
-        async with self._lock:
-            self.proc.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
-            await self.proc.stdin.drain()
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            raise RuntimeError(f"publisher worker exited ({self.proc.returncode}) during {op}")
-        reply = json.loads(line)
-        if "error" in reply:
-            raise RuntimeError(f"publisher worker, {op}: {reply['error']}")
-        return reply["ok"]
-
-    async def close(self):
-        if self.proc.returncode is None:
-            try:
-                await self.call("close", timeout=5)
-            except (RuntimeError, OSError, asyncio.TimeoutError):
-                pass
-            try:
-                await asyncio.wait_for(self.proc.wait(), 5)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
+        return await super().spawn(script=__file__, max_seconds=max_seconds)
 
 
 # -- cheap subscribers ------------------------------------------------------------------------------

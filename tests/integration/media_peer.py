@@ -354,9 +354,11 @@ class _Worker:
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def spawn(cls):
+    async def spawn(cls, script=None, max_seconds=WORKER_MAX_SECONDS):
+        """Starts `script` (default: this file) as `publisher-worker`: it answers JSON lines on stdin
+        with JSON lines on stdout and stops by itself after `max_seconds`."""
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, os.path.abspath(__file__), "publisher-worker", str(WORKER_MAX_SECONDS),
+            sys.executable, os.path.abspath(script or __file__), "publisher-worker", str(max_seconds),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
         return cls(proc)
 
