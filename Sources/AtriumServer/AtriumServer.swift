@@ -215,6 +215,7 @@ public final class AtriumServer {
         let text = """
 
             Atrium \(Self.version) is running in development mode at \(base)
+              Meeting page: \(base)/  (open it in two browser windows; tokens come from /dev/token)
               API key:     \(creds.key)
               API secret:  \(creds.secret)
               Admin token (valid 24 h):
