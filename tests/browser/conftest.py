@@ -9,6 +9,7 @@ only the loopback interface, as `make test` does:
 Outside such a namespace every test here is skipped (see `loopback_only_problem`). Screenshots, browser
 console logs and server logs go to tests/browser/artifacts/<test>/ (or $ATRIUM_BROWSER_ARTIFACTS).
 """
+import base64
 import fcntl
 import importlib.util
 import json
@@ -164,7 +165,7 @@ def _keep_server_logs(s, artifacts):
 class Browser:
     """One headless Chromium session (selenium) with helpers for the meeting page."""
 
-    def __init__(self, name, artifacts, width=1280, height=800, audio_file=None):
+    def __init__(self, name, artifacts, width=1280, height=800, audio_file=None, video_file=None):
         from selenium import webdriver
         from selenium.webdriver.chrome.options import Options
         from selenium.webdriver.chrome.service import Service
@@ -176,6 +177,10 @@ class Browser:
         flags = CHROME_FLAGS + [f"--window-size={max(width, 800)},{height + 200}"]
         if audio_file:
             flags.append(f"--use-file-for-fake-audio-capture={audio_file}")
+        if video_file:
+            # The camera (getUserMedia) only: getDisplayMedia keeps Chromium's fake screen, the green
+            # test pattern (checked with Chromium 156; see camera_y4m).
+            flags.append(f"--use-file-for-fake-video-capture={video_file}")
         for flag in flags:
             o.add_argument(flag)
         o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -248,6 +253,14 @@ class Browser:
                  text: n.querySelector('.text').textContent}));"""
         )
 
+    def save_png(self, label, data_url):
+        """Writes a canvas's PNG (a data URL from the page) as an artifact."""
+        path = os.path.join(self.artifacts, f"{label}-{self.name}.png")
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data_url.split(",", 1)[1]))
+        _saved.append(path)
+        return path
+
     def screenshot(self, label):
         path = os.path.join(self.artifacts, f"{label}-{self.name}.png")
         try:
@@ -302,13 +315,62 @@ def tone_wav():
     shutil.rmtree(d, ignore_errors=True)
 
 
+# The camera pattern of `camera_y4m`: the left half saturated red, the right half white (RGB). Chromium's
+# own fake camera and fake screen are both a green test pattern, so a received picture with this pattern
+# came from the file camera, and a green one did not.
+CAMERA_LEFT_RGB = (255, 0, 0)
+CAMERA_RIGHT_RGB = (255, 255, 255)
+
+
+def write_camera_y4m(path, width=640, height=360, fps=30, seconds=2):
+    """A YUV4MPEG2 file (planar YUV 4:2:0, full-range BT.601 "C420jpeg") of the camera pattern, which
+    Chromium loops as the fake camera with --use-file-for-fake-video-capture."""
+
+    def yuv(rgb):
+        r, g, b = rgb
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        clamp = lambda v: max(0, min(255, round(v)))  # noqa: E731
+        return clamp(y), clamp(128 + (b - y) / 1.772), clamp(128 + (r - y) / 1.402)
+
+    (ly, lu, lv), (ry, ru, rv) = yuv(CAMERA_LEFT_RGB), yuv(CAMERA_RIGHT_RGB)
+    half, chroma_half = width // 2, width // 4
+    y_plane = (bytes([ly]) * half + bytes([ry]) * (width - half)) * height
+    u_plane = (bytes([lu]) * chroma_half + bytes([ru]) * (width // 2 - chroma_half)) * (height // 2)
+    v_plane = (bytes([lv]) * chroma_half + bytes([rv]) * (width // 2 - chroma_half)) * (height // 2)
+    frame = b"FRAME\n" + y_plane + u_plane + v_plane
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for _ in range(fps * seconds):
+            f.write(frame)
+
+
+class CameraFile:
+    """A fake camera's file and what its picture shows."""
+
+    def __init__(self, path, width, height):
+        self.path, self.width, self.height = path, width, height
+        self.left_rgb, self.right_rgb = CAMERA_LEFT_RGB, CAMERA_RIGHT_RGB
+
+
+@pytest.fixture(scope="session")
+def camera_y4m():
+    """The camera pattern as a .y4m file in a temporary directory (640x360, 2 s at 30 fps, about 20 MB):
+    a CameraFile, for `browsers(..., camera=camera_y4m)`."""
+    d = tempfile.mkdtemp(prefix="atrium-browser-video-")
+    path = os.path.join(d, "camera.y4m")
+    write_camera_y4m(path, 640, 360)
+    yield CameraFile(path, 640, 360)
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture
 def browsers(artifacts, tone_wav):
-    """`make(name, width=, height=)` opens a browser; every one is closed after the test."""
+    """`make(name, width=, height=, camera=)` opens a browser (`camera`: a CameraFile for its fake camera,
+    else Chromium's green test pattern); every one is closed after the test."""
     opened = []
 
-    def make(name, width=1280, height=800):
-        b = Browser(name, artifacts, width, height, audio_file=tone_wav)
+    def make(name, width=1280, height=800, camera=None):
+        b = Browser(name, artifacts, width, height, audio_file=tone_wav, video_file=camera and camera.path)
         opened.append(b)
         return b
 

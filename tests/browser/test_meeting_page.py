@@ -28,6 +28,113 @@ return out;
 """
 
 
+# A page script that samples the decoded pictures of one participant's received camera and screen tracks
+# where the page shows them (the camera in the participant's tile, the share on the stage): for each
+# source, the page's <video> must be playing the SDK's RemoteTrack of that source; on each of `count`
+# distinct presented frames (requestVideoFrameCallback) the picture is drawn into a canvas and the mean
+# colour of its left part, its right part and the whole (inner 80 % of the height) and a checksum of the
+# picture are recorded. The last frame of each comes back as a PNG (data URL).
+SOURCE_PIXELS = """
+const [pid, count, tileSelector] = arguments;
+const room = window.atriumApp.room;
+const elements = {camera: document.querySelector(tileSelector),
+                  screen_share: document.querySelector('[data-testid="stage-video"]')};
+const out = {};
+for (const [source, video] of Object.entries(elements)) {
+  const remote = room.remoteTracks.find(
+    (t) => t.participantId === pid && t.source === source && t.track.kind === "video");
+  const shown = video && video.srcObject instanceof MediaStream ? video.srcObject.getVideoTracks()[0] : null;
+  const r = out[source] = {remote: !!remote, trackId: remote ? remote.trackId : null,
+                           sameTrack: !!remote && shown === remote.track,
+                           readyState: remote ? remote.track.readyState : null, frames: []};
+  if (!remote || !video) continue;
+  const canvas = document.createElement("canvas");
+  const g = canvas.getContext("2d", {willReadFrequently: true});
+  const mean = (d, w, h, x0, x1) => {
+    let sum = [0, 0, 0], n = 0;
+    for (let y = Math.floor(h * 0.1); y < Math.ceil(h * 0.9); y++)
+      for (let x = Math.floor(w * x0); x < Math.ceil(w * x1); x++) {
+        const k = (y * w + x) * 4;
+        sum[0] += d[k]; sum[1] += d[k + 1]; sum[2] += d[k + 2]; n++;
+      }
+    return sum.map((v) => Math.round(v / n));
+  };
+  const checksum = (d) => {
+    let h = 2166136261;
+    for (let k = 0; k < d.length; k++) h = Math.imul(h ^ d[k], 16777619) >>> 0;
+    return h;
+  };
+  const deadline = performance.now() + 5000;
+  let last = -1;
+  while (r.frames.length < count && performance.now() < deadline) {
+    const meta = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), 1000);
+      video.requestVideoFrameCallback((now, m) => { clearTimeout(timer); resolve(m); });
+    });
+    if (!meta || meta.presentedFrames === last) continue;
+    last = meta.presentedFrames;
+    const w = canvas.width = Math.max(1, Math.round(video.videoWidth / 4));
+    const h = canvas.height = Math.max(1, Math.round(video.videoHeight / 4));
+    g.drawImage(video, 0, 0, w, h);
+    const d = g.getImageData(0, 0, w, h).data;
+    r.frames.push({presented: meta.presentedFrames, rtp: meta.rtpTimestamp ?? null,
+                   width: video.videoWidth, height: video.videoHeight,
+                   left: mean(d, w, h, 0.05, 0.45), right: mean(d, w, h, 0.55, 0.95), all: mean(d, w, h, 0, 1),
+                   checksum: checksum(d)});
+  }
+  if (r.frames.length) r.png = canvas.toDataURL("image/png");
+  const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+  r.totalVideoFrames = q ? q.totalVideoFrames : null;
+}
+return out;
+"""
+
+
+def near(rgb, want, tolerance=60):
+    return all(abs(c - w) <= tolerance for c, w in zip(rgb, want))
+
+
+def is_green(rgb):
+    """Chromium's fake screen: its test pattern is mostly green (about 7, 149, 2 on average)."""
+    r, g, b = rgb
+    return g >= 90 and g >= r + 60 and g >= b + 60
+
+
+def sample_sources(b, pid, count=6):
+    """Samples `count` decoded frames of pid's camera (in its tile) and screen share (on the stage) on
+    b's page, saves the last frame of each as a PNG artifact, and returns the samples."""
+    out = b.js_async(SOURCE_PIXELS, pid, count, tile(pid) + " video")
+    for source, r in out.items():
+        png = r.pop("png", None)
+        if png:
+            b.save_png(f"received-{source}", png)
+    return out
+
+
+def assert_sources_by_content(samples, camera, count=6):
+    """The camera frames show the file camera's pattern (`camera`, a CameraFile: red left, white right,
+    in its shape); the screen frames show Chromium's fake screen (green, with a running clock), not the
+    camera's pattern."""
+    for source in ("camera", "screen_share"):
+        r = samples[source]
+        assert r["remote"] and r["sameTrack"] and r["readyState"] == "live", (source, r)
+        assert len(r["frames"]) >= count, f"{source}: only {len(r['frames'])} decoded frames sampled: {r}"
+        assert len({f["presented"] for f in r["frames"]}) == len(r["frames"]), (source, r["frames"])
+    for f in samples["camera"]["frames"]:
+        assert near(f["left"], camera.left_rgb) and near(f["right"], camera.right_rgb), (
+            f"camera frame is not the file camera's red/white pattern: {f}")
+        # The file's shape (the sender may scale it down under load, never up).
+        w, h = f["width"], f["height"]
+        assert 0 < w <= camera.width and abs(w * camera.height - h * camera.width) <= camera.width, f
+    screen = samples["screen_share"]["frames"]
+    for f in screen:
+        assert is_green(f["all"]) and is_green(f["left"]) and is_green(f["right"]), (
+            f"screen frame is not Chromium's green fake screen: {f}")
+        assert not near(f["left"], camera.left_rgb, 100), f"screen frame looks like the camera: {f}"
+    # The fake screen's clock and animation change the picture from frame to frame.
+    assert len({f["checksum"] for f in screen}) >= 2, f"the screen's picture does not change: {screen}"
+
+
 def page_url(base, **params):
     return f"{base}/?{urllib.parse.urlencode(params)}"
 
@@ -131,15 +238,16 @@ def wait_decoding(b, sources, timeout=25):
     return first, second
 
 
-def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts):
+def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, camera_y4m):
     """Issue 5's scenario: A (host) turns the camera on and shares; B (participant) sees A's camera tile
-    and the share stage, and decodes frames on both video tracks; A pauses, resumes and stops the share
-    and B sees the stage go with the reason; B shares, A locks sharing (B's share stops, reason locked)
+    and the share stage, and decodes frames on both video tracks, whose pictures show which source each
+    came from (A's camera is a red/white file, A's screen Chromium's green pattern); A pauses, resumes
+    and stops the share and B sees the stage go with the reason; B shares, A locks sharing (B's share stops, reason locked)
     and B's next attempt reports share_locked; unlocked, B shares again and A sees it; B leaves."""
     t0 = time.time()
     base = f"http://127.0.0.1:{dev_server.port}"
     room = "issue5"
-    a = browsers("a")
+    a = browsers("a", camera=camera_y4m)  # a red/white camera; the screen stays Chromium's green one
     b = browsers("b")
 
     a_id = join(a, base, room, "Alice", "host")
@@ -169,6 +277,12 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts):
     assert first["camera"]["participantId"] == a_id and first["screen_share"]["participantId"] == a_id
     assert second["screen_share"]["width"] > 0 and second["camera"]["width"] > 0
     print(f"B decoded frames: {json.dumps(second)}")
+    # The content proves the source: B's tile of A shows the camera file's red/white pattern, B's stage
+    # the green fake screen, on several distinct decoded frames each.
+    samples = sample_sources(b, a_id)
+    b.screenshot("02-sources-sampled")
+    print(f"B sampled pictures: {json.dumps(samples)}")
+    assert_sources_by_content(samples, camera_y4m)
     # The share's video in the stage advances.
     t1 = stage_state(b)["time"]
     b.wait(f"return document.querySelector('[data-testid=\"stage-video\"]').currentTime > {t1}", 10, "the stage video to advance")
