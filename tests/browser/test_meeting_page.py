@@ -359,12 +359,22 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, 
     b.screenshot("06-locked")
 
     # A unlocks and B shares again: A's page receives it, although every track A received had ended
-    # meanwhile (the server's offer then had every section at port 0).
+    # meanwhile (those sections stayed inactive in the BUNDLE group).
     a.click("lock-toggle")
     b.wait("return document.querySelector('[data-testid=\"lock-badge\"]').hidden", 5, "the lock badge gone")
     b.click("share-toggle")
     wait_stage(a, b_id)
     wait_stage(b, b_id)
+
+    # B ends the capture from the browser's own UI (the capture track ends): the share stops with
+    # reason capture_ended, and A is told.
+    b.js("window.atriumApp.room.myShare.track.dispatchEvent(new Event('ended'))")
+    n = wait_notice(a, kind="share-stopped", reason="capture_ended")
+    assert "Bob" in n["text"], n
+    deadline = time.time() + 10
+    while stage_state(a)["shown"]:
+        assert time.time() < deadline, "A's stage is still shown after capture_ended"
+        time.sleep(0.2)
 
     # B leaves: A's grid drops B's tile; B is back on the join screen.
     b.click("leave")
