@@ -17,13 +17,13 @@ public final class MediaWorker: Sendable {
     /// `sha-256` digest of the worker's DTLS certificate, for `a=fingerprint`.
     public let fingerprint: [UInt8]
 
-    private let commands = Mutex<[MediaCommand]>([])
-    private let reported = Mutex<[MediaEvent]>([])
-    private let snapshot = Mutex<MediaStats>(MediaStats())
+    private let commands = Locked<[MediaCommand]>([])
+    private let reported = Locked<[MediaEvent]>([])
+    private let snapshot = Locked<MediaStats>(MediaStats())
     private let stopping = Atomic<Bool>(false)
     private let wakeup: Wakeup
     private let box: EngineBox
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Locked<pthread_t?>(nil)
 
     /// Binds the socket and makes the certificate; `start()` runs the thread.
     public init(configuration: MediaConfiguration, logger: Logger) throws {
