@@ -97,6 +97,43 @@ extension MediaCoordinator {
         }
         sub.dirty = false
         sub.revision += 1
+        // Ended sections are never removed from a connection (JSEP keeps them; aiortc cannot reuse one):
+        // past `maxEndedSections` the server starts a new subscriber connection with the live tracks only,
+        // so that a day-long meeting's offers and answers stay small.
+        var reset = sub.resetPending
+        if sub.sections.filter({ !$0.active }).count >= Self.maxEndedSections {
+            reset = true
+            worker.submit(.closeTransport(id: sub.transport))
+            let (u, pw) = credentials()
+            sub.transport = nextID("sub-")
+            (sub.ufrag, sub.password) = (u, pw)
+            worker.submit(
+                .openTransport(
+                    TransportSpec(
+                        id: sub.transport, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw, remote: nil))
+            )
+            sub.usedPayloadTypes = []
+            sub.nextMid = 0
+            sub.sections = sub.sections.filter(\.active).map { s in
+                var n = s
+                n.mid = String(sub.nextMid)
+                sub.nextMid += 1
+                n.codec = Self.allocate(Self.serverDefault(s.codec), in: &sub.usedPayloadTypes)
+                n.consumer = nil
+                n.ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
+                n.rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+                return n
+            }
+        }
+        // Nothing live to offer on the new connection yet: the reset goes with the next offer.
+        if reset && sub.sections.isEmpty {
+            sub.resetPending = true
+            sub.revision -= 1
+            peer.subscriber = sub
+            peers[pid] = peer
+            return
+        }
+        sub.resetPending = false
         let sections = sub.sections.map { s in
             SubscriberSection(
                 mid: s.mid, kind: s.kind, codec: s.codec, parameters: s.parameters, ssrc: s.ssrc, rtxSSRC: s.rtxSSRC,
@@ -112,10 +149,11 @@ extension MediaCoordinator {
                 "participantId": .string(s.publisher.rawValue), "source": .string(s.source.rawValue),
             ])
         }
-        let message: JSONObject = [
+        var message: JSONObject = [
             "type": "subscriber_offer", "revision": .int(Int64(sub.revision)), "sdp": .string(offer.serialized()),
             "tracks": .array(tracks),
         ]
+        if reset { message["reset"] = .bool(true) }
         sub.pending = (sub.revision, offer, message)
         peer.subscriber = sub
         peers[pid] = peer

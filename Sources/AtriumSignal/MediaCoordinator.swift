@@ -60,6 +60,8 @@ public final class MediaCoordinator {
         var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
         var dirty = false
         var remoteSet = false
+        /// The connection was replaced while it had nothing to carry: the next offer says `reset`.
+        var resetPending = false
     }
 
     struct Peer {
@@ -108,6 +110,14 @@ public final class MediaCoordinator {
     func credentials() -> (String, String) {
         let c = ICEText.random(using: &rng)
         return (c.0, c.1)
+    }
+
+    /// Ended sections a subscriber connection may gather before the server starts a new one.
+    static let maxEndedSections = 24
+
+    /// A codec with the server's own default payload types again.
+    static func serverDefault(_ codec: ServerCodec) -> ServerCodec {
+        ServerCodecs.preference.first { $0.name == codec.name } ?? codec
     }
 
     /// Dynamic payload types usable on a muxed port (RFC 5761 section 4 keeps 64-95 for RTCP).

@@ -774,6 +774,14 @@ export class Room extends EventTarget {
   /** @private Answers a subscriber offer and reports tracks that started or ended. */
   async _answerSubscriber(msg) {
     if (this.closed) return;
+    if (msg.reset && this.subscriber) {
+      // The server starts a new subscriber connection (the old one gathered too many ended sections):
+      // every received track ends here and comes back on the new connection.
+      this.subscriber.close();
+      this.subscriber = null;
+      for (const r of this.remote.values()) this._emit("track_ended", r);
+      this.remote.clear();
+    }
     if (!this.subscriber) {
       const pc = new RTCPeerConnection(RTC_CONFIG);
       pc.onicecandidate = (e) => {

@@ -628,7 +628,9 @@ class Subscriber:
     and classifies every track it receives. `client` must have joined.
 
     `tracks` maps each mid ever received to its TrackStats; `live` is the `tracks` of the latest
-    offer, by mid; `error` is the exception that stopped the answering loop, if any."""
+    offer, by mid; `error` is the exception that stopped the answering loop, if any. An offer with
+    `reset` starts a new connection (the server's subscriber connection gathered too many ended
+    sections): the old one is closed, its tracks (ended) move to `retired`, and mids start again."""
 
     def __init__(self, client):
         self.client = client
@@ -637,7 +639,9 @@ class Subscriber:
         self.live = {}
         self.revisions = []
         self.error = None
-        self._known = {}        # every offer entry ever seen, by mid (mids are never reused)
+        self._known = {}        # every offer entry of this connection, by mid (mids are never reused)
+        self.retired = []       # TrackStats of closed connections
+        self.resets = 0
         self._drains = []
         self.pc.on("track", self._on_track)
         self._answering = asyncio.get_running_loop().create_task(self._answer_offers())
@@ -654,6 +658,13 @@ class Subscriber:
     async def _answer_offers(self):
         try:
             while (offer := await self._next_offer()) is not None:
+                if offer.get("reset"):
+                    await self.pc.close()
+                    self.retired += self.tracks.values()
+                    self.tracks, self._known = {}, {}
+                    self.resets += 1
+                    self.pc = peer_connection()
+                    self.pc.on("track", self._on_track)
                 self.live = {t["mid"]: t for t in offer["tracks"]}
                 self._known.update(self.live)        # before ontrack runs, inside setRemoteDescription
                 await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
@@ -700,7 +711,14 @@ class Subscriber:
     # -- queries -----------------------------------------------------------------------------------
 
     def by_track(self, track_id):
-        return next((s for s in self.tracks.values() if s.track_id == track_id), None)
+        """The track's stats: its live section's if it has one, else its latest section's (on this
+        connection, then on closed ones). A track can come back on a new section (unsubscribed and
+        subscribed again) or on a new connection (after a reset)."""
+        for mid, st in self.tracks.items():
+            if self.live.get(mid, {}).get("trackId") == track_id and st.track_id == track_id:
+                return st
+        earlier = list(self.tracks.values())[::-1] + self.retired[::-1]
+        return next((st for st in earlier if st.track_id == track_id), None)
 
     def describe(self):
         state = f"{self.client.label}: pc {self.pc.connectionState}, answered {self.revisions}"
