@@ -483,3 +483,31 @@ def test_token_join_without_dev_mode_and_reconnect(keyed_server, mint_token, bro
     assert c.js("return window.atriumApp.room.me.id") == me
     assert c.js("return window.atriumApp.room.localTrack('camera') !== null")
     c.screenshot("03-reconnected-phone")
+
+
+def test_subscriber_connection_reset_in_a_long_meeting(dev_server, browsers, artifacts):
+    """After 24 ended sections the server offers a new subscriber connection (`reset`): the SDK closes
+    the old RTCPeerConnection, answers with a new one, and A's camera plays again on B's page."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    a = browsers("a")
+    b = browsers("b")
+    a_id = join(a, base, "long-meeting", "Alice", "host")
+    join(b, base, "long-meeting", "Bob", "participant")
+    a.click("camera-toggle")
+    wait_tile_video(b, a_id)
+    wait_decoding(b, ["camera"])
+    old_pc = b.js("window.__firstSubscriber = window.atriumApp.room.subscriber; return true")
+    assert old_pc
+    # Each unsubscribe ends the camera's section, each subscribe adds one.
+    b.js_async("""const done = arguments[arguments.length - 1];
+        (async () => {
+          const room = window.atriumApp.room;
+          const cam = room.remoteTracks.find((t) => t.source === 'camera').trackId;
+          for (let i = 0; i < 25; i++) { await room.unsubscribe(cam); await room.subscribe(cam); }
+          done(true);
+        })().catch((e) => done(String(e)));""")
+    b.wait("return window.atriumApp.room.subscriber && window.atriumApp.room.subscriber !== window.__firstSubscriber",
+           20, "a new subscriber connection")
+    assert b.js("return window.__firstSubscriber.connectionState") == "closed"
+    wait_decoding(b, ["camera"])
+    wait_tile_video(b, a_id)
