@@ -113,8 +113,9 @@ bench-deps: test-deps
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	  $(SUDO) systemctl disable --now janus >/dev/null 2>&1 || true; fi
 
-## Benchmarks (figures, not pass/fail): a release build, the signaling load script, then media
-## forwarding side by side with Janus (one publisher, four subscribers; bench/media_forward.py).
+## Benchmarks (figures, not pass/fail): a release build, then, each side by side with Janus, signaling
+## load (1,000 participants joining 100 rooms; bench/signal_load.py) and media forwarding (one
+## publisher, four subscribers; bench/media_forward.py).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100

@@ -21,8 +21,9 @@ A benchmark, not a test: it asserts nothing about speed. Usage:
 It starts its own servers on 127.0.0.1 and stops them: ATRIUM_BIN (default .build/release/atrium if
 built, else .build/debug/atrium), and `janus` from PATH configured from a temporary directory (only
 the VideoRoom plugin and the HTTP transport on a free 127.0.0.1 port; ICE on `lo` only, no STUN;
-see LOOPBACK_SHIM_C for what it takes to keep Janus 1.1.2's candidates on 127.0.0.1). Every
-candidate either server announces is checked to be 127.0.0.1.
+bench/janus_peer.py, shared with bench/signal_load.py, starts it and tells what it takes to keep
+Janus 1.1.2's candidates on 127.0.0.1). Every candidate either server announces is checked to be
+127.0.0.1.
 
 Cheap clients, identical input:
 - The video is encoded once, before the servers start: `--clip-seconds` loops of each source
@@ -73,6 +74,8 @@ from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeer
                     RTCSessionDescription)
 # The test harness: importing it confines aioice to 127.0.0.1; its worker handle runs the publisher.
 from media_peer import _Worker    # noqa: E402
+# Janus started on a configuration of our own, 127.0.0.1 only (shared with bench/signal_load.py).
+from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 SOURCES = ["camera", "screen_share", "microphone"]
 VIDEO = {"camera": {"width": 640, "height": 360, "fps": 30},
@@ -462,12 +465,6 @@ def loopback_candidates_only(sdp, what):
         raise RuntimeError(f"{what} announces candidates outside 127.0.0.1: {sorted(others)}")
 
 
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # -- the measurement common to both servers ---------------------------------------------------------
 
 async def measure(args, name, server_pid, pub_worker, receivers, extra_counter=None):
@@ -634,166 +631,7 @@ def atrium_version():
 
 # -- Janus ------------------------------------------------------------------------------------------
 
-JANUS_LIB = f"/usr/lib/{os.uname().machine}-linux-gnu/janus"      # Debian's multiarch directory
 JANUS_ROOM_BITRATE = 10_000_000     # the REMB the VideoRoom sends publishers: Atrium's default cap
-
-# Janus 1.1.2 cannot gather a 127.0.0.1 candidate: janus_ice_setup_local (src/ice.c) skips every
-# interface flagged IFF_LOOPBACK before it looks at ice_enforce_list, and when it has added no address
-# libnice gathers on every other interface. So Janus runs with this getifaddrs() in LD_PRELOAD: lo
-# without its loopback flag, every other interface down. Janus then gathers on 127.0.0.1 only (and
-# with `interface = "127.0.0.1"` puts that address in its SDP); nothing else in it changes.
-LOOPBACK_SHIM_C = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <stddef.h>
-
-int getifaddrs(struct ifaddrs **ifap) {
-    int (*real)(struct ifaddrs **) = (int (*)(struct ifaddrs **))dlsym(RTLD_NEXT, "getifaddrs");
-    int r = real(ifap);
-    if (r != 0)
-        return r;
-    for (struct ifaddrs *ifa = *ifap; ifa != NULL; ifa = ifa->ifa_next) {
-        if (ifa->ifa_flags & IFF_LOOPBACK)
-            ifa->ifa_flags &= ~IFF_LOOPBACK;
-        else
-            ifa->ifa_flags &= ~(IFF_UP | IFF_RUNNING);
-    }
-    return 0;
-}
-"""
-
-
-def build_loopback_shim(directory):
-    """Compiles LOOPBACK_SHIM_C with the first C compiler found (cc, gcc, clang, or the clang of
-    the Swift toolchain); returns the shared object's path."""
-    source = os.path.join(directory, "loopback_only.c")
-    target = os.path.join(directory, "loopback_only.so")
-    with open(source, "w") as f:
-        f.write(LOOPBACK_SHIM_C)
-    compilers = [shutil.which(c) for c in ("cc", "gcc", "clang")]
-    swift = shutil.which("swift")
-    if swift:
-        compilers.append(os.path.join(os.path.dirname(os.path.realpath(swift)), "clang"))
-    for cc in filter(None, compilers):
-        if os.path.exists(cc) and subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", target, source, "-ldl"],
-                                                 capture_output=True).returncode == 0:
-            return target
-    raise RuntimeError("no C compiler could build the Janus loopback shim (install gcc)")
-
-
-def janus_lib_dir():
-    for d in (JANUS_LIB, "/usr/lib/janus", "/usr/local/lib/janus", "/opt/janus/lib/janus"):
-        if os.path.exists(os.path.join(d, "plugins", "libjanus_videoroom.so")):
-            return d
-    raise RuntimeError("Janus's VideoRoom plugin not found (apt-get install janus)")
-
-
-def write_janus_config(root, http_port):
-    """A configuration directory of our own: only the VideoRoom plugin and the HTTP transport (the
-    folders Janus loads hold links to those two), HTTP on 127.0.0.1 only, ICE on `lo` only, no STUN."""
-    lib = janus_lib_dir()
-    conf, plugins, transports, empty = (os.path.join(root, d) for d in ("conf", "plugins", "transports", "empty"))
-    for d in (conf, plugins, transports, empty):
-        os.makedirs(d, exist_ok=True)
-    os.symlink(os.path.join(lib, "plugins", "libjanus_videoroom.so"), os.path.join(plugins, "libjanus_videoroom.so"))
-    os.symlink(os.path.join(lib, "transports", "libjanus_http.so"), os.path.join(transports, "libjanus_http.so"))
-    with open(os.path.join(conf, "janus.jcfg"), "w") as f:
-        f.write(f"""general: {{
-	configs_folder = "{conf}"
-	plugins_folder = "{plugins}"
-	transports_folder = "{transports}"
-	events_folder = "{empty}"
-	loggers_folder = "{empty}"
-	debug_level = 4
-	interface = "127.0.0.1"
-	session_timeout = 0
-}}
-certificates: {{
-}}
-media: {{
-	ipv6 = false
-}}
-nat: {{
-	nice_debug = false
-	ice_enforce_list = "lo"
-	ignore_mdns = true
-}}
-plugins: {{
-}}
-transports: {{
-}}
-loggers: {{
-}}
-events: {{
-}}
-""")
-    with open(os.path.join(conf, "janus.transport.http.jcfg"), "w") as f:
-        f.write(f"""general: {{
-	json = "plain"
-	base_path = "/janus"
-	http = true
-	port = {http_port}
-	ip = "127.0.0.1"
-	https = false
-}}
-admin: {{
-	admin_http = false
-	admin_https = false
-}}
-""")
-    with open(os.path.join(conf, "janus.plugin.videoroom.jcfg"), "w") as f:
-        f.write("general: {\n}\n")
-    return os.path.join(conf, "janus.jcfg")
-
-
-class JanusProcess:
-    """`janus` started on the configuration of write_janus_config, its output in a log file."""
-
-    def __init__(self, workdir):
-        self.root = os.path.join(workdir, "janus")
-        self.port = free_tcp_port()
-        self.config = write_janus_config(self.root, self.port)
-        self.log_path = os.path.join(self.root, "janus.log")
-        self.proc = None
-
-    def start(self, timeout=15):
-        self._log = open(self.log_path, "w+")
-        env = dict(os.environ, LD_PRELOAD=build_loopback_shim(self.root))
-        self.proc = subprocess.Popen(["janus", "-C", self.config, "-F", os.path.dirname(self.config), "-o"],
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"janus exited with {self.proc.returncode}: {self.log()[-3000:]}")
-            if "HTTP webserver started" in self.log() and "VideoRoom plugin initialized" in self.log():
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), 0.5).close()
-                    return self
-                except OSError:
-                    pass
-            time.sleep(0.05)
-        raise RuntimeError(f"janus did not start in {timeout}s: {self.log()[-3000:]}")
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc:
-            self._log.close()
-
-
-class JanusError(Exception):
-    pass
 
 
 class JanusSession:
@@ -974,13 +812,6 @@ async def run_janus(args, workdir):
             print("janus log (end):\n" + "".join(janus.log().splitlines(True)[-40:]), file=sys.stderr)
 
 
-def janus_version():
-    # Janus 1.1.2 has no --version option: every invocation prints the version banner first.
-    out = subprocess.run(["janus", "--help"], capture_output=True, text=True)
-    m = re.search(r"Janus version: (\d+) \(([^)]+)\)", out.stdout + out.stderr)
-    return f"Janus {m.group(2)} ({m.group(1)})" if m else "Janus (version unknown)"
-
-
 # -- report -----------------------------------------------------------------------------------------
 
 def per_core(cpu, seconds):
@@ -1115,8 +946,8 @@ def main():
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"],
                     help="leave one server out (no ratios then)")
     args = ap.parse_args()
-    if shutil.which("janus") is None and "janus" not in args.skip:
-        sys.exit("janus is not installed (Debian package `janus`; `make bench` installs deploy/packages-bench.txt)")
+    if "janus" not in args.skip and janus_missing(["http"]):
+        sys.exit(janus_missing(["http"]))
     t0 = time.monotonic()
     results = asyncio.run(main_async(args))
     report(args, results, time.monotonic() - t0)
