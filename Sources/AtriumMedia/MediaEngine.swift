@@ -32,6 +32,8 @@ final class MediaEngine {
     var events: [MediaEvent] = []
 
     var rx: [Datagram]
+    /// The poller's readable tokens, kept between waits so that waiting allocates nothing.
+    var ready: [UInt64] = Array(repeating: 0, count: EpollPoller.maxEvents)
     var tx: [Datagram]
     var txCount = 0
     var lossState: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -82,8 +84,6 @@ final class MediaEngine {
     /// Receives and forwards until the socket has nothing more, then runs timers. Returns when `wait`
     /// returns (the caller loops and applies commands when the wakeup fired).
     func runOnce(timeout: Duration) throws -> Bool {
-        var ready: [UInt64] = []
-        ready.reserveCapacity(4)
         let woken = try poller.wait(timeout: timeout, ready: &ready)
         if !ready.isEmpty {
             var rounds = 0

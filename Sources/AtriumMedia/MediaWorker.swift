@@ -100,9 +100,8 @@ public final class MediaWorker: Sendable {
                 engine.flush()
             }
             if !engine.events.isEmpty {
-                let e = engine.events
-                engine.events.removeAll()
-                reported.withLock { $0 += e }
+                reported.withLock { $0 += engine.events }
+                engine.events.removeAll(keepingCapacity: true)
             }
             let t = engine.now
             if t - lastSnapshot >= 1 {

@@ -49,6 +49,15 @@ public enum RTPPacketWriter {
         if let ssrc = fields.ssrc { store(ssrc, bytes: 4, at: base + RTPHeader.ssrcOffset, in: &packet) }
     }
 
+    /// `rewrite` for an array, specialized here: the forwarding path calls this one, which allocates
+    /// nothing (the generic entry point, called from another module, would go through witness tables).
+    public static func rewrite(_ packet: inout [UInt8], _ fields: Rewrite) throws(RTPError) {
+        try packet.withUnsafeMutableBufferPointer {
+            (buffer: inout UnsafeMutableBufferPointer<UInt8>) throws(RTPError) in
+            try rewrite(&buffer, fields)
+        }
+    }
+
     /// Writes the low `bytes` bytes of `value` big-endian; the caller checked the fixed header is present.
     private static func store<Buffer: MutableCollection>(
         _ value: UInt32, bytes: Int, at offset: Int, in packet: inout Buffer

@@ -37,15 +37,24 @@ public enum PacketDemultiplexer {
     /// port, so an RTP second byte (marker bit and payload type) never falls in this range.
     static let rtcpPacketTypes: ClosedRange<UInt8> = 192...223
 
+    /// `classify` for an array, the packet path's case: no generic dispatch, no allocation.
+    public static func classify(_ packet: [UInt8]) -> MuxedPacketKind {
+        guard let first = packet.first else { return .unknown }
+        return classify(first: first, second: packet.count > 1 ? packet[1] : nil)
+    }
+
     public static func classify<C: Collection>(_ packet: C) -> MuxedPacketKind where C.Element == UInt8 {
         guard let first = packet.first else { return .unknown }
+        return classify(first: first, second: packet.dropFirst().first)
+    }
+
+    static func classify(first: UInt8, second: UInt8?) -> MuxedPacketKind {
         switch first {
         case stunRange: return .stun
         case zrtpRange: return .zrtp
         case dtlsRange: return .dtls
         case turnChannelRange: return .turnChannel
         case rtpRange:
-            let second = packet.dropFirst().first
             guard let second else { return .unknown }
             return isRTCP(secondByte: second) ? .rtcp : .rtp
         default: return .unknown

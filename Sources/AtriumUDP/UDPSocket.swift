@@ -116,7 +116,12 @@ public final class UDPSocket {
     /// Fewer than `datagrams.count` means the socket buffer filled up: the owner retries the rest when
     /// the socket is writable again, or drops them. Every payload is checked against `maxDatagramSize`
     /// before anything is sent.
-    public func send<C: Collection>(_ datagrams: C) throws(UDPError) -> Int where C.Element == Datagram {
+    public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
+
+    /// `send` for a slice of a batch array (the media worker's case), specialized here: no allocation.
+    public func send(_ datagrams: ArraySlice<Datagram>) throws(UDPError) -> Int { try sendBatch(datagrams) }
+
+    func sendBatch<C: Collection>(_ datagrams: C) throws(UDPError) -> Int where C.Element == Datagram {
         for d in datagrams where d.payload.count > maxDatagramSize {
             throw .datagramTooLarge(size: d.payload.count, limit: maxDatagramSize)
         }
