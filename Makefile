@@ -120,6 +120,7 @@ bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
