@@ -18,6 +18,8 @@ import socket
 import subprocess
 import time
 
+from side_by_side import stop_process
+
 JANUS_LIB = f"/usr/lib/{os.uname().machine}-linux-gnu/janus"      # Debian's multiarch directory
 TRANSPORTS = {"http": "libjanus_http.so", "websockets": "libjanus_websockets.so"}
 
@@ -212,13 +214,7 @@ class JanusProcess:
             return f.read()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if self.proc:
             self._log.close()
 

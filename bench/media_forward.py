@@ -70,11 +70,11 @@ import aioice.turn                # noqa: E402
 import av                         # noqa: E402
 import numpy as np                # noqa: E402
 import aiortc                     # noqa: E402
-from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,   # noqa: E402
-                    RTCSessionDescription)
+from aiortc import RTCSessionDescription   # noqa: E402
 # The test harness: importing it confines aioice to 127.0.0.1; its worker handle runs the publisher.
-from media_peer import _Worker    # noqa: E402
+from media_peer import _Paced, _Worker, peer_connection    # noqa: E402
 # Janus started on a configuration of our own, 127.0.0.1 only (shared with bench/signal_load.py).
+from side_by_side import Table   # noqa: E402
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 SOURCES = ["camera", "screen_share", "microphone"]
@@ -113,34 +113,7 @@ def enlarge_receive_buffers(pc):
     return min(sizes) if sizes else None
 
 
-def peer_connection():
-    """One BUNDLE transport (aiortc's default policy sends nothing on a second video track) and no
-    ICE servers (aiortc would add a public STUN server)."""
-    return RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
-
-
 # -- the publisher's sources (in the worker process) -------------------------------------------------
-
-class _Paced(MediaStreamTrack):
-    """Frame n is due at start + n * period on the wall clock, with pts n * period."""
-
-    def __init__(self, clock, period):
-        super().__init__()
-        self._clock = clock
-        self._period = period
-        self._start = None
-        self._pts = 0
-
-    async def _next_pts(self):
-        if self._start is None:
-            self._start = time.monotonic()
-        else:
-            self._pts += self._period
-            wait = self._start + self._pts / self._clock - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-        return self._pts
-
 
 class MovingPicture:
     """Pictures that change every frame: a textured background scrolling sideways (motion an
@@ -840,13 +813,8 @@ def report(args, results, wall):
           f"and {args.warmup:g} s of warm-up")
     print()
 
-    both = len(results) == 2 and results[0]["name"] == "Atrium"
-    rows = []
-
-    def row(label, values, fmt="{}", ratio=False):
-        cells = ["-" if v is None else fmt.format(v) for v in values]
-        r = f"{values[0] / values[1]:.2f}" if ratio and both and values[0] is not None and values[1] else ""
-        rows.append((label, cells, r))
+    table = Table(results, min_column=14)
+    row = table.row
 
     for r in results:
         t = r["elapsed"]
@@ -879,11 +847,7 @@ def report(args, results, wall):
                                                     for r in results], "{:.1f}")
     row("measured window (s)", [r["elapsed"] for r in results], "{:.2f}")
 
-    width = max(len(r[0]) for r in rows) + 2
-    col = max(14, max(len(c) for r in rows for c in r[1]) + 2)
-    print(f"{'':{width}}" + "".join(f"{r['name']:>{col}}" for r in results) + (f"{'Atrium/Janus':>14}" if both else ""))
-    for label, cells, rat in rows:
-        print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + (f"{rat:>14}" if both else ""))
+    table.print()
     print()
     for r in results:
         print(f"{r['name']}, each subscriber: packets / lost / frames camera,screen,mic / screen kbit/s")

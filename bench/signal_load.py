@@ -57,6 +57,7 @@ import time
 import websockets
 
 from janus_peer import JanusError, JanusProcess, dies_with_parent, janus_version, missing as janus_missing
+from side_by_side import Table, stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -193,13 +194,7 @@ class AtriumSide:
             return f.read()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if self.proc:
             self.err.close()
 
@@ -444,13 +439,8 @@ def report(args, results, wall):
           f"notify_joining")
     print()
 
-    both = len(results) == 2 and results[0]["name"] == "Atrium"
-    rows = []
-
-    def row(label, values, fmt="{}", ratio=False):
-        cells = ["-" if v is None else fmt.format(v) for v in values]
-        r = f"{values[0] / values[1]:.2f}" if ratio and both and values[0] is not None and values[1] else ""
-        rows.append((label, cells, r))
+    table = Table(results, min_column=12)
+    row = table.row
 
     def pct(lat, q):
         return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else None
@@ -486,11 +476,7 @@ def report(args, results, wall):
     row("client CPU during the joins (% of one core)", [100 * r["client_cpu_join"] / r["join_wall"] for r in results],
         "{:.0f}")
 
-    width = max(len(r[0]) for r in rows) + 2
-    col = max(12, max(len(c) for r in rows for c in r[1]) + 2)
-    print(f"{'':{width}}" + "".join(f"{r['name']:>{col}}" for r in results) + (f"{'Atrium/Janus':>14}" if both else ""))
-    for label, cells, rat in rows:
-        print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + (f"{rat:>14}" if both else ""))
+    table.print()
     for r in results:
         if r["failures"]:
             print(f"\n{r['name']}: {len(r['failures'])} joins failed, first: {r['failures'][:3]}")

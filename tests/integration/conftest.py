@@ -136,3 +136,16 @@ def shared_server():
     yield s
     s.stop()
     shutil.rmtree(d, ignore_errors=True)
+
+
+# A media server: dev mode, rooms created on join, media on an ephemeral UDP port bound to 127.0.0.1.
+MEDIA_ARGS = ("--dev", "--store", "memory", "--auto-create-rooms", "any",
+              "--udp-port", "0", "--media-bind", "127.0.0.1")
+
+
+@pytest.fixture(scope="module")
+def media_server(tmp_path_factory):
+    """One media server per test module; every test uses its own room."""
+    s = Server(os.path.join(tmp_path_factory.mktemp("media"), "data"), *MEDIA_ARGS).start()
+    yield s
+    s.stop()

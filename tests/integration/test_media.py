@@ -14,21 +14,11 @@ import time
 
 import pytest
 
-from conftest import Server
+from conftest import MEDIA_ARGS, Server
 from media_peer import Publisher, Subscriber, kind_of, unreject_all
 from signal_client import joined, run
 
-MEDIA_ARGS = ("--dev", "--store", "memory", "--auto-create-rooms", "any",
-              "--udp-port", "0", "--media-bind", "127.0.0.1")
 TEST_TIMEOUT = 90           # seconds for a whole test, cleanup included
-
-
-@pytest.fixture(scope="module")
-def media_server(tmp_path_factory):
-    """One server for the module; every test uses its own room."""
-    s = Server(os.path.join(tmp_path_factory.mktemp("media"), "data"), *MEDIA_ARGS).start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture
@@ -90,17 +80,7 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 async def metric(server, name, **labels):
     """The sum of the samples of `name` whose labels include `labels` (0 when there is none)."""
-    # A blocking HTTP request would stall the peers' event loop: run it on a thread.
-    status, _, body, _ = await asyncio.to_thread(server.request, "GET", "/metrics")
-    assert status == 200, body
-    total = 0.0
-    for line in body.decode().splitlines():
-        m = _SAMPLE.match(line)
-        if m and m.group(1) == name:
-            got = dict(_LABEL.findall(m.group(2) or ""))
-            if all(got.get(k) == v for k, v in labels.items()):
-                total += float(m.group(3))
-    return total
+    return sample_of(await metrics_text(server), name, **labels)
 
 
 async def wait_metric_above(server, floor, name, timeout=10, **labels):

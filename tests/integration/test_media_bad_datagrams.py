@@ -8,7 +8,7 @@ import re
 import socket
 import struct
 
-from test_media import media_server, metric, run_in_room  # noqa: F401
+from test_media import metric, run_in_room
 
 
 def media_port(sdp):

@@ -22,10 +22,10 @@ import time
 import pytest
 from aiortc import RTCSessionDescription
 
-from conftest import ROOT, Server
+from conftest import ROOT
 from media_peer import Publisher, _Worker, peer_connection
 from signal_client import SignalError, close_all, connect, joined, run
-from test_media import MEDIA_ARGS, assert_carries, run_in_room
+from test_media import assert_carries, run_in_room
 
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "Tests", "AtriumTests", "Fixtures", "sdp", "*.sdp")))
 FUZZ_SEED = 20261130
@@ -40,10 +40,9 @@ SECTION_CODES = {"unbound_mid", "kind_mismatch", "no_common_codec", "track_not_f
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(os.path.join(tmp_path_factory.mktemp("media-bad"), "data"), *MEDIA_ARGS).start()
-    yield s
-    s.stop()
+def server(media_server):
+    """The module's media server (conftest), under the name these tests use."""
+    return media_server
 
 
 # -- offers and SDP editing ------------------------------------------------------------------------

@@ -3,7 +3,7 @@ when the publisher's client ignores the mute and keeps sending (aiortc does), an
 the owner unmutes."""
 import asyncio
 
-from test_media import media_server, metric, run_in_room, wait_metric_above  # noqa: F401
+from test_media import metric, run_in_room, wait_metric_above
 
 
 def test_a_muted_camera_is_not_forwarded_until_unmuted(media_server):

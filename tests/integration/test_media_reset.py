@@ -1,10 +1,9 @@
 """A long meeting: every track that ends leaves an inactive section in the subscriber connection
 (JSEP keeps them). Past 24 of them the server starts a new subscriber connection (`reset`) carrying
 the live tracks only, and media flows on it."""
-import asyncio
 import re
 
-from test_media import media_server, run_in_room  # noqa: F401
+from test_media import run_in_room
 
 
 def sections(sdp):

@@ -1,6 +1,6 @@
 """Active speaker detection: the server reads the audio level header extension (RFC 6464) of
 microphone tracks and pushes `active_speakers` to the room when the set of speakers changes."""
-from test_media import media_server, run_in_room  # noqa: F401  (the module's server fixture)
+from test_media import run_in_room
 
 
 def test_a_speaking_microphone_is_announced_and_its_end_too(media_server):
