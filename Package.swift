@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
-        .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog"], swiftSettings: strict),
+        .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),
         .target(
             name: "AtriumEdge",
             dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport"],
@@ -80,7 +80,7 @@ let package = Package(
             name: "AtriumSignal",
             dependencies: [
                 "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMedia", "AtriumJSEP",
-                "AtriumSDP", "AtriumUDP",
+                "AtriumSDP", "AtriumUDP", "AtriumICE",
             ],
             swiftSettings: strict
         ),

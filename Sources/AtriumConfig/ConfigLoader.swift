@@ -1,3 +1,4 @@
+import AtriumBytes
 public import AtriumJSON
 
 /// Resolves a `ServerConfig` from its sources with precedence flag > environment > file > default,
@@ -116,44 +117,6 @@ public enum ConfigLoader {
 /// Literal IP addresses as the media settings take them (no host names: nothing is resolved).
 enum IPAddressText {
     static func isValid(_ text: String) -> Bool {
-        if text.contains(":") { return isIPv6(text) }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4
-            && parts.allSatisfy { p in
-                !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCIIDigit) && (Int(p) ?? 256) <= 255
-                    && !(p.count > 1 && p.first == "0")
-            }
+        parseIPv4(Substring(text)) != nil || (text.contains(":") && parseIPv6(Substring(text)) != nil)
     }
-
-    static func isIPv6(_ text: String) -> Bool {
-        let chars = Array(text)
-        var halves: [String] = []
-        var current = ""
-        var i = 0
-        while i < chars.count {
-            if chars[i] == ":" && i + 1 < chars.count && chars[i + 1] == ":" {
-                halves.append(current)
-                current = ""
-                i += 2
-            } else {
-                current.append(chars[i])
-                i += 1
-            }
-        }
-        halves.append(current)
-        guard halves.count <= 2, !text.isEmpty else { return false }
-        func groups(_ s: String) -> [Substring]? {
-            if s.isEmpty { return [] }
-            let g = s.split(separator: ":", omittingEmptySubsequences: false)
-            return g.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(\.isHexDigit) }) ? g : nil
-        }
-        guard let head = groups(halves[0]) else { return false }
-        if halves.count == 1 { return head.count == 8 }
-        guard let tail = groups(halves[1]) else { return false }
-        return head.count + tail.count <= 7
-    }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

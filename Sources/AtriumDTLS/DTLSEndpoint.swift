@@ -42,6 +42,13 @@ public final class DTLSEndpoint {
         self.connection = try Self.makeConnection(context: context, role: role, options: options)
     }
 
+    /// Whether a datagram opens a handshake: a record of content type handshake (22), epoch 0, whose
+    /// message is a ClientHello (1) (RFC 6347 sections 4.1 and 4.2.2). After a handshake completed, one
+    /// means the peer started a new association.
+    public static func isClientHello(_ datagram: [UInt8]) -> Bool {
+        datagram.count > 13 && datagram[0] == 22 && datagram[3] == 0 && datagram[4] == 0 && datagram[13] == 1
+    }
+
     /// Begins the handshake. A client returns its ClientHello flight; a server returns nothing and
     /// waits for one.
     public func start() throws(DTLSError) -> [[UInt8]] {

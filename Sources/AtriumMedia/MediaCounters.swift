@@ -103,100 +103,87 @@ public struct MediaStats: Sendable, Equatable {
     /// Prometheus text exposition lines.
     public func prometheus() -> String {
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String) {
+        /// One family: its HELP and TYPE lines, then a sample per (labels, value).
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += name + (labels.isEmpty ? "" : "{\(labels)}") + " \(value)\n" }
+        }
+        func counter(_ name: String, _ help: String, _ samples: [(String, String)]) {
+            family(name, "counter", help, samples)
+        }
+        func inOut(_ inValue: Int, _ outValue: Int, _ prefix: String = "") -> [(String, String)] {
+            [(prefix + "direction=\"in\"", "\(inValue)"), (prefix + "direction=\"out\"", "\(outValue)")]
+        }
+        func receivedSent(_ received: Int, _ sent: Int) -> [(String, String)] {
+            [("direction=\"received\"", "\(received)"), ("direction=\"sent\"", "\(sent)")]
+        }
+        func track(_ t: TrackStats) -> String { "track=\"\(t.track)\",source=\"\(t.source)\"" }
+        func perTrack(_ name: String, _ type: String, _ help: String, _ value: (TrackStats) -> Int) {
+            family(name, type, help, tracks.map { (track($0), "\(value($0))") })
         }
         let c = counters
-        family(
-            "atrium_media_packets_total", "counter",
-            "RTP packets received from publishers (in) and sent to subscribers (out).")
-        out += "atrium_media_packets_total{direction=\"in\"} \(c.packetsIn)\n"
-        out += "atrium_media_packets_total{direction=\"out\"} \(c.packetsOut)\n"
-        family("atrium_media_bytes_total", "counter", "RTP bytes received (after decryption) and sent (encrypted).")
-        out += "atrium_media_bytes_total{direction=\"in\"} \(c.bytesIn)\n"
-        out += "atrium_media_bytes_total{direction=\"out\"} \(c.bytesOut)\n"
-        family("atrium_media_rtcp_packets_total", "counter", "RTCP compound packets received and sent.")
-        out += "atrium_media_rtcp_packets_total{direction=\"in\"} \(c.rtcpIn)\n"
-        out += "atrium_media_rtcp_packets_total{direction=\"out\"} \(c.rtcpOut)\n"
-        family("atrium_media_dropped_packets_total", "counter", "Packets dropped by the media worker, by reason.")
-        for r in DropReason.allCases {
-            out += "atrium_media_dropped_packets_total{reason=\"\(r.label)\"} \(c.dropped[r.rawValue])\n"
-        }
-        family(
-            "atrium_media_nacks_total", "counter",
-            "Generic NACK packets received from subscribers and sent to publishers.")
-        out += "atrium_media_nacks_total{direction=\"received\"} \(c.nacksReceived)\n"
-        out += "atrium_media_nacks_total{direction=\"sent\"} \(c.nacksSent)\n"
-        family(
-            "atrium_media_retransmissions_total", "counter",
-            "Packets resent to subscribers from the retransmission buffer.")
-        out += "atrium_media_retransmissions_total \(c.retransmissions)\n"
-        family("atrium_media_retransmission_misses_total", "counter", "NACKed packets no longer in the buffer.")
-        out += "atrium_media_retransmission_misses_total \(c.retransmissionMisses)\n"
-        family(
-            "atrium_media_plis_total", "counter",
-            "Picture loss indications received from subscribers and sent to publishers.")
-        out += "atrium_media_plis_total{direction=\"received\"} \(c.plisReceived)\n"
-        out += "atrium_media_plis_total{direction=\"sent\"} \(c.plisSent)\n"
-        family("atrium_media_firs_total", "counter", "Full intra requests received from subscribers.")
-        out += "atrium_media_firs_total{direction=\"received\"} \(c.firsReceived)\n"
-        family(
-            "atrium_media_stun_requests_total", "counter", "STUN messages received (connectivity checks and consent).")
-        out += "atrium_media_stun_requests_total \(c.stunRequests)\n"
-        family("atrium_media_dtls_handshakes_total", "counter", "DTLS handshakes by outcome.")
-        out += "atrium_media_dtls_handshakes_total{result=\"ok\"} \(c.dtlsHandshakes)\n"
-        out += "atrium_media_dtls_handshakes_total{result=\"failed\"} \(c.dtlsFailures)\n"
-        family("atrium_media_transports", "gauge", "Open WebRTC transports, by state.")
+        counter(
+            "atrium_media_packets_total", "RTP packets received from publishers (in) and sent to subscribers (out).",
+            inOut(c.packetsIn, c.packetsOut))
+        counter(
+            "atrium_media_bytes_total", "RTP bytes received (after decryption) and sent (encrypted).",
+            inOut(c.bytesIn, c.bytesOut))
+        counter(
+            "atrium_media_rtcp_packets_total", "RTCP compound packets received and sent.", inOut(c.rtcpIn, c.rtcpOut))
+        counter(
+            "atrium_media_dropped_packets_total", "Packets dropped by the media worker, by reason.",
+            DropReason.allCases.map { ("reason=\"\($0.label)\"", "\(c.dropped[$0.rawValue])") })
+        counter(
+            "atrium_media_nacks_total", "Generic NACK packets received from subscribers and sent to publishers.",
+            receivedSent(c.nacksReceived, c.nacksSent))
+        counter(
+            "atrium_media_retransmissions_total", "Packets resent to subscribers from the retransmission buffer.",
+            [("", "\(c.retransmissions)")])
+        counter(
+            "atrium_media_retransmission_misses_total", "NACKed packets no longer in the buffer.",
+            [("", "\(c.retransmissionMisses)")])
+        counter(
+            "atrium_media_plis_total", "Picture loss indications received from subscribers and sent to publishers.",
+            receivedSent(c.plisReceived, c.plisSent))
+        counter(
+            "atrium_media_firs_total", "Full intra requests received from subscribers.",
+            [("direction=\"received\"", "\(c.firsReceived)")])
+        counter(
+            "atrium_media_stun_requests_total", "STUN messages received (connectivity checks and consent).",
+            [("", "\(c.stunRequests)")])
+        counter(
+            "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
+            [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])
         let connected = transports.filter(\.connected).count
-        out += "atrium_media_transports{state=\"connected\"} \(connected)\n"
-        out += "atrium_media_transports{state=\"connecting\"} \(transports.count - connected)\n"
-        family("atrium_media_rtt_seconds", "gauge", "Round-trip time per transport from RTCP receiver reports.")
-        for t in transports {
-            if let rtt = t.rtt { out += "atrium_media_rtt_seconds{transport=\"\(t.label)\"} \(rtt)\n" }
-        }
         family(
-            "atrium_media_transport_packets_total", "counter", "RTP packets per transport (participant/pub or /sub).")
-        for t in transports {
-            out += "atrium_media_transport_packets_total{transport=\"\(t.label)\",direction=\"in\"} \(t.packetsIn)\n"
-            out += "atrium_media_transport_packets_total{transport=\"\(t.label)\",direction=\"out\"} \(t.packetsOut)\n"
-        }
-        family("atrium_media_transport_bytes_total", "counter", "RTP bytes per transport.")
-        for t in transports {
-            out += "atrium_media_transport_bytes_total{transport=\"\(t.label)\",direction=\"in\"} \(t.bytesIn)\n"
-            out += "atrium_media_transport_bytes_total{transport=\"\(t.label)\",direction=\"out\"} \(t.bytesOut)\n"
-        }
+            "atrium_media_transports", "gauge", "Open WebRTC transports, by state.",
+            [("state=\"connected\"", "\(connected)"), ("state=\"connecting\"", "\(transports.count - connected)")])
         family(
-            "atrium_media_track_packets_total", "counter",
-            "RTP packets per track: received (in) and sent to all its subscribers (out).")
-        for t in tracks {
-            out +=
-                "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.packetsIn)\n"
-            out +=
-                "atrium_media_track_packets_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.packetsOut)\n"
+            "atrium_media_rtt_seconds", "gauge", "Round-trip time per transport from RTCP receiver reports.",
+            transports.compactMap { t in t.rtt.map { ("transport=\"\(t.label)\"", "\($0)") } })
+        counter(
+            "atrium_media_transport_packets_total", "RTP packets per transport (participant/pub or /sub).",
+            transports.flatMap { inOut($0.packetsIn, $0.packetsOut, "transport=\"\($0.label)\",") })
+        counter(
+            "atrium_media_transport_bytes_total", "RTP bytes per transport.",
+            transports.flatMap { inOut($0.bytesIn, $0.bytesOut, "transport=\"\($0.label)\",") })
+        counter(
+            "atrium_media_track_packets_total",
+            "RTP packets per track: received (in) and sent to all its subscribers (out).",
+            tracks.flatMap { inOut($0.packetsIn, $0.packetsOut, track($0) + ",") })
+        counter(
+            "atrium_media_track_bytes_total", "RTP bytes per track.",
+            tracks.flatMap { inOut($0.bytesIn, $0.bytesOut, track($0) + ",") })
+        perTrack("atrium_media_track_lost_packets_total", "counter", "Packets lost from the publisher, per track.") {
+            $0.lost
         }
-        family("atrium_media_track_bytes_total", "counter", "RTP bytes per track.")
-        for t in tracks {
-            out +=
-                "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"in\"} \(t.bytesIn)\n"
-            out +=
-                "atrium_media_track_bytes_total{track=\"\(t.track)\",source=\"\(t.source)\",direction=\"out\"} \(t.bytesOut)\n"
+        perTrack("atrium_media_track_nacks_sent_total", "counter", "NACKs sent to the publisher, per track.") {
+            $0.nacksSent
         }
-        family("atrium_media_track_lost_packets_total", "counter", "Packets lost from the publisher, per track.")
-        for t in tracks {
-            out += "atrium_media_track_lost_packets_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.lost)\n"
+        perTrack("atrium_media_track_plis_sent_total", "counter", "PLIs sent to the publisher, per track.") {
+            $0.plisSent
         }
-        family("atrium_media_track_nacks_sent_total", "counter", "NACKs sent to the publisher, per track.")
-        for t in tracks {
-            out += "atrium_media_track_nacks_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.nacksSent)\n"
-        }
-        family("atrium_media_track_plis_sent_total", "counter", "PLIs sent to the publisher, per track.")
-        for t in tracks {
-            out += "atrium_media_track_plis_sent_total{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.plisSent)\n"
-        }
-        family("atrium_media_track_consumers", "gauge", "Subscribers receiving each track.")
-        for t in tracks {
-            out += "atrium_media_track_consumers{track=\"\(t.track)\",source=\"\(t.source)\"} \(t.consumers)\n"
-        }
+        perTrack("atrium_media_track_consumers", "gauge", "Subscribers receiving each track.") { $0.consumers }
         return out
     }
 }

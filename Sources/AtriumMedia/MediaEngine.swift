@@ -198,12 +198,6 @@ final class MediaEngine {
         }
     }
 
-    /// A DTLS record that opens a handshake: content type handshake (22), epoch 0, message
-    /// client_hello (1) (RFC 6347 section 4.1 and 4.2.2).
-    static func isClientHello(_ bytes: [UInt8]) -> Bool {
-        bytes.count > 13 && bytes[0] == 22 && bytes[3] == 0 && bytes[4] == 0 && bytes[13] == 1
-    }
-
     func receiveDTLS(_ bytes: [UInt8], from address: SocketAddress) {
         guard let t = byAddress[address], var dtls = t.dtls else {
             counters.drop(.unknownSource)
@@ -212,7 +206,7 @@ final class MediaEngine {
         // A ClientHello after the handshake: the peer made a new DTLS transport (a browser does when
         // its BUNDLE transport was replaced, with new ICE credentials). Start a new association; the
         // old keys stay in use until it completes.
-        if dtls.role == .server, dtls.state == .connected || dtls.state == .failed, Self.isClientHello(bytes),
+        if dtls.role == .server, dtls.state == .connected || dtls.state == .failed, DTLSEndpoint.isClientHello(bytes),
             t.iceGeneration != t.dtlsGeneration, let remote = t.remote
         {
             do {

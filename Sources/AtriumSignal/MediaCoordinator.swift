@@ -1,3 +1,4 @@
+import AtriumICE
 import AtriumJSEP
 import AtriumJSON
 public import AtriumMedia
@@ -89,16 +90,12 @@ public final class MediaCoordinator {
         self.worker = worker
         fingerprint = Fingerprint(hashFunction: "sha-256", bytes: worker.fingerprint)
         candidates = worker.candidateAddresses.enumerated().map { i, a in
-            let text = "\(a)"
-            let host: String
-            if let close = text.lastIndex(of: "]"), text.hasPrefix("[") {
-                host = String(text[text.index(after: text.startIndex)..<close])
-            } else {
-                host = String(text[..<(text.lastIndex(of: ":") ?? text.endIndex)])
-            }
-            return Candidate(
+            Candidate(
                 foundation: "\(i + 1)", component: 1, transport: "udp",
-                priority: UInt32(126) << 24 | UInt32(65535 - i) << 8 | 255, address: host, port: a.port, kind: .host)
+                priority: ICECandidate.priority(
+                    typePreference: ICECandidate.hostTypePreference, localPreference: UInt16(65535 - i),
+                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
+                kind: .host)
         }
         sessionID = UInt64.random(in: 1...UInt64(Int64.max), using: &rng)
     }
@@ -108,8 +105,8 @@ public final class MediaCoordinator {
     }
 
     func credentials() -> (String, String) {
-        let c = ICEText.random(using: &rng)
-        return (c.0, c.1)
+        let c = ICECredentials.random(using: &rng)
+        return (c.ufrag, c.password)
     }
 
     /// Ended sections a subscriber connection may gather before the server starts a new one.
@@ -142,15 +139,5 @@ public final class MediaCoordinator {
     func nextID(_ prefix: String) -> String {
         counter += 1
         return "\(prefix)\(counter)"
-    }
-}
-
-/// ICE credentials in the characters RFC 8839 allows.
-enum ICEText {
-    static let chars = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-
-    static func random<R: RandomNumberGenerator>(using g: inout R) -> (String, String) {
-        func make(_ n: Int) -> String { String((0..<n).map { _ in chars[Int.random(in: 0..<chars.count, using: &g)] }) }
-        return (make(8), make(24))
     }
 }

@@ -36,7 +36,7 @@ extension SignalEndpoint {
             }
             return [:]
         case "publish":
-            let (track, events) = try publishTrack(Fields(object: f.object), member: member, now: t)
+            let (track, events) = try publishTrack(f, member: member, now: t)
             var out: JSONObject = [:]
             for e in events {
                 if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }

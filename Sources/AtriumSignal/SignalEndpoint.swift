@@ -235,7 +235,12 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     }
 
     public func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {
-        let bytes = JSONValue.object(HubCoding.event(event)).bytes()
+        broadcast(HubCoding.event(event), to: recipients)
+    }
+
+    /// Sends one message, encoded once, to every connected recipient.
+    func broadcast(_ message: JSONObject, to recipients: [ParticipantID]) {
+        let bytes = JSONValue.object(message).bytes()
         for p in recipients {
             guard let s = session(of: p), !s.closing else { continue }
             if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }
@@ -280,12 +285,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         hub.tick(now: t)
         if let media {
             for (room, message) in media.drainEvents(hub: hub) {
-                guard let state = hub.state(room) else { continue }
-                let bytes = JSONValue.object(message).bytes()
-                for p in state.order {
-                    guard let s = session(of: p), !s.closing else { continue }
-                    if !s.connection.send(text: bytes) { close(s, SignalCloseCode.slowConsumer, "slow_consumer") }
-                }
+                if let state = hub.state(room) { broadcast(message, to: state.order) }
             }
         }
     }
