@@ -45,7 +45,6 @@ final class Transport {
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0
-    var lastReport: Double = 0
     var lastTransportFeedback: Double = 0
 
     init(spec: TransportSpec, ice: ICELiteAgent) {

@@ -180,7 +180,6 @@ extension MediaCoordinator {
             dtlsClient: answer.remote.setup == .passive)
         worker.submit(
             .updateTransport(id: sub.transport, remote: remote, localUfrag: sub.ufrag, localPassword: sub.password))
-        sub.remoteSet = true
         let ext = HeaderExtensionIDs.subscriber
         for i in sub.sections.indices where sub.sections[i].active && sub.sections[i].consumer == nil {
             let s = sub.sections[i]

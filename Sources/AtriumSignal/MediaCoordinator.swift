@@ -60,7 +60,6 @@ public final class MediaCoordinator {
         /// The offer waiting for its answer, and the message that carried it (resent after a resume).
         var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
         var dirty = false
-        var remoteSet = false
         /// The connection was replaced while it had nothing to carry: the next offer says `reset`.
         var resetPending = false
     }
