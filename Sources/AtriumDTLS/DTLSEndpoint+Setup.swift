@@ -1,6 +1,9 @@
 internal import COpenSSL
 
 extension DTLSEndpoint {
+    static let cipherSuites =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305"
+
     /// A DTLS 1.2+ context with the certificate, `use_srtp` offering `options.profiles`, and a
     /// verify callback that accepts any certificate: trust comes from the SDP fingerprint, checked
     /// after the handshake (RFC 8827 section 6.5).
@@ -12,6 +15,10 @@ extension DTLSEndpoint {
         guard atrium_ssl_ctx_set_min_proto_version(raw, atrium_dtls1_2_version()) == 1 else {
             throw .openSSL("SSL_CTX_set_min_proto_version")
         }
+        // AEAD suites only (what browsers and aiortc offer first): the record check knows their
+        // expansion. No renegotiation: one epoch per association.
+        guard SSL_CTX_set_cipher_list(raw, Self.cipherSuites) == 1 else { throw .openSSL("SSL_CTX_set_cipher_list") }
+        _ = SSL_CTX_set_options(raw, atrium_ssl_op_no_renegotiation())
         guard SSL_CTX_use_certificate(raw, certificate.certificate.pointer) == 1 else {
             throw .openSSL("SSL_CTX_use_certificate")
         }

@@ -7,7 +7,12 @@ internal import COpenSSL
 ///
 /// Both sides accept any certificate during the handshake, as WebRTC certificates are self-signed;
 /// once it completes, the peer's certificate must hash to the fingerprint signaled in its SDP, or
-/// the endpoint fails with `fingerprintMismatch` and never hands out keys.
+/// the endpoint fails with `fingerprintMismatch` and never hands out keys. A server may start
+/// before it knows that fingerprint (a subscriber's ClientHello can arrive before its SDP answer):
+/// the handshake then completes, and the keys come out of `verify(remoteFingerprint:)`.
+///
+/// Invalid records on an association are discarded silently (RFC 6347 section 4.1.2.7) and
+/// counted in `DTLSOutput.discarded`; only an authenticated fatal alert or close_notify ends it.
 ///
 /// Not thread-safe: an endpoint belongs to the worker that owns its transport.
 public final class DTLSEndpoint {
@@ -16,12 +21,17 @@ public final class DTLSEndpoint {
     }
 
     public let role: DTLSRole
-    public let remoteFingerprint: DTLSFingerprint
+    /// The fingerprint from the peer's SDP; nil while a server waits for it.
+    public private(set) var remoteFingerprint: DTLSFingerprint?
     public private(set) var state: State = .idle
     /// The keys of the completed handshake; nil before.
     public private(set) var keys: SRTPKeys?
 
     private let connection: SSLHandle
+    /// OpenSSL finished the handshake; `state` turns `connected` once the fingerprint matched too.
+    private var handshakeDone = false
+    /// What records the established association accepts (set when the handshake completes).
+    private var established: DTLSRecordCheck.Established?
     /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram.
     private var readBuffer = [UInt8](repeating: 0, count: 1 << 14)
 
@@ -31,12 +41,16 @@ public final class DTLSEndpoint {
 
     /// - Parameters:
     ///   - certificate: this endpoint's identity, whose fingerprint went into the local SDP.
-    ///   - remoteFingerprint: the peer's `a=fingerprint` from the remote SDP.
+    ///   - remoteFingerprint: the peer's `a=fingerprint` from the remote SDP; nil for a server that
+    ///     starts before it has the peer's SDP (a client always knows it).
     public init(
-        role: DTLSRole, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint,
+        role: DTLSRole, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint?,
         options: DTLSOptions = DTLSOptions()
     ) throws(DTLSError) {
         self.role = role
+        guard role == .server || remoteFingerprint != nil else {
+            throw .invalidState("a client needs the peer's fingerprint")
+        }
         self.remoteFingerprint = remoteFingerprint
         let context = try Self.makeContext(certificate: certificate, options: options)
         self.connection = try Self.makeConnection(context: context, role: role, options: options)
@@ -59,8 +73,9 @@ public final class DTLSEndpoint {
     }
 
     /// Feeds one received datagram (already demultiplexed as DTLS, RFC 7983) and returns what to
-    /// send and what happened. Garbage is dropped by OpenSSL where DTLS allows (RFC 6347 section
-    /// 4.1.2.7) or fails the endpoint with a typed error; it never traps.
+    /// send and what happened. Malformed records never reach OpenSSL (`DTLSRecordCheck`); records it
+    /// cannot authenticate are discarded (RFC 6347 section 4.1.2.7). Both are counted in
+    /// `discarded`. A failed handshake fails the endpoint with a typed error; nothing traps.
     public func receive(_ datagram: [UInt8]) throws(DTLSError) -> DTLSOutput {
         guard datagram.count <= Self.maximumDatagramLength else { throw .datagramTooLarge(datagram.count) }
         switch state {
@@ -71,13 +86,33 @@ public final class DTLSEndpoint {
         case .closed, .failed: return DTLSOutput()
         }
         guard !datagram.isEmpty else { return DTLSOutput() }
+        if DTLSRecordCheck.problem(in: datagram, established: established) != nil { return DTLSOutput(discarded: 1) }
         ERR_clear_error()
         let written = datagram.withUnsafeBytes { bytes in
             BIO_write(SSL_get_rbio(connection.pointer), bytes.baseAddress, Int32(bytes.count))
         }
         guard written == Int32(datagram.count) else { throw .openSSL("BIO_write") }
-        return state == .handshaking ? try handshake() : try readApplicationData()
+        guard handshakeDone else { return try handshake() }
+        var output = try readApplicationData()
+        // After the handshake a datagram that yields nothing, neither data nor an answer (OpenSSL
+        // answers a retransmitted final flight), was discarded: a bad tag, a replay.
+        if output.events.isEmpty && output.datagrams.isEmpty { output.discarded = 1 }
+        return output
     }
+
+    /// Supplies the peer's fingerprint to a server that started without it. When the handshake has
+    /// completed already, checks the certificate now and returns `.connected` with the keys (or
+    /// fails with `fingerprintMismatch`); otherwise the check happens when it completes.
+    public func verify(remoteFingerprint fingerprint: DTLSFingerprint) throws(DTLSError) -> [DTLSEvent] {
+        guard remoteFingerprint == nil else {
+            guard remoteFingerprint == fingerprint else { throw .invalidState("fingerprint already set") }
+            return []
+        }
+        remoteFingerprint = fingerprint
+        guard handshakeDone, state == .handshaking else { return [] }
+        return try finish()
+    }
+
 
     /// How long until `timeout()` should be called, while OpenSSL's retransmission timer runs; nil
     /// when no flight awaits an answer. OpenSSL measures the interval with its own clock.
@@ -137,15 +172,9 @@ public final class DTLSEndpoint {
             state = .failed
             throw .handshakeFailed(drainOpenSSLErrors())
         }
-        do {
-            let keys = try completeHandshake()
-            self.keys = keys
-            state = .connected
-            output.events.append(.connected(keys))
-        } catch {
-            state = .failed
-            throw error
-        }
+        handshakeDone = true
+        established = DTLSRecordCheck.Established(minimumProtectedLength: minimumProtectedLength())
+        if remoteFingerprint != nil { output.events += try finish() }
         // Application data may have arrived in the same datagram as the last handshake message.
         let more = try readApplicationData()
         output.datagrams += more.datagrams
@@ -153,8 +182,30 @@ public final class DTLSEndpoint {
         return output
     }
 
+    /// The least a protected record of the negotiated cipher carries: explicit nonce and tag for
+    /// AES-GCM (RFC 5288), the tag alone for ChaCha20-Poly1305 (RFC 7905). The context offers AEAD
+    /// suites only.
+    private func minimumProtectedLength() -> Int {
+        guard let cipher = SSL_get_current_cipher(connection.pointer) else { return 24 }
+        return SSL_CIPHER_get_cipher_nid(cipher) == NID_chacha20_poly1305 ? 16 : 24
+    }
+
+    /// The handshake is done and the fingerprint known: check it and hand out the keys.
+    private func finish() throws(DTLSError) -> [DTLSEvent] {
+        do {
+            let keys = try completeHandshake()
+            self.keys = keys
+            state = .connected
+            return [.connected(keys)]
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
     /// Checks the peer's fingerprint, then exports the SRTP keys for the negotiated profile.
     private func completeHandshake() throws(DTLSError) -> SRTPKeys {
+        guard let remoteFingerprint else { throw .invalidState("no remote fingerprint") }
         guard let peer = SSL_get1_peer_certificate(connection.pointer) else { throw .noPeerCertificate }
         let certificate = X509Handle(peer)
         let actual = try DTLSFingerprint.of(certificate.pointer, hashFunction: remoteFingerprint.hashFunction)
@@ -192,6 +243,12 @@ public final class DTLSEndpoint {
             switch SSL_get_error(connection.pointer, count) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
                 drainOpenSSLErrors()
+                break readLoop
+            case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
+                // OpenSSL 3.0.19 reports a record it discarded (one too short to carry its cipher's
+                // nonce and tag, for one) this way, with nothing queued, and the association goes on.
+                // Earlier 3.0 releases answered WANT_READ.
+                output.discarded = 1
                 break readLoop
             case SSL_ERROR_ZERO_RETURN:
                 state = .closed

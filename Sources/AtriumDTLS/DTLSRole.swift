@@ -21,15 +21,21 @@ public enum DTLSRole: Sendable, Equatable {
 public struct DTLSOutput: Sendable, Equatable {
     public var datagrams: [[UInt8]]
     public var events: [DTLSEvent]
+    /// Invalid datagrams discarded without harm to the association (RFC 6347 section 4.1.2.7):
+    /// malformed records, and protected records that failed authentication, were replayed or belong
+    /// to no current epoch. Counted by the owner.
+    public var discarded: Int
 
-    public init(datagrams: [[UInt8]] = [], events: [DTLSEvent] = []) {
+    public init(datagrams: [[UInt8]] = [], events: [DTLSEvent] = [], discarded: Int = 0) {
         self.datagrams = datagrams
         self.events = events
+        self.discarded = discarded
     }
 }
 
 public enum DTLSEvent: Sendable, Equatable {
-    /// The handshake completed and the peer's fingerprint matched: start SRTP with these keys.
+    /// The handshake completed and the peer's fingerprint matched: start SRTP with these keys. When
+    /// the fingerprint was not known yet, this comes from `verify(remoteFingerprint:)` instead.
     case connected(SRTPKeys)
     /// Application data (for example SCTP for data channels, RFC 8261) arrived over the association.
     case applicationData([UInt8])

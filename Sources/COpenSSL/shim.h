@@ -27,6 +27,7 @@ static inline long atrium_dtls_set_link_mtu(SSL *ssl, long mtu) { return DTLS_se
 static inline long atrium_bio_set_mem_eof_return(BIO *bio, int value) { return BIO_set_mem_eof_return(bio, value); }
 static inline long atrium_bio_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 static inline long atrium_dtls_handle_timeout(SSL *ssl) { return DTLSv1_handle_timeout(ssl); }
+static inline uint64_t atrium_ssl_op_no_renegotiation(void) { return SSL_OP_NO_RENEGOTIATION; }
 /* Microseconds until the DTLS retransmission timer fires, or -1 when no timer runs. */
 static inline long long atrium_dtls_get_timeout_us(SSL *ssl) {
     struct timeval tv;

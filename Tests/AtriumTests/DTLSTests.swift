@@ -279,24 +279,113 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         }
     }
 
-    @Test func garbageAfterHandshakeAndCloseNotify() async throws {
+    /// Records that must not end an established association (RFC 6347 section 4.1.2.7): each content
+    /// type, each epoch, too short for the cipher, too long, truncated, a forged MAC, a replay, and
+    /// plain junk. After each, the association is up and application data still flows.
+    static let junk: [(String, [UInt8])] = {
+        func record(_ type: UInt8, epoch: UInt16, seq: UInt8, _ body: [UInt8], length: Int? = nil) -> [UInt8] {
+            let n = length ?? body.count
+            return [type, 0xFE, 0xFD, UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, seq,
+                UInt8(n >> 8), UInt8(n & 0xFF)] + body
+        }
+        var rows: [(String, [UInt8])] = [
+            ("application data too short, epoch 1", record(23, epoch: 1, seq: 9, [1, 2, 3, 4])),
+            ("application data, epoch 0", record(23, epoch: 0, seq: 9, Array(repeating: 7, count: 40))),
+            ("application data, epoch 2", record(23, epoch: 2, seq: 1, Array(repeating: 7, count: 40))),
+            ("application data, epoch 65535", record(23, epoch: 0xFFFF, seq: 1, Array(repeating: 7, count: 40))),
+            ("application data with a forged tag", record(23, epoch: 1, seq: 20, Array(repeating: 9, count: 64))),
+            ("plaintext fatal alert, epoch 0", record(21, epoch: 0, seq: 30, [2, 40])),
+            ("forged alert, epoch 1", record(21, epoch: 1, seq: 31, Array(repeating: 3, count: 26))),
+            ("change_cipher_spec, epoch 1", record(20, epoch: 1, seq: 32, [1])),
+            ("handshake garbage, epoch 1", record(22, epoch: 1, seq: 33, Array(repeating: 5, count: 40))),
+            ("handshake garbage, epoch 0", record(22, epoch: 0, seq: 34, Array(repeating: 5, count: 40))),
+            ("unknown content type", record(24, epoch: 1, seq: 35, [1, 2, 3])),
+            ("length beyond the record limit", record(23, epoch: 1, seq: 36, Array(repeating: 1, count: 20), length: 0xFFFF)),
+            ("length beyond the datagram", record(23, epoch: 1, seq: 37, Array(repeating: 1, count: 20), length: 200)),
+            ("truncated header", [23, 0xFE, 0xFD, 0, 1]),
+            ("not DTLS", [0x42, 0x42]),
+        ]
+        rows.append(("a valid record followed by garbage", record(23, epoch: 1, seq: 38, Array(repeating: 7, count: 40)) + [0x17, 0xFE]))
+        return rows
+    }()
+
+    @Test(arguments: junk.map(\.0)) func invalidRecordsAreDiscardedAndTheAssociationLives(_ name: String) async throws {
         let pair = try Pair()
         _ = try await run(pair)
-        let junk: [[UInt8]] = [[0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4], [0x42, 0x42]]
-        for datagram in junk {
-            let output = try pair.server.receive(datagram)
-            #expect(output.events.isEmpty)
-        }
+        let datagram = try #require(Self.junk.first { $0.0 == name }?.1)
+        let output = try pair.server.receive(datagram)
+        #expect(output.events.isEmpty)
+        #expect(output.discarded == 1)
+        #expect(pair.server.state == .connected)
         let message: [UInt8] = Array("hello".utf8)
         var delivered: [DTLSEvent] = []
-        for datagram in try pair.client.send(message) { delivered += try pair.server.receive(datagram).events }
+        for d in try pair.client.send(message) { delivered += try pair.server.receive(d).events }
         #expect(delivered == [.applicationData(message)])
+    }
+
+    @Test func forgedAndReplayedRecordsAreDiscarded() async throws {
+        let pair = try Pair()
+        _ = try await run(pair)
+        let genuine = try pair.client.send(Array("one".utf8))
+        #expect(try pair.server.receive(genuine[0]).events == [.applicationData(Array("one".utf8))])
+        // The same record again: the replay window refuses it.
+        let replay = try pair.server.receive(genuine[0])
+        #expect(replay.events.isEmpty && replay.discarded == 1)
+        // One bit of the next record flipped: its tag fails.
+        var forged = try pair.client.send(Array("two".utf8))[0]
+        forged[forged.count - 1] ^= 1
+        let bad = try pair.server.receive(forged)
+        #expect(bad.events.isEmpty && bad.discarded == 1 && pair.server.state == .connected)
+        #expect(try pair.server.receive(try pair.client.send(Array("three".utf8))[0]).events
+            == [.applicationData(Array("three".utf8))])
+    }
+
+    @Test func closeNotifyEndsTheAssociation() async throws {
+        let pair = try Pair()
+        _ = try await run(pair)
         let alert = pair.client.close()
         #expect(!alert.isEmpty && pair.client.state == .closed)
         var events: [DTLSEvent] = []
         for datagram in alert { events += try pair.server.receive(datagram).events }
         #expect(events == [.closed])
         #expect(pair.server.state == .closed)
+    }
+
+    /// A subscriber's ClientHello can come before its SDP answer: the server completes the handshake
+    /// without the fingerprint and hands out keys only once the right one is supplied.
+    @Test(arguments: [true, false]) func serverStartsBeforeItKnowsTheFingerprint(_ right: Bool) throws {
+        let clientCertificate = try DTLSCertificate()
+        let serverCertificate = try DTLSCertificate()
+        let client = try DTLSEndpoint(
+            role: .client, certificate: clientCertificate, remoteFingerprint: serverCertificate.fingerprint)
+        let server = try DTLSEndpoint(role: .server, certificate: serverCertificate, remoteFingerprint: nil)
+        var toServer = try client.start()
+        var clientConnected = false
+        for _ in 0..<10 where !toServer.isEmpty {
+            var toClient: [[UInt8]] = []
+            for d in toServer {
+                let out = try server.receive(d)
+                #expect(out.events.isEmpty)
+                toClient += out.datagrams
+            }
+            toServer = []
+            for d in toClient {
+                let out = try client.receive(d)
+                toServer += out.datagrams
+                if out.events.contains(where: { if case .connected = $0 { true } else { false } }) { clientConnected = true }
+            }
+        }
+        #expect(clientConnected)
+        #expect(server.state == .handshaking && server.keys == nil)
+        if right {
+            let events = try server.verify(remoteFingerprint: clientCertificate.fingerprint)
+            #expect(events.count == 1 && server.state == .connected && server.keys != nil)
+        } else {
+            #expect(throws: DTLSError.fingerprintMismatch) {
+                try server.verify(remoteFingerprint: serverCertificate.fingerprint)
+            }
+            #expect(server.state == .failed && server.keys == nil)
+        }
     }
 }
 
