@@ -65,6 +65,10 @@ extension EdgeServer {
             return -1
         case LWS_CALLBACK_RAW_RX:
             return 0
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            // Once per protocol for each wake: the handler must be idempotent.
+            onWake?()
+            return 0
         case LWS_CALLBACK_RAW_CLOSE:
             rawReplies[key(wsi)] = nil
             return 0

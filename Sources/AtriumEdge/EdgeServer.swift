@@ -30,6 +30,10 @@ public final class EdgeServer {
     public private(set) var boundPort = 0
     /// Called on the service thread about twice a second (room timers, resume windows, request expiry).
     public var onTick: (() -> Void)?
+    /// Called on the service thread after another thread used `waker`.
+    public var onWake: (() -> Void)?
+    /// Wakes the service thread from another thread (nil before `start`).
+    public var waker: EdgeWaker? { context.map { EdgeWaker(context: UInt(bitPattern: $0)) } }
     public var webSocketCount: Int { sockets.count }
 
     public init(options: EdgeOptions, http: any HTTPHandler, webSockets: [any WebSocketHandler], logger: Logger) {

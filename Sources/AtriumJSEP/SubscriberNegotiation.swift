@@ -94,6 +94,16 @@ public enum SubscriberNegotiation {
         /// Per accepted mid: does the subscriber take RTX and NACK for it.
         public var rtx: Set<String>
         public var nack: Set<String>
+        /// Per accepted mid: the payload types the answer gives the offered codec and its RTX. An
+        /// answerer may renumber (aiortc takes only 96-127 as its own and answers with its numbers);
+        /// the server then sends with the answer's (RFC 8829 section 5.3.1: the answer's numbers are
+        /// what the answerer expects to receive).
+        public var payloadTypes: [String: AnsweredPayloadTypes]
+    }
+
+    public struct AnsweredPayloadTypes: Equatable, Sendable {
+        public var media: UInt8
+        public var rtx: UInt8?
     }
 
     public static func answer(text: String, offer: SessionDescription) throws(JSEPError) -> Answer {
@@ -115,13 +125,24 @@ public enum SubscriberNegotiation {
         var accepted = Set<String>()
         var rtx = Set<String>()
         var nack = Set<String>()
+        var payloadTypes: [String: AnsweredPayloadTypes] = [:]
         for (m, o) in zip(sdp.media, offer.media) {
             guard let mid = m.mid, m.port != 0, o.port != 0, o.direction == .sendonly,
                 m.direction == .recvonly || m.direction == .sendrecv
             else { continue }
-            accepted.insert(mid)
             let codecs = m.codecs
-            if codecs.contains(where: \.isRTX) { rtx.insert(mid) }
+            // The offered codec in the answer, by name and clock rate (and channels): a section whose
+            // answer names none of it is not accepted.
+            guard let offered = o.codecs.first(where: { !$0.isRTX }),
+                let chosen = codecs.first(where: {
+                    $0.isNamed(offered.name) && $0.clockRate == offered.clockRate
+                        && ($0.channels ?? 1) == (offered.channels ?? 1)
+                })
+            else { continue }
+            accepted.insert(mid)
+            let answeredRTX = m.rtxPayloadType(for: chosen.payloadType)
+            payloadTypes[mid] = AnsweredPayloadTypes(media: chosen.payloadType, rtx: answeredRTX)
+            if answeredRTX != nil { rtx.insert(mid) }
             if codecs.contains(where: { c in c.feedback.contains { $0.type == "nack" && $0.parameter == nil } }) {
                 nack.insert(mid)
             }
@@ -129,7 +150,7 @@ public enum SubscriberNegotiation {
         if !accepted.isEmpty {
             guard rtcpMuxOnAll(sdp, accepted) else { throw .unsupported("the answer has no a=rtcp-mux") }
         }
-        return Answer(remote: remote, accepted: accepted, rtx: rtx, nack: nack)
+        return Answer(remote: remote, accepted: accepted, rtx: rtx, nack: nack, payloadTypes: payloadTypes)
     }
 
     static func rtcpMuxOnAll(_ sdp: SessionDescription, _ mids: Set<String>) -> Bool {

@@ -20,6 +20,9 @@ final class Consumer {
     /// Output sequence number -> input, for NACKs (the low 10 bits index it; the tag checks it).
     var outputTags: [Int32]
     var outputInputs: [UInt16]
+    /// When each output sequence number was last retransmitted (same index), -1 never: a NACK for it
+    /// is answered again only after a round trip.
+    var retransmittedAt: [Double]
     var packetsOut = 0
     var bytesOut = 0
     var lastTimestamp: UInt32 = 0
@@ -39,6 +42,7 @@ final class Consumer {
         waitingForKeyFrame = producer.isVideo
         outputTags = [Int32](repeating: -1, count: Self.mapSize)
         outputInputs = [UInt16](repeating: 0, count: Self.mapSize)
+        retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
     }
 
     /// Decides whether a producer packet goes to this consumer and with which sequence number and
@@ -59,6 +63,7 @@ final class Consumer {
         let slot = Int(out) & (Self.mapSize - 1)
         outputTags[slot] = Int32(out)
         outputInputs[slot] = sequence
+        retransmittedAt[slot] = -1
         return (out, ts)
     }
 

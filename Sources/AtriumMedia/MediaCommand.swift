@@ -150,6 +150,14 @@ public enum MediaEvent: Sendable, Equatable {
     /// Mean audio level (RFC 6464: dBov, 0 loudest, 127 silence) over the last half second of each
     /// audio producer whose packets carry the audio level extension.
     case audioLevels([AudioLevel])
+    /// A publisher's track stopped without a word: its RTCP BYE, or neither RTP nor a sender report
+    /// for `MediaConfiguration.captureTimeout` (checked for screen shares, which a crashed or
+    /// abandoned capture leaves running).
+    case producerEnded(id: String, reason: ProducerEndReason)
+}
+
+public enum ProducerEndReason: String, Sendable {
+    case bye, inactive
 }
 
 public struct AudioLevel: Sendable, Equatable {
@@ -172,11 +180,16 @@ public struct MediaConfiguration: Sendable {
     public var lossPercent: Int
     /// The highest bitrate announced to publishers (REMB), per transport, bits per second.
     public var maxPublishBitrate: UInt64
+    /// How long a screen share's SSRC may send neither RTP nor sender reports before the share is
+    /// taken as ended (`capture_ended`). A live sender of a static screen still sends reports about
+    /// every second.
+    public var captureTimeout: Double
 
     public init(
         bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
-        maxPublishBitrate: UInt64 = 10_000_000
+        maxPublishBitrate: UInt64 = 10_000_000, captureTimeout: Double = 5
     ) {
+        self.captureTimeout = captureTimeout
         self.bind = bind
         self.announced = announced
         self.lossPercent = lossPercent

@@ -20,6 +20,21 @@ public enum DropReason: Int, Sendable, CaseIterable {
     case injectedLoss
     /// The socket's send buffer was full.
     case sendBufferFull
+    /// The kernel refused a datagram for its destination alone (a firewall's EPERM, an unreachable
+    /// route); the rest of its batch went out.
+    case sendRefused
+    /// A DTLS datagram discarded without harm to its association (RFC 6347 section 4.1.2.7):
+    /// malformed records, a failed tag, a replay, an epoch that is not current.
+    case dtlsInvalid
+    /// A STUN request answered with an error (400, 401, 420: bad or missing USERNAME or
+    /// MESSAGE-INTEGRITY, unknown attributes) or dropped without FINGERPRINT.
+    case stunRejected
+    /// For a consumer whose transport has no DTLS yet: it keeps waiting for a key frame it can send.
+    case notConnected
+    /// A NACKed packet already resent to that subscriber less than one round trip ago.
+    case retransmissionRepeat
+    /// A retransmission over the transport's budget (a share of its media rate).
+    case retransmissionBudget
 
     public var label: String {
         switch self {
@@ -33,6 +48,12 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .waitingKeyFrame: "waiting_key_frame"
         case .injectedLoss: "injected_loss"
         case .sendBufferFull: "send_buffer_full"
+        case .sendRefused: "send_refused"
+        case .dtlsInvalid: "dtls_invalid"
+        case .stunRejected: "stun_rejected"
+        case .notConnected: "not_connected"
+        case .retransmissionRepeat: "retransmission_repeat"
+        case .retransmissionBudget: "retransmission_budget"
         }
     }
 }
@@ -56,6 +77,8 @@ public struct MediaCounters: Sendable, Equatable {
     public var stunRequests = 0
     public var dtlsHandshakes = 0
     public var dtlsFailures = 0
+    /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
+    public var sendFailures = 0
     public var dropped = [Int](repeating: 0, count: DropReason.allCases.count)
 
     public init() {}
@@ -90,6 +113,10 @@ public struct TransportStats: Sendable, Equatable {
     public var bytesIn = 0
     public var packetsOut = 0
     public var bytesOut = 0
+    /// Datagrams to this transport's peer the kernel refused (`send_refused`).
+    public var sendErrors = 0
+    /// Retransmissions refused toward this transport (repeats within a round trip, over budget).
+    public var retransmissionsRefused = 0
 }
 
 /// What `/metrics` shows of the media plane: copied out of the worker about once a second.
@@ -167,6 +194,13 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_transport_bytes_total", "RTP bytes per transport.",
             transports.flatMap { inOut($0.bytesIn, $0.bytesOut, "transport=\"\($0.label)\",") })
+        counter(
+            "atrium_media_transport_send_errors_total", "Datagrams to a transport's peer the kernel refused.",
+            transports.map { ("transport=\"\($0.label)\"", "\($0.sendErrors)") })
+        counter(
+            "atrium_media_transport_retransmissions_refused_total",
+            "Retransmissions refused per transport: repeats within a round trip and over the budget.",
+            transports.map { ("transport=\"\($0.label)\"", "\($0.retransmissionsRefused)") })
         counter(
             "atrium_media_track_packets_total",
             "RTP packets per track: received (in) and sent to all its subscribers (out).",

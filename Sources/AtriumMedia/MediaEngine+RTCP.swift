@@ -22,6 +22,7 @@ extension MediaEngine {
                 if let p = t.producersBySSRC[sr.ssrc] {
                     p.stats.lastSR = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
                     p.stats.lastSRArrival = now
+                    p.lastActivity = now
                 }
                 receiveReports(sr.reports, on: t)
             case .receiverReport(let rr):
@@ -36,10 +37,48 @@ extension MediaEngine {
             case .fullIntraRequest(let fir):
                 counters.firsReceived += 1
                 for e in fir.entries { t.consumersBySSRC[e.ssrc]?.producer.requestKeyFrame() }
+            case .goodbye(let bye):
+                // The publisher's sender for this SSRC stopped (RFC 3550 section 6.6).
+                for ssrc in bye.sources { if let p = t.producersBySSRC[ssrc] { producerEnded(p, .bye) } }
             default:
                 break
             }
         }
+    }
+
+    /// Reports a producer whose sender stopped; the room decides (a share stops with
+    /// `capture_ended`) and the reconcile closes it.
+    func producerEnded(_ p: Producer, _ reason: ProducerEndReason) {
+        guard !p.endReported else { return }
+        p.endReported = true
+        events.append(.producerEnded(id: p.spec.id, reason: reason))
+        logger.info("media producer ended", ("track", p.spec.id), ("reason", reason.rawValue))
+    }
+
+    /// A screen share's producer that sent something once and then neither RTP nor a sender report for
+    /// `captureTimeout` (paused shares are not checked: their time starts again on resume).
+    func checkInactivity(_ p: Producer, now t0: Double) {
+        guard p.spec.source == "screen_share", !p.paused, let last = p.lastActivity else { return }
+        if t0 - last >= config.captureTimeout { producerEnded(p, .inactive) }
+    }
+
+    /// Asks a publisher for a key frame now (a subscriber just became able to receive), unless one was
+    /// asked for within the throttle interval: that one's key frame is on its way.
+    func requestKeyFrameNow(_ p: Producer) {
+        guard p.isVideo else { return }
+        let t0 = now
+        guard let ssrc = p.ssrc, p.transport.isSecure, t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval
+        else {
+            p.requestKeyFrame()
+            return
+        }
+        p.keyFrameWanted = false
+        p.lastKeyFrameRequest = t0
+        p.plisSent += 1
+        counters.plisSent += 1
+        sendRTCP(
+            [.pictureLossIndication(PictureLossIndication(senderSSRC: p.transport.rtcpSSRC, mediaSSRC: ssrc))],
+            on: p.transport)
     }
 
     /// Round-trip time from a report block about one of our streams (RFC 3550 section 6.4.1).
@@ -95,6 +134,7 @@ extension MediaEngine {
         for t in transports.values {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
+            for p in t.producers { checkInactivity(p, now: t0) }
             if !t.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
             if !t.consumers.isEmpty { sendSenderReports(t, now: t0) }
         }
@@ -102,7 +142,7 @@ extension MediaEngine {
 
     func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
         guard let ssrc = p.ssrc else { return }
-        if p.consumers.contains(where: \.waitingForKeyFrame) && t0 - p.lastKeyFrameRequest >= 1 {
+        if t0 - p.lastKeyFrameRequest >= 1, p.consumers.contains(where: { $0.waitingForKeyFrame && $0.transport.isSecure }) {
             p.keyFrameWanted = true
         }
         if p.keyFrameWanted && t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval {

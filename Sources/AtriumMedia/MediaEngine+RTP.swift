@@ -84,6 +84,7 @@ extension MediaEngine {
         let t0 = now
         p.packetsIn += 1
         p.bytesIn += length
+        p.lastActivity = t0
         counters.packetsIn += 1
         counters.bytesIn += length
         t.bytesSinceReport += length
@@ -115,17 +116,23 @@ extension MediaEngine {
             }
         }
         for c in p.consumers {
+            // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
+            // can actually send.
+            guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else {
+                counters.drop(.notConnected)
+                continue
+            }
             guard let (outSeq, outTS) = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
             else {
+                // Key frames are asked for when the consumer starts and re-asked every second
+                // (`requestRepairs`), not per packet.
                 counters.drop(.waitingKeyFrame)
-                if c.waitingForKeyFrame { p.requestKeyFrame() }
                 continue
             }
             if injectedLoss() {
                 counters.drop(.injectedLoss)
                 continue
             }
-            guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else { continue }
             if txCount == tx.count { flush() }
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
@@ -139,8 +146,18 @@ extension MediaEngine {
             else { continue }
             c.lastTimestamp = outTS
             c.lastSentAt = t0
+            let t = c.transport
+            t.retransmissionAllowance = min(
+                Self.retransmissionBurst, t.retransmissionAllowance + length * Self.retransmissionShare / 100)
         }
     }
+
+    enum Retransmission { case sent, missing, refused }
+
+    /// Retransmissions toward a transport may use this percentage of the media bytes it is sent...
+    static let retransmissionShare = 30
+    /// ... saved up to this many bytes (a lost key frame's worth), starting from the same.
+    static let retransmissionBurst = 96 * 1024
 
     /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`.
     func send(
@@ -187,6 +204,10 @@ extension MediaEngine {
 
     /// Answers a subscriber's NACK for one of its sequence numbers from the producer's buffer, as RTX
     /// when the subscriber negotiated it.
+    ///
+    /// NACK storms make congestion worse: a sequence number is answered at most once per round trip,
+    /// and retransmissions stay within the transport's budget (`retransmissionShare` of its media);
+    /// what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
         guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let buffer = c.producer.buffer,
             let input = c.input(for: output)
@@ -194,35 +215,50 @@ extension MediaEngine {
             counters.retransmissionMisses += 1
             return
         }
-        let found: Bool =
+        let t = c.transport
+        let slot = Int(output) & (Consumer.mapSize - 1)
+        let t0 = now
+        if c.retransmittedAt[slot] >= 0 && t0 - c.retransmittedAt[slot] < max(0.02, t.rtt ?? 0.1) {
+            counters.drop(.retransmissionRepeat)
+            t.retransmissionsRefused += 1
+            return
+        }
+        let outcome: Retransmission =
             buffer.withPacket(input) { packet in
-                guard let header = try? RTPHeader(parsing: packet) else { return false }
+                guard t.retransmissionAllowance >= packet.count else {
+                    counters.drop(.retransmissionBudget)
+                    t.retransmissionsRefused += 1
+                    return .refused
+                }
+                t.retransmissionAllowance -= packet.count
+                c.retransmittedAt[slot] = t0
+                guard let header = try? RTPHeader(parsing: packet) else { return .missing }
                 if txCount == tx.count { flush() }
-                let slot = txCount
-                tx[slot].payload.removeAll(keepingCapacity: true)
+                let txSlot = txCount
+                tx[txSlot].payload.removeAll(keepingCapacity: true)
                 var fields = RTPPacketWriter.Rewrite(
                     ssrc: c.spec.ssrc, sequenceNumber: output,
                     timestamp: c.timestamps.map(header.timestamp, now: now), payloadType: c.spec.payloadType)
                 if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
                     let split = header.payloadRange.lowerBound
-                    tx[slot].payload.append(contentsOf: packet[0..<split])
-                    tx[slot].payload.appendBigEndian(output)
-                    tx[slot].payload.append(contentsOf: packet[split...])
+                    tx[txSlot].payload.append(contentsOf: packet[0..<split])
+                    tx[txSlot].payload.appendBigEndian(output)
+                    tx[txSlot].payload.append(contentsOf: packet[split...])
                     fields.ssrc = rtxSSRC
                     fields.payloadType = rtxPT
                     fields.sequenceNumber = c.rtxSequence
                     c.rtxSequence &+= 1
                 } else {
-                    tx[slot].payload.append(contentsOf: packet)
+                    tx[txSlot].payload.append(contentsOf: packet)
                 }
                 return send(
-                    slot: slot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
-                    fields: fields)
-            } ?? false
-        if found {
-            counters.retransmissions += 1
-        } else {
-            counters.retransmissionMisses += 1
+                    slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
+                    fields: fields) ? .sent : .missing
+            } ?? .missing
+        switch outcome {
+        case .sent: counters.retransmissions += 1
+        case .missing: counters.retransmissionMisses += 1
+        case .refused: break
         }
     }
 }

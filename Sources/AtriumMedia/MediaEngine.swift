@@ -41,6 +41,7 @@ final class MediaEngine {
     var lastSecond: Double = 0
     var lastLevels: Double = 0
     var reportedLevels = false
+    var lastSendFailureLog: Double = -10
 
     static let slotCapacity = 1500 + 64
 
@@ -154,7 +155,10 @@ final class MediaEngine {
     func perform(_ actions: [ICEAction], on transport: Transport) {
         for action in actions {
             switch action {
-            case .send(let bytes, let to): enqueue(bytes, to: Self.socketAddress(to))
+            case .send(let bytes, let to):
+                // A Binding error response (class 0b11, RFC 8489 section 5): a check refused.
+                if bytes.count > 1 && bytes[0] == 0x01 && bytes[1] == 0x11 { counters.drop(.stunRejected) }
+                enqueue(bytes, to: Self.socketAddress(to))
             case .selected(let a):
                 let address = Self.socketAddress(a)
                 transport.peer = address
@@ -164,7 +168,7 @@ final class MediaEngine {
             case .disconnected: report(transport, .disconnected)
             case .reconnected: report(transport, .connected)
             case .failed: report(transport, .failed)
-            case .dropped: counters.drop(.malformed)
+            case .dropped: counters.drop(.stunRejected)
             }
         }
     }
@@ -199,7 +203,25 @@ final class MediaEngine {
     }
 
     func receiveDTLS(_ bytes: [UInt8], from address: SocketAddress) {
-        guard let t = byAddress[address], var dtls = t.dtls else {
+        guard let t = byAddress[address] else {
+            counters.drop(.unknownSource)
+            return
+        }
+        if t.dtls == nil, t.remote == nil, DTLSEndpoint.isClientHello(bytes) {
+            // A subscriber's ClientHello on a checked ICE pair before its SDP answer reached us (the
+            // WebSocket and UDP race): the peer is the DTLS client, so we are the server. The
+            // fingerprint is checked when the answer arrives, before any media is sent.
+            do {
+                let early = try DTLSEndpoint(role: .server, certificate: certificate, remoteFingerprint: nil)
+                _ = try early.start()
+                t.dtls = early
+                t.dtlsGeneration = t.iceGeneration
+            } catch {
+                counters.dtlsFailures += 1
+                return
+            }
+        }
+        guard var dtls = t.dtls else {
             counters.drop(.unknownSource)
             return
         }
@@ -226,25 +248,33 @@ final class MediaEngine {
         do {
             let out = try dtls.receive(bytes)
             for d in out.datagrams { enqueue(d, to: address) }
-            for e in out.events {
-                switch e {
-                case .connected(let keys):
-                    t.srtpIn = try keys.inboundSession()
-                    t.srtpOut = try keys.outboundSession()
-                    t.connected = true
-                    counters.dtlsHandshakes += 1
-                    report(t, .connected)
-                    logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
-                    for p in t.producers { p.requestKeyFrame() }
-                case .closed:
-                    t.connected = false
-                    report(t, .closed)
-                case .applicationData: break
-                }
-            }
+            if out.discarded > 0 { counters.drop(.dtlsInvalid) }
+            try handle(out.events, on: t)
         } catch {
             counters.dtlsFailures += 1
             logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
+        }
+    }
+
+    func handle(_ events: [DTLSEvent], on t: Transport) throws {
+        for e in events {
+            switch e {
+            case .connected(let keys):
+                t.srtpIn = try keys.inboundSession()
+                t.srtpOut = try keys.outboundSession()
+                t.connected = true
+                counters.dtlsHandshakes += 1
+                report(t, .connected)
+                logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
+                for p in t.producers { p.requestKeyFrame() }
+                // A subscriber can decode nothing before a key frame: ask each publisher now, not on the
+                // next periodic request.
+                for c in t.consumers where c.waitingForKeyFrame { requestKeyFrameNow(c.producer) }
+            case .closed:
+                t.connected = false
+                report(t, .closed)
+            case .applicationData: break
+            }
         }
     }
 
@@ -293,8 +323,16 @@ final class MediaEngine {
             if sent < txCount {
                 for _ in sent..<txCount { counters.drop(.sendBufferFull) }
             }
+            for r in socket.refusals {
+                counters.drop(.sendRefused)
+                byAddress[tx[r.index].address]?.sendErrors += 1
+            }
         } catch {
-            logger.warn("media send failed", ("error", "\(error)"))
+            counters.sendFailures += 1
+            if now - lastSendFailureLog >= 10 {
+                lastSendFailureLog = now
+                logger.warn("media send failed", ("error", "\(error)"))
+            }
         }
         txCount = 0
     }
@@ -350,6 +388,7 @@ final class MediaEngine {
             guard let p = producers[id], p.paused != paused else { return }
             p.paused = paused
             if !paused {
+                if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
                 p.requestKeyFrame()
             }
@@ -362,7 +401,8 @@ final class MediaEngine {
             consumers[spec.id] = c
             p.consumers.append(c)
             t.add(c)
-            p.requestKeyFrame()
+            // Before DTLS completes the request waits for it (`handle(_:on:)`).
+            if t.isSecure { requestKeyFrameNow(p) }
         case .closeConsumer(let id):
             if let c = consumers[id] { close(c, bye: true) }
         }
@@ -373,7 +413,10 @@ final class MediaEngine {
     func update(_ t: Transport, remote: RemoteSpec, ufrag: String, password: String) {
         t.midExtensionID = remote.midExtensionID
         t.twccExtensionID = remote.transportWideCCExtensionID
-        if t.remote == nil || t.ice.state == .failed {
+        if t.remote == nil, !t.ice.validPairs.isEmpty, t.ice.state != .failed, t.ice.localCredentials.ufrag == ufrag {
+            // Checks arrived before the answer (they need only our credentials): keep their pairs.
+            t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
+        } else if t.remote == nil || t.ice.state == .failed {
             // The first answer (or one after the agent gave up): the agent starts waiting from now, not
             // from when the offer was made.
             byUfrag[t.ice.localCredentials.ufrag] = nil
@@ -391,7 +434,24 @@ final class MediaEngine {
             logger.info("ice restart", ("transport", t.label))
         }
         let newPeer = t.remote.map { $0.fingerprint != remote.fingerprint || $0.dtlsClient != remote.dtlsClient }
+        let first = t.remote == nil
         t.remote = remote
+        if first, let early = t.dtls, early.remoteFingerprint == nil {
+            // The handshake began before the answer: check the peer's certificate now.
+            if remote.dtlsClient {
+                // The answer makes us the client after all: that handshake was not the peer's.
+                t.dtls = nil
+            } else {
+                do {
+                    try handle(
+                        early.verify(remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint)),
+                        on: t)
+                } catch {
+                    counters.dtlsFailures += 1
+                    logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
+                }
+            }
+        }
         if newPeer == true, let old = t.dtls {
             // Another RTCPeerConnection behind the same transport: a new DTLS association and SRTP keys.
             if let peer = t.peer { for d in old.close() { enqueue(d, to: peer) } }
@@ -432,7 +492,8 @@ final class MediaEngine {
         s.transports = transports.values.map {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
-                bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut)
+                bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
+                retransmissionsRefused: $0.retransmissionsRefused)
         }
         s.tracks = producers.values.map { p in
             TrackStats(

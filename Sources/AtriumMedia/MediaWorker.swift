@@ -24,6 +24,7 @@ public final class MediaWorker: Sendable {
     private let wakeup: Wakeup
     private let box: EngineBox
     private let thread = Locked<pthread_t?>(nil)
+    private let notifier = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Binds the socket and makes the certificate; `start()` runs the thread.
     public init(configuration: MediaConfiguration, logger: Logger) throws {
@@ -49,6 +50,14 @@ public final class MediaWorker: Sendable {
             defer { e.removeAll() }
             return e
         }
+    }
+
+    /// Called on the worker thread whenever events were reported, so that the service thread drains
+    /// them at once (a transport's `media_state` the moment DTLS completes) rather than on its timer.
+    /// It must only wake that thread.
+    /// nil removes it (before the thread it wakes goes away); no call begins after that returns.
+    public func onEvents(_ notify: (@Sendable () -> Void)?) {
+        notifier.withLock { $0 = notify }
     }
 
     /// The counters as of the last second.
@@ -102,6 +111,7 @@ public final class MediaWorker: Sendable {
             if !engine.events.isEmpty {
                 reported.withLock { $0 += engine.events }
                 engine.events.removeAll(keepingCapacity: true)
+                notifier.withLock { $0?() }
             }
             let t = engine.now
             if t - lastSnapshot >= 1 {

@@ -26,6 +26,10 @@ final class Producer {
     var levelSum = 0
     var levelCount = 0
     var plisSent = 0
+    /// The last RTP packet or sender report from the publisher (engine seconds); nil before the first.
+    var lastActivity: Double?
+    /// Reported as ended (BYE or inactivity): reported once.
+    var endReported = false
 
     static let keyFrameRequestInterval = 0.3
 

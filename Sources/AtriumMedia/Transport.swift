@@ -41,6 +41,11 @@ final class Transport {
     var bytesIn = 0
     var packetsOut = 0
     var bytesOut = 0
+    var sendErrors = 0
+    var retransmissionsRefused = 0
+    /// Bytes of retransmission the transport may still send: refilled by a share of the media it is
+    /// sent, capped (`MediaEngine.retransmissionBudget`).
+    var retransmissionAllowance = MediaEngine.retransmissionBurst
     var rtt: Double?
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000

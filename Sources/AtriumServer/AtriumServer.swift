@@ -52,6 +52,7 @@ public final class AtriumServer {
         let signal = edge?.run() ?? 0
         logger.info("shutting down", ("signal", String(signal)))
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
+        media?.onEvents(nil)
         edge?.shutdown()
         media?.stop()
         store?.close()
@@ -156,6 +157,8 @@ public final class AtriumServer {
             throw .startup("\(error)")
         }
         self.edge = edge
+        edge.onWake = { signal.drainMedia() }
+        if let media, let waker = edge.waker { media.onEvents { waker.wake() } }
         let scheme = config.tlsCert == nil ? "http" : "https"
         let host = config.bind.contains(":") ? "[\(config.bind)]" : config.bind
         let base = "\(scheme)://\(host):\(port)"

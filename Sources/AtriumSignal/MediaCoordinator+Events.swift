@@ -6,15 +6,30 @@ import AtriumRooms
 /// What the worker reports, handled on the service thread: transport states (logged by the worker)
 /// and audio levels, which become `active_speakers`.
 extension MediaCoordinator {
+    /// A share whose capture stopped without a word (its RTCP BYE, or silence past the capture
+    /// timeout) stops with `capture_ended`, as if the sharer had said so: the same path as every stop.
+    func captureEnded(_ track: TrackID, hub: Hub, now: Int64) {
+        guard let info = producers[track], let state = hub.state(info.room),
+            let share = state.shares.first(where: { $0.videoTrack == track || $0.audioTrack == track })
+        else { return }
+        _ = try? hub.perform(info.room, now: now) { s throws(HubError) in
+            try s.stopShare(share.id, by: .participant(info.owner), reason: .captureEnded)
+        }
+    }
+
     /// A microphone at or above this level (dBov, RFC 6464: 0 loudest) counts as speaking.
     static let speakingThreshold = 60
     static let maxSpeakers = 3
 
     /// Drains the worker's events: a transport's state goes to its participant (`media_state`); the
     /// `active_speakers` messages to send are returned, per room.
-    func drainEvents(hub: Hub) -> [(RoomID, JSONObject)] {
+    func drainEvents(hub: Hub, now: Int64) -> [(RoomID, JSONObject)] {
         var out: [(RoomID, JSONObject)] = []
         for event in worker.events() {
+            if case .producerEnded(let id, _) = event {
+                captureEnded(TrackID(id), hub: hub, now: now)
+                continue
+            }
             if case .transportState(let id, let state) = event, state != .closed {
                 for (pid, peer) in peers {
                     let target =

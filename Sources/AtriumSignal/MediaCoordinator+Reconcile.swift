@@ -64,6 +64,10 @@ extension MediaCoordinator {
         var changed = false
         for i in sub.sections.indices where sub.sections[i].active && !wanted.contains(sub.sections[i].track) {
             sub.sections[i].active = false
+            // Its payload types serve the next section of the same codec configuration: the ended
+            // section keeps the same mapping, which BUNDLE allows (RFC 8843 section 9.1).
+            sub.freedCodecs[Self.configuration(sub.sections[i].codec, sub.sections[i].parameters), default: []]
+                .append(sub.sections[i].codec)
             if let c = sub.sections[i].consumer { worker.submit(.closeConsumer(id: c)) }
             sub.sections[i].consumer = nil
             changed = true
@@ -71,10 +75,12 @@ extension MediaCoordinator {
         let present = Set(sub.sections.filter(\.active).map(\.track))
         for trackID in wanted.sorted(by: { $0.rawValue < $1.rawValue }) where !present.contains(trackID) {
             guard let info = producers[trackID], let track = state.tracks[trackID] else { continue }
+            let key = Self.configuration(info.codec, info.parameters)
+            let codec = sub.freedCodecs[key]?.popLast() ?? Self.allocate(info.codec, in: &sub.usedPayloadTypes)
             sub.sections.append(
                 Section(
                     mid: String(sub.nextMid), track: trackID, publisher: info.owner, source: track.source,
-                    kind: info.codec.kind, codec: Self.allocate(info.codec, in: &sub.usedPayloadTypes),
+                    kind: info.codec.kind, codec: codec,
                     parameters: info.parameters,
                     ssrc: UInt32.random(in: 1...UInt32.max, using: &rng),
                     rtxSSRC: UInt32.random(in: 1...UInt32.max, using: &rng), active: true, consumer: nil))
@@ -113,6 +119,7 @@ extension MediaCoordinator {
                         id: sub.transport, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw, remote: nil))
             )
             sub.usedPayloadTypes = []
+            sub.freedCodecs = [:]
             sub.nextMid = 0
             sub.sections = sub.sections.filter(\.active).map { s in
                 var n = s
@@ -186,12 +193,14 @@ extension MediaCoordinator {
             guard answer.accepted.contains(s.mid) else { continue }
             let id = "\(pid.rawValue)/\(s.track.rawValue)/\(s.mid)"
             let video = s.codec.isVideo
+            // Sent with the numbers the answer gave (the offer's when it kept them).
+            let answered = answer.payloadTypes[s.mid]
             worker.submit(
                 .addConsumer(
                     ConsumerSpec(
                         id: id, producer: s.track.rawValue, transport: sub.transport, ssrc: s.ssrc,
-                        rtxSSRC: video ? s.rtxSSRC : nil, payloadType: s.codec.payloadType,
-                        rtxPayloadType: video && answer.rtx.contains(s.mid) ? s.codec.rtxPayloadType : nil,
+                        rtxSSRC: video ? s.rtxSSRC : nil, payloadType: answered?.media ?? s.codec.payloadType,
+                        rtxPayloadType: video && s.codec.rtxPayloadType != nil ? answered?.rtx : nil,
                         nack: video && answer.nack.contains(s.mid), audioLevelID: video ? nil : ext.audioLevel,
                         absSendTimeID: ext.absSendTime)))
             sub.sections[i].consumer = id

@@ -56,6 +56,8 @@ public final class MediaCoordinator {
         /// Payload types given to sections so far: each section gets its own, so a receiver that
         /// demultiplexes RTX by payload type (aiortc) finds the right track.
         var usedPayloadTypes: Set<UInt8> = []
+        /// Codecs (with their payload types) of ended sections, by configuration, for reuse.
+        var freedCodecs: [String: [ServerCodec]] = [:]
         var revision = 0
         /// The offer waiting for its answer, and the message that carried it (resent after a resume).
         var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
@@ -133,6 +135,12 @@ public final class MediaCoordinator {
             used.insert(free[free.startIndex + 1])
         }
         return c
+    }
+
+    /// What must match for two sections of one BUNDLE group to share payload types: the codec and its
+    /// format parameters.
+    static func configuration(_ codec: ServerCodec, _ parameters: [FormatParameter]) -> String {
+        "\(codec.name)/\(codec.clockRate)/\(codec.channels ?? 1) " + parameters.map { "\($0)" }.joined(separator: ";")
     }
 
     func nextID(_ prefix: String) -> String {

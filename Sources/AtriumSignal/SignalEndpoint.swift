@@ -283,10 +283,15 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             _ = try? hub.perform(m.room, now: t) { s throws(HubError) in s.leave(pid, reason: .disconnected) }
         }
         hub.tick(now: t)
-        if let media {
-            for (room, message) in media.drainEvents(hub: hub) {
-                if let state = hub.state(room) { broadcast(message, to: state.order) }
-            }
+        drainMedia()
+    }
+
+    /// Handles what the media worker reported: `media_state`, `active_speakers`, captures that ended.
+    /// Called on every tick and whenever the worker wakes the service thread.
+    public func drainMedia() {
+        guard let media else { return }
+        for (room, message) in media.drainEvents(hub: hub, now: now()) {
+            if let state = hub.state(room) { broadcast(message, to: state.order) }
         }
     }
 }

@@ -25,6 +25,11 @@ public final class UDPSocket {
     private let sendSlots: UnsafeMutablePointer<UInt8>
     private let sendLengths: UnsafeMutablePointer<Int>
     private let sendDestinations: UnsafeMutablePointer<sockaddr_storage>
+    private let sendErrors: UnsafeMutablePointer<Int32>
+    /// The datagrams of the last `send` the kernel refused for their destination alone (a firewall's
+    /// EPERM, EHOSTUNREACH, ENETUNREACH, ...): their index in that call's collection and the errno.
+    /// The rest of the batch was still sent. Its capacity is kept between calls.
+    public private(set) var refusals: [(index: Int, errno: Int32)] = []
 
     /// The largest batch the C layer takes in one call (`ATRIUM_UDP_MAX_BATCH`).
     public static let maxBatchSize = 64
@@ -57,6 +62,9 @@ public final class UDPSocket {
         sendSlots = .allocate(capacity: slotBytes)
         sendLengths = .allocate(capacity: self.batchSize)
         sendDestinations = .allocate(capacity: self.batchSize)
+        sendErrors = .allocate(capacity: self.batchSize)
+        sendErrors.initialize(repeating: 0, count: self.batchSize)
+        refusals.reserveCapacity(Self.maxBatchSize)
         receiveSources.initialize(repeating: sockaddr_storage(), count: self.batchSize)
         sendDestinations.initialize(repeating: sockaddr_storage(), count: self.batchSize)
     }
@@ -70,6 +78,7 @@ public final class UDPSocket {
         sendSlots.deallocate()
         sendLengths.deallocate()
         sendDestinations.deallocate()
+        sendErrors.deallocate()
     }
 
     /// Sets SO_RCVBUF and/or SO_SNDBUF. The kernel doubles the value for its bookkeeping and caps it at
@@ -112,10 +121,11 @@ public final class UDPSocket {
         return Int(n)
     }
 
-    /// Sends the datagrams in order, `batchSize` per system call, and returns how many the kernel took.
-    /// Fewer than `datagrams.count` means the socket buffer filled up: the owner retries the rest when
-    /// the socket is writable again, or drops them. Every payload is checked against `maxDatagramSize`
-    /// before anything is sent.
+    /// Sends the datagrams in order, `batchSize` per system call, and returns how many were handled:
+    /// sent, or refused for their destination alone (listed in `refusals`). Fewer than
+    /// `datagrams.count` means the socket buffer filled up: the owner retries the rest when the socket
+    /// is writable again, or drops them. Every payload is checked against `maxDatagramSize` before
+    /// anything is sent.
     public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
 
     /// `send` for a slice of a batch array (the media worker's case), specialized here: no allocation.
@@ -125,6 +135,7 @@ public final class UDPSocket {
         for d in datagrams where d.payload.count > maxDatagramSize {
             throw .datagramTooLarge(size: d.payload.count, limit: maxDatagramSize)
         }
+        refusals.removeAll(keepingCapacity: true)
         var sent = 0
         var index = datagrams.startIndex
         while index != datagrams.endIndex {
@@ -141,8 +152,9 @@ public final class UDPSocket {
                 index = datagrams.index(after: index)
             }
             let n = atrium_udp_sendmmsg(
-                fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations)
+                fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations, sendErrors)
             guard n >= 0 else { throw .send(errno: -n) }
+            for i in 0..<Int(n) where sendErrors[i] != 0 { refusals.append((sent + i, -sendErrors[i])) }
             sent += Int(n)
             if Int(n) < count { break }
         }

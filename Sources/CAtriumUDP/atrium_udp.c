@@ -126,7 +126,7 @@ int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int cou
 }
 
 int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
-                        const struct sockaddr_storage *destinations) {
+                        const struct sockaddr_storage *destinations, int *errors) {
     if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
     if (count == 0) return 0;
     struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
@@ -139,13 +139,25 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
         msgs[i].msg_hdr.msg_iovlen = 1;
         msgs[i].msg_hdr.msg_name = (void *)&destinations[i];
         msgs[i].msg_hdr.msg_namelen = address_length(&destinations[i]);
+        errors[i] = 0;
     }
-    int n;
-    do {
-        n = sendmmsg(fd, msgs, count, MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
-    return n;
+    // sendmmsg stops at the first datagram the kernel refuses and reports it only when it was the
+    // first of the call: resume after it, so one destination's error (a firewall's EPERM, an
+    // unreachable route) costs that datagram alone.
+    unsigned int done = 0;
+    while (done < count) {
+        int n = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT);
+        if (n > 0) {
+            done += (unsigned int)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+        if (errno == EBADF || errno == ENOTSOCK || errno == EFAULT) return done > 0 ? (int)done : -errno;
+        errors[done] = -errno;
+        done += 1;
+    }
+    return (int)done;
 }
 
 int atrium_close(int fd) { return close(fd) == 0 ? 0 : -errno; }

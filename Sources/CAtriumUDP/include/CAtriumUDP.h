@@ -36,10 +36,11 @@ int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes);
 int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                         struct sockaddr_storage *sources, uint8_t *truncated);
 /// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams: datagram i is `lengths[i]` bytes at
-/// `buffer + i * stride`, to `destinations[i]`. Returns how many the kernel took (0 when the socket buffer
-/// is full) or -errno.
+/// `buffer + i * stride`, to `destinations[i]`. Returns how many were handled, in order: sent, or refused
+/// for their destination alone (`errors[i]` = -errno, else 0); fewer than `count` when the socket buffer
+/// filled up. -errno when the socket itself failed before anything was handled.
 int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
-                        const struct sockaddr_storage *destinations);
+                        const struct sockaddr_storage *destinations, int *errors);
 
 /// Closes a descriptor; returns 0 or -errno.
 int atrium_close(int fd);
