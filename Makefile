@@ -10,13 +10,14 @@ BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
 # What the benchmarks add: the peer server they compare with (deploy/packages-bench.txt).
 BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
-# headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux
+# headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
+# (a lossy viewer's firewall in the network tests).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps bench-deps build run test unit integration browser tsan fuzz fuzz-build fuzz-smoke bench lint format clean
+.PHONY: all deps test-deps bench-deps build run test unit integration netns browser tsan fuzz fuzz-build fuzz-smoke bench lint format clean
 
 all: build
 
@@ -37,6 +38,7 @@ test-deps: deps
 	  [ $$p = chromium-driver ] && command -v chromedriver >/dev/null && continue; \
 	  [ $$p = iproute2 ] && command -v ip >/dev/null && continue; \
 	  [ $$p = util-linux ] && command -v unshare >/dev/null && continue; \
+	  [ $$p = nftables ] && command -v nft >/dev/null && continue; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
@@ -53,7 +55,7 @@ run: build
 
 ## Every test: lint, Swift unit tests, the fuzz corpora and a short fuzz run, the signaling suites
 ## against a ThreadSanitizer build, then the whole integration suite against the real server.
-test: test-deps build lint unit fuzz-smoke tsan integration browser
+test: test-deps build lint unit fuzz-smoke tsan integration netns browser
 
 unit:
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
@@ -61,6 +63,10 @@ unit:
 
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration
+
+## Tests that shape one client's link (nftables rules): in a private network namespace with only loopback.
+netns: test-deps build
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration/test_netns_media.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root).

@@ -227,6 +227,50 @@ import Testing
         }
         #expect(throws: JSEPError.self) { try SubscriberNegotiation.answer(text: "v=0\r\nbogus", offer: offer) }
     }
+
+    /// The payload types the server sends with: the answer's, whether it kept the offer's numbers or
+    /// renumbered them (aiortc answers payload types outside 96-127 with its own); a section whose
+    /// answer lists none of the offered codec is not accepted.
+    @Test(arguments: [
+        (nil, nil, true, UInt8(96), UInt8?(97)),
+        ("96 97", "97 98", true, 97, 98),
+        ("96 97", "100 101", true, 100, 101),
+        ("96 97", "96", true, 96, nil),
+    ] as [(String?, String?, Bool, UInt8, UInt8?)])
+    func subscriberAnswerPayloadTypes(from: String?, to: String?, accepted: Bool, media: UInt8, rtx: UInt8?) throws {
+        let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
+        var text = Self.answer(to: offer)
+        if let from, let to {
+            let old = from.split(separator: " ").map(String.init)
+            let new = to.split(separator: " ").map(String.init)
+            // Only the camera's section (the first m=video).
+            let parts = text.components(separatedBy: "m=audio")
+            // Through placeholders, so that 96 -> 97 -> 98 does not chain.
+            var video = parts[0].replacingAll("m=video 8801 UDP/TLS/RTP/SAVPF 96 97", with: "m=video 8801 UDP/TLS/RTP/SAVPF \(to)")
+            for (i, pt) in old.enumerated() {
+                for prefix in ["a=rtpmap:", "a=rtcp-fb:", "a=fmtp:", "apt="] {
+                    video = video.replacingAll(prefix + pt, with: prefix + "#\(i)")
+                }
+            }
+            if new.count == 1 {
+                video = video.components(separatedBy: "\r\n").filter { !$0.contains(":#1 ") }.joined(separator: "\r\n")
+            }
+            for (i, pt) in new.enumerated() { video = video.replacingAll("#\(i)", with: pt) }
+            text = ([video] + parts.dropFirst()).joined(separator: "m=audio")
+        }
+        let answer = try SubscriberNegotiation.answer(text: text, offer: offer)
+        #expect(answer.accepted.contains("0") == accepted)
+        #expect(answer.payloadTypes["0"] == SubscriberNegotiation.AnsweredPayloadTypes(media: media, rtx: rtx))
+        #expect(answer.rtx.contains("0") == (rtx != nil))
+        #expect(answer.payloadTypes["1"]?.media == 111)
+    }
+
+    @Test func aSubscriberAnswerWithoutTheOfferedCodecDoesNotAcceptTheSection() throws {
+        let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
+        let text = Self.answer(to: offer).replacingAll("a=rtpmap:96 VP8/90000", with: "a=rtpmap:96 H265/90000")
+        let answer = try SubscriberNegotiation.answer(text: text, offer: offer)
+        #expect(!answer.accepted.contains("0") && answer.accepted.contains("1"))
+    }
 }
 
 extension String {

@@ -449,6 +449,16 @@ class Publisher:
         [[seconds since the worker started, bitrate], ...] of the REMBs naming its SSRC}}."""
         return await self.worker.call("stats")
 
+    async def stop_sender(self, source):
+        """Ends one source's sender without a word to the server (RTCP BYE, then silence)."""
+        await self.worker.call("stop_sender", source=source)
+
+    async def crash(self):
+        """Kills the worker process: its media stops mid-capture with neither BYE nor a signal."""
+        if self.worker.proc.returncode is None:
+            self.worker.proc.kill()
+            await self.worker.proc.wait()
+
     async def close(self):
         await self.worker.close()
 
@@ -550,6 +560,11 @@ async def _serve_publisher(reader):
             return {"connectionState": pc.connectionState, "sent": sent, "bytesSent": sent_bytes,
                     "encoders": {s: encoder_of(t.sender) for s, t in transceivers.items()},
                     "remb": rembs}
+        if op == "stop_sender":
+            # Stops one sender the way a client's track.stop() does in aiortc: an RTCP BYE for its
+            # SSRC, then nothing. The signaling side is not told.
+            await transceivers[req["source"]].sender.stop()
+            return {}
         raise ValueError(f"unknown op {op!r}")
 
     try:
@@ -599,6 +614,8 @@ class TrackStats:
         self.ended_at = None
         self.rtp_packets = 0        # RTP packets (RTX included) and their bytes (payload, padding, fixed header)
         self.rtp_bytes = 0
+        self.first_payload = None   # the payload of the first RTP packet received (RTX included)
+        self.first_frame_at = None  # time.monotonic() of the first decoded frame
 
     @property
     def track_id(self):
@@ -632,8 +649,10 @@ class Subscriber:
     `reset` starts a new connection (the server's subscriber connection gathered too many ended
     sections): the old one is closed, its tracks (ended) move to `retired`, and mids start again."""
 
-    def __init__(self, client):
+    def __init__(self, client, answer_delay=0):
         self.client = client
+        self.answer_delay = answer_delay    # seconds between applying an answer (ICE and DTLS start) and sending it
+        self.offer_times = []               # time.monotonic() when each offer arrived
         self.pc = peer_connection()
         self.tracks = {}
         self.live = {}
@@ -665,10 +684,13 @@ class Subscriber:
                     self.resets += 1
                     self.pc = peer_connection()
                     self.pc.on("track", self._on_track)
+                self.offer_times.append(time.monotonic())
                 self.live = {t["mid"]: t for t in offer["tracks"]}
                 self._known.update(self.live)        # before ontrack runs, inside setRemoteDescription
                 await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
                 await self.pc.setLocalDescription(await self.pc.createAnswer())
+                if self.answer_delay:
+                    await asyncio.sleep(self.answer_delay)
                 await self.client.request("subscriber_answer", revision=offer["revision"],
                                           sdp=self.pc.localDescription.sdp)
                 self.revisions.append(offer["revision"])
@@ -690,6 +712,8 @@ class Subscriber:
         handle_rtp = receiver._handle_rtp_packet
 
         async def counting(packet, arrival_time_ms):
+            if stats.first_payload is None:
+                stats.first_payload = bytes(packet.payload)
             stats.rtp_packets += 1
             stats.rtp_bytes += 12 + 4 * len(packet.csrc) + len(packet.payload) + packet.padding_size
             await handle_rtp(packet, arrival_time_ms=arrival_time_ms)
@@ -705,6 +729,8 @@ class Subscriber:
             except MediaStreamError:    # RTCP BYE from the server, or the connection closed
                 stats.ended_at = time.monotonic()
                 return
+            if stats.frames == 0:
+                stats.first_frame_at = time.monotonic()
             stats.frames += 1
             stats.classes[classify(frame)] += 1
 

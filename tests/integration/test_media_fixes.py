@@ -1,0 +1,145 @@
+"""Media-plane fixes found by testing with outside clients (stock aiortc peers; decoded frames are
+classified by their content): the subscriber's answer and its DTLS handshake race, a viewer starts
+on a key frame, payload types stay usable over many subscribe/unsubscribe cycles, and a capture that
+ends without `stop_share` stops the share with `capture_ended`."""
+import asyncio
+import time
+
+from test_media import assert_carries, by_share, metric, run_in_room
+
+# The server's `MediaConfiguration.captureTimeout` (docs/protocol.md, "Capture ended").
+CAPTURE_TIMEOUT = 5
+
+
+def vp8_key_frame_start(payload):
+    """Whether an RTP payload starts a VP8 key frame (RFC 7741 section 4.2: S=1, PID=0, then the
+    frame tag's P bit 0)."""
+    if not payload or not (payload[0] & 0x10) or (payload[0] & 0x07):
+        return False
+    i = 1
+    if payload[0] & 0x80:               # X: an extension byte follows
+        x = payload[i]
+        i += 1
+        if x & 0x80:                    # I: PictureID, 7 or 15 bits
+            i += 2 if payload[i] & 0x80 else 1
+        if x & 0x40:                    # L: TL0PICIDX
+            i += 1
+        if x & 0x30:                    # T or K
+            i += 1
+    return i < len(payload) and payload[i] & 0x01 == 0
+
+
+def test_a_subscriber_whose_answer_lags_its_dtls_gets_its_first_frame_at_once(media_server):
+    """aiortc starts ICE and DTLS when it applies its answer; the answer reaches the server over the
+    WebSocket 100 or 300 ms later. The server takes the handshake on the checked ICE pair before the
+    answer, checks the fingerprint when it arrives and asks for a key frame then: the first frame
+    follows the answer without waiting for a DTLS retransmission (about 1 s)."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        pub = await s.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        figures = []
+        for delay in (0.1, 0.3):
+            viewer = await s.join(f"viewer-{int(delay * 1000)}")
+            sub = s.subscribe(viewer)
+            sub.answer_delay = delay
+            await sub.wait_frames([camera], 1, timeout=10)
+            first = sub.by_track(camera).first_frame_at - sub.offer_times[0]
+            figures.append((delay, round(first, 3)))
+            assert first < delay + 0.4, figures
+            assert await viewer.expect("media_state", lambda m: m.get("target") == "subscriber"
+                                       and m.get("state") == "connected", timeout=1)
+        print("answer delay -> first frame after the offer (s):", figures)
+
+    run_in_room(media_server, "media-answer-race", scenario)
+
+
+def test_every_viewer_starts_on_a_key_frame(media_server):
+    """Viewers that join one after another while the camera runs: the first packet each receives
+    starts a VP8 key frame, whatever passed while its DTLS was still coming up."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        pub = await s.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        subs = []
+        for i in range(4):
+            viewer = await s.join(f"viewer-{i}")
+            sub = s.subscribe(viewer)
+            subs.append(sub)
+            await sub.wait_frames([camera], 5, timeout=10)
+        for sub in subs:
+            st = sub.by_track(camera)
+            assert vp8_key_frame_start(st.first_payload), (sub.describe(), st.first_payload[:16].hex())
+            assert_carries(sub, {"camera": camera}, alice.participant_id)
+
+    run_in_room(media_server, "media-key-frame-start", scenario)
+
+
+def test_forty_subscribe_cycles_keep_payload_types_usable_in_stock_aiortc(media_server):
+    """aiortc adopts payload types 96-127 only and answers others with its own numbers. Ended
+    sections give their payload types to the next section of the same codec, and the server sends
+    with the numbers the answer names: after 40 cycles the camera still decodes."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera", "screen_share"])
+        camera = pub.track_id("camera")
+        await sub.wait_frames([camera], 5, timeout=10)
+        for _ in range(40):
+            await bob.request("unsubscribe", trackId=camera)
+            await bob.request("subscribe", trackId=camera)
+        await sub.wait_until(lambda: (st := sub.by_track(camera)) is not None and not st.ended
+                             and st.mid in sub.live, "the camera's last section", 20)
+        await sub.wait_more_frames([camera], 20, timeout=15)
+        offers = [m for m in bob.log if m.get("type") == "subscriber_offer"]
+        pts = {int(pt) for o in offers for line in o["sdp"].splitlines() if line.startswith("a=rtpmap:")
+               for pt in [line.split(":")[1].split()[0]]}
+        assert pts <= set(range(96, 128)), sorted(pts)
+        assert_carries(sub, {"camera": camera}, alice.participant_id)
+
+    run_in_room(media_server, "media-payload-types", scenario)
+
+
+def test_a_share_whose_sender_says_bye_stops_with_capture_ended(media_server):
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera", "screen_share"])
+        screen = pub.track_id("screen_share")
+        share = (await alice.expect("share_started"))["share"]
+        await sub.wait_frames([screen], 5, timeout=10)
+        t0 = time.monotonic()
+        await pub.stop_sender("screen_share")      # RTCP BYE, and no stop_share
+        for c in (alice, bob):
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=3)
+            assert stopped["reason"] == "capture_ended", stopped
+        print(f"BYE -> share_stopped in {time.monotonic() - t0:.2f} s")
+        await sub.wait_ended(screen, timeout=5)
+        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=5)
+
+    run_in_room(media_server, "media-capture-bye", scenario)
+
+
+def test_a_share_whose_capture_dies_silently_stops_with_capture_ended(media_server):
+    """The sharer's media process is killed mid-capture (no BYE, no stop_share; its WebSocket
+    stays): after the capture timeout without RTP or sender reports the share stops."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["screen_share"])
+        share = (await alice.expect("share_started"))["share"]
+        await sub.wait_frames([pub.track_id("screen_share")], 5, timeout=10)
+        t0 = time.monotonic()
+        await pub.crash()
+        stopped = await bob.expect("share_stopped", by_share(share["id"]), timeout=CAPTURE_TIMEOUT + 3)
+        elapsed = time.monotonic() - t0
+        assert stopped["reason"] == "capture_ended", stopped
+        assert elapsed >= CAPTURE_TIMEOUT - 1, elapsed
+        print(f"silent capture -> share_stopped in {elapsed:.2f} s")
+        # Another share can start now: the old one is gone for everyone.
+        assert await metric(media_server, "atrium_shares_active") == 0
+
+    run_in_room(media_server, "media-capture-silent", scenario)

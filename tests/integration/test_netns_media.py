@@ -1,0 +1,79 @@
+"""One viewer's bad link must cost that viewer alone. An nftables rule drops 10 % of the datagrams the
+server sends to one aiortc viewer's port (in the output hook, so the kernel refuses them with EPERM
+inside the server's sendmmsg batches); another viewer of the same camera loses nothing, and the
+retransmissions the dropped viewer's NACKs ask for stay within the server's budget (30 % of the
+media it is sent)."""
+import asyncio
+import socket
+import subprocess
+
+import pytest
+
+from test_media import assert_carries, metric, run_in_room
+
+# It changes the network: only in a private loopback-only namespace (`make netns`, part of `make test`:
+# unshare --net -- sh -c 'ip link set lo up && python3 -m pytest tests/integration/test_netns_media.py').
+_OTHERS = [name for _, name in socket.if_nameindex() if name != "lo"]
+pytestmark = pytest.mark.skipif(bool(_OTHERS), reason=f"needs a loopback-only network namespace, not {_OTHERS}")
+
+DROP_PERCENT = 10
+
+
+def nft(*args):
+    subprocess.run(["nft", *args], check=True)
+
+
+def local_port(sub):
+    """The UDP port of the viewer's (only, loopback) ICE candidate."""
+    dtls = sub.pc.getTransceivers()[0].receiver.transport
+    return dtls.transport.iceGatherer.getLocalCandidates()[0].port
+
+
+async def packets_lost(sub):
+    lost = 0
+    for t in sub.pc.getTransceivers():
+        report = await t.receiver.getStats()
+        lost += sum(s.packetsLost for s in report.values() if s.type == "inbound-rtp")
+    return lost
+
+
+def test_a_viewer_behind_a_lossy_firewall_costs_no_other_viewer(media_server):
+    async def scenario(s):
+        alice = await s.join("alice")
+        pub = await s.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        lossy_client, clean_client = await s.join("lossy"), await s.join("clean")
+        lossy, clean = s.subscribe(lossy_client), s.subscribe(clean_client)
+        await asyncio.gather(lossy.wait_frames([camera], 10, timeout=10), clean.wait_frames([camera], 10, timeout=10))
+        port = local_port(lossy)
+        nft("add", "table", "inet", "atrium_test")
+        nft("add", "chain", "inet", "atrium_test", "out", "{ type filter hook output priority 0; }")
+        nft("add", "rule", "inet", "atrium_test", "out", "udp", "dport", str(port),
+            "numgen", "random", "mod", "100", "<", str(DROP_PERCENT), "drop")
+        try:
+            lost_before = await packets_lost(clean)
+            label_lossy = f"{lossy_client.participant_id}/sub"
+            label_clean = f"{clean_client.participant_id}/sub"
+            out = "atrium_media_transport_bytes_total"
+            start = {l: await metric(media_server, out, transport=l, direction="out") for l in (label_lossy, label_clean)}
+            await asyncio.gather(lossy.wait_more_frames([camera], 150, timeout=20),
+                                 clean.wait_more_frames([camera], 150, timeout=20))
+            await asyncio.sleep(1.5)      # one more metrics snapshot (taken once a second)
+            sent = {l: await metric(media_server, out, transport=l, direction="out") - start[l]
+                    for l in (label_lossy, label_clean)}
+        finally:
+            nft("delete", "table", "inet", "atrium_test")
+        lost = await packets_lost(clean) - lost_before
+        refused = await metric(media_server, "atrium_media_dropped_packets_total", reason="send_refused")
+        errors = await metric(media_server, "atrium_media_transport_send_errors_total", transport=label_lossy)
+        ratio = sent[label_lossy] / sent[label_clean]
+        print(f"clean viewer lost {lost}; refused sends {refused} ({errors} to the lossy viewer); "
+              f"bytes to lossy/clean {sent[label_lossy]}/{sent[label_clean]} = {ratio:.2f}")
+        assert lost == 0, lost
+        assert refused > 0 and errors == refused, (refused, errors)
+        assert await metric(media_server, "atrium_media_retransmissions_total") > 0
+        assert ratio <= 1.3 + 0.1, ratio      # media plus at most the 30 % budget (and RTCP noise)
+        assert_carries(clean, {"camera": camera}, alice.participant_id)
+        assert_carries(lossy, {"camera": camera}, alice.participant_id)
+
+    run_in_room(media_server, "netns-lossy-viewer", scenario)
