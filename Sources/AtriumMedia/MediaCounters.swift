@@ -124,6 +124,8 @@ public struct MediaStats: Sendable, Equatable {
     public var counters = MediaCounters()
     public var tracks: [TrackStats] = []
     public var transports: [TransportStats] = []
+    /// Peer addresses the worker maps to transports (valid ICE pairs).
+    public var peerAddresses = 0
 
     public init() {}
 
@@ -181,6 +183,9 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
             [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])
+        family(
+            "atrium_media_peer_addresses", "gauge", "Peer addresses mapped to transports (valid ICE pairs).",
+            [("", "\(peerAddresses)")])
         let connected = transports.filter(\.connected).count
         family(
             "atrium_media_transports", "gauge", "Open WebRTC transports, by state.",

@@ -148,8 +148,19 @@ final class MediaEngine {
             transport.addresses.insert(address)
             byAddress[address] = transport
             if transport.peer == nil { transport.peer = address }
+            forgetStaleAddresses(of: transport)
         }
         perform(actions, on: transport)
+    }
+
+    /// A peer sending valid checks from ever new ports must not grow the address tables: they follow
+    /// the agent's valid pairs (at most `maxValidPairs`), keeping the selected peer.
+    func forgetStaleAddresses(of t: Transport) {
+        guard t.addresses.count > t.ice.configuration.maxValidPairs else { return }
+        for a in t.addresses where a != t.peer && !t.ice.validPairs.contains(Self.stunAddress(a)) {
+            t.addresses.remove(a)
+            if byAddress[a] === t { byAddress[a] = nil }
+        }
     }
 
     func perform(_ actions: [ICEAction], on transport: Transport) {
@@ -489,6 +500,7 @@ final class MediaEngine {
     func snapshot() -> MediaStats {
         var s = MediaStats()
         s.counters = counters
+        s.peerAddresses = byAddress.count
         s.transports = transports.values.map {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,

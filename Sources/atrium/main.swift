@@ -14,7 +14,7 @@ let usage = """
     Usage:
       atrium serve [--config FILE] [--bind ADDR] [--port N] [--store sqlite|memory] [--data-dir DIR]
                    [--keys KEY:SECRET[,KEY:SECRET]] [--dev] [other settings below]
-      atrium token create --key K --secret S --room R --identity I [--name N]
+      atrium token create --key K --secret S [--room R] --identity I [--name N]
                    [--role host|cohost|participant|viewer]
                    [--sources camera,microphone,screen_share,screen_share_audio] [--admin] [--ttl SECONDS]
       atrium config check FILE

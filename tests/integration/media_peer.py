@@ -427,7 +427,9 @@ class Publisher:
         except BaseException:
             await worker.close()
             raise
-        return cls(client, worker, offer["mids"], result)
+        pub = cls(client, worker, offer["mids"], result)
+        pub.offer_sdp = offer["sdp"]
+        return pub
 
     @property
     def tracks(self):

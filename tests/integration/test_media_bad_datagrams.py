@@ -3,6 +3,7 @@ unknown credentials, DTLS-looking garbage, RTP and RTCP headers without valid SR
 oversized datagrams, from a stranger's address and from none the server knows. The worker drops and
 counts them; the session on the same port keeps forwarding."""
 import asyncio
+import os
 import random
 import re
 import socket
@@ -63,3 +64,57 @@ def test_garbage_at_the_media_port_is_dropped_and_media_keeps_flowing(media_serv
         assert media_server.alive()
 
     run_in_room(media_server, "media-garbage", scenario)
+
+
+def stun_check(local_ufrag, remote_ufrag, password, tie_breaker):
+    """An ICE connectivity check (RFC 8445 section 7.1.2) signed with the server's password: USERNAME,
+    ICE-CONTROLLING, PRIORITY, MESSAGE-INTEGRITY and FINGERPRINT (RFC 8489 sections 14.5, 14.7)."""
+    import binascii
+    import hashlib
+    import hmac
+    import struct
+
+    def attr(kind, value):
+        pad = (4 - len(value) % 4) % 4
+        return struct.pack("!HH", kind, len(value)) + value + b"\0" * pad
+
+    tid = os.urandom(12)
+    body = attr(0x0006, f"{local_ufrag}:{remote_ufrag}".encode())
+    body += attr(0x802A, struct.pack("!Q", tie_breaker)) + attr(0x0024, struct.pack("!I", 0x6E0001FF))
+    header = lambda length: struct.pack("!HHI", 0x0001, length, 0x2112A442) + tid
+    mac = hmac.new(password.encode(), header(len(body) + 24) + body, hashlib.sha1).digest()
+    body += attr(0x0008, mac)
+    crc = binascii.crc32(header(len(body) + 8) + body) ^ 0x5354554E
+    body += attr(0x8028, struct.pack("!I", crc))
+    return header(len(body)) + body
+
+
+def test_valid_checks_from_many_ports_do_not_grow_the_address_tables(media_server):
+    """A peer that sends valid, signed checks from 200 source ports is remembered at 8 of them at
+    most (the ICE agent's valid pairs), and the meeting goes on."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        await sub.wait_frames([camera], 5, timeout=10)
+        answer, offer = pub.result["sdp"], pub.offer_sdp
+        local_ufrag = re.search(r"a=ice-ufrag:(\S+)", answer).group(1)
+        password = re.search(r"a=ice-pwd:(\S+)", answer).group(1)
+        remote_ufrag = re.search(r"a=ice-ufrag:(\S+)", offer).group(1)
+        port = media_port(answer)
+        base = await metric(media_server, "atrium_media_peer_addresses")
+        for i in range(200):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                u.bind(("127.0.0.1", 0))
+                u.sendto(stun_check(local_ufrag, remote_ufrag, password, i + 1), ("127.0.0.1", port))
+                u.settimeout(2)
+                reply, _ = u.recvfrom(2048)
+                assert reply[:2] == b"\x01\x01", reply[:2].hex()       # a Binding success response
+        await asyncio.sleep(1.5)
+        addresses = await metric(media_server, "atrium_media_peer_addresses")
+        assert addresses <= base + 8, (base, addresses)
+        await sub.wait_more_frames([camera], 20, timeout=10)
+
+    run_in_room(media_server, "media-many-ports", scenario)
