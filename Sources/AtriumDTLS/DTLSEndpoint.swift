@@ -113,7 +113,6 @@ public final class DTLSEndpoint {
         return try finish()
     }
 
-
     /// How long until `timeout()` should be called, while OpenSSL's retransmission timer runs; nil
     /// when no flight awaits an answer. OpenSSL measures the interval with its own clock.
     public var nextTimeout: Duration? {

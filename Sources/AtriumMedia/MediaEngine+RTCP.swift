@@ -142,7 +142,9 @@ extension MediaEngine {
 
     func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
         guard let ssrc = p.ssrc else { return }
-        if t0 - p.lastKeyFrameRequest >= 1, p.consumers.contains(where: { $0.waitingForKeyFrame && $0.transport.isSecure }) {
+        if t0 - p.lastKeyFrameRequest >= 1,
+            p.consumers.contains(where: { $0.waitingForKeyFrame && $0.transport.isSecure })
+        {
             p.keyFrameWanted = true
         }
         if p.keyFrameWanted && t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval {

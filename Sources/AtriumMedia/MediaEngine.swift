@@ -455,7 +455,8 @@ final class MediaEngine {
             } else {
                 do {
                     try handle(
-                        early.verify(remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint)),
+                        early.verify(
+                            remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint)),
                         on: t)
                 } catch {
                     counters.dtlsFailures += 1

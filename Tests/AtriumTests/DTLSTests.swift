@@ -285,8 +285,10 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
     static let junk: [(String, [UInt8])] = {
         func record(_ type: UInt8, epoch: UInt16, seq: UInt8, _ body: [UInt8], length: Int? = nil) -> [UInt8] {
             let n = length ?? body.count
-            return [type, 0xFE, 0xFD, UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, seq,
-                UInt8(n >> 8), UInt8(n & 0xFF)] + body
+            return [
+                type, 0xFE, 0xFD, UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, seq,
+                UInt8(n >> 8), UInt8(n & 0xFF),
+            ] + body
         }
         var rows: [(String, [UInt8])] = [
             ("application data too short, epoch 1", record(23, epoch: 1, seq: 9, [1, 2, 3, 4])),
@@ -300,12 +302,19 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
             ("handshake garbage, epoch 1", record(22, epoch: 1, seq: 33, Array(repeating: 5, count: 40))),
             ("handshake garbage, epoch 0", record(22, epoch: 0, seq: 34, Array(repeating: 5, count: 40))),
             ("unknown content type", record(24, epoch: 1, seq: 35, [1, 2, 3])),
-            ("length beyond the record limit", record(23, epoch: 1, seq: 36, Array(repeating: 1, count: 20), length: 0xFFFF)),
+            (
+                "length beyond the record limit",
+                record(23, epoch: 1, seq: 36, Array(repeating: 1, count: 20), length: 0xFFFF)
+            ),
             ("length beyond the datagram", record(23, epoch: 1, seq: 37, Array(repeating: 1, count: 20), length: 200)),
             ("truncated header", [23, 0xFE, 0xFD, 0, 1]),
             ("not DTLS", [0x42, 0x42]),
         ]
-        rows.append(("a valid record followed by garbage", record(23, epoch: 1, seq: 38, Array(repeating: 7, count: 40)) + [0x17, 0xFE]))
+        rows.append(
+            (
+                "a valid record followed by garbage",
+                record(23, epoch: 1, seq: 38, Array(repeating: 7, count: 40)) + [0x17, 0xFE]
+            ))
         return rows
     }()
 
@@ -336,8 +345,9 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         forged[forged.count - 1] ^= 1
         let bad = try pair.server.receive(forged)
         #expect(bad.events.isEmpty && bad.discarded == 1 && pair.server.state == .connected)
-        #expect(try pair.server.receive(try pair.client.send(Array("three".utf8))[0]).events
-            == [.applicationData(Array("three".utf8))])
+        #expect(
+            try pair.server.receive(try pair.client.send(Array("three".utf8))[0]).events
+                == [.applicationData(Array("three".utf8))])
     }
 
     @Test func closeNotifyEndsTheAssociation() async throws {
@@ -372,7 +382,9 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
             for d in toClient {
                 let out = try client.receive(d)
                 toServer += out.datagrams
-                if out.events.contains(where: { if case .connected = $0 { true } else { false } }) { clientConnected = true }
+                if out.events.contains(where: { if case .connected = $0 { true } else { false } }) {
+                    clientConnected = true
+                }
             }
         }
         #expect(clientConnected)

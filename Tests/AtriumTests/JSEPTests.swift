@@ -231,12 +231,13 @@ import Testing
     /// The payload types the server sends with: the answer's, whether it kept the offer's numbers or
     /// renumbered them (aiortc answers payload types outside 96-127 with its own); a section whose
     /// answer lists none of the offered codec is not accepted.
-    @Test(arguments: [
-        (nil, nil, true, UInt8(96), UInt8?(97)),
-        ("96 97", "97 98", true, 97, 98),
-        ("96 97", "100 101", true, 100, 101),
-        ("96 97", "96", true, 96, nil),
-    ] as [(String?, String?, Bool, UInt8, UInt8?)])
+    @Test(
+        arguments: [
+            (nil, nil, true, UInt8(96), UInt8?(97)),
+            ("96 97", "97 98", true, 97, 98),
+            ("96 97", "100 101", true, 100, 101),
+            ("96 97", "96", true, 96, nil),
+        ] as [(String?, String?, Bool, UInt8, UInt8?)])
     func subscriberAnswerPayloadTypes(from: String?, to: String?, accepted: Bool, media: UInt8, rtx: UInt8?) throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
         var text = Self.answer(to: offer)
@@ -246,7 +247,8 @@ import Testing
             // Only the camera's section (the first m=video).
             let parts = text.components(separatedBy: "m=audio")
             // Through placeholders, so that 96 -> 97 -> 98 does not chain.
-            var video = parts[0].replacingAll("m=video 8801 UDP/TLS/RTP/SAVPF 96 97", with: "m=video 8801 UDP/TLS/RTP/SAVPF \(to)")
+            var video = parts[0].replacingAll(
+                "m=video 8801 UDP/TLS/RTP/SAVPF 96 97", with: "m=video 8801 UDP/TLS/RTP/SAVPF \(to)")
             for (i, pt) in old.enumerated() {
                 for prefix in ["a=rtpmap:", "a=rtcp-fb:", "a=fmtp:", "apt="] {
                     video = video.replacingAll(prefix + pt, with: prefix + "#\(i)")
