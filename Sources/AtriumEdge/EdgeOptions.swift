@@ -16,8 +16,18 @@ public struct EdgeOptions: Sendable {
     public var maxWebSocketMessageBytes = 64 * 1024
     /// Outbound WebSocket messages queued per connection before `send` reports failure.
     public var maxWebSocketQueue = 256
-    /// Seconds lws waits on a stalled connection (headers, body, close handshake).
+    /// Seconds lws waits on a stalled connection (headers, body, close handshake). lws restarts this
+    /// clock on every byte, so it does not bound a client that trickles; `requestTimeoutSeconds` does.
     public var idleTimeoutSeconds = 10
+    /// Seconds a connection has from its first byte (or the end of its previous response) to a complete
+    /// request, head and body; at the deadline it is answered 408 and closed. WebSockets leave this
+    /// clock when the upgrade completes.
+    public var requestTimeoutSeconds = 10
+    /// Open connections (HTTP and WebSocket) in total; held below the descriptor limit by
+    /// `ConnectionLimits.effectiveTotal`.
+    public var maxConnections = 4096
+    /// Open connections from one source address.
+    public var maxConnectionsPerAddress = 1024
 
     public init() {}
 }

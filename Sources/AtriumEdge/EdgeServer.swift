@@ -26,6 +26,13 @@ public final class EdgeServer {
     var rawReplies: [UInt: [UInt8]] = [:]
     var nextSocketID: UInt64 = 1
     let writeChunk = 64 * 1024
+    /// The connection caps in effect (set by `start`) and the source address of every counted connection.
+    var limits = ConnectionLimits(maxTotal: 1, maxPerAddress: 1)
+    var peers: [UInt: String] = [:]
+    var refusedConnections = 0
+    var lastRefusalLog = time_t(0)
+    /// Connections closed because their request missed the deadline.
+    public internal(set) var deadlineClosures = 0
 
     public private(set) var boundPort = 0
     /// Called on the service thread about twice a second (room timers, resume windows, request expiry).
@@ -40,6 +47,7 @@ public final class EdgeServer {
     }
 
     deinit {
+        atrium_lws_log_install(Int32(LLL_ERR), nil, nil, 10, 10)
         if let context { lws_context_destroy(context) }
         protocols?.deallocate()
         cStrings.forEach { free($0) }
@@ -53,7 +61,18 @@ public final class EdgeServer {
 
     /// Creates the lws context and binds the port. Returns the port bound.
     public func start() throws(EdgeError) -> Int {
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        // lws's own errors go through our logger, at most 10 lines per 10 s (`accept: errno 24` repeats
+        // on every poll round while it lasts).
+        atrium_lws_log_install(Int32(LLL_ERR), edgeLogSink, Unmanaged.passUnretained(self).toOpaque(), 10, 10)
+        // Connections stay below the descriptor limit, so that accept never meets EMFILE; lws stops
+        // polling the listening socket a little above our own cap (its accept modulation), which keeps
+        // descriptors free for the 503 answers to connections over the cap.
+        let openMax = sysconf(Int32(_SC_OPEN_MAX))
+        let descriptorLimit = openMax > 0 ? Int(openMax) : 1 << 20
+        limits = ConnectionLimits(
+            maxTotal: ConnectionLimits.effectiveTotal(
+                configured: options.maxConnections, descriptorLimit: descriptorLimit),
+            maxPerAddress: options.maxConnectionsPerAddress)
         let protos = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protos.initialize(repeating: lws_protocols(), count: 2)
         // One protocol serves HTTP and WebSocket alike: an upgrade without a subprotocol binds to
@@ -73,12 +92,15 @@ public final class EdgeServer {
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
         info.timeout_secs = UInt32(options.idleTimeoutSeconds)
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.fd_limit_per_thread = UInt32(clamping: limits.maxTotal + 16)
         var opts: UInt64 = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         if !options.bindAddress.contains(":") { opts |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         if let cert = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
             opts |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.ssl_cert_filepath = UnsafePointer(cString(cert))
             info.ssl_private_key_filepath = UnsafePointer(cString(key))
+            // HTTP/2 is not served (Debian's lws offers it): ALPN names only HTTP/1.1.
+            info.alpn = UnsafePointer(cString("http/1.1"))
         }
         info.options = opts
         guard let ctx = lws_create_context(&info) else {
@@ -113,6 +135,7 @@ public final class EdgeServer {
     /// Closes the listening socket and every connection (WebSockets get 1001 going away from lws).
     public func shutdown() {
         atrium_clear_stop_context()
+        atrium_lws_log_install(Int32(LLL_ERR), nil, nil, 10, 10)
         for s in sockets.values { s.isClosed = true }
         if let ctx = context { lws_context_destroy(ctx) }
         context = nil
@@ -170,7 +193,9 @@ public final class EdgeServer {
         let close = ex.response?.closeConnection ?? false
         exchanges[key(wsi)] = nil
         if close { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        if lws_http_transaction_completed(wsi) != 0 { return -1 }
+        armRequestDeadline(wsi)
+        return 0
     }
 
     func writeBody(_ wsi: OpaquePointer) -> Int32 {
@@ -224,4 +249,13 @@ public final class EdgeServer {
 private func edgeTick(_ user: UnsafeMutableRawPointer?) {
     guard let user else { return }
     Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue().onTick?()
+}
+
+/// lws's log lines, already rate-limited by `atrium_lws_log_install`, go to the server's logger.
+private func edgeLogSink(_ user: UnsafeMutableRawPointer?, _ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let user, let line else { return }
+    var text = String(cString: line)
+    while text.last == "\n" { text.removeLast() }
+    let server = Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue()
+    server.logger.log(level & Int32(LLL_ERR) != 0 ? .error : .warn, "lws", [("line", text)])
 }
