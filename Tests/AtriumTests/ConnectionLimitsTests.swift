@@ -8,7 +8,9 @@ import Testing
 /// the descriptor limit, and one address must not take every slot).
 @Suite struct ConnectionLimitsTests {
     /// Rows: (per address, total, arrivals) -> admissions in order. "a" and "b" are source addresses.
-    static let admissionCases: [(perAddress: Int, total: Int, arrivals: [String], expected: [ConnectionLimits.Admission])] = [
+    typealias AdmissionCase = (perAddress: Int, total: Int, arrivals: [String], expected: [ConnectionLimits.Admission])
+
+    static let admissionCases: [AdmissionCase] = [
         (2, 10, ["a", "a", "a"], [.admitted, .admitted, .tooManyFromAddress]),
         (2, 3, ["a", "b", "a", "b"], [.admitted, .admitted, .admitted, .tooManyInTotal]),
         (1, 10, ["a", "b", "a", "b"], [.admitted, .admitted, .tooManyFromAddress, .tooManyFromAddress]),
@@ -16,7 +18,7 @@ import Testing
     ]
 
     @Test(arguments: admissionCases)
-    func admissions(_ c: (perAddress: Int, total: Int, arrivals: [String], expected: [ConnectionLimits.Admission])) {
+    func admissions(_ c: AdmissionCase) {
         var limits = ConnectionLimits(maxTotal: c.total, maxPerAddress: c.perAddress)
         #expect(c.arrivals.map { limits.admit($0) } == c.expected)
         #expect(limits.total == c.expected.filter { $0 == .admitted }.count)
