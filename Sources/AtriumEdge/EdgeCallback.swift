@@ -82,7 +82,10 @@ extension EdgeServer {
             lws_set_timer_usecs(wsi, -1)
             let ws = EdgeWebSocket(
                 id: nextSocketID, query: pending.query, wsi: wsi,
-                maxQueue: options.maxWebSocketQueue, handler: pending.handler)
+                limits: .init(
+                    messages: options.maxWebSocketQueue, bytes: options.maxWebSocketQueueBytes,
+                    stallSeconds: options.webSocketStallSeconds),
+                handler: pending.handler)
             nextSocketID += 1
             sockets[key(wsi)] = ws
             pending.handler.opened(ws)

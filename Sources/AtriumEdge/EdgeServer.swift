@@ -214,11 +214,24 @@ public final class EdgeServer {
 
     // MARK: - WebSocket output
 
+    /// Writes queued messages while the socket takes them, up to a batch per callback; lws allows
+    /// another `lws_write` in the same callback once `lws_send_pipe_choked` says the socket has room.
     func writeWebSocket(_ ws: EdgeWebSocket) -> Int32 {
-        if !ws.outbound.isEmpty {
-            let msg = ws.outbound.removeFirst()
-            if lwsWrite(ws.wsi, msg[...], LWS_WRITE_TEXT) < 0 { return -1 }
-            if !ws.outbound.isEmpty || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
+        if ws.queuedCount > 0 {
+            let now = EdgeClock.now()
+            var messages = 0
+            var bytes = 0
+            while let msg = ws.popOutbound(now: now) {
+                if lwsWrite(ws.wsi, msg[...], LWS_WRITE_TEXT) < 0 { return -1 }
+                messages += 1
+                bytes += msg.count
+                if ws.queuedCount == 0 || messages >= options.webSocketWriteBatch
+                    || bytes >= options.webSocketWriteBatchBytes || lws_send_pipe_choked(ws.wsi) != 0
+                {
+                    break
+                }
+            }
+            if ws.queuedCount > 0 || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
             return 0
         }
         if let (code, reason) = ws.closing {
@@ -242,13 +255,27 @@ public final class EdgeServer {
         }
     }
 
+    /// A WebSocket asked to close that could not write its close frame within `closeGraceSeconds` is
+    /// dropped: lws closes the socket on its next timeout pass (within a second) and reports `CLOSED`,
+    /// so the session ends however the peer behaves.
+    func dropStuckClosings() {
+        let now = EdgeClock.now()
+        for ws in sockets.values where !ws.isClosed && !ws.dropRequested {
+            guard let asked = ws.closeRequestedAt, now - asked >= options.closeGraceSeconds else { continue }
+            ws.dropRequested = true
+            lws_set_timeout(ws.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+        }
+    }
+
     func key(_ wsi: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))) }
 }
 
-/// The ticker's C callback: finds the server and calls its `onTick`.
+/// The ticker's C callback: finds the server, drops closing sockets past their grace, calls `onTick`.
 private func edgeTick(_ user: UnsafeMutableRawPointer?) {
     guard let user else { return }
-    Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue().onTick?()
+    let server = Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue()
+    server.dropStuckClosings()
+    server.onTick?()
 }
 
 /// lws's log lines, already rate-limited by `atrium_lws_log_install`, go to the server's logger.

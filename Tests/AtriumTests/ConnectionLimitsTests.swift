@@ -89,3 +89,28 @@ import Testing
         #expect(!issues.isEmpty, "\(arg)")
     }
 }
+
+/// The WebSocket outbound queue: a burst to a reading client fits, a stalled or overflowing one does not.
+@Suite struct OutboundQueueLimitsTests {
+    static let limits = EdgeWebSocket.QueueLimits(messages: 4, bytes: 1000, stallSeconds: 5)
+
+    typealias Row = (pending: Int, queuedBytes: Int, incoming: Int, sinceProgress: Double, admitted: Bool)
+
+    static let rows: [Row] = [
+        (0, 0, 5000, 100, true),  // an empty queue takes one message of any size, however long idle
+        (1, 100, 100, 0.1, true),  // a burst that keeps moving
+        (3, 800, 200, 4.9, true),  // at the byte cap exactly, within the stall
+        (3, 800, 201, 0, false),  // one byte over the cap
+        (4, 100, 1, 0, false),  // the message cap
+        (1, 1, 1, 5.1, false),  // stalled: nothing written for more than 5 s
+        (1, 1, 1, Double.infinity, false),
+    ]
+
+    @Test(arguments: rows)
+    func admission(_ r: Row) {
+        #expect(
+            Self.limits.admits(
+                pending: r.pending, queuedBytes: r.queuedBytes, incoming: r.incoming, sinceProgress: r.sinceProgress)
+                == r.admitted, "\(r)")
+    }
+}
