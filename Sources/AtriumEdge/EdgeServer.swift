@@ -9,7 +9,8 @@ internal import CWebSockets
 
 /// The HTTP and WebSocket edge on libwebsockets: one listening port, one service thread (the caller of
 /// `run`). It turns lws callbacks into complete `HTTPRequest`s and WebSocket events and writes responses
-/// back, one `lws_write` per writeable callback as lws requires. Nothing here knows routes or JSON.
+/// back from writeable callbacks (a further `lws_write` in the same callback only while
+/// `lws_send_pipe_choked` says the socket has room). Nothing here knows routes or JSON.
 public final class EdgeServer {
     let options: EdgeOptions
     let http: any HTTPHandler
