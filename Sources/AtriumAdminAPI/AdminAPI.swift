@@ -124,13 +124,18 @@ public final class AdminAPI: HTTPHandler {
 
     /// Verifies the bearer token of an admin call.
     func authenticate(_ request: HTTPRequest) throws(APIError) -> TokenClaims {
-        guard let h = request.header("authorization") else { throw .auth(.missingToken) }
-        let parts = h.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        let value = request.header("authorization")?.trimmingSpaces() ?? ""
+        // The scheme word, then the token after spaces or tabs (RFC 6750 section 2.1). A header with no
+        // token ("Bearer ", whose trailing space lws trims) carries no credentials: missing_token.
+        guard !value.isEmpty else { throw .auth(.missingToken) }
+        let scheme = value.prefix { $0 != " " && $0 != "\t" }
+        guard scheme.lowercased() == "bearer" else {
             throw .auth(.malformedToken("expected an Authorization: Bearer <token> header"))
         }
+        let token = String(value.dropFirst(scheme.count)).trimmingSpaces()
+        guard !token.isEmpty else { throw .auth(.missingToken) }
         do throws(AuthError) {
-            return try verifier.verify(String(parts[1]).trimmingSpaces(), now: env.now())
+            return try verifier.verify(token, now: env.now())
         } catch {
             throw .auth(error)
         }

@@ -20,9 +20,20 @@ public struct TokenVerifier: Sendable {
         guard let secret = keys[iss] else { throw .unknownKey(iss) }
         try JWT.verifyHS256(parts, secret: secret)
         let claims = try TokenClaims(json: parts.payload)
-        if now > claims.expiresAt + leeway { throw .expired }
-        if let nbf = claims.notBefore, now + leeway < nbf { throw .notYetValid }
+        if now > claims.expiresAt.addingSaturated(leeway) { throw .expired }
+        if let nbf = claims.notBefore, now.addingSaturated(leeway) < nbf { throw .notYetValid }
         return claims
+    }
+}
+
+extension Int64 {
+    /// `self + other`, held at `Int64.max` or `Int64.min` instead of trapping. Time claims are any
+    /// 64-bit integer a signer chose: an `exp` within the leeway of `Int64.max` means "never" and must
+    /// not take the process down (issue 10).
+    func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        guard overflow else { return sum }
+        return other > 0 ? .max : .min
     }
 }
 
@@ -39,7 +50,7 @@ public struct TokenIssuer: Sendable {
     public func token(identity: String, name: String? = nil, grants: Grants, ttl: Int64, now: Int64) -> String {
         let claims = TokenClaims(
             issuer: key, identity: identity, name: name, issuedAt: now, notBefore: now,
-            expiresAt: now + ttl, grants: grants)
+            expiresAt: now.addingSaturated(ttl), grants: grants)
         return JWT.sign(payload: claims.json(), secret: secret)
     }
 }

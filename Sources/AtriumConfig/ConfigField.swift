@@ -102,6 +102,19 @@ struct ConfigField: Sendable {
             1024...(64 << 20), "expected a size from 1024 to 67108864 bytes"
         ) { $0.maxBodyBytes = $1 },
         integer(
+            "limits.requestTimeoutSeconds", "ATRIUM_REQUEST_TIMEOUT", "--request-timeout",
+            "seconds an HTTP request may take, head and body (408 after)", 1...300, "expected 1 to 300 seconds"
+        ) { $0.requestTimeout = $1 },
+        integer(
+            "limits.maxConnections", "ATRIUM_MAX_CONNECTIONS", "--max-connections",
+            "open connections in total, held below the descriptor limit", 8...1_000_000,
+            "expected 8 to 1000000 connections"
+        ) { $0.maxConnections = $1 },
+        integer(
+            "limits.maxConnectionsPerAddress", "ATRIUM_MAX_CONNECTIONS_PER_ADDRESS", "--max-connections-per-address",
+            "open connections from one source address", 1...1_000_000, "expected 1 to 1000000 connections"
+        ) { $0.maxConnectionsPerAddress = $1 },
+        integer(
             "auth.leewaySeconds", "ATRIUM_TOKEN_LEEWAY", "--token-leeway", "clock skew tolerated on token times",
             0...600, "expected 0 to 600 seconds"
         ) { $0.tokenLeeway = $1 },

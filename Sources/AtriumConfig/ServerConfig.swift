@@ -28,6 +28,12 @@ public struct ServerConfig: Equatable, Sendable {
     public var logLevel = LogLevel.info
     public var logFormat = LogFormat.text
     public var maxBodyBytes = 1 << 20
+    /// Seconds an HTTP connection has to send a complete request, head and body (408 at the deadline).
+    public var requestTimeout = 10
+    /// Open connections in total (held below the descriptor limit minus a reserve).
+    public var maxConnections = 4096
+    /// Open connections from one source address.
+    public var maxConnectionsPerAddress = 1024
     /// Seconds of clock skew tolerated on token times.
     public var tokenLeeway = 30
     /// Seconds a WebSocket may take to authenticate with its first message.

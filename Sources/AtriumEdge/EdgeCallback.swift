@@ -47,16 +47,19 @@ extension EdgeServer {
         case LWS_CALLBACK_CLOSED_HTTP:
             exchanges[key(wsi)] = nil
             return 0
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            return connectionAccepted(wsi)
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+            return upgrade.lowercased() == "h2c" ? answerWithoutH2C(wsi) : 0
         case LWS_CALLBACK_RAW_ADOPT:
             // lws turns a CONNECT request into a raw tunnel bound to our protocol: answer 405 and close.
-            let body = http.refuse(
+            var r = http.refuse(
                 HTTPRequest(method: .GET, path: "*"), status: 405, code: "method_not_allowed",
-                message: "CONNECT is not served"
-            ).body
-            rawReplies[key(wsi)] =
-                Array(
-                    "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\nconnection: close\r\n\r\n"
-                        .utf8) + body
+                message: "CONNECT is not served")
+            r.headers.append(("allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"))
+            r.closeConnection = true
+            rawReplies[key(wsi)] = Self.http1Bytes(r)
             lws_callback_on_writable(wsi)
             return 0
         case LWS_CALLBACK_RAW_WRITEABLE:
@@ -79,9 +82,14 @@ extension EdgeServer {
             return 0
         case LWS_CALLBACK_ESTABLISHED:
             guard let pending = pendingUpgrades.removeValue(forKey: key(wsi)) else { return -1 }
+            // A WebSocket leaves the request deadline; its handler sets its own timers.
+            lws_set_timer_usecs(wsi, -1)
             let ws = EdgeWebSocket(
                 id: nextSocketID, query: pending.query, wsi: wsi,
-                maxQueue: options.maxWebSocketQueue, handler: pending.handler)
+                limits: .init(
+                    messages: options.maxWebSocketQueue, bytes: options.maxWebSocketQueueBytes,
+                    stallSeconds: options.webSocketStallSeconds),
+                handler: pending.handler)
             nextSocketID += 1
             sockets[key(wsi)] = ws
             pending.handler.opened(ws)
@@ -93,7 +101,8 @@ extension EdgeServer {
             guard let ws = sockets[key(wsi)] else { return 0 }
             return writeWebSocket(ws)
         case LWS_CALLBACK_TIMER:
-            if let ws = sockets[key(wsi)], !ws.isClosed { ws.handler?.timerFired(ws) }
+            guard let ws = sockets[key(wsi)] else { return requestDeadlinePassed(wsi) }
+            if !ws.isClosed { ws.handler?.timerFired(ws) }
             return 0
         case LWS_CALLBACK_CLOSED:
             if let ws = sockets.removeValue(forKey: key(wsi)) {
@@ -102,6 +111,7 @@ extension EdgeServer {
             }
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
+            connectionDestroyed(wsi)
             exchanges[key(wsi)] = nil
             pendingUpgrades[key(wsi)] = nil
             rawReplies[key(wsi)] = nil
@@ -115,18 +125,73 @@ extension EdgeServer {
         }
     }
 
+    /// What the request head says: a request to handle once `bodyLength` bytes are read, or a refusal.
+    enum RequestHead {
+        case ready(HTTPRequest, headOnly: Bool, bodyLength: Int)
+        case refused(HTTPRequest, HTTPResponse, headOnly: Bool)
+    }
+
     /// Starts an HTTP exchange: reads the request head, refuses what cannot be read safely, and either
     /// answers at once or waits for the body.
     private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
+        switch readHead(wsi, path: path) {
+        case .refused(let request, let response, let headOnly):
+            let ex = HTTPExchange(request: request)
+            ex.headOnly = headOnly
+            exchanges[key(wsi)] = ex
+            return respond(wsi, ex, response)
+        case .ready(let request, let headOnly, let length):
+            let ex = HTTPExchange(request: request)
+            ex.headOnly = headOnly
+            exchanges[key(wsi)] = ex
+            if length > 0 { return 0 }
+            return respond(wsi, ex, http.handle(request))
+        }
+    }
+
+    /// `Upgrade: h2c` (HTTP/2 over cleartext, deprecated by RFC 9113 section 3.1) is not served: the
+    /// request is answered in HTTP/1.1 as if the header were absent (RFC 9110 section 7.8 lets a server
+    /// ignore Upgrade). lws only lets us answer here in one write, so a request with a body is refused
+    /// `400 bad_request` and the connection closed; lws would otherwise switch to HTTP/2 and run the
+    /// request with an empty body.
+    private func answerWithoutH2C(_ wsi: OpaquePointer) -> Int32 {
+        let path = requestMethod(wsi).flatMap { uriToken(of: $0) }.flatMap { header(wsi, $0) } ?? "/"
+        var response: HTTPResponse
+        var headOnly = false
+        switch readHead(wsi, path: path) {
+        case .refused(_, let r, let h):
+            response = r
+            headOnly = h
+        case .ready(let request, let h, let length):
+            headOnly = h
+            if length > 0 {
+                response = http.refuse(
+                    request, status: 400, code: "bad_request",
+                    message: "HTTP/2 is not served: send the request without Upgrade: h2c")
+                response.closeConnection = true
+            } else {
+                response = http.handle(request)
+            }
+        }
+        guard writeRaw(wsi, response, headOnly: headOnly), !response.closeConnection else { return -1 }
+        // 1 tells lws the answer is written: it completes the transaction and keeps the connection.
+        armRequestDeadline(wsi)
+        return 1
+    }
+
+    private func uriToken(of method: HTTPMethod) -> lws_token_indexes? {
+        Self.methodTokens.first { $0.1 == method }?.0
+    }
+
+    /// Reads the method, the headers Atrium uses and the query, and checks the framing of the body.
+    private func readHead(_ wsi: OpaquePointer, path: String) -> RequestHead {
         guard let method = requestMethod(wsi) else {
             // A method lws parsed but we do not serve (CONNECT): answer 405 and close.
             var r = http.refuse(
                 HTTPRequest(method: .GET, path: path), status: 405, code: "method_not_allowed",
                 message: "this method is not served")
             r.closeConnection = true
-            let ex = HTTPExchange(request: HTTPRequest(method: .GET, path: path))
-            exchanges[key(wsi)] = ex
-            return respond(wsi, ex, r)
+            return .refused(HTTPRequest(method: .GET, path: path), r, headOnly: false)
         }
         var headers: [String: String] = [:]
         let tokens: [(String, lws_token_indexes)] = [
@@ -140,19 +205,17 @@ extension EdgeServer {
         for name in ["access-control-request-method", "access-control-request-headers"] {
             if let v = customHeader(wsi, name) { headers[name] = v }
         }
-        var request = HTTPRequest(
+        let request = HTTPRequest(
             method: method == .HEAD ? .GET : method, path: path, query: queryArgs(wsi),
             headers: headers)
-        let ex = HTTPExchange(request: request)
-        ex.headOnly = method == .HEAD
-        exchanges[key(wsi)] = ex
+        let headOnly = method == .HEAD
         // lws does not de-chunk request bodies (FACTS): refuse them before reading.
         if headers["transfer-encoding"] != nil {
             var r = http.refuse(
                 request, status: 411, code: "length_required",
                 message: "chunked request bodies are not accepted; send Content-Length")
             r.closeConnection = true
-            return respond(wsi, ex, r)
+            return .refused(request, r, headOnly: headOnly)
         }
         var length = 0
         if let text = headers["content-length"] {
@@ -161,18 +224,14 @@ extension EdgeServer {
         if length < 0 {
             var r = http.refuse(request, status: 400, code: "bad_request", message: "invalid Content-Length")
             r.closeConnection = true
-            return respond(wsi, ex, r)
+            return .refused(request, r, headOnly: headOnly)
         }
         if length > options.maxDrainBytes {
             var r = tooLarge(request)
             r.closeConnection = true
-            return respond(wsi, ex, r)
+            return .refused(request, r, headOnly: headOnly)
         }
-        if length > 0 {
-            return 0
-        }
-        request.body = []
-        return respond(wsi, ex, http.handle(request))
+        return .ready(request, headOnly: headOnly, bodyLength: length)
     }
 
     private func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
@@ -181,13 +240,14 @@ extension EdgeServer {
             message: "the request body exceeds \(options.maxBodyBytes) bytes")
     }
 
+    static let methodTokens: [(lws_token_indexes, HTTPMethod)] = [
+        (WSI_TOKEN_GET_URI, .GET), (WSI_TOKEN_POST_URI, .POST), (WSI_TOKEN_PUT_URI, .PUT),
+        (WSI_TOKEN_PATCH_URI, .PATCH), (WSI_TOKEN_DELETE_URI, .DELETE), (WSI_TOKEN_OPTIONS_URI, .OPTIONS),
+        (WSI_TOKEN_HEAD_URI, .HEAD),
+    ]
+
     private func requestMethod(_ wsi: OpaquePointer) -> HTTPMethod? {
-        let map: [(lws_token_indexes, HTTPMethod)] = [
-            (WSI_TOKEN_GET_URI, .GET), (WSI_TOKEN_POST_URI, .POST), (WSI_TOKEN_PUT_URI, .PUT),
-            (WSI_TOKEN_PATCH_URI, .PATCH), (WSI_TOKEN_DELETE_URI, .DELETE), (WSI_TOKEN_OPTIONS_URI, .OPTIONS),
-            (WSI_TOKEN_HEAD_URI, .HEAD),
-        ]
-        return map.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1
+        Self.methodTokens.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1
     }
 
     func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
@@ -209,10 +269,14 @@ extension EdgeServer {
         return String(decoding: buf.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The query arguments, which lws splits at `&` and URL-decodes.
+    /// The query arguments, which lws splits at `&` and URL-decodes. The buffer holds the whole query,
+    /// so that no argument is dropped for its length (an `access_token` over 8 KiB must reach the
+    /// token check and be refused `malformed_token`, not vanish into an `auth_timeout`).
     func queryArgs(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
-        var buf = [CChar](repeating: 0, count: 8192)
+        let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return out }
+        var buf = [CChar](repeating: 0, count: total + 1)
         var i: Int32 = 0
         while i < 64 {
             let n = lws_hdr_copy_fragment(wsi, &buf, Int32(buf.count), WSI_TOKEN_HTTP_URI_ARGS, i)

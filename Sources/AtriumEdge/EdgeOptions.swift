@@ -14,10 +14,31 @@ public struct EdgeOptions: Sendable {
     /// without answering (it has no 431 path); documented in docs/admin-api.md.
     public var maxHeaderBytes = 16 * 1024
     public var maxWebSocketMessageBytes = 64 * 1024
-    /// Outbound WebSocket messages queued per connection before `send` reports failure.
-    public var maxWebSocketQueue = 256
-    /// Seconds lws waits on a stalled connection (headers, body, close handshake).
+    /// Outbound WebSocket messages and bytes queued per connection before `send` reports failure (one
+    /// larger message is accepted into an empty queue).
+    public var maxWebSocketQueue = 4096
+    public var maxWebSocketQueueBytes = 2 << 20
+    /// Seconds a non-empty outbound queue may go without a write before `send` reports failure: what
+    /// tells a slow consumer from a burst.
+    public var webSocketStallSeconds = 5.0
+    /// Messages and bytes written per writable callback at most (while the socket takes them).
+    public var webSocketWriteBatch = 64
+    public var webSocketWriteBatchBytes = 256 * 1024
+    /// Seconds a WebSocket that is closing may wait for the chance to write its close frame; then the
+    /// socket is dropped (a peer with a zero TCP window never becomes writable).
+    public var closeGraceSeconds = 5.0
+    /// Seconds lws waits on a stalled connection (headers, body, close handshake). lws restarts this
+    /// clock on every byte, so it does not bound a client that trickles; `requestTimeoutSeconds` does.
     public var idleTimeoutSeconds = 10
+    /// Seconds a connection has from its first byte (or the end of its previous response) to a complete
+    /// request, head and body; at the deadline it is answered 408 and closed. WebSockets leave this
+    /// clock when the upgrade completes.
+    public var requestTimeoutSeconds = 10
+    /// Open connections (HTTP and WebSocket) in total; held below the descriptor limit by
+    /// `ConnectionLimits.effectiveTotal`.
+    public var maxConnections = 4096
+    /// Open connections from one source address.
+    public var maxConnectionsPerAddress = 1024
 
     public init() {}
 }

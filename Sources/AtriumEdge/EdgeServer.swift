@@ -9,7 +9,8 @@ internal import CWebSockets
 
 /// The HTTP and WebSocket edge on libwebsockets: one listening port, one service thread (the caller of
 /// `run`). It turns lws callbacks into complete `HTTPRequest`s and WebSocket events and writes responses
-/// back, one `lws_write` per writeable callback as lws requires. Nothing here knows routes or JSON.
+/// back from writeable callbacks (a further `lws_write` in the same callback only while
+/// `lws_send_pipe_choked` says the socket has room). Nothing here knows routes or JSON.
 public final class EdgeServer {
     let options: EdgeOptions
     let http: any HTTPHandler
@@ -26,6 +27,13 @@ public final class EdgeServer {
     var rawReplies: [UInt: [UInt8]] = [:]
     var nextSocketID: UInt64 = 1
     let writeChunk = 64 * 1024
+    /// The connection caps in effect (set by `start`) and the source address of every counted connection.
+    var limits = ConnectionLimits(maxTotal: 1, maxPerAddress: 1)
+    var peers: [UInt: String] = [:]
+    var refusedConnections = 0
+    var lastRefusalLog = time_t(0)
+    /// Connections closed because their request missed the deadline.
+    public internal(set) var deadlineClosures = 0
 
     public private(set) var boundPort = 0
     /// Called on the service thread about twice a second (room timers, resume windows, request expiry).
@@ -44,6 +52,7 @@ public final class EdgeServer {
     }
 
     deinit {
+        atrium_lws_log_install(Int32(LLL_ERR), nil, nil, 10, 10)
         if let context { lws_context_destroy(context) }
         protocols?.deallocate()
         cStrings.forEach { free($0) }
@@ -57,7 +66,18 @@ public final class EdgeServer {
 
     /// Creates the lws context and binds the port. Returns the port bound.
     public func start() throws(EdgeError) -> Int {
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        // lws's own errors go through our logger, at most 10 lines per 10 s (`accept: errno 24` repeats
+        // on every poll round while it lasts).
+        atrium_lws_log_install(Int32(LLL_ERR), edgeLogSink, Unmanaged.passUnretained(self).toOpaque(), 10, 10)
+        // Connections stay below the descriptor limit, so that accept never meets EMFILE; lws stops
+        // polling the listening socket a little above our own cap (its accept modulation), which keeps
+        // descriptors free for the 503 answers to connections over the cap.
+        let openMax = sysconf(Int32(_SC_OPEN_MAX))
+        let descriptorLimit = openMax > 0 ? Int(openMax) : 1 << 20
+        limits = ConnectionLimits(
+            maxTotal: ConnectionLimits.effectiveTotal(
+                configured: options.maxConnections, descriptorLimit: descriptorLimit),
+            maxPerAddress: options.maxConnectionsPerAddress)
         let protos = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protos.initialize(repeating: lws_protocols(), count: 2)
         // One protocol serves HTTP and WebSocket alike: an upgrade without a subprotocol binds to
@@ -77,12 +97,15 @@ public final class EdgeServer {
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
         info.timeout_secs = UInt32(options.idleTimeoutSeconds)
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.fd_limit_per_thread = UInt32(clamping: limits.maxTotal + 16)
         var opts: UInt64 = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         if !options.bindAddress.contains(":") { opts |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         if let cert = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
             opts |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.ssl_cert_filepath = UnsafePointer(cString(cert))
             info.ssl_private_key_filepath = UnsafePointer(cString(key))
+            // HTTP/2 is not served (Debian's lws offers it): ALPN names only HTTP/1.1.
+            info.alpn = UnsafePointer(cString("http/1.1"))
         }
         info.options = opts
         guard let ctx = lws_create_context(&info) else {
@@ -117,6 +140,7 @@ public final class EdgeServer {
     /// Closes the listening socket and every connection (WebSockets get 1001 going away from lws).
     public func shutdown() {
         atrium_clear_stop_context()
+        atrium_lws_log_install(Int32(LLL_ERR), nil, nil, 10, 10)
         for s in sockets.values { s.isClosed = true }
         if let ctx = context { lws_context_destroy(ctx) }
         context = nil
@@ -174,7 +198,9 @@ public final class EdgeServer {
         let close = ex.response?.closeConnection ?? false
         exchanges[key(wsi)] = nil
         if close { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        if lws_http_transaction_completed(wsi) != 0 { return -1 }
+        armRequestDeadline(wsi)
+        return 0
     }
 
     func writeBody(_ wsi: OpaquePointer) -> Int32 {
@@ -193,11 +219,24 @@ public final class EdgeServer {
 
     // MARK: - WebSocket output
 
+    /// Writes queued messages while the socket takes them, up to a batch per callback; lws allows
+    /// another `lws_write` in the same callback once `lws_send_pipe_choked` says the socket has room.
     func writeWebSocket(_ ws: EdgeWebSocket) -> Int32 {
-        if !ws.outbound.isEmpty {
-            let msg = ws.outbound.removeFirst()
-            if lwsWrite(ws.wsi, msg[...], LWS_WRITE_TEXT) < 0 { return -1 }
-            if !ws.outbound.isEmpty || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
+        if ws.queuedCount > 0 {
+            let now = EdgeClock.now()
+            var messages = 0
+            var bytes = 0
+            while let msg = ws.popOutbound(now: now) {
+                if lwsWrite(ws.wsi, msg[...], LWS_WRITE_TEXT) < 0 { return -1 }
+                messages += 1
+                bytes += msg.count
+                if ws.queuedCount == 0 || messages >= options.webSocketWriteBatch
+                    || bytes >= options.webSocketWriteBatchBytes || lws_send_pipe_choked(ws.wsi) != 0
+                {
+                    break
+                }
+            }
+            if ws.queuedCount > 0 || ws.closing != nil { lws_callback_on_writable(ws.wsi) }
             return 0
         }
         if let (code, reason) = ws.closing {
@@ -221,11 +260,34 @@ public final class EdgeServer {
         }
     }
 
+    /// A WebSocket asked to close that could not write its close frame within `closeGraceSeconds` is
+    /// dropped: lws closes the socket on its next timeout pass (within a second) and reports `CLOSED`,
+    /// so the session ends however the peer behaves.
+    func dropStuckClosings() {
+        let now = EdgeClock.now()
+        for ws in sockets.values where !ws.isClosed && !ws.dropRequested {
+            guard let asked = ws.closeRequestedAt, now - asked >= options.closeGraceSeconds else { continue }
+            ws.dropRequested = true
+            lws_set_timeout(ws.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+        }
+    }
+
     func key(_ wsi: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))) }
 }
 
-/// The ticker's C callback: finds the server and calls its `onTick`.
+/// The ticker's C callback: finds the server, drops closing sockets past their grace, calls `onTick`.
 private func edgeTick(_ user: UnsafeMutableRawPointer?) {
     guard let user else { return }
-    Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue().onTick?()
+    let server = Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue()
+    server.dropStuckClosings()
+    server.onTick?()
+}
+
+/// lws's log lines, already rate-limited by `atrium_lws_log_install`, go to the server's logger.
+private func edgeLogSink(_ user: UnsafeMutableRawPointer?, _ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let user, let line else { return }
+    var text = String(cString: line)
+    while text.last == "\n" { text.removeLast() }
+    let server = Unmanaged<EdgeServer>.fromOpaque(user).takeUnretainedValue()
+    server.logger.log(level & Int32(LLL_ERR) != 0 ? .error : .warn, "lws", [("line", text)])
 }

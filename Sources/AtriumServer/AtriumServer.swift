@@ -124,6 +124,9 @@ public final class AtriumServer {
         options.tlsCertificatePath = config.tlsCert
         options.tlsPrivateKeyPath = config.tlsKey
         options.maxBodyBytes = config.maxBodyBytes
+        options.requestTimeoutSeconds = config.requestTimeout
+        options.maxConnections = config.maxConnections
+        options.maxConnectionsPerAddress = config.maxConnectionsPerAddress
         var devToken: WebHandler.DevTokenMinter?
         if let creds = devCredentials {
             let issuer = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))

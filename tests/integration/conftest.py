@@ -23,10 +23,12 @@ class Server:
     """One `atrium serve` process. Reads the bound port from the `listening` log line and, in dev
     mode, the admin token and the API key from the banner."""
 
-    def __init__(self, data_dir, *args, env=None):
+    def __init__(self, data_dir, *args, env=None, nofile=None):
         self.data_dir = data_dir
         self.args = list(args)
         self.env = env
+        # A lower descriptor limit (RLIMIT_NOFILE) for the server process only.
+        self.nofile = nofile
         self.proc = None
         self.port = None
         self.token = None
@@ -46,7 +48,12 @@ class Server:
         os.makedirs(self.data_dir, exist_ok=True)
         self._out = open(self.out_path, "w+")
         self._err = open(self.err_path, "w+")
-        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=self._err, env=env)
+        preexec = None
+        if self.nofile:
+            import resource
+            limit = self.nofile
+            preexec = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=self._err, env=env, preexec_fn=preexec)
         deadline = time.time() + timeout
         while time.time() < deadline:
             err = open(self.err_path).read()

@@ -19,4 +19,14 @@ int atrium_stop_signal(void);
 /// destroyed (one ticker per process: the server's housekeeping clock).
 void atrium_tick_start(struct lws_context *context, lws_usec_t period_us, void (*fn)(void *), void *user);
 
+/// Routes libwebsockets' own log lines (at `level`, an LLL_* mask) to `sink(user, level, line)`, at most
+/// `burst` lines per `window_s` seconds; the lines dropped in between are counted and reported with the
+/// next one let through ("N lws log lines suppressed"). lws logs some conditions on every poll round
+/// (`accept: errno 24` at the descriptor limit): without a limit one condition floods the log.
+/// `sink` NULL sends the lines to stderr. Call from the service thread.
+void atrium_lws_log_install(int level, void (*sink)(void *user, int level, const char *line), void *user,
+                            int burst, int window_s);
+/// Lines suppressed so far (for tests and metrics).
+unsigned long atrium_lws_log_suppressed(void);
+
 #endif

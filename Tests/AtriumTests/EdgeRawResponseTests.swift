@@ -1,0 +1,38 @@
+import AtriumHTTP
+import Testing
+
+@testable import AtriumEdge
+
+/// The HTTP/1.1 answers the edge writes in one piece (408 at the deadline, 503 over the caps, 405 to
+/// CONNECT, h2c requests answered in HTTP/1.1): framing a client can parse.
+@Suite struct EdgeRawResponseTests {
+    static func text(_ r: HTTPResponse, headOnly: Bool = false) -> String {
+        String(decoding: EdgeServer.http1Bytes(r, headOnly: headOnly), as: UTF8.self)
+    }
+
+    @Test func statusLineHeadersLengthAndBody() {
+        var r = HTTPResponse(status: 408, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+        r.closeConnection = true
+        #expect(
+            Self.text(r)
+                == "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
+                + "connection: close\r\n\r\n{}")
+    }
+
+    @Test func headKeepsTheLengthAndDropsTheBody() {
+        let r = HTTPResponse(status: 200, headers: [], body: Array("hello".utf8))
+        #expect(Self.text(r, headOnly: true) == "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n")
+    }
+
+    @Test(arguments: [204, 304])
+    func bodilessStatusesHaveNoLength(_ status: Int) {
+        let t = Self.text(HTTPResponse(status: status, headers: [], body: []))
+        #expect(!t.contains("content-length"))
+        #expect(t.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test(arguments: [(400, "Bad Request"), (405, "Method Not Allowed"), (503, "Service Unavailable"), (599, "Status")])
+    func reasonPhrases(_ c: (Int, String)) {
+        #expect(EdgeServer.statusText(c.0) == c.1)
+    }
+}

@@ -1,0 +1,130 @@
+"""WebSocket output under pressure (issue 10): a peer that stops reading until its TCP window is zero
+is gone within a bound (socket closed, presence left `disconnected`, shares stopped) instead of
+haunting the room; and a burst of 400 joins reaches healthy clients without any 4009 slow_consumer."""
+import asyncio
+import os
+import socket
+import time
+
+import pytest
+
+from conftest import Server
+from signal_client import Client, close_all, connect, joined, mint_jwt, run, signal_url
+
+import websockets
+
+CLOSE_GRACE = 5     # EdgeOptions.closeGraceSeconds
+STALL = 5           # EdgeOptions.webSocketStallSeconds
+RESUME_WINDOW = 1
+
+
+@pytest.fixture
+def server(tmpdir_path):
+    s = Server(os.path.join(tmpdir_path, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any",
+               "--resume-window", str(RESUME_WINDOW), "--udp-port", "-1").start()
+    yield s
+    s.stop()
+
+
+async def ghost_client(server, identity, room):
+    """A client whose socket has a tiny receive buffer, so that once it stops reading the server's
+    writes hit a zero window almost at once."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    token = mint_jwt(server, identity, {"room": room, "roomJoin": True, "canPublish": True, "canSubscribe": True})
+    ws = await websockets.connect(signal_url(server, token), sock=sock, open_timeout=5, ping_interval=None,
+                                  max_size=None)
+    c = Client(ws, identity)
+    c.welcome = await c.expect("welcome")
+    await c.join()
+    return c
+
+
+def test_a_peer_with_a_zero_window_is_gone_within_the_bound(server):
+    async def go():
+        room = "ghost"
+        observer = await joined(server, "observer", room=room)
+        observer.start_keepalive(1.0)
+        writers = [await joined(server, f"w{i}", room=room) for i in range(3)]
+        ghost = await ghost_client(server, "ghost", room)
+        try:
+            share = (await ghost.request("publish", source="screen_share"))["share"]
+            await observer.expect("share_started", lambda m: m["share"]["id"] == share["id"])
+            ghost.pause_reading()
+            # Traffic for everyone, 16 KiB per event, until the ghost's queue overflows or stalls.
+            blob = "x" * 16000
+            t0 = time.monotonic()
+            left = None
+            n = 0
+            while time.monotonic() - t0 < 30 and left is None:
+                for w in writers:
+                    n += 1
+                    await w.send_json({"type": "update", "metadata": f"{n}{blob}"})
+                await asyncio.sleep(0.05)
+                hits = [m for m in observer.events if m.get("type") == "participant_left"
+                        and m.get("participantId") == ghost.participant_id]
+                if hits:
+                    left = hits[0]
+            assert left is not None, "the ghost never left the room"
+            elapsed = time.monotonic() - t0
+            assert left["reason"] == "disconnected"
+            # Bound: the stall (or the full queue), the close grace, the resume window, two ticks.
+            assert elapsed < STALL + CLOSE_GRACE + RESUME_WINDOW + 6, f"left after {elapsed:.1f} s"
+            stopped = [m for m in observer.events if m.get("type") == "share_stopped"
+                       and m["share"]["id"] == share["id"]]
+            assert stopped and stopped[0]["reason"] == "disconnected"
+            # The socket itself is closed by the server (the ghost sees it once it reads again).
+            ghost.resume_reading()
+            await ghost.wait_closed(10)
+            # The others were never cut off.
+            assert not observer.is_closed and all(not w.is_closed for w in writers)
+            assert "pong" in await observer.request("ping")
+            assert server.healthy()
+        finally:
+            await close_all(observer, ghost, *writers)
+    run(go(), timeout=60)
+
+
+def test_400_simultaneous_joins_reach_healthy_clients(server):
+    """Every join is announced to everyone already in: the first clients receive ~400 events within a
+    second or two. A client that reads them is never a slow consumer."""
+    n = 400
+    room = "burst"
+
+    async def one(i):
+        token = mint_jwt(server, f"p{i:03d}", {"room": room, "roomJoin": True, "canSubscribe": True})
+        ws = await websockets.connect(signal_url(server, token), open_timeout=20, ping_interval=None,
+                                      max_size=None)
+        c = Client(ws, f"p{i:03d}")
+        c.welcome = await c.expect("welcome", timeout=20)
+        return c
+
+    async def go():
+        clients = await asyncio.gather(*(one(i) for i in range(n)))
+        try:
+            async def join(c):
+                data = await c.request("join", timeout=30, protocol=1)
+                c._remember(data)
+            await asyncio.gather(*(join(c) for c in clients))
+            # Wait until the first joiners have heard of everyone.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                counts = [sum(1 for m in c.log if m.get("type") == "participant_joined") for c in clients[:10]]
+                if min(counts) + 10 >= n:
+                    break
+                await asyncio.sleep(0.2)
+            await asyncio.sleep(1)
+            closed = [(c.label, c.close_code) for c in clients if c.is_closed]
+            assert not closed, f"closed during the burst: {closed[:10]} ({len(closed)} in all)"
+            errors = [m for c in clients for m in c.log if m.get("type") == "error"]
+            assert not errors, errors[:5]
+            # Everyone saw everyone: snapshot plus announcements cover the room.
+            for c in clients[:20]:
+                seen = {p["id"] for p in c.snapshot["participants"]}
+                seen |= {m["participant"]["id"] for m in c.log if m.get("type") == "participant_joined"}
+                assert len(seen) >= n - 1, f"{c.label} saw {len(seen)} of {n - 1}"
+            assert server.healthy()
+        finally:
+            await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    run(go(), timeout=120)
