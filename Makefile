@@ -84,7 +84,7 @@ tsan: test-deps
 	  tests/integration/test_media.py -k "not reaches_1_5_mbits"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
-FUZZ_TARGETS := STUN RTP RTCP SDP JSON
+FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS
 FUZZ_SECONDS ?= 60
 SWIFT_USR := $(shell dirname $$(dirname $$(readlink -f $$(command -v $(SWIFT)))))
 FUZZ_RT := $(firstword $(wildcard $(SWIFT_USR)/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a))

@@ -112,6 +112,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzSDP", dependencies: ["AtriumSDP", "AtriumJSEP", "FuzzSupport"], path: "Fuzz/SDP"),
         .executableTarget(name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON"),
+        .executableTarget(name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS"),
 
         .testTarget(
             name: "AtriumTests",
