@@ -215,7 +215,7 @@ extension EdgeServer {
         }
         var length = 0
         if let text = headers["content-length"] {
-            length = Int(text.trimmingCharacters(in: " ")) ?? -1
+            length = Self.contentLength(text.trimmingCharacters(in: " ")) ?? -1
         }
         if length < 0 {
             var r = http.refuse(request, status: 400, code: "bad_request", message: "invalid Content-Length")
@@ -228,6 +228,15 @@ extension EdgeServer {
             return .refused(request, r, headOnly: headOnly)
         }
         return .ready(request, headOnly: headOnly, bodyLength: length)
+    }
+
+    /// `Content-Length = 1*DIGIT` (RFC 9110 section 8.6): no sign, no spaces inside, at most 18 digits
+    /// so the value always fits (a longer one reads as `Int.max`, far above every body limit).
+    static func contentLength(_ text: String) -> Int? {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        guard digits.count <= 18 else { return .max }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 
     private func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
