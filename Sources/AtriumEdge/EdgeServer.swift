@@ -30,7 +30,10 @@ public final class EdgeServer {
     /// The connection caps in effect (set by `start`) and the source address of every counted connection.
     var limits = ConnectionLimits(maxTotal: 1, maxPerAddress: 1)
     var peers: [UInt: String] = [:]
-    var refusedConnections = 0
+    /// Connections refused at accept for the caps, since start.
+    public internal(set) var refusedConnections = 0
+    /// Connections open now (counted against the caps: HTTP and WebSocket).
+    public var connectionCount: Int { limits.total }
     var lastRefusalLog = time_t(0)
     /// Connections closed because their request missed the deadline.
     public internal(set) var deadlineClosures = 0

@@ -149,6 +149,15 @@ public final class AtriumServer {
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
             Double(edge.webSocketCount)
         }
+        metrics.gauge("atrium_http_connections", help: "Open HTTP and WebSocket connections.") {
+            Double(edge.connectionCount)
+        }
+        metrics.counter(
+            "atrium_http_connections_refused_total", help: "Connections refused at accept for the connection caps."
+        ) { Double(edge.refusedConnections) }
+        metrics.counter(
+            "atrium_http_request_timeouts_total", help: "Connections closed because a request missed its deadline."
+        ) { Double(edge.deadlineClosures) }
         metrics.gauge("atrium_signal_sessions_authenticated", help: "Authenticated signaling sessions.") {
             Double(signal.authenticatedCount)
         }

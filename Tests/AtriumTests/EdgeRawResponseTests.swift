@@ -36,3 +36,19 @@ import Testing
         #expect(EdgeServer.statusText(c.0) == c.1)
     }
 }
+
+/// `Content-Length` as the edge reads it: digits only; a very long run of digits is "too large", not
+/// an overflow.
+@Suite struct ContentLengthTests {
+    static let rows: [(String, Int?)] = [
+        ("0", 0), ("5", 5), ("000123", 123), ("999999999999999999", 999_999_999_999_999_999),
+        ("9223372036854775807", Int.max), ("99999999999999999999999999", Int.max),
+        ("", nil), ("+5", nil), ("-0", nil), ("-1", nil), ("5abc", nil), ("1e300", nil), ("1 2", nil),
+        ("0x10", nil), ("١٢", nil),
+    ]
+
+    @Test(arguments: rows)
+    func parse(_ r: (String, Int?)) {
+        #expect(EdgeServer.contentLength(r.0) == r.1, "\(r.0.debugDescription)")
+    }
+}

@@ -21,6 +21,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def metric(server, name):
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} in /metrics")
+
+
 def open_slow(port, n, head_only=False):
     """n connections that announce a 100000-byte body (or send only part of a head) and stop."""
     socks = []
@@ -107,6 +115,7 @@ def test_500_slow_bodies_are_closed_at_the_deadline(short_deadline):
         assert b'"request_timeout"' in answered[0]
         assert elapsed < DEADLINE + 3
         assert s.alive() and s.healthy()
+        assert metric(s, "atrium_http_request_timeouts_total") >= 500
     finally:
         for x in socks:
             x.close()
@@ -147,9 +156,11 @@ def test_connections_per_address_are_capped(tmpdir_path):
         assert reply == b"" or reply.startswith(b"HTTP/1.1 503 "), reply
         if reply:
             assert b'"too_many_connections"' in reply
-        held.pop().close()
+        for _ in range(3):
+            held.pop().close()
         time.sleep(0.3)
         assert s.healthy()
+        assert metric(s, "atrium_http_connections_refused_total") >= 1
         assert s.alive()
     finally:
         for x in held:
