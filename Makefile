@@ -73,14 +73,16 @@ netns: test-deps build
 browser: test-deps build
 	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/browser'
 
-## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites and
+## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites (backpressure
+## and edge protocols included) and
 ## the media suite (the signaling thread and the media worker; not its bitrate test, which measures a
 ## rate the instrumented build is too slow to give); a reported race makes the server exit and the
 ## suite fail.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py $(wildcard tests/integration/test_signal_*.py) \
+	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py tests/integration/test_websocket_backpressure.py \
+	  tests/integration/test_edge_protocols.py $(wildcard tests/integration/test_signal_*.py) \
 	  tests/integration/test_media.py -k "not reaches_1_5_mbits"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.

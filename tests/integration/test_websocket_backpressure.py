@@ -128,3 +128,42 @@ def test_400_simultaneous_joins_reach_healthy_clients(server):
         finally:
             await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
     run(go(), timeout=120)
+
+
+def test_ending_a_300_person_room_closes_everyone_with_room_ended(server):
+    """Ending a room tells all 300 people why (`room_ended`) and closes every socket with 4103, the
+    code that says not to resume: none is cut as a slow consumer (4009) by the burst of events."""
+    n = 300
+    room = "big"
+
+    async def one(i):
+        grants = {"room": room, "roomJoin": True, "canSubscribe": True}
+        if i == 0:
+            grants["role"] = "host"
+        token = mint_jwt(server, f"q{i:03d}", grants)
+        ws = await websockets.connect(signal_url(server, token), open_timeout=20, ping_interval=None,
+                                      max_size=None)
+        c = Client(ws, f"q{i:03d}")
+        c.welcome = await c.expect("welcome", timeout=20)
+        return c
+
+    async def go():
+        clients = await asyncio.gather(*(one(i) for i in range(n)))
+        try:
+            for c in clients:           # one after another: every join event reaches everyone before
+                data = await c.request("join", timeout=30, protocol=1)
+                c._remember(data)
+            await clients[0].request("end_room", timeout=30)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not all(c.is_closed for c in clients):
+                await asyncio.sleep(0.2)
+            codes = {}
+            for c in clients:
+                codes[c.close_code] = codes.get(c.close_code, 0) + 1
+            assert codes == {4103: n}, codes
+            told = sum(1 for c in clients[1:] if any(m.get("type") == "room_ended" for m in c.log))
+            assert told == n - 1, told
+            assert server.healthy()
+        finally:
+            await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    run(go(), timeout=180)
