@@ -73,6 +73,16 @@ enum Fields {
         return UInt8(truncatingIfNeeded: value)
     }
 
+    /// One or more ASCII digits, nothing else.
+    static func isDigits(_ text: Substring) -> Bool {
+        !text.utf8.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
+    /// RFC 8866's `alpha-numeric`: ASCII letters and digits.
+    static func isAlphaNumeric(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+    }
+
     static func isHexDigit(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
     }

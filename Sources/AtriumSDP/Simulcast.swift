@@ -1,57 +1,17 @@
-/// `a=rid:<rid-id> <send|recv> [pt=<fmt>,...;<restriction>=<value>;...]` (RFC 8851 section 10).
-public struct RID: Equatable, Sendable {
-    public enum Direction: String, Equatable, Sendable {
-        case send, recv
-    }
-
-    public var id: String
-    public var direction: Direction
-    /// The `pt=` list: the payload types this RTP stream may use (empty: any of the section's).
-    public var payloadTypes: [UInt8]
-    /// The other restrictions (`max-width`, `max-fps`, ...), in order.
-    public var restrictions: [FormatParameter]
-
-    public init(id: String, direction: Direction, payloadTypes: [UInt8] = [], restrictions: [FormatParameter] = []) {
-        self.id = id
-        self.direction = direction
-        self.payloadTypes = payloadTypes
-        self.restrictions = restrictions
-    }
-
-    init?(sdp value: Substring) {
-        let f = Fields.words(value)
-        guard f.count == 2 || f.count == 3, let direction = Direction(rawValue: String(f[1])) else { return nil }
-        var pts: [UInt8] = []
-        var restrictions: [FormatParameter] = []
-        if f.count == 3 {
-            for p in Fields.parameters(f[2]) {
-                guard p.name == "pt" else {
-                    restrictions.append(p)
-                    continue
-                }
-                guard let list = p.value, !list.isEmpty else { return nil }
-                for item in Fields.split(Substring(list), on: ",") {
-                    guard let pt = Fields.payloadType(item) else { return nil }
-                    pts.append(pt)
-                }
-            }
-        }
-        self.init(id: String(f[0]), direction: direction, payloadTypes: pts, restrictions: restrictions)
-    }
-
-    var sdpValue: String {
-        var params = restrictions
-        if !payloadTypes.isEmpty {
-            params.insert(
-                FormatParameter(name: "pt", value: payloadTypes.map(String.init).joined(separator: ",")), at: 0)
-        }
-        let base = "\(id) \(direction.rawValue)"
-        return params.isEmpty ? base : "\(base) \(params.sdpValue)"
-    }
-}
-
-/// `a=simulcast:<send|recv> <streams> [<send|recv> <streams>]` (RFC 8853 section 5.1). Each entry of
-/// a direction's list is one simulcast stream given as alternative rids (`,`); `~` marks a paused one.
+/// `a=simulcast` (RFC 8853 section 5.1): the simulcast streams a media section sends and receives.
+/// Each entry of a direction's list is one simulcast stream, given as alternative rids (`,`), in the
+/// sender's order of preference; `~` marks an alternative that starts paused.
+///
+///     sc-value     = ( sc-send [SP sc-recv] ) / ( sc-recv [SP sc-send] )
+///     sc-send      = %s"send" SP sc-str-list
+///     sc-recv      = %s"recv" SP sc-str-list
+///     sc-str-list  = sc-alt-list *( ";" sc-alt-list )
+///     sc-alt-list  = sc-id *( "," sc-id )
+///     sc-id-paused = "~"
+///     sc-id        = [sc-id-paused] rid-id
+///
+/// Every rid-id must also have an `a=rid` line of the same direction (RFC 8853 section 5.1); that is
+/// a negotiation rule, checked by the answerer, not a parse error.
 public struct Simulcast: Equatable, Sendable {
     public struct Alternative: Equatable, Sendable {
         public var rid: String
@@ -63,7 +23,9 @@ public struct Simulcast: Equatable, Sendable {
         }
     }
 
+    /// The streams sent, in order; each a non-empty list of alternatives.
     public var send: [[Alternative]]
+    /// The streams received, in order.
     public var receive: [[Alternative]]
 
     public init(send: [[Alternative]] = [], receive: [[Alternative]] = []) {
@@ -73,6 +35,9 @@ public struct Simulcast: Equatable, Sendable {
 
     /// The first alternative's rid of each sent stream, in order: what layer selection works with.
     public var sendRIDs: [String] { send.compactMap { $0.first?.rid } }
+
+    /// The first alternative's rid of each received stream, in order.
+    public var receiveRIDs: [String] { receive.compactMap { $0.first?.rid } }
 
     init?(sdp value: Substring) {
         let f = Fields.words(value)
@@ -97,7 +62,7 @@ public struct Simulcast: Equatable, Sendable {
             for alt in Fields.split(stream, on: ",") {
                 let paused = alt.hasPrefix("~")
                 let rid = paused ? alt.dropFirst() : alt
-                guard !rid.isEmpty else { return nil }
+                guard RID.isValidID(rid) else { return nil }
                 alternatives.append(Alternative(rid: String(rid), paused: paused))
             }
             out.append(alternatives)
@@ -109,6 +74,7 @@ public struct Simulcast: Equatable, Sendable {
         streams.map { $0.map { ($0.paused ? "~" : "") + $0.rid }.joined(separator: ",") }.joined(separator: ";")
     }
 
+    /// `send` first, then `recv` (either order parses); a direction without streams is left out.
     var sdpValue: String {
         var parts: [String] = []
         if !send.isEmpty { parts.append("send \(Self.text(send))") }
