@@ -3,8 +3,8 @@ import AtriumSDP
 import FuzzSupport
 
 /// The fuzz target: parses SDP; what parses must serialize and parse again. Then negotiation runs on
-/// it as a publisher's offer (checked, answered, the answer parsed back) and as a subscriber's answer
-/// to a fixed offer: none of it may trap.
+/// it as a publisher's offer (checked and answered with simulcast declined, then accepted, the answer
+/// parsed back) and as a subscriber's answer to a fixed offer: none of it may trap.
 @main struct FuzzSDP: FuzzTarget {
     static let local = LocalTransport(
         ufrag: "fuzz", password: "fuzzfuzzfuzzfuzzfuzzfuzz",
@@ -26,7 +26,8 @@ import FuzzSupport
         guard let sdp = try? SessionDescription.parse(bytes) else { return }
         let text = sdp.serialized()
         _ = try? SessionDescription.parse(text)
-        if let offer = try? PublishOffer(sdp) {
+        for options in [PublishOptions(), PublishOptions(simulcast: true)] {
+            guard let offer = try? PublishOffer(sdp, options: options) else { continue }
             let all = Set(offer.sections.map(\.mid))
             _ = try? SessionDescription.parse(
                 offer.answer(local: local, accepted: all, sessionID: 1, version: 1).serialized())

@@ -16,9 +16,13 @@ public struct OfferedSection: Equatable, Sendable {
     /// The primary and RTX SSRCs from `a=ssrc`/`a=ssrc-group:FID`, when the offer lists them.
     public var ssrc: UInt32?
     public var rtxSSRC: UInt32?
-    /// `a=rid` values (simulcast, RFC 8853): parsed; the answer declines simulcast, so one layer is sent.
+    /// The ids of the offer's `a=rid ... send` lines (RFC 8851), in order, whether or not simulcast is
+    /// accepted.
     public var rids: [String]
     public var extensions: HeaderExtensionIDs
+    /// The simulcast layers the answer accepts; nil when it declines simulcast (always, unless
+    /// `PublishOptions.simulcast` is on) and the publisher sends one stream.
+    public var simulcast: AcceptedSimulcast?
 }
 
 /// A publisher's offer, checked and reduced to what the forwarding core needs.
@@ -26,17 +30,20 @@ public struct PublishOffer: Equatable, Sendable {
     public var sdp: SessionDescription
     public var remote: RemoteTransport
     public var sections: [OfferedSection]
+    /// How the offer is negotiated; the server passes none, and so declines simulcast.
+    public var options: PublishOptions
 
     /// Parses and checks an offer: BUNDLE over every live section, rtcp-mux, ICE credentials, a sha-256
     /// fingerprint, and a mid on every section.
-    public init(text: String) throws(JSEPError) {
+    public init(text: String, options: PublishOptions = PublishOptions()) throws(JSEPError) {
         let parsed: SessionDescription
         do { parsed = try SessionDescription.parse(text) } catch { throw .invalidSDP(error) }
-        try self.init(parsed)
+        try self.init(parsed, options: options)
     }
 
-    public init(_ sdp: SessionDescription) throws(JSEPError) {
+    public init(_ sdp: SessionDescription, options: PublishOptions = PublishOptions()) throws(JSEPError) {
         self.sdp = sdp
+        self.options = options
         remote = try RemoteTransport(sdp)
         guard !sdp.media.isEmpty else { throw .unsupported("the offer has no media section") }
         var mids = Set<String>()
@@ -55,13 +62,15 @@ public struct PublishOffer: Equatable, Sendable {
                 guard m.rtcpMux else { throw .unsupported("media section \(mid) has no a=rtcp-mux") }
             }
             let fid = m.ssrcGroups.first { $0.semantics == "FID" && $0.ssrcs.count == 2 }
+            let codec = kind == nil ? nil : ServerCodecs.select(from: m)
+            let extensions = HeaderExtensionIDs(extmaps: m.extmaps)
             sections.append(
                 OfferedSection(
-                    index: i, mid: mid, kind: kind, stopped: stopped,
-                    codec: kind == nil ? nil : ServerCodecs.select(from: m),
+                    index: i, mid: mid, kind: kind, stopped: stopped, codec: codec,
                     ssrc: fid?.ssrcs[0] ?? m.ssrcs.first, rtxSSRC: fid?.ssrcs[1],
-                    rids: m.rids.filter { $0.direction == .send }.map(\.id),
-                    extensions: HeaderExtensionIDs(extmaps: m.extmaps)))
+                    rids: m.rids.filter { $0.direction == .send }.map(\.id), extensions: extensions,
+                    simulcast: options.simulcast && !stopped
+                        ? AcceptedSimulcast(offered: m, codec: codec, extensions: extensions) : nil))
         }
         let live = sections.filter { !$0.stopped && $0.kind != nil }.map(\.mid)
         if !live.isEmpty {
@@ -76,7 +85,8 @@ public struct PublishOffer: Equatable, Sendable {
     /// on being passive itself.
     public var answerSetup: Setup { remote.setup == .passive ? .active : .passive }
 
-    /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on.
+    /// The answer: each accepted section `recvonly` with its codec, RTX and the feedback we act on,
+    /// and its simulcast layers (`a=rid ... recv`, `a=simulcast:recv`) when they were accepted.
     /// A section refused by policy (`refused`: permission, lock, an unbound mid) is answered
     /// `inactive` on the same transport and in the BUNDLE group, so that the client's BUNDLE transport
     /// survives even when nothing is accepted; stopped sections and those without a forwarded codec
@@ -121,6 +131,7 @@ public struct PublishOffer: Equatable, Sendable {
             m.appendCodec(
                 payloadType: pt, server: codec.server, parameters: codec.offered.parameters, feedback: feedback,
                 rtxPayloadType: codec.nack ? codec.offeredRTX : nil)
+            if live, let simulcast = s.simulcast { m.attributes += simulcast.answerAttributes }
             out.media.append(m)
         }
         return out
