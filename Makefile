@@ -76,14 +76,15 @@ browser: test-deps build
 ## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites (backpressure
 ## and edge protocols included) and
 ## the media suite (the signaling thread and the media worker; not its bitrate test, which measures a
-## rate the instrumented build is too slow to give); a reported race makes the server exit and the
+## rate the instrumented build is too slow to give, nor the 400-join burst, whose single Python client the
+## instrumented server starves of CPU until the server rightly sees it as a stalled reader); a reported race makes the server exit and the
 ## suite fail.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py tests/integration/test_websocket_backpressure.py \
 	  tests/integration/test_edge_protocols.py $(wildcard tests/integration/test_signal_*.py) \
-	  tests/integration/test_media.py -k "not reaches_1_5_mbits"
+	  tests/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS

@@ -33,7 +33,12 @@ def test_a_subscriber_whose_answer_lags_its_dtls_gets_its_first_frame_at_once(me
     """aiortc starts ICE and DTLS when it applies its answer; the answer reaches the server over the
     WebSocket 100 or 300 ms later. The server takes the handshake on the checked ICE pair before the
     answer, checks the fingerprint when it arrives and asks for a key frame then: the first frame
-    follows the answer without waiting for a DTLS retransmission (about 1 s)."""
+    follows the answer without waiting for a DTLS retransmission (about 1 s).
+
+    What is asserted is the mechanism, which no load can change: no DTLS datagram of the viewer is
+    dropped as from an unknown source (before the fix its ClientHello was, and only the client's
+    retransmission a second later got through). The time to the first frame is printed (about
+    0.35-0.42 s here) and held to a bound that load cannot reach but the retransmission path would."""
     async def scenario(s):
         alice = await s.join("alice")
         pub = await s.publish(alice, ["camera"])
@@ -41,12 +46,16 @@ def test_a_subscriber_whose_answer_lags_its_dtls_gets_its_first_frame_at_once(me
         figures = []
         for delay in (0.1, 0.3):
             viewer = await s.join(f"viewer-{int(delay * 1000)}")
+            unknown = await metric(media_server, "atrium_media_dropped_packets_total", reason="unknown_source")
             sub = s.subscribe(viewer)
             sub.answer_delay = delay
             await sub.wait_frames([camera], 1, timeout=10)
             first = sub.by_track(camera).first_frame_at - sub.offer_times[0]
             figures.append((delay, round(first, 3)))
-            assert first < delay + 0.4, figures
+            await asyncio.sleep(1.2)        # a metrics snapshot after the handshake
+            assert await metric(media_server, "atrium_media_dropped_packets_total",
+                                reason="unknown_source") == unknown, figures
+            assert first < 1.0 + delay, figures
             assert await viewer.expect("media_state", lambda m: m.get("target") == "subscriber"
                                        and m.get("state") == "connected", timeout=1)
         print("answer delay -> first frame after the offer (s):", figures)
