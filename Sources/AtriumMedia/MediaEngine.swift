@@ -479,7 +479,8 @@ final class MediaEngine {
         }
     }
 
-    /// Ends a producer: its consumers end (their subscribers get RTCP BYE) and its mid is rejected.
+    /// Ends a producer: its consumers end (their subscribers get RTCP BYE) and its mid and SSRCs count
+    /// as ended (`Transport.remove`).
     func close(_ p: Producer) {
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()

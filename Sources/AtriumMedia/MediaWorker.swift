@@ -63,7 +63,9 @@ public final class MediaWorker: Sendable {
     /// The counters as of the last second.
     public var stats: MediaStats { snapshot.withLock { $0 } }
 
-    public func start() {
+    /// Starts the thread; a failed `pthread_create` is an error (a server without its media thread
+    /// must not start as if it had one).
+    public func start() throws(MediaWorkerError) {
         let context = Unmanaged.passRetained(self).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(
@@ -74,7 +76,11 @@ public final class MediaWorker: Sendable {
                 worker.run()
                 return nil
             }, context)
-        if rc == 0 { thread.withLock { $0 = handle } }
+        guard rc == 0 else {
+            Unmanaged<MediaWorker>.fromOpaque(context).release()
+            throw .threadStart(errno: rc)
+        }
+        thread.withLock { $0 = handle }
     }
 
     /// Stops the thread and waits for it.
@@ -119,6 +125,16 @@ public final class MediaWorker: Sendable {
                 let s = engine.snapshot()
                 snapshot.withLock { $0 = s }
             }
+        }
+    }
+}
+
+public enum MediaWorkerError: Error, CustomStringConvertible {
+    case threadStart(errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .threadStart(let e): "cannot start the media thread (pthread_create: \(e))"
         }
     }
 }

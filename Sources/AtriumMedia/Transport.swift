@@ -14,7 +14,7 @@ final class Transport {
     var dtls: DTLSEndpoint?
     var srtpIn: SRTPSession?
     var srtpOut: SRTPSession?
-    /// Where media goes: the nominated pair, else the latest valid one.
+    /// Where media goes: the nominated pair, else the first valid one.
     var peer: SocketAddress?
     var addresses: Set<SocketAddress> = []
     var midExtensionID: UInt8?

@@ -9,7 +9,8 @@ public enum LeaveReason: String, Sendable, CaseIterable {
     case roomEnded = "room_ended"
 }
 
-/// Preferred video quality of a subscription (the media plane maps it to a simulcast layer).
+/// Preferred video quality of a subscription. Stored and echoed; the media plane forwards one encoding
+/// per track today, so it does not change what is sent yet.
 public enum VideoQuality: String, Sendable, CaseIterable {
     case high, medium, low
 }

@@ -203,7 +203,7 @@ public final class AtriumServer {
         } catch {
             throw .startup("cannot start the media plane on UDP \(config.mediaBind):\(config.udpPort): \(error)")
         }
-        worker.start()
+        do throws(MediaWorkerError) { try worker.start() } catch { throw .startup("\(error)") }
         logger.info(
             "media listening", ("udp", "\(worker.localAddress)"), ("port", String(worker.localAddress.port)),
             ("candidates", worker.candidateAddresses.map { "\($0)" }.joined(separator: ",")))
