@@ -1,0 +1,130 @@
+/// The VP8 payload descriptor (RFC 7741 section 4.2), read for layer decisions and rewritten in place
+/// so that a viewer's decoder sees one continuous stream across simulcast switches:
+///
+/// ```
+///  X R N S R PID        (S: start of a partition, PID: partition index)
+///  I L T K RSV          (when X)
+///  M PictureID (7 or 15 bits)                 (when I; M: 15 bits)
+///  TL0PICIDX                                  (when L)
+///  TID(2) Y KEYIDX(5)                         (when T or K; Y: layer sync)
+/// ```
+///
+/// Pure and allocation-free; a truncated descriptor parses as nil, never traps.
+public struct VP8Descriptor: Equatable, Sendable {
+    public var startOfPartition: Bool
+    public var partitionIndex: UInt8
+    public var pictureID: UInt16?
+    /// The picture ID takes 15 bits (M set), else 7.
+    public var longPictureID: Bool
+    public var tl0PictureIndex: UInt8?
+    public var temporalLayer: UInt8?
+    public var layerSync: Bool
+    /// The descriptor's length: the VP8 payload starts there.
+    public var length: Int
+    /// Where the picture ID and TL0PICIDX sit, for the rewrite.
+    var pictureIDOffset: Int?
+    var tl0Offset: Int?
+
+    /// Whether the packet starts a frame: the start of partition 0.
+    public var startsFrame: Bool { startOfPartition && partitionIndex == 0 }
+
+    public init?(_ p: UnsafeRawBufferPointer) {
+        guard let first = p.first else { return nil }
+        startOfPartition = first & 0x10 != 0
+        partitionIndex = first & 0x07
+        pictureID = nil
+        longPictureID = false
+        tl0PictureIndex = nil
+        temporalLayer = nil
+        layerSync = false
+        pictureIDOffset = nil
+        tl0Offset = nil
+        var i = 1
+        if first & 0x80 != 0 {
+            guard i < p.count else { return nil }
+            let ext = p[i]
+            i += 1
+            if ext & 0x80 != 0 {
+                guard i < p.count else { return nil }
+                pictureIDOffset = i
+                if p[i] & 0x80 != 0 {
+                    guard i + 1 < p.count else { return nil }
+                    longPictureID = true
+                    pictureID = UInt16(p[i] & 0x7F) << 8 | UInt16(p[i + 1])
+                    i += 2
+                } else {
+                    pictureID = UInt16(p[i])
+                    i += 1
+                }
+            }
+            if ext & 0x40 != 0 {
+                guard i < p.count else { return nil }
+                tl0Offset = i
+                tl0PictureIndex = p[i]
+                i += 1
+            }
+            if ext & 0x30 != 0 {
+                guard i < p.count else { return nil }
+                if ext & 0x20 != 0 {
+                    temporalLayer = p[i] >> 6
+                    layerSync = p[i] & 0x20 != 0
+                }
+                i += 1
+            }
+        }
+        length = i
+        guard length <= p.count else { return nil }
+    }
+
+    public init?(_ bytes: [UInt8]) {
+        guard let d = bytes.withUnsafeBytes({ VP8Descriptor($0) }) else { return nil }
+        self = d
+    }
+}
+
+/// Keeps a consumer's VP8 picture IDs and TL0PICIDX continuous across the streams it forwards (each
+/// simulcast stream counts its own): after a switch, the first picture of the new stream follows the
+/// last one sent. Rewrites in place, keeping each field's width (a 7-bit picture ID wraps at 128).
+/// Pure value, one per consumer.
+public struct VP8Rewriter: Equatable, Sendable {
+    private var pictureOffset: UInt16 = 0
+    private var tl0Offset: UInt8 = 0
+    private var lastPicture: UInt16?
+    private var lastTL0: UInt8?
+    private var resync = true
+
+    public init() {}
+
+    /// The next packet comes from another stream (a layer switch) or starts the consumer.
+    public mutating func sync() { resync = true }
+
+    /// Rewrites the descriptor at the start of `payload`, parsed as `d`.
+    public mutating func rewrite(_ payload: UnsafeMutableRawBufferPointer, _ d: VP8Descriptor) {
+        if resync {
+            resync = false
+            if let p = d.pictureID { pictureOffset = lastPicture.map { $0 &+ 1 &- p } ?? 0 }
+            if let t = d.tl0PictureIndex {
+                // A base-layer picture continues the count; a higher-layer one reuses the last index.
+                tl0Offset = lastTL0.map { $0 &+ ((d.temporalLayer ?? 0) == 0 ? 1 : 0) &- t } ?? 0
+            }
+        }
+        if let p = d.pictureID, let at = d.pictureIDOffset {
+            let out = p &+ pictureOffset
+            if d.longPictureID {
+                let v = out & 0x7FFF
+                payload[at] = 0x80 | UInt8(v >> 8)
+                payload[at + 1] = UInt8(v & 0xFF)
+                lastPicture = v
+            } else {
+                let v = out & 0x7F
+                payload[at] = UInt8(v)
+                lastPicture = v
+            }
+        }
+        if let t = d.tl0PictureIndex, let at = d.tl0Offset {
+            let out = t &+ tl0Offset
+            payload[at] = out
+            lastTL0 = out
+        }
+    }
+}
