@@ -56,11 +56,20 @@ extension MediaEngine {
     }
 
     /// A screen share's producer that sent something once and then neither RTP nor a sender report for
-    /// `captureTimeout` (paused shares are not checked: their time starts again on resume).
+    /// `captureTimeout` while its transport was still heard from (paused shares are not checked: their
+    /// time starts again on resume). A transport silent as a whole is a network or a client gone, which
+    /// ICE consent decides: at `disconnected` (30 s) its shares end too (`now` infinite).
     func checkInactivity(_ p: Producer, now t0: Double) {
         guard p.spec.source == "screen_share", !p.paused, let last = p.lastActivity else { return }
-        if t0 - last >= config.captureTimeout { producerEnded(p, .inactive) }
+        let transportAlive = t0 - p.transport.lastHeard < Self.transportSilence
+        if t0 - last >= config.captureTimeout && (transportAlive || t0 == .infinity) {
+            producerEnded(p, .inactive)
+        }
     }
+
+    /// A transport not heard from for this long is silent as a whole (consent checks come every few
+    /// seconds at most, media far more often).
+    static let transportSilence = 3.0
 
     /// Asks a publisher for a key frame now (a subscriber just became able to receive), unless one was
     /// asked for within the throttle interval: that one's key frame is on its way.

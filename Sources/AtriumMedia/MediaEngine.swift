@@ -144,6 +144,7 @@ final class MediaEngine {
         }
         let source = Self.stunAddress(address)
         let actions = transport.ice.receive(stun: message, from: source, now: clock.now)
+        transport.lastHeard = now
         if transport.ice.validPairs.contains(source) && !transport.addresses.contains(address) {
             transport.addresses.insert(address)
             byAddress[address] = transport
@@ -176,7 +177,10 @@ final class MediaEngine {
                 byAddress[address] = transport
                 transport.addresses.insert(address)
                 startDTLSIfClient(transport)
-            case .disconnected: report(transport, .disconnected)
+            case .disconnected:
+                report(transport, .disconnected)
+                // The peer is gone or cut off for the consent timeout: its screen shares are over.
+                for p in transport.producers where p.lastActivity != nil { checkInactivity(p, now: .infinity) }
             case .reconnected: report(transport, .connected)
             case .failed: report(transport, .failed)
             case .dropped: counters.drop(.stunRejected)
@@ -308,6 +312,7 @@ final class MediaEngine {
             return
         }
         rx[i].payload.removeLast(length - plain)
+        t.lastHeard = now
         if isRTCP {
             counters.rtcpIn += 1
             receiveRTCP(rx[i].payload, on: t)

@@ -51,6 +51,9 @@ final class Transport {
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0
     var lastTransportFeedback: Double = 0
+    /// The last STUN, DTLS, RTP or RTCP datagram from the peer (engine seconds): a transport heard
+    /// from lately is alive, so one of its SSRCs falling silent means that sender stopped.
+    var lastHeard: Double = 0
 
     init(spec: TransportSpec, ice: ICELiteAgent) {
         id = spec.id

@@ -455,6 +455,10 @@ class Publisher:
         """Ends one source's sender without a word to the server (RTCP BYE, then silence)."""
         await self.worker.call("stop_sender", source=source)
 
+    async def silence_sender(self, source):
+        """Stops one source's RTP and RTCP without a BYE or a signal; the connection lives on."""
+        await self.worker.call("silence_sender", source=source)
+
     async def crash(self):
         """Kills the worker process: its media stops mid-capture with neither BYE nor a signal."""
         if self.worker.proc.returncode is None:
@@ -566,6 +570,22 @@ async def _serve_publisher(reader):
             # Stops one sender the way a client's track.stop() does in aiortc: an RTCP BYE for its
             # SSRC, then nothing. The signaling side is not told.
             await transceivers[req["source"]].sender.stop()
+            return {}
+        if op == "silence_sender":
+            # A capture that stops without a word while the connection lives on: the sender's RTP and
+            # RTCP (BYE included) go nowhere from now on; the other senders and ICE go on.
+            sender = transceivers[req["source"]].sender
+
+            class _Silent:
+                def __init__(self, inner):
+                    self._inner = inner
+
+                def __getattr__(self, name):
+                    return getattr(self._inner, name)
+
+                async def _send_rtp(self, data):
+                    return None
+            sender._RTCRtpSender__transport = _Silent(sender._RTCRtpSender__transport)
             return {}
         raise ValueError(f"unknown op {op!r}")
 
