@@ -4,10 +4,10 @@ headless Chromium sessions with fake camera, microphone and screen capture.
 The browsers must not reach any real network: run this directory inside a network namespace that has
 only the loopback interface, as `make test` does:
 
-    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest tests/browser'
+    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest e2e/browser'
 
 Outside such a namespace every test here is skipped (see `loopback_only_problem`). Screenshots, browser
-console logs and server logs go to tests/browser/artifacts/<test>/ (or $ATRIUM_BROWSER_ARTIFACTS).
+console logs and server logs go to e2e/browser/artifacts/<test>/ (or $ATRIUM_BROWSER_ARTIFACTS).
 """
 import base64
 import fcntl
@@ -32,10 +32,10 @@ ARTIFACTS = os.environ.get("ATRIUM_BROWSER_ARTIFACTS", os.path.join(HERE, "artif
 CHROMIUM = os.environ.get("ATRIUM_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("ATRIUM_CHROMEDRIVER", "/usr/bin/chromedriver")
 
-# The integration suite's server harness (tests/integration/conftest.py), loaded under its own name so
+# The integration suite's server harness (e2e/integration/conftest.py), loaded under its own name so
 # that it does not clash with this conftest.
 _spec = importlib.util.spec_from_file_location(
-    "atrium_integration_harness", os.path.join(ROOT, "tests", "integration", "conftest.py")
+    "atrium_integration_harness", os.path.join(ROOT, "e2e", "integration", "conftest.py")
 )
 harness = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(harness)
@@ -82,7 +82,7 @@ def loopback_only_problem():
     if others:
         return (
             "the browser tests run only in a loopback-only network namespace, and this one also has "
-            f"{', '.join(others)}; run: unshare -n -- sh -c 'ip link set lo up && python3 -m pytest tests/browser'"
+            f"{', '.join(others)}; run: unshare -n -- sh -c 'ip link set lo up && python3 -m pytest e2e/browser'"
         )
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

@@ -54,14 +54,14 @@ def test_schemathesis_conformance(tmpdir_path):
         token = subprocess.run([ATRIUM_BIN, "token", "create", "--key", server.key, "--secret", server.secret,
                                 "--room", "demo", "--identity", "alice"], capture_output=True, text=True,
                                check=True).stdout.strip()
-        keeper = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "integration", "live_participant.py"),
+        keeper = subprocess.Popen([sys.executable, os.path.join(ROOT, "e2e", "integration", "live_participant.py"),
                                    str(server.port), token, server.token, "600"])
         # Schemathesis cannot upgrade to WebSocket: a plain GET of /v1/signal is answered 426 by design.
         with open(os.path.join(scratch, "schemathesis.toml"), "w") as f:
             f.write('[[operations]]\ninclude-path = "/v1/signal"\n'
                     'checks.positive_data_acceptance.expected-statuses = '
                     '["2xx", "3xx", "401", "403", "404", "409", "426", "429", "5xx"]\n')
-        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "tests", "integration"),
+        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "e2e", "integration"),
                "SCHEMATHESIS_HOOKS": "schemathesis_hooks"}
         r = subprocess.run(["schemathesis", "--config-file", os.path.join(scratch, "schemathesis.toml"), "run", SPEC,
                             "--url", f"http://127.0.0.1:{server.port}", "-H", f"Authorization: Bearer {server.token}",

@@ -3,7 +3,7 @@ with fake camera, microphone and screen capture, against a real `atrium serve` (
 
 Run inside a loopback-only network namespace (see conftest.py):
 
-    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest tests/browser'
+    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest e2e/browser'
 """
 import json
 import time

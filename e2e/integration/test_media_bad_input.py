@@ -9,7 +9,7 @@ The offers are real aiortc offers made in this process (the peer connection only
 Tests/AtriumTests/Fixtures/sdp and 300 seeded byte-level mutations of an aiortc offer are fed as
 offers too.
 
-Runs alone with `python3 -m pytest tests/integration/test_media_bad_input.py`.
+Runs alone with `python3 -m pytest e2e/integration/test_media_bad_input.py`.
 """
 import collections
 import glob

@@ -12,7 +12,7 @@ import pytest
 from test_media import assert_carries, metric, run_in_room
 
 # It changes the network: only in a private loopback-only namespace (`make netns`, part of `make test`:
-# unshare --net -- sh -c 'ip link set lo up && python3 -m pytest tests/integration/test_netns_media.py').
+# unshare --net -- sh -c 'ip link set lo up && python3 -m pytest e2e/integration/test_netns_media.py').
 _OTHERS = [name for _, name in socket.if_nameindex() if name != "lo"]
 pytestmark = pytest.mark.skipif(bool(_OTHERS), reason=f"needs a loopback-only network namespace, not {_OTHERS}")
 

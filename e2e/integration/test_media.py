@@ -3,7 +3,7 @@ and microphone tracks to the server's media plane and receive them back, through
 docs/protocol.md, "Media negotiation". Every decoded frame is classified by its content, so each
 test proves which source a track carries, not only that packets flow.
 
-Runs alone with `python3 -m pytest tests/integration/test_media.py`. Each server binds its media
+Runs alone with `python3 -m pytest e2e/integration/test_media.py`. Each server binds its media
 socket to 127.0.0.1 only (so it announces no other address) on an ephemeral UDP port
 (`--udp-port 0`), which its SDP carries.
 """
