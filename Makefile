@@ -1,6 +1,6 @@
 # Atrium: `make run` and `make test` install what is missing, build, and run.
 # Debian packages come from deploy/packages-build.txt (the same list the Dockerfile's builder uses);
-# Python test tools from tests/requirements.txt.
+# Python test tools from e2e/requirements.txt.
 
 SHELL := /bin/bash
 SWIFT ?= swift
@@ -29,7 +29,7 @@ deps:
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
 
-## Adds what the tests need: Debian tools and the Python packages in tests/requirements.txt.
+## Adds what the tests need: Debian tools and the Python packages in e2e/requirements.txt.
 test-deps: deps
 	@missing=""; for p in $(TEST_PACKAGES); do \
 	  command -v $$p >/dev/null 2>&1 && continue; \
@@ -42,9 +42,9 @@ test-deps: deps
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
-	@$(PYTHON) tests/check_requirements.py tests/requirements.txt || { echo "installing Python packages"; \
-	  $(PYTHON) -m pip install -q -r tests/requirements.txt 2>/dev/null \
-	  || $(PYTHON) -m pip install -q --break-system-packages -r tests/requirements.txt; }
+	@$(PYTHON) e2e/check_requirements.py e2e/requirements.txt || { echo "installing Python packages"; \
+	  $(PYTHON) -m pip install -q -r e2e/requirements.txt 2>/dev/null \
+	  || $(PYTHON) -m pip install -q --break-system-packages -r e2e/requirements.txt; }
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product atrium
@@ -62,16 +62,16 @@ unit:
 	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
 
 integration:
-	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration
+	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration
 
 ## Tests that shape one client's link (nftables rules): in a private network namespace with only loopback.
 netns: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/integration/test_netns_media.py'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root).
 browser: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q tests/browser'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/browser'
 
 ## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites (backpressure
 ## and edge protocols included) and
@@ -82,9 +82,9 @@ browser: test-deps build
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	  $(PYTHON) -m pytest -q tests/integration/test_websocket.py tests/integration/test_websocket_backpressure.py \
-	  tests/integration/test_edge_protocols.py $(wildcard tests/integration/test_signal_*.py) \
-	  tests/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
+	  $(PYTHON) -m pytest -q e2e/integration/test_websocket.py e2e/integration/test_websocket_backpressure.py \
+	  e2e/integration/test_edge_protocols.py $(wildcard e2e/integration/test_signal_*.py) \
+	  e2e/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS

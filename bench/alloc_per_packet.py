@@ -20,7 +20,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
 from media_peer import Publisher, Subscriber   # noqa: E402
 from signal_client import connect              # noqa: E402
 

@@ -32,7 +32,7 @@ Cheap clients, identical input:
   publisher costs little CPU and both servers get the same bitstream. A key frame request (PLI,
   FIR) restarts the loop at its key frame, as an encoder would answer it; REMB changes nothing.
 - The publisher runs in a process of its own (this file run as `publisher-worker`, driven over its
-  stdin/stdout as tests/integration/media_peer.py does).
+  stdin/stdout as e2e/integration/media_peer.py does).
 - The subscribers do not decode. aiortc's RTCRtpReceiver hands each encoded frame its jitter
   buffer completes to a decoder thread through a queue.Queue (`__decoder_queue`, read by
   `aiortc.rtcrtpreceiver.decoder_worker`); this file gives every receiver a `CountingQueue` instead,
@@ -60,7 +60,7 @@ import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
 if not os.environ.get("ATRIUM_BIN"):
     os.environ["ATRIUM_BIN"] = next(
         (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
