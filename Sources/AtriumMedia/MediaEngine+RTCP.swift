@@ -81,6 +81,11 @@ extension MediaEngine {
             p.requestKeyFrame()
             return
         }
+        sendPLI(p, ssrc: ssrc, now: t0)
+    }
+
+    /// A PLI to the publisher for its track (RFC 4585 section 6.3.1), noted for the throttle.
+    func sendPLI(_ p: Producer, ssrc: UInt32, now t0: Double) {
         p.keyFrameWanted = false
         p.lastKeyFrameRequest = t0
         p.plisSent += 1
@@ -157,11 +162,7 @@ extension MediaEngine {
             p.keyFrameWanted = true
         }
         if p.keyFrameWanted && t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval {
-            p.keyFrameWanted = false
-            p.lastKeyFrameRequest = t0
-            p.plisSent += 1
-            counters.plisSent += 1
-            sendRTCP([.pictureLossIndication(PictureLossIndication(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc))], on: t)
+            sendPLI(p, ssrc: ssrc, now: t0)
         }
         guard p.isVideo, !p.nacks.entries.isEmpty else { return }
         let lost = p.nacks.due(now: t0, interval: max(0.02, (t.rtt ?? 0.02) * 1.5))

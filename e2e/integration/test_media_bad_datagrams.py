@@ -91,7 +91,9 @@ def stun_check(local_ufrag, remote_ufrag, password, tie_breaker):
 
 def test_valid_checks_from_many_ports_do_not_grow_the_address_tables(media_server):
     """A peer that sends valid, signed checks from 200 source ports is remembered at 8 of them at
-    most (the ICE agent's valid pairs), and the meeting goes on."""
+    most (the ICE agent's valid pairs), and the meeting goes on. The gauge counts every transport of
+    the server (the module's earlier rooms may still hold theirs during their resume window), so the
+    check is on its growth."""
     async def scenario(s):
         alice = await s.join("alice")
         bob = await s.join("bob")
@@ -104,7 +106,8 @@ def test_valid_checks_from_many_ports_do_not_grow_the_address_tables(media_serve
         password = re.search(r"a=ice-pwd:(\S+)", answer).group(1)
         remote_ufrag = re.search(r"a=ice-ufrag:(\S+)", offer).group(1)
         port = media_port(answer)
-        base = await metric(media_server, "atrium_media_peer_addresses")
+        await asyncio.sleep(1.2)        # the gauge comes from a snapshot taken once a second
+        base = await metric(media_server, "atrium_media_peer_addresses")     # alice's 1 among them
         for i in range(200):
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
                 u.bind(("127.0.0.1", 0))
@@ -114,7 +117,8 @@ def test_valid_checks_from_many_ports_do_not_grow_the_address_tables(media_serve
                 assert reply[:2] == b"\x01\x01", reply[:2].hex()       # a Binding success response
         await asyncio.sleep(1.5)
         addresses = await metric(media_server, "atrium_media_peer_addresses")
-        assert addresses <= base + 8, (base, addresses)
+        print("peer addresses before/after:", base, addresses)
+        assert addresses <= base + 7, (base, addresses)     # alice's transport: at most 8 in all
         await sub.wait_more_frames([camera], 20, timeout=10)
 
     run_in_room(media_server, "media-many-ports", scenario)
