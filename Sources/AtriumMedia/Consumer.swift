@@ -30,6 +30,7 @@ final class Consumer {
     var closed = false
 
     static let mapSize = 1024
+    static let floorLag: UInt16 = 0x4000
 
     init(spec: ConsumerSpec, producer: Producer, transport: Transport) {
         self.spec = spec
@@ -40,6 +41,9 @@ final class Consumer {
         rtxSequence = UInt16.random(in: 0...0x7FFF, using: &rng)
         timestamps = TimestampMapper(clockRate: producer.spec.clockRate)
         waitingForKeyFrame = producer.isVideo
+        // Audio syncs on its first packet (video on its first key frame): `syncSequence` is where the
+        // consumer's run starts, wherever the publisher's numbers stand.
+        needsSync = !producer.isVideo
         outputTags = [Int32](repeating: -1, count: Self.mapSize)
         outputInputs = [UInt16](repeating: 0, count: Self.mapSize)
         retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
@@ -58,6 +62,11 @@ final class Consumer {
         }
         // Older than the start of this run: part of a frame the consumer never began.
         if SequenceNumber.isNewer(syncSequence, than: sequence) { return nil }
+        // The floor follows the stream a quarter of the range behind: compared once the run passed
+        // half the range, a fixed start would look newer than every packet and stop the consumer.
+        if SequenceNumber.isNewer(sequence, than: syncSequence &+ Self.floorLag) {
+            syncSequence = sequence &- Self.floorLag
+        }
         guard let out = seq.map(sequence) else { return nil }
         let ts = timestamps.map(timestamp, now: now)
         let slot = Int(out) & (Self.mapSize - 1)

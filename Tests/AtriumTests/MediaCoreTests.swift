@@ -169,6 +169,29 @@ import Testing
         #expect(d.0 == b.0 &+ 1)
     }
 
+    /// An audio consumer syncs on its first packet wherever the publisher's sequence numbers stand, and
+    /// any consumer keeps forwarding past half the sequence range: before, an audio consumer in the
+    /// upper half was held back as "older than its start" (sequence 0), and every consumer stopped
+    /// 32768 packets after its start (about two minutes of camera), until the numbers came round.
+    @Test(
+        arguments: [
+            (MediaTrackKind.audio, 0), (.audio, 7), (.audio, 32767), (.audio, 32768), (.audio, 40000),
+            (.audio, 65535), (.video, 7), (.video, 50000),
+        ] as [(MediaTrackKind, UInt16)])
+    func aConsumerStartsWhereverTheSequenceStandsAndRunsPastHalfTheRange(_ kind: MediaTrackKind, _ first: UInt16)
+        throws
+    {
+        let (c, producer, transports) = Self.consumer(kind: kind)
+        defer { withExtendedLifetime((producer, transports)) {} }
+        var last = try #require(c.admit(sequence: first, timestamp: 0, keyFrame: true, now: 0))
+        for i in 1...40_000 {
+            let s = first &+ UInt16(truncatingIfNeeded: i)
+            let out = try #require(c.admit(sequence: s, timestamp: UInt32(i) * 960, keyFrame: false, now: 0))
+            #expect(out.0 == last.0 &+ 1)
+            last = out
+        }
+    }
+
     // MARK: - Transport-wide feedback
 
     @Test func transportWideFeedbackReportsArrivalsAndLosses() throws {
