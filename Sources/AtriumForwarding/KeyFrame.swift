@@ -34,24 +34,8 @@ public enum KeyFrame {
     /// X R N S R PID | I L T K RSV | [M PictureID(7 or 15)] | [TL0PICIDX] | [TID Y KEYIDX]
     /// ```
     static func vp8(_ p: UnsafeRawBufferPointer) -> Bool {
-        guard let first = p.first else { return false }
-        let start = first & 0x10 != 0
-        let pid = first & 0x07
-        guard start, pid == 0 else { return false }
-        var i = 1
-        if first & 0x80 != 0 {
-            guard i < p.count else { return false }
-            let ext = p[i]
-            i += 1
-            if ext & 0x80 != 0 {
-                guard i < p.count else { return false }
-                i += p[i] & 0x80 != 0 ? 2 : 1
-            }
-            if ext & 0x40 != 0 { i += 1 }
-            if ext & 0x30 != 0 { i += 1 }
-        }
-        guard i < p.count else { return false }
-        return p[i] & 0x01 == 0
+        guard let d = VP8Descriptor(p), d.startsFrame, d.length < p.count else { return false }
+        return p[d.length] & 0x01 == 0
     }
 
     /// draft-ietf-payload-vp9 section 4.2: `I P L F B E V Z`; a packet that begins a frame (B) not
