@@ -55,15 +55,14 @@ final class Transport {
     /// from lately is alive, so one of its SSRCs falling silent means that sender stopped.
     var lastHeard: Double = 0
 
-    init(spec: TransportSpec, ice: ICELiteAgent) {
+    init(spec: TransportSpec, ice: ICELiteAgent, rtcpSSRC: UInt32) {
         id = spec.id
         label = spec.label
         self.ice = ice
         remote = spec.remote
         midExtensionID = spec.remote?.midExtensionID
         twccExtensionID = spec.remote?.transportWideCCExtensionID
-        var rng = SystemRandomNumberGenerator()
-        rtcpSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+        self.rtcpSSRC = rtcpSSRC
     }
 
     var isSecure: Bool { srtpIn != nil && srtpOut != nil }
@@ -71,8 +70,10 @@ final class Transport {
     func add(_ p: Producer) {
         producers.append(p)
         producersByMid[p.spec.mid] = p
-        if let s = p.ssrc { producersBySSRC[s] = p }
-        if let s = p.rtxSSRC { producersByRTXSSRC[s] = p }
+        for stream in p.streams {
+            if let s = stream.ssrc { producersBySSRC[s] = p }
+            if let s = stream.rtxSSRC { producersByRTXSSRC[s] = p }
+        }
         rejectedMids.remove(p.spec.mid)
         endedMids.remove(p.spec.mid)
     }
@@ -83,8 +84,10 @@ final class Transport {
         producersBySSRC = producersBySSRC.filter { $0.value !== p }
         producersByRTXSSRC = producersByRTXSSRC.filter { $0.value !== p }
         endedMids.insert(p.spec.mid)
-        if let s = p.ssrc { endedSSRCs.insert(s) }
-        if let s = p.rtxSSRC { endedSSRCs.insert(s) }
+        for stream in p.streams {
+            if let s = stream.ssrc { endedSSRCs.insert(s) }
+            if let s = stream.rtxSSRC { endedSSRCs.insert(s) }
+        }
     }
 
     func add(_ c: Consumer) {
