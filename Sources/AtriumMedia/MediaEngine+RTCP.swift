@@ -1,3 +1,6 @@
+import AtriumDTLS
+import AtriumICE
+import AtriumLog
 import AtriumRTP
 
 #if canImport(Glibc)
