@@ -1,3 +1,5 @@
+import AtriumDTLS
+import AtriumForwarding
 import AtriumRTP
 import Testing
 
@@ -103,7 +105,8 @@ import Testing
         stream k: Int, sequence: UInt16, timestamp: UInt32, picture: UInt16, tid: UInt8, key: Bool, rid: String
     ) throws -> [UInt8] {
         var payload: [UInt8] = [
-            0x90, 0xE0, 0x80 | UInt8(picture >> 8 & 0x7F), UInt8(picture & 0xFF), UInt8(truncatingIfNeeded: picture / 4),
+            0x90, 0xE0, 0x80 | UInt8(picture >> 8 & 0x7F), UInt8(picture & 0xFF),
+            UInt8(truncatingIfNeeded: picture / 4),
             tid << 6,
         ]
         payload += key ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x40, 0x01, 0xB4, 0x00] : [0x51, 0x01, 0x00]
@@ -138,9 +141,15 @@ import Testing
     /// The output is one stream: consecutive sequence numbers and picture IDs, timestamps moving on.
     static func expectContinuous(_ r: [Received], sourceLocation: SourceLocation = #_sourceLocation) {
         for (a, b) in zip(r, r.dropFirst()) {
-            #expect(b.sequence == a.sequence &+ 1, "sequence \(a.sequence) -> \(b.sequence)", sourceLocation: sourceLocation)
-            #expect(b.picture == (a.picture &+ 1) & 0x7FFF, "picture \(a.picture) -> \(b.picture)", sourceLocation: sourceLocation)
-            #expect(Int32(bitPattern: b.timestamp &- a.timestamp) > 0, "timestamp \(a.timestamp) -> \(b.timestamp)", sourceLocation: sourceLocation)
+            #expect(
+                b.sequence == a.sequence &+ 1, "sequence \(a.sequence) -> \(b.sequence)", sourceLocation: sourceLocation
+            )
+            #expect(
+                b.picture == (a.picture &+ 1) & 0x7FFF, "picture \(a.picture) -> \(b.picture)",
+                sourceLocation: sourceLocation)
+            #expect(
+                Int32(bitPattern: b.timestamp &- a.timestamp) > 0, "timestamp \(a.timestamp) -> \(b.timestamp)",
+                sourceLocation: sourceLocation)
         }
     }
 
