@@ -206,17 +206,21 @@ extension MediaEngine {
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
             tx[slot].payload.append(contentsOf: rx[i].payload)
+            let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
             if let d = vp8, c.vp8 != nil {
                 tx[slot].payload.withUnsafeMutableBytes {
                     c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
                 }
+                if let r = c.vp8 { c.outputShifts[mapSlot] = UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset) }
             }
+            let marked = c.svc != nil && c.endsPicture
+            c.outputMarked[mapSlot] = marked
             guard
                 send(
                     slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
                     fields: RTPPacketWriter.Rewrite(
                         ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
-                        payloadType: c.spec.payloadType, marker: c.svc != nil && c.endsPicture ? true : nil))
+                        payloadType: c.spec.payloadType, marker: marked ? true : nil))
             else { continue }
             c.lastTimestamp = outTS
             c.lastSentAt = t0
@@ -352,10 +356,13 @@ extension MediaEngine {
                 if txCount == tx.count { flush() }
                 let txSlot = txCount
                 tx[txSlot].payload.removeAll(keepingCapacity: true)
+                // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
                 var fields = RTPPacketWriter.Rewrite(
-                    ssrc: c.spec.ssrc, sequenceNumber: output,
-                    timestamp: c.timestamps.map(header.timestamp, now: now), payloadType: c.spec.payloadType)
+                    ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
+                    payloadType: c.spec.payloadType, marker: c.outputMarked[slot] ? true : nil)
+                var media = header.payloadRange
                 if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
+                    media = media.lowerBound + 2..<media.upperBound + 2
                     let split = header.payloadRange.lowerBound
                     tx[txSlot].payload.append(contentsOf: packet[0..<split])
                     tx[txSlot].payload.appendBigEndian(output)
@@ -366,6 +373,17 @@ extension MediaEngine {
                     c.rtxSequence &+= 1
                 } else {
                     tx[txSlot].payload.append(contentsOf: packet)
+                }
+                if c.vp8 != nil, media.upperBound <= tx[txSlot].payload.count {
+                    let shift = c.outputShifts[slot]
+                    tx[txSlot].payload.withUnsafeMutableBytes { raw in
+                        let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
+                        if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
+                            VP8Rewriter.apply(
+                                m, d, pictureOffset: UInt16(truncatingIfNeeded: shift >> 8),
+                                tl0Offset: UInt8(truncatingIfNeeded: shift))
+                        }
+                    }
                 }
                 return send(
                     slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,

@@ -72,6 +72,7 @@ final class EmbeddedPeer {
     let password = "peerpasswordpeerpassword"
     var srtpOut: SRTPSession?
     var srtpIn: SRTPSession?
+    var keys: SRTPKeys?
     /// Decrypted RTP and RTCP from the engine, in arrival order.
     var rtp: [[UInt8]] = []
     var rtcp: [RTCPPacket] = []
@@ -113,6 +114,7 @@ final class EmbeddedPeer {
                 let out = try dtls.receive(d)
                 flight += out.datagrams
                 for case .connected(let keys) in out.events {
+                    self.keys = keys
                     srtpOut = try keys.outboundSession()
                     srtpIn = try keys.inboundSession()
                 }
@@ -132,6 +134,13 @@ final class EmbeddedPeer {
         var p = try RTCPCompound.serialize(packets)
         try srtpOut?.protectRTCP(&p)
         media.deliver(p, from: address)
+    }
+
+    /// Forgets what was received (a new inbound SRTP session, empty replay window): as if the packets
+    /// so far had been lost on the way.
+    func forgetReceived() throws {
+        srtpIn = try keys?.inboundSession()
+        rtp.removeAll()
     }
 
     /// Decrypts what the engine sent this peer since the last call.
