@@ -119,13 +119,17 @@ public struct ProducerSpec: Sendable, Equatable {
     public var encodings: [EncodingSpec]
     public var ridExtensionID: UInt8?
     public var repairedRidExtensionID: UInt8?
+    /// AV1: the dependency descriptor's id; its frames' layers are then selected per viewer (SVC) and
+    /// the extension is forwarded.
+    public var dependencyDescriptorID: UInt8?
 
     public init(
         id: String, transport: String, mid: String, source: String, kind: MediaTrackKind, videoCodec: String?,
         clockRate: UInt32, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?,
         audioLevelID: UInt8?, absSendTimeID: UInt8?, paused: Bool, encodings: [EncodingSpec] = [],
-        ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil
+        ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil, dependencyDescriptorID: UInt8? = nil
     ) {
+        self.dependencyDescriptorID = dependencyDescriptorID
         self.encodings = encodings
         self.ridExtensionID = ridExtensionID
         self.repairedRidExtensionID = repairedRidExtensionID
@@ -162,13 +166,16 @@ public struct ConsumerSpec: Sendable, Equatable {
     public var absSendTimeID: UInt8?
     /// For a simulcast producer: the layer the viewer wants.
     public var preference: LayerPreference
+    /// The id the subscriber's offer gave the AV1 dependency descriptor, forwarded renumbered.
+    public var dependencyDescriptorID: UInt8?
 
     public init(
         id: String, producer: String, transport: String, ssrc: UInt32, rtxSSRC: UInt32?, payloadType: UInt8,
         rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?,
-        preference: LayerPreference = LayerPreference()
+        preference: LayerPreference = LayerPreference(), dependencyDescriptorID: UInt8? = nil
     ) {
         self.preference = preference
+        self.dependencyDescriptorID = dependencyDescriptorID
         self.id = id
         self.producer = producer
         self.transport = transport

@@ -213,7 +213,9 @@ extension MediaCoordinator {
                         rtxSSRC: video ? s.rtxSSRC : nil, payloadType: answered?.media ?? s.codec.payloadType,
                         rtxPayloadType: video && s.codec.rtxPayloadType != nil ? answered?.rtx : nil,
                         nack: video && answer.nack.contains(s.mid), audioLevelID: video ? nil : ext.audioLevel,
-                        absSendTimeID: ext.absSendTime, preference: s.preference)))
+                        absSendTimeID: ext.absSendTime, preference: s.preference,
+                        dependencyDescriptorID: s.codec.name == .av1
+                            ? HeaderExtensionIDs.subscriberDependencyDescriptorID : nil)))
             sub.sections[i].consumer = id
         }
         sub.pending = nil

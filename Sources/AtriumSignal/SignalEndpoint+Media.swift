@@ -189,7 +189,9 @@ extension SignalEndpoint {
                             audioLevelID: s.extensions.audioLevel, absSendTimeID: s.extensions.absSendTime,
                             paused: false, encodings: Self.encodings(s.simulcast, declared: track.layers),
                             ridExtensionID: s.simulcast?.ridExtensionID ?? s.extensions.rid,
-                            repairedRidExtensionID: s.simulcast?.repairedRidExtensionID ?? s.extensions.repairedRid)))
+                            repairedRidExtensionID: s.simulcast?.repairedRidExtensionID ?? s.extensions.repairedRid,
+                            dependencyDescriptorID: codec.server.name == .av1
+                                ? s.extensions.dependencyDescriptor : nil)))
                 accepted.append((s, track))
             } catch {
                 reject(s, error.code, error.message)
