@@ -9,6 +9,8 @@ public enum MediaCommand: Sendable {
     /// this is an ICE restart: `localUfrag`/`localPassword` are the new ones written in our answer.
     case updateTransport(id: String, remote: RemoteSpec, localUfrag: String, localPassword: String)
     case closeTransport(id: String)
+    /// Ends a room's media: every transport of the router, and so its producers and consumers.
+    case closeRouter(id: String)
     /// Transceivers of a publisher transport that were rejected, by mid and by the SSRCs the offer
     /// declared for them: their packets are dropped and counted as `rejected`.
     case reject(transport: String, mids: Set<String>, ssrcs: Set<UInt32>)
@@ -76,14 +78,19 @@ public struct RemoteSpec: Sendable, Equatable {
 /// One WebRTC transport: a BUNDLE group's ICE-lite agent, DTLS association and SRTP contexts.
 public struct TransportSpec: Sendable, Equatable {
     public var id: String
+    /// The router (the room) it belongs to: its consumers are fed by producers of the same router only.
+    public var router: String
     /// A label for metrics and logs, e.g. the participant id and `pub`/`sub`.
     public var label: String
     public var localUfrag: String
     public var localPassword: String
     public var remote: RemoteSpec?
 
-    public init(id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?) {
+    public init(
+        id: String, router: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?
+    ) {
         self.id = id
+        self.router = router
         self.label = label
         self.localUfrag = localUfrag
         self.localPassword = localPassword

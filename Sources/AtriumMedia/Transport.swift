@@ -9,6 +9,7 @@ import AtriumUDP
 final class Transport {
     let id: String
     let label: String
+    unowned let router: Router
     var ice: ICELiteAgent
     var remote: RemoteSpec?
     var dtls: DTLSEndpoint?
@@ -55,8 +56,9 @@ final class Transport {
     /// from lately is alive, so one of its SSRCs falling silent means that sender stopped.
     var lastHeard: Double = 0
 
-    init(spec: TransportSpec, ice: ICELiteAgent, rtcpSSRC: UInt32) {
+    init(spec: TransportSpec, router: Router, ice: ICELiteAgent, rtcpSSRC: UInt32) {
         id = spec.id
+        self.router = router
         label = spec.label
         self.ice = ice
         remote = spec.remote

@@ -40,6 +40,8 @@ extension MediaCoordinator {
             viewports[pid] = nil
         }
         guard let state else {
+            // The room ended: its router goes with everything still on it.
+            worker.submit(.closeRouter(id: room.rawValue))
             speakers[room] = nil
             return
         }
@@ -60,7 +62,8 @@ extension MediaCoordinator {
             worker.submit(
                 .openTransport(
                     TransportSpec(
-                        id: id, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw, remote: nil)))
+                        id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
+                        localPassword: pw, remote: nil)))
             peer.subscriber = Subscriber(transport: id, ufrag: u, password: pw)
         }
         guard var sub = peer.subscriber else { return }
@@ -127,7 +130,8 @@ extension MediaCoordinator {
             worker.submit(
                 .openTransport(
                     TransportSpec(
-                        id: sub.transport, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw, remote: nil))
+                        id: sub.transport, router: peer.room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
+                        localPassword: pw, remote: nil))
             )
             sub.usedPayloadTypes = []
             sub.freedCodecs = [:]

@@ -102,7 +102,8 @@ extension SignalEndpoint {
             media.worker.submit(
                 .openTransport(
                     TransportSpec(
-                        id: pub.transport, label: "\(me.rawValue)/pub", localUfrag: u, localPassword: pw,
+                        id: pub.transport, router: member.room.rawValue, label: "\(me.rawValue)/pub", localUfrag: u,
+                        localPassword: pw,
                         remote: remote)))
         }
         // Publishing runs the hub once per track; subscribers are offered the new tracks once, at the end.

@@ -87,13 +87,14 @@ final class EmbeddedPeer {
 
     /// Opens this peer's transport on the engine and brings it up: an ICE check nominating the pair,
     /// then the DTLS handshake (the peer is the client, as a browser answering `a=setup:active`).
-    func connect(to media: EmbeddedMedia, midExtensionID: UInt8? = nil) throws {
+    func connect(to media: EmbeddedMedia, router: String = "room", midExtensionID: UInt8? = nil) throws {
         let localUfrag = "srv\(transport)"
         let localPassword = "serverpasswordserverpass"
         media.apply(
             .openTransport(
                 TransportSpec(
-                    id: transport, label: transport, localUfrag: localUfrag, localPassword: localPassword,
+                    id: transport, router: router, label: transport, localUfrag: localUfrag,
+                    localPassword: localPassword,
                     remote: RemoteSpec(
                         ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest,
                         dtlsClient: false, midExtensionID: midExtensionID))))
