@@ -268,6 +268,7 @@ final class MediaEngine {
                 _ = try early.start()
                 t.dtls = early
                 t.dtlsGeneration = t.iceGeneration
+                t.dtlsAddress = address
             } catch {
                 counters.dtlsFailures += 1
                 return
@@ -277,21 +278,27 @@ final class MediaEngine {
             counters.drop(.unknownSource)
             return
         }
-        // A ClientHello after the handshake: the peer made a new DTLS transport (a browser does when
-        // its BUNDLE transport was replaced, with new ICE credentials). Start a new association; the
-        // old keys stay in use until it completes.
-        if dtls.role == .server, dtls.state == .connected || dtls.state == .failed, DTLSEndpoint.isClientHello(bytes),
-            t.iceGeneration != t.dtlsGeneration, let remote = t.remote
+        if t.dtlsAddress == nil { t.dtlsAddress = address }
+        // A ClientHello that starts a new association: after the handshake, from a peer that made a
+        // new DTLS transport (a browser does when its BUNDLE transport was replaced, with new ICE
+        // credentials; the old keys stay in use until it completes); on an association that failed;
+        // or from another address than the handshake in progress (a second answerer of the same
+        // offer, whose first never completed: the fingerprint decides which one is the peer).
+        if dtls.role == .server, DTLSEndpoint.isClientHello(bytes),
+            (dtls.state == .connected && t.iceGeneration != t.dtlsGeneration) || dtls.state == .failed
+                || (dtls.state != .connected && address != t.dtlsAddress)
         {
             do {
                 let fresh = try DTLSEndpoint(
                     role: .server, certificate: certificate,
-                    remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
+                    remoteFingerprint: t.remote.map { DTLSFingerprint(hashFunction: "sha-256", digest: $0.fingerprint) }
+                )
                 _ = try fresh.start()
                 t.dtls = fresh
                 t.dtlsGeneration = t.iceGeneration
+                t.dtlsAddress = address
                 dtls = fresh
-                logger.info("dtls renegotiated by the peer", ("transport", t.label))
+                logger.info("dtls restarted by the peer", ("transport", t.label))
             } catch {
                 counters.dtlsFailures += 1
                 return
@@ -519,6 +526,7 @@ final class MediaEngine {
             if remote.dtlsClient {
                 // The answer makes us the client after all: that handshake was not the peer's.
                 t.dtls = nil
+                t.dtlsAddress = nil
             } else {
                 do {
                     try handle(
@@ -526,8 +534,12 @@ final class MediaEngine {
                             remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint)),
                         on: t)
                 } catch {
+                    // The early handshake was not the answerer's (another peer answered the same offer
+                    // first): a fresh association waits for the real one's ClientHello.
                     counters.dtlsFailures += 1
                     logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
+                    t.dtls = nil
+                    t.dtlsAddress = nil
                 }
             }
         }
@@ -535,6 +547,7 @@ final class MediaEngine {
             // Another RTCPeerConnection behind the same transport: a new DTLS association and SRTP keys.
             if let peer = t.peer { for d in old.close() { enqueue(d, to: peer) } }
             t.dtls = nil
+            t.dtlsAddress = nil
             t.srtpIn = nil
             t.srtpOut = nil
             t.connected = false

@@ -13,6 +13,8 @@ final class Transport {
     var ice: ICELiteAgent
     var remote: RemoteSpec?
     var dtls: DTLSEndpoint?
+    /// The address whose datagrams drive the DTLS association's handshake.
+    var dtlsAddress: SocketAddress?
     var srtpIn: SRTPSession?
     var srtpOut: SRTPSession?
     /// Where media goes: the nominated pair, else the first valid one.

@@ -85,19 +85,32 @@ final class EmbeddedPeer {
         dtls = try DTLSEndpoint(role: .client, certificate: certificate, remoteFingerprint: serverFingerprint)
     }
 
+    /// The server's ICE credentials for this peer's transport (derived from its id, so that two
+    /// peers answering the same offer share them).
+    var localUfrag: String { "srv\(transport)" }
+    let localPassword = "serverpasswordserverpass"
+
+    /// What this peer's answer tells the server.
+    func remote(midExtensionID: UInt8? = nil) -> RemoteSpec {
+        RemoteSpec(
+            ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest, dtlsClient: false,
+            midExtensionID: midExtensionID)
+    }
+
     /// Opens this peer's transport on the engine and brings it up: an ICE check nominating the pair,
     /// then the DTLS handshake (the peer is the client, as a browser answering `a=setup:active`).
     func connect(to media: EmbeddedMedia, router: String = "room", midExtensionID: UInt8? = nil) throws {
-        let localUfrag = "srv\(transport)"
-        let localPassword = "serverpasswordserverpass"
         media.apply(
             .openTransport(
                 TransportSpec(
                     id: transport, router: router, label: transport, localUfrag: localUfrag,
-                    localPassword: localPassword,
-                    remote: RemoteSpec(
-                        ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest,
-                        dtlsClient: false, midExtensionID: midExtensionID))))
+                    localPassword: localPassword, remote: remote(midExtensionID: midExtensionID))))
+        try check(media)
+        try handshake(media)
+    }
+
+    /// A connectivity check with USE-CANDIDATE, as the controlling agent.
+    func check(_ media: EmbeddedMedia) throws {
         var b = STUNMessageBuilder(type: .bindingRequest, transactionID: STUNTransactionID(high: 1, low: 2))
         try b.appendUsername("\(localUfrag):\(ufrag)")
         try b.appendPriority(ICECandidate.priority(typePreference: 126, localPreference: 65535, component: 1))
@@ -107,8 +120,12 @@ final class EmbeddedPeer {
         try b.appendFingerprint()
         media.deliver(b.bytes, from: address)
         _ = media.take(for: address)
-        var flight = try dtls.start()
-        for _ in 0..<10 where srtpOut == nil {
+    }
+
+    /// The DTLS handshake as the client, up to `flights` round trips (all of it by default).
+    func handshake(_ media: EmbeddedMedia, flights: Int = 10) throws {
+        var flight = dtls.state == .idle ? try dtls.start() : []
+        for _ in 0..<flights where srtpOut == nil {
             for d in flight { media.deliver(d, from: address) }
             flight = []
             for d in media.take(for: address) {
@@ -122,7 +139,7 @@ final class EmbeddedPeer {
             }
         }
         for d in flight { media.deliver(d, from: address) }
-        guard srtpOut != nil else { throw EmbeddedError.notConnected }
+        guard srtpOut != nil || flights < 10 else { throw EmbeddedError.notConnected }
     }
 
     func send(rtp packet: [UInt8], to media: EmbeddedMedia) throws {
