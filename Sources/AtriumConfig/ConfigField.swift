@@ -177,6 +177,16 @@ struct ConfigField: Sendable {
             "highest bitrate announced to a publisher (REMB), bits per second", 100_000...100_000_000,
             "expected 100000 to 100000000 bits per second"
         ) { $0.maxPublishBitrate = $1 },
+        integer(
+            "media.keyFrameCacheBytes", "ATRIUM_KEY_FRAME_CACHE_BYTES", "--key-frame-cache-bytes",
+            "bytes of each video stream's current picture kept to start new viewers; 0 turns the cache off",
+            0...(64 << 20), "expected 0 to 67108864 bytes"
+        ) { $0.keyFrameCacheBytes = $1 },
+        integer(
+            "media.keyFrameCacheSeconds", "ATRIUM_KEY_FRAME_CACHE_SECONDS", "--key-frame-cache-seconds",
+            "how long after its key frame a cached picture is still served to new viewers", 1...3600,
+            "expected 1 to 3600 seconds"
+        ) { $0.keyFrameCacheSeconds = $1 },
     ]
 
     /// An integer setting that must lie in `range`; `message` explains a refusal.

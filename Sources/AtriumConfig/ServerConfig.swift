@@ -56,6 +56,10 @@ public struct ServerConfig: Equatable, Sendable {
     public var mediaLossPercent = 0
     /// The highest bitrate announced to publishers (REMB), bits per second.
     public var maxPublishBitrate = 10_000_000
+    /// The key-frame cache of each video stream: its byte bound (0: off) and how long after its key
+    /// frame it is served.
+    public var keyFrameCacheBytes = 4 << 20
+    public var keyFrameCacheSeconds = 300
 
     public init() {}
 }

@@ -48,6 +48,18 @@ final class Consumer {
     var endsPicture = false
     /// The stream forwarded now (0 for a single stream).
     var currentStream = 0
+    /// A start from the producer's key-frame cache in progress: the stream, the next cached packet,
+    /// and the cache's generation it began in. Live packets wait in the cache meanwhile.
+    var replay: Replay?
+    /// When the consumer was created and when it sent its first packet (engine seconds).
+    var createdAt: Double = 0
+    var firstSentAt: Double?
+
+    struct Replay {
+        var stream: Int
+        var index: Int
+        var generation: Int
+    }
 
     static let mapSize = 1024
     static let floorLag: UInt16 = 0x4000

@@ -243,13 +243,26 @@ public struct MediaConfiguration: Sendable {
     /// taken as ended (`capture_ended`). A live sender of a static screen still sends reports about
     /// every second.
     public var captureTimeout: Double
+    /// The key-frame cache of each video stream (bytes, packets, seconds since its key frame); a
+    /// bound of 0 turns it off.
+    public var keyFrameCacheBytes: Int
+    public var keyFrameCachePackets: Int
+    public var keyFrameCacheSeconds: Double
+    /// The rate a viewer started from a cache is sent it at, bits per second.
+    public var replayBitrate: Int
     /// Seeds the engine's randomness (SSRCs, first sequence numbers) so a run repeats; nil: the system's.
     public var randomSeed: UInt64?
 
     public init(
         bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
-        maxPublishBitrate: UInt64 = 10_000_000, captureTimeout: Double = 5, randomSeed: UInt64? = nil
+        maxPublishBitrate: UInt64 = 10_000_000, captureTimeout: Double = 5, randomSeed: UInt64? = nil,
+        keyFrameCacheBytes: Int = 4 << 20, keyFrameCachePackets: Int = 4096, keyFrameCacheSeconds: Double = 300,
+        replayBitrate: Int = 8_000_000
     ) {
+        self.keyFrameCacheBytes = keyFrameCacheBytes
+        self.keyFrameCachePackets = keyFrameCachePackets
+        self.keyFrameCacheSeconds = keyFrameCacheSeconds
+        self.replayBitrate = replayBitrate
         self.randomSeed = randomSeed
         self.captureTimeout = captureTimeout
         self.bind = bind

@@ -86,6 +86,11 @@ public struct MediaCounters: Sendable, Equatable {
     public var dtlsFailures = 0
     /// `addConsumer` commands naming a producer of another router.
     public var consumersRefused = 0
+    /// Video consumers started from a key-frame cache, and those that found none to start from.
+    public var cacheStarts = 0
+    public var cacheMisses = 0
+    /// Time from a video consumer's creation to its first packet sent.
+    public var firstFrame = FirstFrameHistogram()
     /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
     public var sendFailures = 0
     public var dropped = [Int](repeating: 0, count: DropReason.allCases.count)
@@ -93,6 +98,24 @@ public struct MediaCounters: Sendable, Equatable {
     public init() {}
 
     @inline(__always) mutating func drop(_ reason: DropReason) { dropped[reason.rawValue] += 1 }
+}
+
+/// Seconds from a video consumer's creation (the subscriber's answer) to its first forwarded packet
+/// (the start of a key frame), split by where that key frame came from: the cache, or the publisher
+/// after a request.
+public struct FirstFrameHistogram: Sendable, Equatable {
+    public static let bounds: [Double] = [0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5, 10]
+    /// Per source (0: cache, 1: request): counts per bucket (cumulative when rendered), total, sum.
+    public var buckets = [[Int]](repeating: [Int](repeating: 0, count: bounds.count), count: 2)
+    public var counts = [0, 0]
+    public var sums = [0.0, 0.0]
+
+    mutating func observe(_ seconds: Double, fromCache: Bool) {
+        let s = fromCache ? 0 : 1
+        counts[s] += 1
+        sums[s] += seconds
+        if let b = Self.bounds.firstIndex(where: { seconds <= $0 }) { buckets[s][b] += 1 }
+    }
 }
 
 /// A track's counters as the snapshot carries them.
@@ -109,6 +132,13 @@ public struct TrackStats: Sendable, Equatable {
     public var consumers: Int
     /// Packets lost from the publisher as this server counts them (RFC 3550 cumulative lost).
     public var lost: Int
+    /// Video: the top arriving stream's picture size (from its last key frame; 0 when unknown), and
+    /// its frames in the last second.
+    public var width = 0
+    public var height = 0
+    public var framesPerSecond = 0
+    /// Bytes held in the track's key-frame caches.
+    public var cachedBytes = 0
 }
 
 /// A transport's state for metrics.
@@ -241,6 +271,37 @@ public struct MediaStats: Sendable, Equatable {
             $0.plisSent
         }
         perTrack("atrium_media_track_consumers", "gauge", "Subscribers receiving each track.") { $0.consumers }
+        let video = tracks.filter { $0.source == "camera" || $0.source == "screen_share" }
+        family(
+            "atrium_media_track_frame_width", "gauge", "Picture width of each video track's top arriving layer.",
+            video.map { (track($0), "\($0.width)") })
+        family(
+            "atrium_media_track_frame_height", "gauge", "Picture height of each video track's top arriving layer.",
+            video.map { (track($0), "\($0.height)") })
+        family(
+            "atrium_media_track_frames_per_second", "gauge", "Frames received in the last second, top layer.",
+            video.map { (track($0), "\($0.framesPerSecond)") })
+        family(
+            "atrium_media_track_key_frame_cache_bytes", "gauge", "Bytes of the current picture kept for new viewers.",
+            video.map { (track($0), "\($0.cachedBytes)") })
+        counter(
+            "atrium_media_key_frame_cache_starts_total",
+            "Video viewers started from the cached picture (served) or that found none and asked for a key frame.",
+            [("result=\"served\"", "\(c.cacheStarts)"), ("result=\"missed\"", "\(c.cacheMisses)")])
+        out +=
+            "# HELP atrium_media_first_frame_seconds Time from a video viewer's answer to its first forwarded key frame, by its source.\n"
+        out += "# TYPE atrium_media_first_frame_seconds histogram\n"
+        for (s, source) in ["cache", "request"].enumerated() {
+            var cumulative = 0
+            for (b, bound) in FirstFrameHistogram.bounds.enumerated() {
+                cumulative += c.firstFrame.buckets[s][b]
+                out += "atrium_media_first_frame_seconds_bucket{source=\"\(source)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out +=
+                "atrium_media_first_frame_seconds_bucket{source=\"\(source)\",le=\"+Inf\"} \(c.firstFrame.counts[s])\n"
+            out += "atrium_media_first_frame_seconds_sum{source=\"\(source)\"} \(c.firstFrame.sums[s])\n"
+            out += "atrium_media_first_frame_seconds_count{source=\"\(source)\"} \(c.firstFrame.counts[s])\n"
+        }
         return out
     }
 }

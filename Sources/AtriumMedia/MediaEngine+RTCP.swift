@@ -166,6 +166,7 @@ extension MediaEngine {
                 }
             }
         }
+        advanceReplays()
         if t0 - lastLevels >= 0.5 {
             lastLevels = t0
             var levels: [AudioLevel] = []
@@ -181,6 +182,12 @@ extension MediaEngine {
         let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond
         lastSecond = t0
         let instant = self.instant
+        for p in producers.values where p.isVideo {
+            for k in p.streams.indices {
+                p.streams[k].framesPerSecond = Int((Double(p.streams[k].frames) / elapsed).rounded())
+                p.streams[k].frames = 0
+            }
+        }
         for t in transports.values {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }

@@ -123,6 +123,7 @@ extension MediaEngine {
         t.bytesIn += length
         p.streams[k].packetsIn += 1
         p.streams[k].lastPacketAt = t0
+        if headerInfo.marker { p.streams[k].frames += 1 }
         if p.availableMask & (1 << k) == 0 { streamsChanged(p) }
         if let gap = p.streams[k].stats.update(
             sequence: sequence, timestamp: timestamp, clockRate: p.spec.clockRate, now: t0), p.isVideo
@@ -136,98 +137,140 @@ extension MediaEngine {
             p.levelSum += Int(rx[i].payload[r.lowerBound] & 0x7F)
             p.levelCount += 1
         }
+        let caching = p.isVideo && p.streams[k].cache.isEnabled
         if p.paused {
+            if caching { p.streams[k].cache.invalidate() }
             counters.drop(.paused)
             return
         }
-        guard !p.consumers.isEmpty else { return }
-        let payload = headerInfo.payloadRange
-        let media = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
-        var keyFrame = false
-        var vp8: VP8Descriptor?
-        var vp9: VP9Descriptor?
-        var av1: SVCPacket?
-        if p.isSVC {
-            if p.codec == .vp9 {
-                vp9 = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
-                if let d = vp9, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
-            } else {
-                av1 = dependencyLayers(p, i, headerInfo)
-            }
-        }
-        if let codec = p.codec {
-            if codec == .vp8 && p.isSimulcast {
-                vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
-            }
-            if p.isSVC {
-                keyFrame = vp9?.startsKeyPicture ?? av1?.keyPicture ?? false
-            } else if p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
-                keyFrame = rx[i].payload.withUnsafeBytes { raw in
-                    KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
-                }
-            }
+        guard !p.consumers.isEmpty || caching else { return }
+        let info = classify(i, producer: p, header: headerInfo, recovered: recovered, keyFrameNeeded: caching)
+        if caching {
+            p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0)
+            if info.keyFrame { p.streams[k].noteKeyFrame(rx[i].payload, media: info.media, codec: p.codec, now: t0) }
         }
         for c in p.consumers {
-            // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
-            // can actually send.
-            guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else {
-                counters.drop(.notConnected)
-                continue
-            }
-            let admission: Consumer.Admission
-            if p.isSimulcast {
-                admission = c.admit(
-                    stream: k, sequence: sequence, timestamp: timestamp, keyFrame: keyFrame,
-                    frameStart: vp8?.startsFrame ?? keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
-                    layerSync: vp8?.layerSync ?? false, now: t0)
-            } else if p.isSVC {
-                guard let d = vp9.map(SVCPacket.init) ?? av1 else {
-                    counters.drop(.malformed)
-                    continue
-                }
-                admission = c.admit(
-                    svcSpatial: d.spatial, temporal: d.temporal, pictureStart: d.pictureStart,
-                    keyPicture: keyFrame, switchingUp: d.switchingUp, endOfFrame: d.endOfFrame, sequence: sequence,
-                    timestamp: timestamp, now: t0)
-            } else {
-                admission = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
-            }
-            guard case .send(let outSeq, let outTS) = admission else {
-                // Key frames are asked for when the consumer starts and re-asked every second
-                // (`requestRepairs`), not per packet.
-                if case .drop(let reason) = admission { counters.drop(reason) }
-                continue
-            }
-            if injectedLoss() {
-                counters.drop(.injectedLoss)
-                continue
-            }
-            if txCount == tx.count { flush() }
-            let slot = txCount
-            tx[slot].payload.removeAll(keepingCapacity: true)
-            tx[slot].payload.append(contentsOf: rx[i].payload)
-            let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
-            if let d = vp8, c.vp8 != nil {
-                tx[slot].payload.withUnsafeMutableBytes {
-                    c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
-                }
-                if let r = c.vp8 { c.outputShifts[mapSlot] = UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset) }
-            }
-            let marked = c.svc != nil && c.endsPicture
-            c.outputMarked[mapSlot] = marked
-            guard
-                send(
-                    slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
-                    fields: RTPPacketWriter.Rewrite(
-                        ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
-                        payloadType: c.spec.payloadType, marker: marked ? true : nil))
-            else { continue }
-            c.lastTimestamp = outTS
-            c.lastSentAt = t0
-            let t = c.transport
-            t.retransmissionAllowance = min(
-                Self.retransmissionBurst, t.retransmissionAllowance + length * Self.retransmissionShare / 100)
+            // A consumer started from the cache takes the stream's packets from there until it caught up.
+            if c.replay != nil { continue }
+            deliver(
+                i, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
+                timestamp: timestamp, now: t0)
         }
+    }
+
+    /// What the forwarding decisions need of a packet: whether it starts a key frame, its VP8
+    /// descriptor (simulcast), its SVC layers (VP9, AV1), and where its media payload lies.
+    struct PacketInfo {
+        var keyFrame = false
+        var vp8: VP8Descriptor?
+        var svc: SVCPacket?
+        var media: Range<Int>
+    }
+
+    func classify(_ i: Int, producer p: Producer, header: RTPHeader, recovered: Bool, keyFrameNeeded: Bool)
+        -> PacketInfo
+    {
+        let payload = header.payloadRange
+        let media = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
+        var info = PacketInfo(media: media)
+        guard let codec = p.codec else { return info }
+        if p.isSVC {
+            if codec == .vp9 {
+                let d = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+                if let d, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
+                info.svc = d.map(SVCPacket.init)
+            } else {
+                info.svc = dependencyLayers(p, i, header)
+            }
+            info.keyFrame = info.svc?.keyPicture ?? false
+            return info
+        }
+        if codec == .vp8 && p.isSimulcast {
+            info.vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+        }
+        if keyFrameNeeded || p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
+            info.keyFrame = rx[i].payload.withUnsafeBytes { raw in
+                KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
+            }
+        }
+        return info
+    }
+
+    /// Offers the packet in `rx[i]` to one consumer: its layer decision, sequence and timestamp
+    /// mapping, VP8 rewrite and marker, then encryption into the send batch. Returns whether it was
+    /// sent.
+    @discardableResult
+    func deliver(
+        _ i: Int, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
+        sequence: UInt16, timestamp: UInt32, now t0: Double
+    ) -> Bool {
+        // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
+        // can actually send.
+        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else {
+            counters.drop(.notConnected)
+            return false
+        }
+        let admission: Consumer.Admission
+        if p.isSimulcast {
+            let vp8 = info.vp8
+            admission = c.admit(
+                stream: k, sequence: sequence, timestamp: timestamp, keyFrame: info.keyFrame,
+                frameStart: vp8?.startsFrame ?? info.keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
+                layerSync: vp8?.layerSync ?? false, now: t0)
+        } else if p.isSVC {
+            guard let d = info.svc else {
+                counters.drop(.malformed)
+                return false
+            }
+            admission = c.admit(
+                svcSpatial: d.spatial, temporal: d.temporal, pictureStart: d.pictureStart, keyPicture: info.keyFrame,
+                switchingUp: d.switchingUp, endOfFrame: d.endOfFrame, sequence: sequence, timestamp: timestamp,
+                now: t0)
+        } else {
+            admission = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: info.keyFrame, now: t0)
+        }
+        guard case .send(let outSeq, let outTS) = admission else {
+            // Key frames are asked for when the consumer starts and re-asked every second
+            // (`requestRepairs`), not per packet.
+            if case .drop(let reason) = admission { counters.drop(reason) }
+            return false
+        }
+        if injectedLoss() {
+            counters.drop(.injectedLoss)
+            return false
+        }
+        let length = rx[i].payload.count
+        if txCount == tx.count { flush() }
+        let slot = txCount
+        tx[slot].payload.removeAll(keepingCapacity: true)
+        tx[slot].payload.append(contentsOf: rx[i].payload)
+        let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
+        if let d = info.vp8, c.vp8 != nil {
+            let media = info.media
+            tx[slot].payload.withUnsafeMutableBytes {
+                c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
+            }
+            if let r = c.vp8 { c.outputShifts[mapSlot] = UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset) }
+        }
+        let marked = c.svc != nil && c.endsPicture
+        c.outputMarked[mapSlot] = marked
+        guard
+            send(
+                slot: slot, consumer: c, producer: p, header: header, srtp: srtp, to: peer,
+                fields: RTPPacketWriter.Rewrite(
+                    ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS, payloadType: c.spec.payloadType,
+                    marker: marked ? true : nil))
+        else { return false }
+        if c.firstSentAt == nil {
+            c.firstSentAt = t0
+            counters.firstFrame.observe(t0 - c.createdAt, fromCache: c.replay != nil)
+        }
+        c.lastTimestamp = outTS
+        c.lastSentAt = t0
+        let t = c.transport
+        t.retransmissionAllowance = min(
+            Self.retransmissionBurst, t.retransmissionAllowance + length * Self.retransmissionShare / 100)
+        return true
     }
 
     /// An SVC stream's scalability structure (sent with key pictures): its spatial layers' sizes.

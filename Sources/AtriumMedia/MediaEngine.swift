@@ -1,4 +1,5 @@
 import AtriumDTLS
+import AtriumForwarding
 import AtriumICE
 import AtriumLog
 import AtriumRTP
@@ -33,6 +34,8 @@ final class MediaEngine {
     var producers: [String: Producer] = [:]
     var consumers: [String: Consumer] = [:]
     var counters = MediaCounters()
+    /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
+    var replaying: [Consumer] = []
     var events: [MediaEvent] = []
 
     var rx: [Datagram]
@@ -70,7 +73,8 @@ final class MediaEngine {
         epoch = self.clock.now
         clockSource = clock
         random = MediaRandom(seed: config.randomSeed)
-        rx = (0..<32).map { _ in Datagram(capacity: Self.slotCapacity) }
+        // 32 for the socket's batch, one more for replays from the key-frame caches.
+        rx = (0..<33).map { _ in Datagram(capacity: Self.slotCapacity) }
         tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
     }
 
@@ -328,7 +332,11 @@ final class MediaEngine {
                 for p in t.producers { requestKeyFrames(p) }
                 // A subscriber can decode nothing before a key frame: ask each publisher now, not on the
                 // next periodic request.
-                for c in t.consumers { if let k = c.keyFrameStream { requestKeyFrameNow(c.producer, stream: k) } }
+                for c in t.consumers {
+                    if let k = c.keyFrameStream, !startFromCache(c, stream: k) {
+                        requestKeyFrameNow(c.producer, stream: k)
+                    }
+                }
             case .closed:
                 t.connected = false
                 report(t, .closed)
@@ -447,7 +455,7 @@ final class MediaEngine {
             transports[id]?.rejectedSSRCs.formUnion(ssrcs)
         case .addProducer(let spec):
             guard producers[spec.id] == nil, let t = transports[spec.transport] else { return }
-            let p = Producer(spec: spec, transport: t)
+            let p = Producer(spec: spec, transport: t, cache: config.keyFrameCache)
             producers[spec.id] = p
             t.router.producers[spec.id] = p
             t.add(p)
@@ -472,14 +480,16 @@ final class MediaEngine {
                 return
             }
             let c = Consumer(spec: spec, producer: p, transport: t, random: &random)
+            c.createdAt = now
             consumers[spec.id] = c
             t.router.consumers[spec.id] = c
             p.consumers.append(c)
             t.add(c)
             c.reselect(available: p.availableMask)
             reportWanted(p)
-            // Before DTLS completes the request waits for it (`handle(_:on:)`).
-            if t.isSecure, let k = c.keyFrameStream { requestKeyFrameNow(p, stream: k) }
+            // Started from the cached picture when there is one; else a key frame is asked for. Before
+            // DTLS completes both wait for it (`handle(_:on:)`).
+            if t.isSecure, let k = c.keyFrameStream, !startFromCache(c, stream: k) { requestKeyFrameNow(p, stream: k) }
         case .setPreference(let id, let preference):
             guard let c = consumers[id], c.preference != preference else { return }
             c.preference = preference
@@ -585,6 +595,10 @@ final class MediaEngine {
     func close(_ c: Consumer, bye: Bool) {
         guard !c.closed else { return }
         c.closed = true
+        if c.replay != nil {
+            c.replay = nil
+            replaying.removeAll { $0 === c }
+        }
         if bye { sendRTCP([.goodbye(Goodbye(sources: [c.spec.ssrc]))], on: c.transport) }
         c.producer.consumers.removeAll { $0 === c }
         c.transport.remove(c)
@@ -593,6 +607,15 @@ final class MediaEngine {
     }
 
     // MARK: - Snapshot
+
+    /// The top stream that arrives (the first one when none does); an SVC stream's size is its top
+    /// layer's.
+    func top(_ p: Producer) -> (width: Int, height: Int, framesPerSecond: Int) {
+        let k = p.streams.indices.last { p.availableMask & (1 << $0) != 0 } ?? 0
+        let s = p.streams[k]
+        if let layer = p.svcLayers.last, layer.width > 0 { return (layer.width, layer.height, s.framesPerSecond) }
+        return (s.width, s.height, s.framesPerSecond)
+    }
 
     func snapshot() -> MediaStats {
         var s = MediaStats()
@@ -610,7 +633,8 @@ final class MediaEngine {
                 track: p.spec.id, source: p.spec.source, packetsIn: p.packetsIn, bytesIn: p.bytesIn,
                 packetsOut: p.packetsOut, bytesOut: p.bytesOut,
                 nacksSent: p.nacksSent, plisSent: p.plisSent, consumers: p.consumers.count,
-                lost: p.streams.reduce(0) { $0 + $1.stats.lost })
+                lost: p.streams.reduce(0) { $0 + $1.stats.lost }, width: top(p).width, height: top(p).height,
+                framesPerSecond: top(p).framesPerSecond, cachedBytes: p.streams.reduce(0) { $0 + $1.cache.byteCount })
         }.sorted { $0.track < $1.track }
         return s
     }

@@ -41,7 +41,7 @@ final class Producer {
     /// A stream without a packet for this long has stopped arriving: its viewers move down a layer.
     static let streamTimeout = 1.0
 
-    init(spec: ProducerSpec, transport: Transport) {
+    init(spec: ProducerSpec, transport: Transport, cache: KeyFrameCache.Limits = .disabled) {
         self.spec = spec
         self.transport = transport
         codec = spec.videoCodec.flatMap { VideoCodec(encodingName: $0) }
@@ -50,13 +50,13 @@ final class Producer {
             streams = spec.encodings.map {
                 ReceiveStream(
                     rid: $0.rid, size: LayerChoice.Size(width: $0.width, height: $0.height), ssrc: nil, rtxSSRC: nil,
-                    video: video)
+                    video: video, cache: cache)
             }
         } else {
             streams = [
                 ReceiveStream(
                     rid: spec.encodings.first?.rid, size: LayerChoice.Size(width: 0, height: 0), ssrc: spec.ssrc,
-                    rtxSSRC: spec.rtxSSRC, video: video)
+                    rtxSSRC: spec.rtxSSRC, video: video, cache: cache)
             ]
         }
         paused = spec.paused
@@ -114,13 +114,39 @@ struct ReceiveStream {
     /// The last sender report: its NTP time in seconds and the RTP timestamp it maps to.
     var reportNTP: Double?
     var reportRTP: UInt32 = 0
+    /// The current picture, for starting new viewers at once (video only).
+    var cache: KeyFrameCache
+    /// The picture size the last key frame gave (VP8's frame header); 0 when unknown.
+    var width = 0
+    var height = 0
+    /// Frames (packets with the marker bit) since the last once-a-second count, and that count.
+    var frames = 0
+    var framesPerSecond = 0
 
-    init(rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool) {
+    init(
+        rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool,
+        cache: KeyFrameCache.Limits = .disabled
+    ) {
         self.rid = rid
         self.size = size
         self.ssrc = ssrc
         self.rtxSSRC = rtxSSRC
+        self.cache = KeyFrameCache(limits: video ? cache : .disabled)
         if video { buffer = RetransmissionBuffer(capacity: 512) }
+    }
+
+    /// Reads the picture size from a key frame's first packet (RFC 6386 section 9.1: after VP8's
+    /// 3-byte frame tag and start code, 14-bit width and height, little-endian).
+    mutating func noteKeyFrame(_ packet: [UInt8], media: Range<Int>, codec: VideoCodec?, now: Double) {
+        guard codec == .vp8, media.upperBound <= packet.count else { return }
+        packet.withUnsafeBytes { raw in
+            let p = UnsafeRawBufferPointer(rebasing: raw[media])
+            guard let d = VP8Descriptor(p), d.length + 10 <= p.count else { return }
+            let h = d.length
+            guard p[h + 3] == 0x9D, p[h + 4] == 0x01, p[h + 5] == 0x2A else { return }
+            width = (Int(p[h + 6]) | Int(p[h + 7]) << 8) & 0x3FFF
+            height = (Int(p[h + 8]) | Int(p[h + 9]) << 8) & 0x3FFF
+        }
     }
 
     /// The capture time of an RTP timestamp of this stream, by its last sender report.

@@ -199,7 +199,8 @@ public final class AtriumServer {
             worker = try MediaWorker(
                 configuration: MediaConfiguration(
                     bind: bind, announced: announced, lossPercent: config.mediaLossPercent,
-                    maxPublishBitrate: UInt64(config.maxPublishBitrate)),
+                    maxPublishBitrate: UInt64(config.maxPublishBitrate), keyFrameCacheBytes: config.keyFrameCacheBytes,
+                    keyFrameCacheSeconds: Double(config.keyFrameCacheSeconds)),
                 logger: logger)
         } catch {
             throw .startup("cannot start the media plane on UDP \(config.mediaBind):\(config.udpPort): \(error)")

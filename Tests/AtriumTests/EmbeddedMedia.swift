@@ -18,10 +18,10 @@ final class EmbeddedMedia {
     /// What the engine sent that no peer took yet, by destination.
     var outbox: [SocketAddress: [[UInt8]]] = [:]
 
-    init(seed: UInt64 = 7) throws {
-        engine = try MediaEngine(
-            config: MediaConfiguration(bind: .v4(address: 0x7F00_0001, port: 0), randomSeed: seed),
-            logger: Logger(level: .error), clock: .manual(clock), memory: port)
+    init(seed: UInt64 = 7, configure: (inout MediaConfiguration) -> Void = { _ in }) throws {
+        var config = MediaConfiguration(bind: .v4(address: 0x7F00_0001, port: 0), randomSeed: seed)
+        configure(&config)
+        engine = try MediaEngine(config: config, logger: Logger(level: .error), clock: .manual(clock), memory: port)
     }
 
     /// Hands a datagram to the engine as if it arrived from `from`.

@@ -1,0 +1,90 @@
+import AtriumRTP
+
+/// The current picture of one video receive stream: its packets from the last key frame on (the key
+/// frame and the deltas that follow it, so a decoder started from them shows the picture as it is
+/// now, not as it was at the key frame), bounded in bytes, packets and age, replaced at the next key
+/// frame. A new viewer is started from it instead of asking the publisher for a key frame. Packets
+/// are kept back to back in one buffer that grows to the bound and is then reused: storing allocates
+/// nothing once the buffer has grown.
+struct KeyFrameCache {
+    struct Limits: Equatable, Sendable {
+        var bytes: Int
+        var packets: Int
+        /// Seconds since its key frame after which the cache is not served.
+        var age: Double
+
+        static let disabled = Limits(bytes: 0, packets: 0, age: 0)
+    }
+
+    let limits: Limits
+    private var bytes: [UInt8] = []
+    private var ends: [Int] = []
+    /// Where the current picture starts; nil while there is none to serve (before the first key
+    /// frame, or after the bound was passed until the next one).
+    private(set) var keyFrameAt: Double?
+    private(set) var keySequence: UInt16 = 0
+    /// Bumped at every new key frame: a replay in progress knows its packets were replaced.
+    private(set) var generation = 0
+
+    init(limits: Limits) { self.limits = limits }
+
+    var count: Int { ends.count }
+    var byteCount: Int { bytes.count }
+    var isEnabled: Bool { limits.bytes > 0 && limits.packets > 0 }
+
+    /// Whether a viewer can be started from it now.
+    func isServable(now: Double) -> Bool {
+        guard let at = keyFrameAt, !ends.isEmpty else { return false }
+        return now - at <= limits.age
+    }
+
+    /// Stores a packet of the stream (after RTX unwrapping). A key frame's first packet starts a new
+    /// picture; packets older than it (late retransmissions) are not kept; past a bound the cache
+    /// is emptied until the next key frame.
+    mutating func store(_ packet: [UInt8], sequence: UInt16, startsKeyFrame: Bool, now: Double) {
+        guard isEnabled else { return }
+        if startsKeyFrame {
+            bytes.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+            keyFrameAt = now
+            keySequence = sequence
+            generation &+= 1
+        } else if keyFrameAt == nil || SequenceNumber.isNewer(keySequence, than: sequence) {
+            return
+        }
+        guard bytes.count + packet.count <= limits.bytes, ends.count < limits.packets else {
+            invalidate()
+            return
+        }
+        bytes.append(contentsOf: packet)
+        ends.append(bytes.count)
+    }
+
+    /// Forgets the picture (a codec change, a paused or ended stream).
+    mutating func invalidate() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        keyFrameAt = nil
+        generation &+= 1
+    }
+
+    /// Calls `body` with packet `i` (0: the key frame's first).
+    func withPacket<R>(_ i: Int, _ body: (ArraySlice<UInt8>) -> R) -> R? {
+        guard i >= 0, i < ends.count else { return nil }
+        let start = i == 0 ? 0 : ends[i - 1]
+        return body(bytes[start..<ends[i]])
+    }
+
+    /// The size of packet `i`.
+    func size(_ i: Int) -> Int {
+        guard i >= 0, i < ends.count else { return 0 }
+        return ends[i] - (i == 0 ? 0 : ends[i - 1])
+    }
+}
+
+extension MediaConfiguration {
+    var keyFrameCache: KeyFrameCache.Limits {
+        guard keyFrameCacheBytes > 0, keyFrameCachePackets > 0, keyFrameCacheSeconds > 0 else { return .disabled }
+        return KeyFrameCache.Limits(bytes: keyFrameCacheBytes, packets: keyFrameCachePackets, age: keyFrameCacheSeconds)
+    }
+}

@@ -1,0 +1,80 @@
+import AtriumRTP
+import AtriumUDP
+
+/// Starting viewers from the producers' key-frame caches: a new consumer (or one switching layers)
+/// gets the cached picture, each packet through its own mapping and encryption, paced at
+/// `MediaConfiguration.replayBitrate`, and then follows the live stream without a gap. Packets that
+/// arrive meanwhile join the cache and reach it from there.
+extension MediaEngine {
+    /// The rx slot replays copy cached packets into (past the socket's batch).
+    var replaySlot: Int { rx.count - 1 }
+
+    /// Bytes a replay may send per 20 ms tick.
+    var replayBudget: Int { max(1500, Int(config.replayBitrate / 8 / 50)) }
+
+    /// Starts `c` from the cache of stream `k` if it holds a picture young enough and the consumer's
+    /// transport can send; otherwise returns false (the caller asks the publisher for a key frame).
+    @discardableResult
+    func startFromCache(_ c: Consumer, stream k: Int) -> Bool {
+        let p = c.producer
+        guard p.isVideo, !p.paused, c.replay == nil, c.transport.isSecure, p.streams.indices.contains(k),
+            p.streams[k].cache.isServable(now: now)
+        else {
+            if p.isVideo && p.streams.indices.contains(k) && p.streams[k].cache.isEnabled { counters.cacheMisses += 1 }
+            return false
+        }
+        c.replay = Consumer.Replay(stream: k, index: 0, generation: p.streams[k].cache.generation)
+        replaying.append(c)
+        counters.cacheStarts += 1
+        // The first burst goes at once: most pictures of a static screen fit in it.
+        advanceReplay(c, budget: 2 * replayBudget)
+        return true
+    }
+
+    /// Sends the next cached packets of a replay, up to `budget` bytes; ends the replay when it has
+    /// caught up with the cache (the live stream).
+    func advanceReplay(_ c: Consumer, budget: Int) {
+        guard var r = c.replay else { return }
+        let p = c.producer
+        var spent = 0
+        let t0 = now
+        while spent < budget {
+            let generation = p.streams[r.stream].cache.generation
+            if generation != r.generation {
+                // A new key frame replaced the picture: go on from it.
+                r.generation = generation
+                r.index = 0
+            }
+            guard r.index < p.streams[r.stream].cache.count else {
+                endReplay(c)
+                return
+            }
+            let i = replaySlot
+            rx[i].payload.removeAll(keepingCapacity: true)
+            let size = p.streams[r.stream].cache.size(r.index)
+            _ = p.streams[r.stream].cache.withPacket(r.index) { rx[i].payload.append(contentsOf: $0) }
+            r.index += 1
+            spent += max(size, 1)
+            guard let header = try? RTPHeader(parsing: rx[i].payload) else { continue }
+            c.replay = r
+            let info = classify(i, producer: p, header: header, recovered: false, keyFrameNeeded: true)
+            deliver(
+                i, to: c, producer: p, stream: r.stream, info: info, header: header,
+                sequence: header.sequenceNumber, timestamp: header.timestamp, now: t0)
+        }
+        c.replay = r
+    }
+
+    func endReplay(_ c: Consumer) {
+        c.replay = nil
+        replaying.removeAll { $0 === c }
+        // Nothing usable was cached after all: the usual way.
+        if let k = c.keyFrameStream { requestKeyFrameNow(c.producer, stream: k) }
+    }
+
+    /// Every tick: each replay in progress sends its share.
+    func advanceReplays() {
+        guard !replaying.isEmpty else { return }
+        for c in replaying { advanceReplay(c, budget: replayBudget) }
+    }
+}

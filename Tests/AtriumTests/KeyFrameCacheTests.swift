@@ -1,0 +1,199 @@
+import AtriumDTLS
+import AtriumRTP
+import Testing
+
+@testable import AtriumMedia
+
+/// The key-frame cache as tables, and late viewers started from it through the engine in memory.
+@Suite struct KeyFrameCacheTests {
+    static let limits = KeyFrameCache.Limits(bytes: 1000, packets: 8, age: 60)
+
+    enum Step {
+        case key(UInt16, Int)
+        case delta(UInt16, Int)
+        case at(Double)
+    }
+
+    /// Rows: the packets stored (sequence, size) at times, then what the cache holds and serves.
+    @Test(
+        arguments: [
+            ("nothing before a key frame", [Step.delta(1, 100), .delta(2, 100)], [UInt16](), false),
+            (
+                "a key frame and its deltas", [.delta(1, 100), .key(2, 100), .delta(3, 50), .delta(4, 50)], [2, 3, 4],
+                true
+            ),
+            (
+                "the next key frame replaces them", [.key(2, 100), .delta(3, 50), .key(9, 100), .delta(10, 10)],
+                [9, 10], true
+            ),
+            (
+                "a late retransmission of an older packet is left out", [.key(5, 100), .delta(4, 100), .delta(6, 10)],
+                [5, 6], true
+            ),
+            (
+                "past the byte bound: nothing until the next key frame", [.key(1, 600), .delta(2, 600), .delta(3, 10)],
+                [], false
+            ),
+            ("past the packet bound", [.key(1, 10)] + (2...9).map { Step.delta(UInt16($0), 10) }, [], false),
+            ("too old to serve", [.key(1, 10), .at(61)], [1], false),
+            (
+                "across the sequence wrap", [.key(65534, 10), .delta(65535, 10), .delta(0, 10)], [65534, 65535, 0], true
+            ),
+        ] as [(String, [Step], [UInt16], Bool)])
+    func cacheRows(_ name: String, _ steps: [Step], _ held: [UInt16], _ servable: Bool) throws {
+        var cache = KeyFrameCache(limits: Self.limits)
+        var now = 0.0
+        for step in steps {
+            switch step {
+            case .key(let s, let n), .delta(let s, let n):
+                var isKey = false
+                if case .key = step { isKey = true }
+                let packet = try RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: s, timestamp: 0, ssrc: 1,
+                    payload: [UInt8](repeating: 0, count: max(0, n - 12)))
+                cache.store(packet, sequence: s, startsKeyFrame: isKey, now: now)
+            case .at(let t):
+                now = t
+            }
+        }
+        let sequences = try (0..<cache.count).map { i in
+            try #require(cache.withPacket(i) { try? RTPHeader(parsing: Array($0)).sequenceNumber } ?? nil)
+        }
+        #expect(sequences == held, "\(name)")
+        #expect(cache.isServable(now: now) == servable, "\(name)")
+    }
+
+    @Test func aDisabledCacheKeepsNothing() throws {
+        var cache = KeyFrameCache(limits: .disabled)
+        cache.store([0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1], sequence: 1, startsKeyFrame: true, now: 0)
+        #expect(cache.count == 0 && !cache.isServable(now: 0) && !cache.isEnabled)
+    }
+
+    // MARK: - Through the engine
+
+    /// A camera whose encoder sends one key frame (it ignores key-frame requests, as a static screen
+    /// makes it), deltas after it, and a viewer that joins later.
+    final class Room {
+        let media: EmbeddedMedia
+        let publisher: EmbeddedPeer
+        var sequence: UInt16 = 65_000
+        var frame = 0
+
+        init(configure: (inout MediaConfiguration) -> Void = { _ in }) throws {
+            media = try EmbeddedMedia(configure: configure)
+            publisher = try EmbeddedPeer(
+                port: 45_000, transport: "pub", serverFingerprint: media.engine.certificate.fingerprint)
+            try publisher.connect(to: media, midExtensionID: 1)
+            media.apply(
+                .addProducer(
+                    ProducerSpec(
+                        id: "screen", transport: "pub", mid: "0", source: "screen_share", kind: .video,
+                        videoCodec: "VP8", clockRate: 90_000, payloadType: 96, rtxPayloadType: nil, ssrc: 4242,
+                        rtxSSRC: nil, audioLevelID: nil, absSendTimeID: nil, paused: false)))
+        }
+
+        /// One frame of `packets` packets of `size` payload bytes; the first frame is the key frame.
+        func sendFrame(packets: Int = 1, size: Int = 100) throws {
+            for n in 0..<packets {
+                var payload: [UInt8] = [n == 0 ? 0x10 : 0x00]
+                if n == 0 {
+                    payload += frame == 0 ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
+                }
+                payload += [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: size)
+                try publisher.send(
+                    rtp: RTPPacketWriter.packet(
+                        payloadType: 96, sequenceNumber: sequence, timestamp: UInt32(frame) * 3000, ssrc: 4242,
+                        marker: n == packets - 1, payload: payload), to: media)
+                sequence &+= 1
+            }
+            frame += 1
+        }
+
+        func viewer(_ port: UInt16) throws -> EmbeddedPeer {
+            let v = try EmbeddedPeer(
+                port: port, transport: "sub\(port)", serverFingerprint: media.engine.certificate.fingerprint)
+            try v.connect(to: media)
+            media.apply(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: "c\(port)", producer: "screen", transport: "sub\(port)", ssrc: UInt32(port),
+                        rtxSSRC: nil, payloadType: 100, rtxPayloadType: nil, nack: true, audioLevelID: nil,
+                        absSendTimeID: nil)))
+            try v.receive(from: media)
+            return v
+        }
+
+        func plis() throws -> Int {
+            try publisher.receive(from: media)
+            defer { publisher.rtcp.removeAll() }
+            return publisher.rtcp.filter { if case .pictureLossIndication = $0 { true } else { false } }.count
+        }
+    }
+
+    static func frames(_ v: EmbeddedPeer) throws -> [(sequence: UInt16, frame: UInt8)] {
+        try v.rtp.map { p in
+            let h = try RTPHeader(parsing: p)
+            return (h.sequenceNumber, p[h.payloadRange.upperBound - 1])
+        }
+    }
+
+    @Test func aLateViewerGetsTheCurrentPictureAtOnceAndFollowsLive() throws {
+        let room = try Room()
+        for _ in 0..<30 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        room.media.advance(by: 20)
+        _ = try room.plis()
+        let v = try room.viewer(45_001)
+        // The key frame and the 29 deltas after it, in one go (3.9 KB: within the first burst).
+        let cached = try Self.frames(v)
+        #expect(cached.map(\.frame) == (0..<30).map(UInt8.init))
+        try room.sendFrame()
+        room.media.advance(by: 0.05)
+        try v.receive(from: room.media)
+        let all = try Self.frames(v)
+        #expect(all.last?.frame == 30)
+        for (a, b) in zip(all, all.dropFirst()) { #expect(b.sequence == a.sequence &+ 1) }
+        #expect(try room.plis() == 0, "a viewer served from the cache asks the sharer for nothing")
+        #expect(room.media.engine.counters.cacheStarts == 1)
+        #expect(room.media.engine.counters.firstFrame.counts == [1, 0])
+        let stats = try #require(room.media.engine.snapshot().tracks.first)
+        #expect(stats.width == 1920 && stats.height == 1080, "the key frame's size, as a metric")
+    }
+
+    @Test func aLargePictureIsPacedAndLivePacketsWaitInTheCache() throws {
+        let room = try Room { $0.replayBitrate = 800_000 }  // 2 KB per 20 ms tick
+        try room.sendFrame(packets: 40, size: 1000)  // a 40 KB key frame
+        room.media.advance(by: 0.1)
+        let v = try room.viewer(45_002)
+        let first = try Self.frames(v).count
+        #expect(first > 0 && first < 40, "the first burst only")
+        for _ in 0..<5 {
+            try room.sendFrame(packets: 1, size: 100)
+            room.media.advance(by: 0.1)
+        }
+        room.media.advance(by: 1)
+        try v.receive(from: room.media)
+        let all = try Self.frames(v)
+        #expect(all.count == 45)
+        for (a, b) in zip(all, all.dropFirst()) { #expect(b.sequence == a.sequence &+ 1) }
+        #expect(try room.plis() == 0)
+    }
+
+    @Test func twentyJoinersWithoutACacheCostTheSharerOneKeyFrameRequestPerInterval() throws {
+        let room = try Room { $0.keyFrameCacheBytes = 0 }
+        try room.sendFrame()
+        room.media.advance(by: 1)
+        _ = try room.plis()
+        var viewers: [EmbeddedPeer] = []
+        for n in 0..<20 {
+            viewers.append(try room.viewer(45_100 + UInt16(n)))
+            room.media.advance(by: 0.01)
+        }
+        // Twenty joins in 0.2 s: one request now, none more within the 300 ms interval.
+        #expect(try room.plis() == 1)
+        #expect(room.media.engine.counters.cacheMisses == 0, "disabled: not a miss")
+        withExtendedLifetime(viewers) {}
+    }
+}
