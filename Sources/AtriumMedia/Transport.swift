@@ -28,6 +28,8 @@ final class Transport {
     var rejectedSSRCs: Set<UInt32> = []
     var endedMids: Set<String> = []
     var endedSSRCs: Set<UInt32> = []
+    /// The SSRCs (primary, RTX) the last ended producer of each mid had learned, for its successor.
+    var endedSSRCsByMid: [String: (ssrc: UInt32?, rtx: UInt32?)] = [:]
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
@@ -69,6 +71,14 @@ final class Transport {
     var isSecure: Bool { srtpIn != nil && srtpOut != nil }
 
     func add(_ p: Producer) {
+        // A transceiver given a new track (RTCRtpSender.replaceTrack) keeps its SSRCs, and Chromium no
+        // longer sends the mid extension on them. When the offer does not list them (simulcast: rids
+        // instead of a=ssrc), the new producer of the mid takes over the ended one's.
+        if p.ssrc == nil, p.rtxSSRC == nil, let old = endedSSRCsByMid.removeValue(forKey: p.spec.mid) {
+            p.ssrc = old.ssrc
+            p.rtxSSRC = old.rtx
+            for s in [old.ssrc, old.rtx].compactMap({ $0 }) { endedSSRCs.remove(s) }
+        }
         producers.append(p)
         producersByMid[p.spec.mid] = p
         if let s = p.ssrc { producersBySSRC[s] = p }
@@ -85,6 +95,7 @@ final class Transport {
         endedMids.insert(p.spec.mid)
         if let s = p.ssrc { endedSSRCs.insert(s) }
         if let s = p.rtxSSRC { endedSSRCs.insert(s) }
+        if p.ssrc != nil || p.rtxSSRC != nil { endedSSRCsByMid[p.spec.mid] = (p.ssrc, p.rtxSSRC) }
     }
 
     func add(_ c: Consumer) {
