@@ -328,3 +328,216 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     time.sleep(1.5)
     g2 = sender_state(pub, "alice", track)["outbound"]["f"]["frames"]
     assert g2 > g1, f"the top encoding does not encode again: {g1} -> {g2}"
+
+
+def frame_rate(b, name, track_id, seconds=3.0):
+    """Frames a viewer decoded per second of one track over `seconds`, with the last stats."""
+    s1 = inbound(b, name)[track_id]
+    time.sleep(seconds)
+    s2 = inbound(b, name)[track_id]
+    return (s2["frames"] - s1["frames"]) * 1000.0 / max(1.0, s2["t"] - s1["t"]), s2
+
+
+def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
+    """`setViewport` picks the smallest camera layer that covers the tile, never above the quality, and
+    0x0 clears it; a screen share goes out as two full-resolution layers (l at 5 fps, f at the capture's
+    rate, contentHint "detail", degradationPreference "maintain-resolution"), a viewer on `low` gets
+    the slow one at full resolution, and a share ignores the viewport."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "simulcast-viewport"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+
+    connect(pub, room, "alice", "host")
+    cam = publish_canvas(pub, "alice")["trackId"]
+    share = pub.js_async(
+        """const peer = window.peers.alice;
+           const s = await peer.startScreenShare({audio: false});
+           const published = peer.me.tracks.find((t) => t.id === s.video.trackId);
+           return {trackId: s.video.trackId, layers: published.layers, settings: s.video.track.getSettings()};""")
+    screen = share["trackId"]
+    sw, sh = share["settings"]["width"], share["settings"]["height"]
+    print(f"share {json.dumps(share)}")
+    # Two layers at the capture's full size, bottom (5 fps) first.
+    assert share["layers"] == [{"rid": "l", "width": sw, "height": sh}, {"rid": "f", "width": sw, "height": sh}], share
+    st = wait_sender(pub, "alice", screen, lambda s: s["degradationPreference"] == "maintain-resolution", 10,
+                     "the share's sender to maintain resolution")
+    print(f"share sender {json.dumps(st)}")
+    assert st["contentHint"] == "detail", st
+    assert [(e["rid"], e["scale"], e["maxFramerate"]) for e in st["encodings"]] == [("l", 1, 5), ("f", 1, None)], st
+
+    connect(view, room, "va")
+    connect(view, room, "vb")
+    for name in ("va", "vb"):
+        wait_remote(view, name, cam)
+        wait_remote(view, name, screen)
+
+    # Camera, va on high: the viewport chooses the layer.
+    assert viewer_call(view, "va", "setViewport", cam, 640, 360) == {"trackId": cam, "width": 640, "height": 360}
+    wait_inbound(view, "va", cam, lambda s: size_is(s, 640, 360), 30, "va (viewport 640x360) to decode 640x360")
+    viewer_call(view, "va", "setViewport", cam, 300, 170)
+    wait_inbound(view, "va", cam, lambda s: size_is(s, 320, 180), 15, "va (viewport 300x170) to decode 320x180")
+    viewer_call(view, "va", "setViewport", cam, 0, 0)
+    wait_inbound(view, "va", cam, lambda s: size_is(s, 1280, 720), 45, "va (viewport cleared) to decode 1280x720")
+    assert_canvas_content(view, "va", cam, 1280, 720, "va-viewport-cleared")
+    # vb on low with a large viewport: never above the quality.
+    viewer_call(view, "vb", "setQuality", cam, "low")
+    viewer_call(view, "vb", "setViewport", cam, 1920, 1080)
+    wait_inbound(view, "vb", cam, lambda s: size_is(s, 320, 180), 15, "vb (low, viewport 1920x1080) to decode 320x180")
+    time.sleep(2)
+    assert size_is(inbound(view, "vb")[cam], 320, 180), inbound(view, "vb")[cam]
+
+    # Screen share: va low gets the 5 fps layer at full size, vb high the full rate; vb's small
+    # viewport changes nothing for a share.
+    viewer_call(view, "va", "setQuality", screen, "low")
+    viewer_call(view, "vb", "setQuality", screen, "high")
+    wait_inbound(view, "va", screen, lambda s: size_is(s, sw, sh), 20, f"va to decode the share at {sw}x{sh}")
+    wait_inbound(view, "vb", screen, lambda s: size_is(s, sw, sh), 20, f"vb to decode the share at {sw}x{sh}")
+    time.sleep(2)  # past the switch
+    slow, slow_stats = frame_rate(view, "va", screen)
+    fast, fast_stats = frame_rate(view, "vb", screen)
+    out = sender_state(pub, "alice", screen)["outbound"]
+    print(f"share: va (low) {slow:.1f} fps {slow_stats}, vb (high) {fast:.1f} fps {fast_stats}; publisher {out}")
+    assert slow <= 8, f"va (low) decodes {slow:.1f} frames/s of the share: not the 5 fps layer"
+    assert size_is(slow_stats, sw, sh) and size_is(fast_stats, sw, sh), (slow_stats, fast_stats)
+    viewer_call(view, "vb", "setViewport", screen, 320, 180)
+    time.sleep(3)
+    fast2, fast2_stats = frame_rate(view, "vb", screen)
+    print(f"share: vb (high, viewport 320x180) {fast2:.1f} fps {fast2_stats}")
+    assert size_is(fast2_stats, sw, sh), fast2_stats
+    # The top layer's rate as the publisher encodes it (not a performance bound: the layers differ).
+    if out.get("f", {}).get("frames", 0) > 0 and fast > 10:
+        assert fast2 > 8, f"vb's share dropped to the slow layer after a viewport: {fast2:.1f} fps"
+
+
+def test_camera_without_simulcast(dev_server, browsers, artifacts):
+    """`{simulcast: false}` publishes one encoding, as before simulcast: no `layers`, no rid, and the
+    viewer decodes the full 1280x720 canvas; `setQuality` and `setViewport` still answer."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "no-simulcast"
+    b = browsers("both")
+    open_page(b, base)
+    connect(b, room, "alice", "host", {"simulcast": False})
+    cam = publish_canvas(b, "alice")
+    assert cam["layers"] == [], cam
+    st = sender_state(b, "alice", cam["trackId"])
+    assert len(st["encodings"]) == 1 and st["encodings"][0]["rid"] is None, st
+    connect(b, room, "va")
+    wait_remote(b, "va", cam["trackId"])
+    viewer_call(b, "va", "setQuality", cam["trackId"], "low")
+    viewer_call(b, "va", "setViewport", cam["trackId"], 320, 180)  # null from a server without it
+    wait_inbound(b, "va", cam["trackId"], lambda s: size_is(s, 1280, 720), 45, "va to decode 1280x720")
+    assert_canvas_content(b, "va", cam["trackId"], 1280, 720, "va-single")
+
+
+# The viewport the meeting page last sent for a track, and the size of the tile showing it (device pixels).
+PAGE_VIEWPORT = """
+const [trackId] = arguments;
+const app = window.atriumApp;
+const tile = document.querySelector(`[data-testid="tile"][data-track-id="${trackId}"]`);
+if (!tile) return null;
+const r = tile.getBoundingClientRect();
+const dpr = window.devicePixelRatio;
+return {sent: app.viewports.get(trackId) || null, tile: {width: Math.round(r.width * dpr), height: Math.round(r.height * dpr)},
+        dpr, requests: (window.sentRequests || []).filter((m) => m.trackId === trackId)};
+"""
+
+
+def wait_page_viewport(b, track_id, timeout=10):
+    """The page sent a viewport equal to its tile's current size in device pixels; returns both."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = b.js(PAGE_VIEWPORT, track_id)
+        if last and last["sent"] and (last["sent"]["width"], last["sent"]["height"]) == (
+                last["tile"]["width"], last["tile"]["height"]) and last["sent"]["result"] is not None:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"{b.name}: the page did not send its tile's viewport for {track_id}: {last}")
+
+
+def test_meeting_page_viewports_and_quality_menu(dev_server, browsers, artifacts, camera_y4m):
+    """On the meeting page, each remote camera tile sends its size in device pixels as the track's
+    viewport (again when the window narrows and when devicePixelRatio doubles), and its quality menu
+    sends `subscribe` with the quality picked; your own tile has no menu."""
+    from test_meeting_page import join, tile, wait_tile_video
+
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "page-simulcast"
+    a = browsers("a", camera=camera_y4m)
+    b = browsers("b")
+    a_id = join(a, base, room, "Alice", "host")
+    b_id = join(b, base, room, "Bob", "participant")
+    # Every request B's page sends from here on, for the checks below.
+    b.js("""const room = window.atriumApp.room; window.sentRequests = [];
+            const send = room.request.bind(room);
+            room.request = (type, fields = {}) => { window.sentRequests.push({type, ...fields}); return send(type, fields); };""")
+    a.click("camera-toggle")
+    wait_tile_video(b, a_id)
+    track = b.js(f"return window.atriumApp.room.remoteTracks.find((t) => t.participantId === {json.dumps(a_id)} && t.source === 'camera').trackId")
+    assert b.js(f"return document.querySelector({json.dumps(tile(a_id))}).dataset.trackId") == track
+
+    wide = wait_page_viewport(b, track)
+    print(f"viewport at 1280 px: {json.dumps(wide)}")
+    assert any(m["type"] == "set_viewport" and (m["width"], m["height"]) == (wide["tile"]["width"], wide["tile"]["height"])
+               for m in wide["requests"]), wide
+    # The result: the server's echo, or null from a server that does not know set_viewport.
+    assert wide["sent"]["result"] in (None, {"trackId": track, "width": wide["tile"]["width"], "height": wide["tile"]["height"]}) \
+        or "error" not in wide["sent"]["result"], wide
+
+    # A narrower window: the tile's new size is sent (once it settles).
+    b.set_size(390, 844)
+    b.wait("return window.innerWidth === 390", 5, "the narrow viewport")
+    narrow = wait_page_viewport(b, track)
+    print(f"viewport at 390 px: {json.dumps(narrow)}")
+    assert narrow["tile"] != wide["tile"], (wide, narrow)
+    # devicePixelRatio 2: twice the CSS size.
+    b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                             {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    b.wait("return window.devicePixelRatio === 2", 5, "devicePixelRatio 2")
+    dense = wait_page_viewport(b, track)
+    print(f"viewport at 390 px, dpr 2: {json.dumps(dense)}")
+    assert dense["dpr"] == 2 and abs(dense["sent"]["width"] - 2 * narrow["sent"]["width"]) <= 2, (narrow, dense)
+    b.set_size(1280, 800)
+
+    # The quality menu: on A's tile on B's page, not on B's own tile.
+    menu = json.dumps(tile(a_id, ' [data-testid="quality-select"]'))
+    own = json.dumps(tile(b_id, ' [data-testid="quality-select"]'))
+    b.wait(f"const m = document.querySelector({menu}); return !!m && !m.hidden && m.value === 'high';", 10,
+           "the quality menu on A's tile")
+    assert b.js(f"const m = document.querySelector({own}); return !m || m.hidden;")
+    before = inbound_page(b).get(track)
+    b.js(f"const m = document.querySelector({menu}); m.value = 'low'; m.dispatchEvent(new Event('change', {{bubbles: true}}));")
+    b.wait(f"return window.sentRequests.some((m) => m.type === 'subscribe' && m.trackId === {json.dumps(track)} && m.quality === 'low')",
+           5, "the subscribe request with quality low")
+    b.wait(f"const m = document.querySelector({menu}); return window.atriumApp.qualities.get({json.dumps(track)}) === 'low' && !m.disabled && m.value === 'low';",
+           10, "the menu to settle on low")
+    assert not [n for n in b.notices() if n["kind"] == "error"], b.notices()
+    # With simulcast negotiated, the picture drops to the bottom layer (a quarter of A's 640x360 camera).
+    encodings = a.js_async("""const room = window.atriumApp.room;
+        const cam = room.localTrack('camera');
+        return room._transceiverOf(cam.trackId).sender.getParameters().encodings.length;""")
+    print(f"B decoded A's camera at {before}; A sends {encodings} encoding(s)")
+    if encodings > 1:
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            now = inbound_page(b).get(track)
+            if now and now["width"] and now["width"] <= camera_y4m.width // 4 + 8:
+                break
+            time.sleep(0.3)
+        else:
+            raise AssertionError(f"B's picture of A did not drop to the bottom layer: {before} -> {now}")
+
+
+def inbound_page(b):
+    """The meeting page's inbound video statistics by track id."""
+    return b.js_async("""const room = window.atriumApp.room; const out = {};
+        if (!room || !room.subscriber) return out;
+        const byMid = new Map(room.remoteTracks.map((t) => [t.mid, t]));
+        (await room.subscriber.getStats()).forEach((s) => {
+          if (s.type !== "inbound-rtp" || s.kind !== "video" || !byMid.get(s.mid)) return;
+          out[byMid.get(s.mid).trackId] = {width: s.frameWidth || 0, height: s.frameHeight || 0, frames: s.framesDecoded || 0};
+        });
+        return out;""")
