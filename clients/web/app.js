@@ -682,12 +682,13 @@ function scheduleViewport(tile, delay = VIEWPORT_DEBOUNCE_MS) {
     const height = Math.round(rect.height * dpr);
     const last = app.viewports.get(trackId);
     if (last && last.width === width && last.height === height) return;
-    const entry = { width, height, at: Date.now(), result: undefined };
+    /** result: the server's answer (null from a server without `set_viewport`); done once it came */
+    const entry = { width, height, at: Date.now(), result: null, done: false };
     app.viewports.set(trackId, entry);
     room.setViewport(trackId, width, height).then(
-      (result) => (entry.result = result),
+      (result) => Object.assign(entry, { result, done: true }),
       (e) => {
-        entry.result = { error: e?.code ?? String(e) };
+        Object.assign(entry, { result: { error: e?.code ?? String(e) }, done: true });
         console.warn("set_viewport", e);
       },
     );

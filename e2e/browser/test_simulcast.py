@@ -358,10 +358,12 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
            const published = peer.me.tracks.find((t) => t.id === s.video.trackId);
            return {trackId: s.video.trackId, layers: published.layers, settings: s.video.track.getSettings()};""")
     screen = share["trackId"]
-    sw, sh = share["settings"]["width"], share["settings"]["height"]
     print(f"share {json.dumps(share)}")
-    # Two layers at the capture's full size, bottom (5 fps) first.
-    assert share["layers"] == [{"rid": "l", "width": sw, "height": sh}, {"rid": "f", "width": sw, "height": sh}], share
+    # Two layers at the capture's full size, bottom (5 fps) first. (Chromium's fake screen reports
+    # 800x600 when the capture starts and then sends 800x450: the decoded size is checked below.)
+    layers = share["layers"]
+    assert [l["rid"] for l in layers] == ["l", "f"] and layers[0]["width"] > 0, share
+    assert (layers[0]["width"], layers[0]["height"]) == (layers[1]["width"], layers[1]["height"]), share
     st = wait_sender(pub, "alice", screen, lambda s: s["degradationPreference"] == "maintain-resolution", 10,
                      "the share's sender to maintain resolution")
     print(f"share sender {json.dumps(st)}")
@@ -393,8 +395,9 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     # viewport changes nothing for a share.
     viewer_call(view, "va", "setQuality", screen, "low")
     viewer_call(view, "vb", "setQuality", screen, "high")
+    full = wait_inbound(view, "vb", screen, lambda s: s["width"] > 0, 20, "vb to decode the share")
+    sw, sh = full["width"], full["height"]
     wait_inbound(view, "va", screen, lambda s: size_is(s, sw, sh), 20, f"va to decode the share at {sw}x{sh}")
-    wait_inbound(view, "vb", screen, lambda s: size_is(s, sw, sh), 20, f"vb to decode the share at {sw}x{sh}")
     time.sleep(2)  # past the switch
     slow, slow_stats = frame_rate(view, "va", screen)
     fast, fast_stats = frame_rate(view, "vb", screen)
@@ -452,7 +455,7 @@ def wait_page_viewport(b, track_id, timeout=10):
     while time.time() < deadline:
         last = b.js(PAGE_VIEWPORT, track_id)
         if last and last["sent"] and (last["sent"]["width"], last["sent"]["height"]) == (
-                last["tile"]["width"], last["tile"]["height"]) and last["sent"]["result"] is not None:
+                last["tile"]["width"], last["tile"]["height"]) and last["sent"]["done"]:
             return last
         time.sleep(0.2)
     raise AssertionError(f"{b.name}: the page did not send its tile's viewport for {track_id}: {last}")
@@ -483,9 +486,8 @@ def test_meeting_page_viewports_and_quality_menu(dev_server, browsers, artifacts
     print(f"viewport at 1280 px: {json.dumps(wide)}")
     assert any(m["type"] == "set_viewport" and (m["width"], m["height"]) == (wide["tile"]["width"], wide["tile"]["height"])
                for m in wide["requests"]), wide
-    # The result: the server's echo, or null from a server that does not know set_viewport.
-    assert wide["sent"]["result"] in (None, {"trackId": track, "width": wide["tile"]["width"], "height": wide["tile"]["height"]}) \
-        or "error" not in wide["sent"]["result"], wide
+    # The result: the server's echo.
+    assert wide["sent"]["result"] == {"trackId": track, "width": wide["tile"]["width"], "height": wide["tile"]["height"]}, wide
 
     # A narrower window: the tile's new size is sent (once it settles).
     b.set_size(390, 844)
