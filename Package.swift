@@ -80,7 +80,7 @@ let package = Package(
             name: "AtriumSignal",
             dependencies: [
                 "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMedia", "AtriumJSEP",
-                "AtriumSDP", "AtriumUDP", "AtriumICE",
+                "AtriumSDP", "AtriumUDP", "AtriumICE", "AtriumForwarding",
             ],
             swiftSettings: strict
         ),

@@ -66,6 +66,12 @@ public struct LayerSelector: Equatable, Sendable {
         return current?.spatial == target.spatial ? nil : target.spatial
     }
 
+    /// Forgets the stream forwarded (after a pause): the next key frame at or below the target starts
+    /// the viewer again.
+    public mutating func restart() {
+        current = nil
+    }
+
     /// Decides one packet: its spatial stream, temporal layer (nil when the payload says none: one
     /// layer), whether it starts a key frame, whether it starts a frame, and whether that frame is a
     /// temporal layer-sync point.

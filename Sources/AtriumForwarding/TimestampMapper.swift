@@ -22,6 +22,20 @@ public struct TimestampMapper: Equatable, Sendable {
         offset = input &- (last &+ max(1, ticks))
     }
 
+    /// A switch whose new source's `input` was captured at the same instant as `equivalent` of the
+    /// source forwarded so far (both sources' sender reports say so): `input` gets the output that
+    /// `equivalent` would have had, so frames keep their capture spacing. Refused (false, nothing
+    /// changed) when that output would not come after the last one sent; `sync` then.
+    public mutating func align(_ input: UInt32, as equivalent: UInt32, now: Double) -> Bool {
+        guard let last = lastOutput else { return false }
+        let output = equivalent &- offset
+        let ahead = Int32(bitPattern: output &- last)
+        // More than 10 s ahead is a report that does not describe this stream: not trusted.
+        guard ahead > 0, Int64(ahead) < Int64(clockRate) * 10 else { return false }
+        offset = input &- output
+        return true
+    }
+
     public mutating func map(_ input: UInt32, now: Double) -> UInt32 {
         let output = input &- offset
         if lastOutput == nil || Int32(bitPattern: output &- (lastOutput ?? 0)) > 0 {

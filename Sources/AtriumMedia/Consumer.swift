@@ -3,23 +3,27 @@ import AtriumRTP
 
 /// One subscriber's copy of a producer (mediasoup's Consumer): its own SSRC, gap-free sequence numbers
 /// and timeline, a start on a key frame, and the map from its sequence numbers back to the producer's
-/// for answering NACKs. Owned by the worker thread.
+/// for answering NACKs. A consumer of a simulcast producer (mediasoup's SimulcastConsumer) also holds a
+/// `LayerSelector` that picks, packet by packet, the stream and temporal layer it forwards. Owned by
+/// the worker thread.
 final class Consumer {
     let spec: ConsumerSpec
     unowned let producer: Producer
     unowned let transport: Transport
     var seq: SeqManager
     var timestamps: TimestampMapper
-    /// Video waits for a key frame before its first packet and after a pause.
+    /// Video waits for a key frame before its first packet and after a pause (single stream).
     var waitingForKeyFrame: Bool
     /// Audio after a pause: the next packet re-syncs the sequence numbers.
     var needsSync = false
     /// The first input sequence number forwarded since the last sync: older inputs are not forwarded.
     var syncSequence: UInt16 = 0
     var rtxSequence: UInt16
-    /// Output sequence number -> input, for NACKs (the low 10 bits index it; the tag checks it).
+    /// Output sequence number -> input and its stream, for NACKs (the low 10 bits index it; the tag
+    /// checks it).
     var outputTags: [Int32]
     var outputInputs: [UInt16]
+    var outputStreams: [UInt8]
     /// When each output sequence number was last retransmitted (same index), -1 never: a NACK for it
     /// is answered again only after a round trip.
     var retransmittedAt: [Double]
@@ -28,17 +32,24 @@ final class Consumer {
     var lastTimestamp: UInt32 = 0
     var lastSentAt: Double = 0
     var closed = false
+    /// Simulcast only: the per-packet layer decision, the viewer's wish, and the picture-ID rewrite.
+    var selector: LayerSelector?
+    var preference: LayerPreference
+    var vp8: VP8Rewriter?
+    /// The stream forwarded now (0 for a single stream).
+    var currentStream = 0
 
     static let mapSize = 1024
     static let floorLag: UInt16 = 0x4000
+    /// VP8 carries at most four temporal layers (TID is two bits): a viewer gets all of them.
+    static let allTemporalLayers = 3
 
-    init(spec: ConsumerSpec, producer: Producer, transport: Transport) {
+    init(spec: ConsumerSpec, producer: Producer, transport: Transport, random: inout MediaRandom) {
         self.spec = spec
         self.producer = producer
         self.transport = transport
-        var rng = SystemRandomNumberGenerator()
-        seq = SeqManager(initialOutput: UInt16.random(in: 0...0x7FFF, using: &rng))
-        rtxSequence = UInt16.random(in: 0...0x7FFF, using: &rng)
+        seq = SeqManager(initialOutput: UInt16(truncatingIfNeeded: random.next()) & 0x7FFF)
+        rtxSequence = UInt16(truncatingIfNeeded: random.next()) & 0x7FFF
         timestamps = TimestampMapper(clockRate: producer.spec.clockRate)
         waitingForKeyFrame = producer.isVideo
         // Audio syncs on its first packet (video on its first key frame): `syncSequence` is where the
@@ -46,34 +57,113 @@ final class Consumer {
         needsSync = !producer.isVideo
         outputTags = [Int32](repeating: -1, count: Self.mapSize)
         outputInputs = [UInt16](repeating: 0, count: Self.mapSize)
+        outputStreams = [UInt8](repeating: 0, count: Self.mapSize)
         retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
+        preference = spec.preference
+        if producer.isSimulcast {
+            selector = LayerSelector(target: desiredLayer)
+            if producer.codec == .vp8 { vp8 = VP8Rewriter() }
+        }
+    }
+
+    /// The layer the viewer's preference asks for among the producer's, before clamping to what
+    /// arrives.
+    var desiredLayer: VideoLayer {
+        let spatial = LayerChoice.spatial(
+            quality: preference.quality, viewport: preference.viewport, layers: producer.streams.map(\.size),
+            screenShare: producer.isScreenShare)
+        return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers)
+    }
+
+    /// The stream a key frame is needed from: the one to start on or to switch to; nil when none.
+    var keyFrameStream: Int? {
+        guard let s = selector else { return waitingForKeyFrame ? 0 : nil }
+        guard let c = s.current else { return s.target.spatial }
+        return c.spatial == s.target.spatial ? nil : s.target.spatial
+    }
+
+    /// Points the selector at the preferred layer among the streams that arrive (`mask`, bit k:
+    /// stream k). Returns the stream a key frame is needed from, if a switch is pending.
+    @discardableResult
+    func reselect(available mask: UInt8) -> Int? {
+        guard var s = selector else { return nil }
+        var available = Set<Int>()
+        for k in producer.streams.indices where mask & (1 << k) != 0 { available.insert(k) }
+        let need = s.select(desired: desiredLayer, available: available)
+        selector = s
+        return need
+    }
+
+    enum Admission {
+        case send(sequence: UInt16, timestamp: UInt32)
+        case drop(DropReason)
+
+        /// The output sequence number and timestamp, when sent.
+        var output: (UInt16, UInt32)? {
+            if case .send(let s, let t) = self { return (s, t) }
+            return nil
+        }
     }
 
     /// Decides whether a producer packet goes to this consumer and with which sequence number and
     /// timestamp. `keyFrame` says whether the payload starts a key frame.
-    func admit(sequence: UInt16, timestamp: UInt32, keyFrame: Bool, now: Double) -> (UInt16, UInt32)? {
+    func admit(sequence: UInt16, timestamp: UInt32, keyFrame: Bool, now: Double) -> Admission {
         if waitingForKeyFrame {
-            guard keyFrame else { return nil }
+            guard keyFrame else { return .drop(.waitingKeyFrame) }
             waitingForKeyFrame = false
             sync(sequence, timestamp, now)
         } else if needsSync {
             needsSync = false
             sync(sequence, timestamp, now)
         }
-        // Older than the start of this run: part of a frame the consumer never began.
-        if SequenceNumber.isNewer(syncSequence, than: sequence) { return nil }
-        // The floor follows the stream a quarter of the range behind: compared once the run passed
-        // half the range, a fixed start would look newer than every packet and stop the consumer.
-        if SequenceNumber.isNewer(sequence, than: syncSequence &+ Self.floorLag) {
-            syncSequence = sequence &- Self.floorLag
+        return map(sequence, timestamp, stream: 0, now: now)
+    }
+
+    /// The same for a packet of stream `k` of a simulcast producer, with what its payload descriptor
+    /// says (temporal layer, frame start, layer sync).
+    func admit(
+        stream k: Int, sequence: UInt16, timestamp: UInt32, keyFrame: Bool, frameStart: Bool, temporal: Int?,
+        layerSync: Bool, now: Double
+    ) -> Admission {
+        guard var s = selector else { return .drop(.otherLayer) }
+        let decision = s.decide(
+            spatial: k, temporal: temporal, keyFrame: keyFrame, frameStart: frameStart, layerSync: layerSync)
+        selector = s
+        switch decision {
+        case .forward(switched: true):
+            switchStream(to: k, sequence: sequence, timestamp: timestamp, now: now)
+        case .forward(switched: false):
+            break
+        case .drop(.temporalAboveTarget):
+            seq.drop(sequence)
+            return .drop(.otherLayer)
+        case .drop(.waitingKeyFrame):
+            return .drop(.waitingKeyFrame)
+        case .drop(.otherStream):
+            return .drop(.otherLayer)
         }
-        guard let out = seq.map(sequence) else { return nil }
-        let ts = timestamps.map(timestamp, now: now)
-        let slot = Int(out) & (Self.mapSize - 1)
-        outputTags[slot] = Int32(out)
-        outputInputs[slot] = sequence
-        retransmittedAt[slot] = -1
-        return (out, ts)
+        guard k == currentStream else { return .drop(.otherLayer) }
+        return map(sequence, timestamp, stream: k, now: now)
+    }
+
+    /// The output continues across a switch: sequence numbers right after the last one sent, the
+    /// timeline aligned through both streams' sender reports (mediasoup's way: the same capture time
+    /// keeps the same output timestamp), else by the time elapsed since the last packet.
+    private func switchStream(to k: Int, sequence: UInt16, timestamp: UInt32, now: Double) {
+        let clockRate = producer.spec.clockRate
+        let from = currentStream
+        var aligned = false
+        if packetsOut > 0, from != k, producer.streams.indices.contains(from),
+            let wall = producer.streams[k].wallClock(of: timestamp, clockRate: clockRate),
+            let equivalent = producer.streams[from].timestamp(at: wall, clockRate: clockRate)
+        {
+            aligned = timestamps.align(timestamp, as: equivalent, now: now)
+        }
+        if !aligned { timestamps.sync(timestamp, now: now) }
+        seq.sync(sequence)
+        syncSequence = sequence
+        vp8?.sync()
+        currentStream = k
     }
 
     private func sync(_ sequence: UInt16, _ timestamp: UInt32, _ now: Double) {
@@ -82,14 +172,39 @@ final class Consumer {
         syncSequence = sequence
     }
 
-    /// The producer sequence number behind an output one, if still known.
-    func input(for output: UInt16) -> UInt16? {
+    private func map(_ sequence: UInt16, _ timestamp: UInt32, stream k: Int, now: Double) -> Admission {
+        // Older than the start of this run: part of a frame the consumer never began.
+        if SequenceNumber.isNewer(syncSequence, than: sequence) { return .drop(.waitingKeyFrame) }
+        // The floor follows the stream a quarter of the range behind: compared once the run passed
+        // half the range, a fixed start would look newer than every packet and stop the consumer.
+        if SequenceNumber.isNewer(sequence, than: syncSequence &+ Self.floorLag) {
+            syncSequence = sequence &- Self.floorLag
+        }
+        guard let out = seq.map(sequence) else { return .drop(.waitingKeyFrame) }
+        let ts = timestamps.map(timestamp, now: now)
+        let slot = Int(out) & (Self.mapSize - 1)
+        outputTags[slot] = Int32(out)
+        outputInputs[slot] = sequence
+        outputStreams[slot] = UInt8(truncatingIfNeeded: k)
+        retransmittedAt[slot] = -1
+        return .send(sequence: out, timestamp: ts)
+    }
+
+    /// The producer sequence number and stream behind an output one, if still known.
+    func input(for output: UInt16) -> (UInt16, Int)? {
         let slot = Int(output) & (Self.mapSize - 1)
-        return outputTags[slot] == Int32(output) ? outputInputs[slot] : nil
+        return outputTags[slot] == Int32(output) ? (outputInputs[slot], Int(outputStreams[slot])) : nil
     }
 
     /// After a pause: start again on a key frame (video) or re-sync (audio).
     func restart() {
-        if producer.isVideo { waitingForKeyFrame = true } else { needsSync = true }
+        if var s = selector {
+            s.restart()
+            selector = s
+        } else if producer.isVideo {
+            waitingForKeyFrame = true
+        } else {
+            needsSync = true
+        }
     }
 }

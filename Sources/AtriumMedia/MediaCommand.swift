@@ -1,3 +1,4 @@
+public import AtriumForwarding
 public import AtriumUDP
 
 /// What the signaling thread asks of the media worker. Commands are applied in order on the worker
@@ -15,7 +16,35 @@ public enum MediaCommand: Sendable {
     case pauseProducer(id: String, paused: Bool)
     case closeProducer(id: String)
     case addConsumer(ConsumerSpec)
+    /// The viewer's wish for a consumer of a layered track changed (quality, viewport).
+    case setPreference(consumer: String, LayerPreference)
     case closeConsumer(id: String)
+}
+
+/// What a viewer asked for a track: its quality, and the size of the tile it shows a camera in
+/// (0 by 0: none). The consumer maps it onto the producer's layers with `LayerChoice`.
+public struct LayerPreference: Sendable, Equatable {
+    public var quality: LayerChoice.Quality
+    public var viewport: LayerChoice.Size?
+
+    public init(quality: LayerChoice.Quality = .high, viewport: LayerChoice.Size? = nil) {
+        self.quality = quality
+        self.viewport = viewport
+    }
+}
+
+/// One simulcast encoding a publisher declared and the answer accepted, bottom layer first.
+public struct EncodingSpec: Sendable, Equatable {
+    public var rid: String
+    /// The size the publisher declared for it (`publish` `layers`); 0 when unknown.
+    public var width: Int
+    public var height: Int
+
+    public init(rid: String, width: Int = 0, height: Int = 0) {
+        self.rid = rid
+        self.width = width
+        self.height = height
+    }
 }
 
 /// The peer's side of a transport, from its SDP.
@@ -85,12 +114,21 @@ public struct ProducerSpec: Sendable, Equatable {
     public var audioLevelID: UInt8?
     public var absSendTimeID: UInt8?
     public var paused: Bool
+    /// Simulcast: the accepted encodings, bottom first, told apart by the rid header extensions
+    /// (`ssrc`/`rtxSSRC` are then unused). Empty or one: a single stream.
+    public var encodings: [EncodingSpec]
+    public var ridExtensionID: UInt8?
+    public var repairedRidExtensionID: UInt8?
 
     public init(
         id: String, transport: String, mid: String, source: String, kind: MediaTrackKind, videoCodec: String?,
         clockRate: UInt32, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?,
-        audioLevelID: UInt8?, absSendTimeID: UInt8?, paused: Bool
+        audioLevelID: UInt8?, absSendTimeID: UInt8?, paused: Bool, encodings: [EncodingSpec] = [],
+        ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil
     ) {
+        self.encodings = encodings
+        self.ridExtensionID = ridExtensionID
+        self.repairedRidExtensionID = repairedRidExtensionID
         self.id = id
         self.transport = transport
         self.mid = mid
@@ -122,11 +160,15 @@ public struct ConsumerSpec: Sendable, Equatable {
     public var nack: Bool
     public var audioLevelID: UInt8?
     public var absSendTimeID: UInt8?
+    /// For a simulcast producer: the layer the viewer wants.
+    public var preference: LayerPreference
 
     public init(
         id: String, producer: String, transport: String, ssrc: UInt32, rtxSSRC: UInt32?, payloadType: UInt8,
-        rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?
+        rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?,
+        preference: LayerPreference = LayerPreference()
     ) {
+        self.preference = preference
         self.id = id
         self.producer = producer
         self.transport = transport
@@ -154,6 +196,9 @@ public enum MediaEvent: Sendable, Equatable {
     /// for `MediaConfiguration.captureTimeout` (checked for screen shares, which a crashed or
     /// abandoned capture leaves running).
     case producerEnded(id: String, reason: ProducerEndReason)
+    /// The rids of a simulcast producer that some consumer wants now (the bottom one always), bottom
+    /// first: the publisher may turn the others off. Reported when it changes.
+    case layersWanted(producer: String, rids: [String])
 }
 
 public enum ProducerEndReason: String, Sendable {
@@ -184,11 +229,14 @@ public struct MediaConfiguration: Sendable {
     /// taken as ended (`capture_ended`). A live sender of a static screen still sends reports about
     /// every second.
     public var captureTimeout: Double
+    /// Seeds the engine's randomness (SSRCs, first sequence numbers) so a run repeats; nil: the system's.
+    public var randomSeed: UInt64?
 
     public init(
         bind: SocketAddress, announced: [SocketAddress] = [], lossPercent: Int = 0,
-        maxPublishBitrate: UInt64 = 10_000_000, captureTimeout: Double = 5
+        maxPublishBitrate: UInt64 = 10_000_000, captureTimeout: Double = 5, randomSeed: UInt64? = nil
     ) {
+        self.randomSeed = randomSeed
         self.captureTimeout = captureTimeout
         self.bind = bind
         self.announced = announced

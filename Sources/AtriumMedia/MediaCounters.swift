@@ -35,6 +35,11 @@ public enum DropReason: Int, Sendable, CaseIterable {
     case retransmissionRepeat
     /// A retransmission over the transport's budget (a share of its media rate).
     case retransmissionBudget
+    /// A packet of a simulcast stream or temporal layer the consumer does not forward now.
+    case otherLayer
+    /// Of a stream the answer did not accept: a rid that is not one of the track's, or a second
+    /// stream on a single-stream section.
+    case unnegotiatedStream
 
     public var label: String {
         switch self {
@@ -54,6 +59,8 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .notConnected: "not_connected"
         case .retransmissionRepeat: "retransmission_repeat"
         case .retransmissionBudget: "retransmission_budget"
+        case .otherLayer: "other_layer"
+        case .unnegotiatedStream: "unnegotiated_stream"
         }
     }
 }

@@ -19,9 +19,12 @@ extension MediaEngine {
         for packet in packets {
             switch packet {
             case .senderReport(let sr):
-                if let p = t.producersBySSRC[sr.ssrc] {
-                    p.stats.lastSR = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
-                    p.stats.lastSRArrival = now
+                if let p = t.producersBySSRC[sr.ssrc], let (k, _) = p.stream(ssrc: sr.ssrc) {
+                    p.streams[k].stats.lastSR = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
+                    p.streams[k].stats.lastSRArrival = now
+                    p.streams[k].reportNTP =
+                        Double(sr.ntpTimestamp >> 32) + Double(sr.ntpTimestamp & 0xFFFF_FFFF) / 4_294_967_296
+                    p.streams[k].reportRTP = sr.rtpTimestamp
                     p.lastActivity = now
                 }
                 receiveReports(sr.reports, on: t)
@@ -33,13 +36,25 @@ extension MediaEngine {
                 for s in nack.sequenceNumbers { retransmit(c, output: s) }
             case .pictureLossIndication(let pli):
                 counters.plisReceived += 1
-                t.consumersBySSRC[pli.sources.mediaSSRC]?.producer.requestKeyFrame()
+                if let c = t.consumersBySSRC[pli.sources.mediaSSRC] {
+                    c.producer.requestKeyFrame(stream: c.keyFrameStream ?? c.currentStream)
+                }
             case .fullIntraRequest(let fir):
                 counters.firsReceived += 1
-                for e in fir.entries { t.consumersBySSRC[e.ssrc]?.producer.requestKeyFrame() }
+                for e in fir.entries {
+                    if let c = t.consumersBySSRC[e.ssrc] {
+                        c.producer.requestKeyFrame(stream: c.keyFrameStream ?? c.currentStream)
+                    }
+                }
             case .goodbye(let bye):
                 // The publisher's sender for this SSRC stopped (RFC 3550 section 6.6).
-                for ssrc in bye.sources { if let p = t.producersBySSRC[ssrc] { producerEnded(p, .bye) } }
+                // A simulcast track ends when every stream it learned said so.
+                for ssrc in bye.sources {
+                    guard let p = t.producersBySSRC[ssrc], let (k, _) = p.stream(ssrc: ssrc) else { continue }
+                    p.byes |= 1 << k
+                    let known = p.streams.indices.reduce(UInt8(0)) { p.streams[$1].ssrc == nil ? $0 : $0 | 1 << $1 }
+                    if p.byes & known == known { producerEnded(p, .bye) }
+                }
             default:
                 break
             }
@@ -73,21 +88,36 @@ extension MediaEngine {
 
     /// Asks a publisher for a key frame now (a subscriber just became able to receive), unless one was
     /// asked for within the throttle interval: that one's key frame is on its way.
-    func requestKeyFrameNow(_ p: Producer) {
-        guard p.isVideo else { return }
+    func requestKeyFrameNow(_ p: Producer, stream k: Int) {
+        guard p.isVideo, p.streams.indices.contains(k) else { return }
         let t0 = now
-        guard let ssrc = p.ssrc, p.transport.isSecure, t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval
+        guard let ssrc = p.streams[k].ssrc, p.transport.isSecure,
+            t0 - p.streams[k].lastKeyFrameRequest >= Producer.keyFrameRequestInterval
         else {
-            p.requestKeyFrame()
+            p.requestKeyFrame(stream: k)
             return
         }
-        sendPLI(p, ssrc: ssrc, now: t0)
+        sendPLI(p, stream: k, ssrc: ssrc, now: t0)
     }
 
-    /// A PLI to the publisher for its track (RFC 4585 section 6.3.1), noted for the throttle.
-    func sendPLI(_ p: Producer, ssrc: UInt32, now t0: Double) {
-        p.keyFrameWanted = false
-        p.lastKeyFrameRequest = t0
+    /// Key frames for every stream a consumer waits for (the first stream of a single-stream track
+    /// when none does), at the next tick.
+    func requestKeyFrames(_ p: Producer) {
+        var any = false
+        for c in p.consumers {
+            if let k = c.keyFrameStream {
+                p.requestKeyFrame(stream: k)
+                any = true
+            }
+        }
+        if !any && !p.isSimulcast { p.requestKeyFrame(stream: 0) }
+    }
+
+    /// A PLI to the publisher for one stream of its track (RFC 4585 section 6.3.1), noted for the
+    /// throttle.
+    func sendPLI(_ p: Producer, stream k: Int, ssrc: UInt32, now t0: Double) {
+        p.streams[k].keyFrameWanted = false
+        p.streams[k].lastKeyFrameRequest = t0
         p.plisSent += 1
         counters.plisSent += 1
         sendRTCP(
@@ -121,10 +151,13 @@ extension MediaEngine {
                 if let out = try? dtls.timeout() { for d in out { enqueue(d, to: peer) } }
             }
             guard t.isSecure else { continue }
-            for p in t.producers { requestRepairs(p, on: t, now: t0) }
+            for p in t.producers {
+                if p.isSimulcast { streamsChanged(p) }
+                requestRepairs(p, on: t, now: t0)
+            }
             if t.twccExtensionID != nil && t0 - t.lastTransportFeedback >= 0.05 {
                 t.lastTransportFeedback = t0
-                let media = t.producers.first?.ssrc ?? 0
+                let media = t.producers.first?.streams.first?.ssrc ?? 0
                 while let fb = t.twcc.feedback(senderSSRC: t.rtcpSSRC, mediaSSRC: media) {
                     sendRTCP([.transportWideFeedback(fb)], on: t)
                 }
@@ -144,7 +177,7 @@ extension MediaEngine {
         guard t0 - lastSecond >= 1 else { return }
         let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond
         lastSecond = t0
-        let instant = clock.now
+        let instant = self.instant
         for t in transports.values {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
@@ -155,21 +188,23 @@ extension MediaEngine {
     }
 
     func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
-        guard let ssrc = p.ssrc else { return }
-        if t0 - p.lastKeyFrameRequest >= 1,
-            p.consumers.contains(where: { $0.waitingForKeyFrame && $0.transport.isSecure })
-        {
-            p.keyFrameWanted = true
+        for k in p.streams.indices {
+            guard let ssrc = p.streams[k].ssrc else { continue }
+            if t0 - p.streams[k].lastKeyFrameRequest >= 1,
+                p.consumers.contains(where: { $0.keyFrameStream == k && $0.transport.isSecure })
+            {
+                p.streams[k].keyFrameWanted = true
+            }
+            if p.streams[k].keyFrameWanted && t0 - p.streams[k].lastKeyFrameRequest >= Producer.keyFrameRequestInterval {
+                sendPLI(p, stream: k, ssrc: ssrc, now: t0)
+            }
+            guard p.isVideo, !p.streams[k].nacks.entries.isEmpty else { continue }
+            let lost = p.streams[k].nacks.due(now: t0, interval: max(0.02, (t.rtt ?? 0.02) * 1.5))
+            guard !lost.isEmpty else { continue }
+            p.nacksSent += 1
+            counters.nacksSent += 1
+            sendRTCP([.nack(GenericNACK(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc, lost: lost))], on: t)
         }
-        if p.keyFrameWanted && t0 - p.lastKeyFrameRequest >= Producer.keyFrameRequestInterval {
-            sendPLI(p, ssrc: ssrc, now: t0)
-        }
-        guard p.isVideo, !p.nacks.entries.isEmpty else { return }
-        let lost = p.nacks.due(now: t0, interval: max(0.02, (t.rtt ?? 0.02) * 1.5))
-        guard !lost.isEmpty else { return }
-        p.nacksSent += 1
-        counters.nacksSent += 1
-        sendRTCP([.nack(GenericNACK(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc, lost: lost))], on: t)
     }
 
     /// A receiver report for every producer of a publisher transport, with a REMB: while loss stays
@@ -180,15 +215,17 @@ extension MediaEngine {
         var worst: UInt8 = 0
         var ssrcs: [UInt32] = []
         for p in t.producers {
-            guard let ssrc = p.ssrc, p.stats.started else { continue }
-            let r = p.stats.report(ssrc: ssrc, now: t0)
-            worst = max(worst, r.fraction)
-            ssrcs.append(ssrc)
-            blocks.append(
-                ReceptionReport(
-                    ssrc: ssrc, fractionLost: r.fraction, cumulativeLost: r.lost,
-                    extendedHighestSequence: p.stats.extendedMax, jitter: r.jitter,
-                    lastSenderReport: p.stats.lastSR, delaySinceLastSenderReport: r.dlsr))
+            for k in p.streams.indices {
+                guard let ssrc = p.streams[k].ssrc, p.streams[k].stats.started else { continue }
+                let r = p.streams[k].stats.report(ssrc: ssrc, now: t0)
+                worst = max(worst, r.fraction)
+                ssrcs.append(ssrc)
+                blocks.append(
+                    ReceptionReport(
+                        ssrc: ssrc, fractionLost: r.fraction, cumulativeLost: r.lost,
+                        extendedHighestSequence: p.streams[k].stats.extendedMax, jitter: r.jitter,
+                        lastSenderReport: p.streams[k].stats.lastSR, delaySinceLastSenderReport: r.dlsr))
+            }
         }
         guard !blocks.isEmpty else { return }
         let incoming = Double(t.bytesSinceReport * 8) / max(elapsed, 0.001)

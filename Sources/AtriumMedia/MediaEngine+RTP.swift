@@ -18,7 +18,7 @@ extension MediaEngine {
             let seq = UInt16(rx[i].payload[r.lowerBound]) << 8 | UInt16(rx[i].payload[r.lowerBound + 1])
             t.twcc.record(seq, at: Int64(now * 1_000_000))
         }
-        guard let (p, isRTX) = producer(for: header, packet: i, on: t) else { return }
+        guard let (p, k, isRTX) = producer(for: header, packet: i, on: t) else { return }
         if isRTX {
             // RFC 4588 section 4: the original sequence number leads the payload. Padding-only RTX
             // packets (bandwidth probes) carry none.
@@ -26,25 +26,31 @@ extension MediaEngine {
             guard header.payloadRange.count >= 2 else { return }
             let osn = UInt16(rx[i].payload[start]) << 8 | UInt16(rx[i].payload[start + 1])
             rx[i].payload.removeSubrange(start..<start + 2)
-            guard let primary = p.ssrc,
+            guard let primary = p.streams[k].ssrc,
                 (try? RTPPacketWriter.rewrite(
                     &rx[i].payload,
                     RTPPacketWriter.Rewrite(ssrc: primary, sequenceNumber: osn, payloadType: p.spec.payloadType)))
                     != nil
             else { return }
             forward(
-                i, on: t, producer: p, sequence: osn, timestamp: header.timestamp, headerInfo: header, recovered: true)
+                i, on: t, producer: p, stream: k, sequence: osn, timestamp: header.timestamp, headerInfo: header,
+                recovered: true)
         } else {
             forward(
-                i, on: t, producer: p, sequence: header.sequenceNumber, timestamp: header.timestamp,
+                i, on: t, producer: p, stream: k, sequence: header.sequenceNumber, timestamp: header.timestamp,
                 headerInfo: header, recovered: false)
         }
     }
 
-    /// The producer a packet belongs to: by SSRC, else by the mid header extension (learning the SSRC).
-    func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Producer, Bool)? {
-        if let p = t.producersBySSRC[header.ssrc] { return (p, false) }
-        if let p = t.producersByRTXSSRC[header.ssrc] { return (p, true) }
+    /// The producer and stream a packet belongs to, and whether it is RTX: by SSRC, else by the mid
+    /// header extension and (simulcast) the rid or repaired-rid one, learning the SSRC. A stream the
+    /// answer did not accept (an unknown rid, a second stream on a single-stream section) is dropped.
+    func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Producer, Int, Bool)? {
+        if let p = t.producersBySSRC[header.ssrc] ?? t.producersByRTXSSRC[header.ssrc],
+            let (k, rtx) = p.stream(ssrc: header.ssrc)
+        {
+            return (p, k, rtx)
+        }
         if t.endedSSRCs.contains(header.ssrc) {
             counters.drop(.ended)
             return nil
@@ -62,23 +68,46 @@ extension MediaEngine {
             counters.drop(t.endedMids.contains(mid) ? .ended : t.rejectedMids.contains(mid) ? .rejected : .unknownSSRC)
             return nil
         }
-        if header.payloadType == p.spec.rtxPayloadType {
-            p.rtxSSRC = header.ssrc
-            t.producersByRTXSSRC[header.ssrc] = p
-            return (p, true)
-        }
-        guard header.payloadType == p.spec.payloadType else {
+        let rtx = header.payloadType == p.spec.rtxPayloadType
+        guard rtx || header.payloadType == p.spec.payloadType else {
             counters.drop(.unknownSSRC)
             return nil
         }
-        p.ssrc = header.ssrc
-        t.producersBySSRC[header.ssrc] = p
-        return (p, false)
+        let ridRange =
+            (rtx ? p.spec.repairedRidExtensionID : nil).flatMap { header.extensionValueRange(id: $0, in: rx[i].payload) }
+            ?? p.spec.ridExtensionID.flatMap { header.extensionValueRange(id: $0, in: rx[i].payload) }
+        let k: Int
+        if p.isSimulcast {
+            guard let ridRange, let found = p.stream(rid: rx[i].payload[ridRange]) else {
+                counters.drop(.unnegotiatedStream)
+                return nil
+            }
+            k = found
+        } else {
+            // One stream: a packet naming another rid than the one learned is a stream the answer
+            // declined (an answer edited to accept rids); without rids the SSRC may change.
+            let known = rtx ? p.streams[0].rtxSSRC : p.streams[0].ssrc
+            if known != nil, let ridRange, !ridRange.isEmpty {
+                counters.drop(.unnegotiatedStream)
+                return nil
+            }
+            k = 0
+        }
+        if rtx {
+            if let old = p.streams[k].rtxSSRC, t.producersByRTXSSRC[old] === p { t.producersByRTXSSRC[old] = nil }
+            p.streams[k].rtxSSRC = header.ssrc
+            t.producersByRTXSSRC[header.ssrc] = p
+        } else {
+            if let old = p.streams[k].ssrc, t.producersBySSRC[old] === p { t.producersBySSRC[old] = nil }
+            p.streams[k].ssrc = header.ssrc
+            t.producersBySSRC[header.ssrc] = p
+        }
+        return (p, k, rtx)
     }
 
     func forward(
-        _ i: Int, on t: Transport, producer p: Producer, sequence: UInt16, timestamp: UInt32, headerInfo: RTPHeader,
-        recovered: Bool
+        _ i: Int, on t: Transport, producer p: Producer, stream k: Int, sequence: UInt16, timestamp: UInt32,
+        headerInfo: RTPHeader, recovered: Bool
     ) {
         let length = rx[i].payload.count
         let t0 = now
@@ -90,14 +119,17 @@ extension MediaEngine {
         t.bytesSinceReport += length
         t.packetsIn += 1
         t.bytesIn += length
-        if let gap = p.stats.update(sequence: sequence, timestamp: timestamp, clockRate: p.spec.clockRate, now: t0),
-            p.isVideo
+        p.streams[k].packetsIn += 1
+        p.streams[k].lastPacketAt = t0
+        if p.availableMask & (1 << k) == 0 { streamsChanged(p) }
+        if let gap = p.streams[k].stats.update(
+            sequence: sequence, timestamp: timestamp, clockRate: p.spec.clockRate, now: t0), p.isVideo
         {
-            p.nacks.missed(from: gap.0, to: gap.1, now: t0)
+            p.streams[k].nacks.missed(from: gap.0, to: gap.1, now: t0)
         } else if recovered || p.isVideo {
-            p.nacks.arrived(sequence)
+            p.streams[k].nacks.arrived(sequence)
         }
-        p.buffer?.store(rx[i].payload, sequence: sequence)
+        p.streams[k].buffer?.store(rx[i].payload, sequence: sequence)
         if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: rx[i].payload), !r.isEmpty {
             p.levelSum += Int(rx[i].payload[r.lowerBound] & 0x7F)
             p.levelCount += 1
@@ -107,12 +139,18 @@ extension MediaEngine {
             return
         }
         guard !p.consumers.isEmpty else { return }
+        let payload = headerInfo.payloadRange
+        let media = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
         var keyFrame = false
-        if let codec = p.codec, p.consumers.contains(where: \.waitingForKeyFrame) {
-            let payload = headerInfo.payloadRange
-            let adjusted = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
-            keyFrame = rx[i].payload.withUnsafeBytes { raw in
-                KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[adjusted]), codec: codec)
+        var vp8: VP8Descriptor?
+        if let codec = p.codec {
+            if codec == .vp8 && p.isSimulcast {
+                vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+            }
+            if p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
+                keyFrame = rx[i].payload.withUnsafeBytes { raw in
+                    KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
+                }
             }
         }
         for c in p.consumers {
@@ -122,11 +160,17 @@ extension MediaEngine {
                 counters.drop(.notConnected)
                 continue
             }
-            guard let (outSeq, outTS) = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
-            else {
+            let admission =
+                p.isSimulcast
+                ? c.admit(
+                    stream: k, sequence: sequence, timestamp: timestamp, keyFrame: keyFrame,
+                    frameStart: vp8?.startsFrame ?? keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
+                    layerSync: vp8?.layerSync ?? false, now: t0)
+                : c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
+            guard case .send(let outSeq, let outTS) = admission else {
                 // Key frames are asked for when the consumer starts and re-asked every second
                 // (`requestRepairs`), not per packet.
-                counters.drop(.waitingKeyFrame)
+                if case .drop(let reason) = admission { counters.drop(reason) }
                 continue
             }
             if injectedLoss() {
@@ -137,6 +181,9 @@ extension MediaEngine {
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
             tx[slot].payload.append(contentsOf: rx[i].payload)
+            if let d = vp8, c.vp8 != nil {
+                tx[slot].payload.withUnsafeMutableBytes { c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d) }
+            }
             guard
                 send(
                     slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
@@ -209,8 +256,8 @@ extension MediaEngine {
     /// and retransmissions stay within the transport's budget (`retransmissionShare` of its media);
     /// what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
-        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let buffer = c.producer.buffer,
-            let input = c.input(for: output)
+        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let (input, k) = c.input(for: output),
+            c.producer.streams.indices.contains(k), let buffer = c.producer.streams[k].buffer
         else {
             counters.retransmissionMisses += 1
             return

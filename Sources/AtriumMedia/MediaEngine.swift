@@ -13,7 +13,7 @@ import AtriumUDP
 /// Everything the media worker thread owns: the socket, the transports, producers and consumers, and
 /// the packet path. Nothing here is touched from another thread (`MediaWorker` hands commands in).
 final class MediaEngine {
-    let socket: UDPSocket
+    let io: MediaIO
     let poller: EpollPoller
     let certificate: DTLSCertificate
     let config: MediaConfiguration
@@ -22,6 +22,8 @@ final class MediaEngine {
     let iceAddress: STUNTransportAddress
     let clock = ContinuousClock()
     let epoch: ContinuousClock.Instant
+    let clockSource: MediaClock
+    var random: MediaRandom
 
     var transports: [String: Transport] = [:]
     var byUfrag: [String: Transport] = [:]
@@ -45,25 +47,48 @@ final class MediaEngine {
 
     static let slotCapacity = 1500 + 64
 
-    init(config: MediaConfiguration, logger: Logger) throws {
+    /// An engine on a UDP socket bound to `config.bind`, or (`memory`) one whose datagrams stay in
+    /// memory: a test hands packets to `receive(_:from:)`, advances a manual clock and calls `tick`.
+    init(config: MediaConfiguration, logger: Logger, clock: MediaClock = .system, memory: MemoryPort? = nil) throws {
         self.config = config
         self.logger = logger
-        socket = try UDPSocket(bindingTo: config.bind, batchSize: 32, maxDatagramSize: Self.slotCapacity)
-        try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
         poller = try EpollPoller()
-        try poller.register(socket, token: 1)
+        if let memory {
+            io = .memory(memory)
+        } else {
+            let socket = try UDPSocket(bindingTo: config.bind, batchSize: 32, maxDatagramSize: Self.slotCapacity)
+            try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
+            try poller.register(socket, token: 1)
+            io = .udp(socket)
+        }
         certificate = try DTLSCertificate()
-        let announced = config.announced.first ?? socket.localAddress
-        iceAddress = Self.stunAddress(announced.withPort(socket.localAddress.port))
-        epoch = clock.now
+        let local = io.localAddress
+        let announced = config.announced.first ?? local
+        iceAddress = Self.stunAddress(announced.withPort(local.port))
+        epoch = self.clock.now
+        clockSource = clock
+        random = MediaRandom(seed: config.randomSeed)
         rx = (0..<32).map { _ in Datagram(capacity: Self.slotCapacity) }
         tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
     }
 
     /// Seconds since the engine started (the packet path's clock).
     @inline(__always) var now: Double {
-        let d = clock.now - epoch
-        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        switch clockSource {
+        case .system:
+            let d = clock.now - epoch
+            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        case .manual(let m):
+            return m.now
+        }
+    }
+
+    /// The same time as an instant, for the ICE agents.
+    var instant: ContinuousClock.Instant {
+        switch clockSource {
+        case .system: clock.now
+        case .manual(let m): epoch.advanced(by: .seconds(m.now))
+        }
     }
 
     static func stunAddress(_ a: SocketAddress) -> STUNTransportAddress {
@@ -86,7 +111,7 @@ final class MediaEngine {
     /// returns (the caller loops and applies commands when the wakeup fired).
     func runOnce(timeout: Duration) throws -> Bool {
         let woken = try poller.wait(timeout: timeout, ready: &ready)
-        if !ready.isEmpty {
+        if !ready.isEmpty, case .udp(let socket) = io {
             var rounds = 0
             while rounds < 16 {
                 let n = try socket.receive(into: &rx)
@@ -111,6 +136,16 @@ final class MediaEngine {
         lossState ^= lossState >> 7
         lossState ^= lossState << 17
         return Int(lossState % 100) < config.lossPercent
+    }
+
+    /// A datagram from memory (an in-memory engine's input): received as if from the socket, then
+    /// what it caused is sent.
+    func receive(_ bytes: [UInt8], from address: SocketAddress) {
+        rx[0].payload.removeAll(keepingCapacity: true)
+        rx[0].payload.append(contentsOf: bytes)
+        rx[0].address = address
+        receive(0)
+        flush()
     }
 
     func receive(_ i: Int) {
@@ -143,7 +178,7 @@ final class MediaEngine {
             return
         }
         let source = Self.stunAddress(address)
-        let actions = transport.ice.receive(stun: message, from: source, now: clock.now)
+        let actions = transport.ice.receive(stun: message, from: source, now: instant)
         transport.lastHeard = now
         if transport.ice.validPairs.contains(source) && !transport.addresses.contains(address) {
             transport.addresses.insert(address)
@@ -281,10 +316,10 @@ final class MediaEngine {
                 counters.dtlsHandshakes += 1
                 report(t, .connected)
                 logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
-                for p in t.producers { p.requestKeyFrame() }
+                for p in t.producers { requestKeyFrames(p) }
                 // A subscriber can decode nothing before a key frame: ask each publisher now, not on the
                 // next periodic request.
-                for c in t.consumers where c.waitingForKeyFrame { requestKeyFrameNow(c.producer) }
+                for c in t.consumers { if let k = c.keyFrameStream { requestKeyFrameNow(c.producer, stream: k) } }
             case .closed:
                 t.connected = false
                 report(t, .closed)
@@ -334,6 +369,11 @@ final class MediaEngine {
 
     func flush() {
         guard txCount > 0 else { return }
+        guard case .udp(let socket) = io else {
+            if case .memory(let m) = io { m.sent += tx[0..<txCount] }
+            txCount = 0
+            return
+        }
         do {
             let sent = try socket.send(tx[0..<txCount])
             if sent < txCount {
@@ -376,8 +416,8 @@ final class MediaEngine {
             let ice = ICELiteAgent(
                 localAddress: iceAddress,
                 localCredentials: ICECredentials(ufrag: spec.localUfrag, password: spec.localPassword),
-                remoteUfrag: spec.remote?.ufrag, remotePassword: spec.remote?.password, now: clock.now)
-            let t = Transport(spec: spec, ice: ice)
+                remoteUfrag: spec.remote?.ufrag, remotePassword: spec.remote?.password, now: instant)
+            let t = Transport(spec: spec, ice: ice, rtcpSSRC: random.nonzero32())
             transports[spec.id] = t
             byUfrag[spec.localUfrag] = t
             makeDTLS(t)
@@ -400,27 +440,38 @@ final class MediaEngine {
             let p = Producer(spec: spec, transport: t)
             producers[spec.id] = p
             t.add(p)
+            reportWanted(p)
         case .pauseProducer(let id, let paused):
             guard let p = producers[id], p.paused != paused else { return }
             p.paused = paused
             if !paused {
                 if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
-                p.requestKeyFrame()
+                requestKeyFrames(p)
             }
         case .closeProducer(let id):
             if let p = producers[id] { close(p) }
         case .addConsumer(let spec):
             guard consumers[spec.id] == nil, let p = producers[spec.producer], let t = transports[spec.transport]
             else { return }
-            let c = Consumer(spec: spec, producer: p, transport: t)
+            let c = Consumer(spec: spec, producer: p, transport: t, random: &random)
             consumers[spec.id] = c
             p.consumers.append(c)
             t.add(c)
+            c.reselect(available: p.availableMask)
+            reportWanted(p)
             // Before DTLS completes the request waits for it (`handle(_:on:)`).
-            if t.isSecure { requestKeyFrameNow(p) }
+            if t.isSecure, let k = c.keyFrameStream { requestKeyFrameNow(p, stream: k) }
+        case .setPreference(let id, let preference):
+            guard let c = consumers[id], c.preference != preference else { return }
+            c.preference = preference
+            if let k = c.reselect(available: c.producer.availableMask) { requestKeyFrameNow(c.producer, stream: k) }
+            reportWanted(c.producer)
         case .closeConsumer(let id):
-            if let c = consumers[id] { close(c, bye: true) }
+            if let c = consumers[id] {
+                close(c, bye: true)
+                reportWanted(c.producer)
+            }
         }
     }
 
@@ -438,13 +489,13 @@ final class MediaEngine {
             byUfrag[t.ice.localCredentials.ufrag] = nil
             t.ice = ICELiteAgent(
                 localAddress: iceAddress, localCredentials: ICECredentials(ufrag: ufrag, password: password),
-                remoteUfrag: remote.ufrag, remotePassword: remote.password, now: clock.now)
+                remoteUfrag: remote.ufrag, remotePassword: remote.password, now: instant)
             byUfrag[ufrag] = t
         } else if t.ice.remoteUfrag != remote.ufrag || t.ice.localCredentials.ufrag != ufrag {
             byUfrag[t.ice.localCredentials.ufrag] = nil
             t.ice.restart(
                 localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
-                remotePwd: remote.password, now: clock.now)
+                remotePwd: remote.password, now: instant)
             byUfrag[ufrag] = t
             t.iceGeneration += 1
             logger.info("ice restart", ("transport", t.label))
@@ -518,7 +569,8 @@ final class MediaEngine {
             TrackStats(
                 track: p.spec.id, source: p.spec.source, packetsIn: p.packetsIn, bytesIn: p.bytesIn,
                 packetsOut: p.packetsOut, bytesOut: p.bytesOut,
-                nacksSent: p.nacksSent, plisSent: p.plisSent, consumers: p.consumers.count, lost: p.stats.lost)
+                nacksSent: p.nacksSent, plisSent: p.plisSent, consumers: p.consumers.count,
+                lost: p.streams.reduce(0) { $0 + $1.stats.lost })
         }.sorted { $0.track < $1.track }
         return s
     }

@@ -29,7 +29,7 @@ public final class MediaWorker: Sendable {
     /// Binds the socket and makes the certificate; `start()` runs the thread.
     public init(configuration: MediaConfiguration, logger: Logger) throws {
         let engine = try MediaEngine(config: configuration, logger: logger)
-        localAddress = engine.socket.localAddress
+        localAddress = engine.io.localAddress
         let port = localAddress.port
         candidateAddresses =
             configuration.announced.isEmpty ? [localAddress] : configuration.announced.map { $0.withPort(port) }

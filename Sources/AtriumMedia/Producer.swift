@@ -1,22 +1,17 @@
 import AtriumForwarding
 import AtriumRTP
 
-/// A track received from a publisher transport (mediasoup's Producer): its SSRCs, the packets kept for
-/// retransmission, reception statistics and the consumers it feeds. Owned by the worker thread.
+/// A track received from a publisher transport (mediasoup's Producer): one receive stream per
+/// encoding (one, or a simulcast's two or three), the consumers it feeds, and what the track reports
+/// as a whole. Owned by the worker thread.
 final class Producer {
     let spec: ProducerSpec
     unowned let transport: Transport
     let codec: VideoCodec?
-    var ssrc: UInt32?
-    var rtxSSRC: UInt32?
+    /// Bottom layer first; a single-stream track has one, without a rid.
+    var streams: [ReceiveStream]
     var paused: Bool
     var consumers: [Consumer] = []
-    var buffer: RetransmissionBuffer?
-    var stats = ReceiveStatistics()
-    var nacks = NackList()
-    /// Last PLI sent to the publisher (monotonic seconds); PLIs are throttled to one per 300 ms.
-    var lastKeyFrameRequest: Double = -10
-    var keyFrameWanted = false
     var packetsIn = 0
     var bytesIn = 0
     var packetsOut = 0
@@ -30,23 +25,103 @@ final class Producer {
     var lastActivity: Double?
     /// Reported as ended (BYE or inactivity): reported once.
     var endReported = false
+    /// The streams that sent an RTCP BYE (bit k: stream k).
+    var byes: UInt8 = 0
+    /// The streams that arrive (bit k: stream k), as last handed to the consumers' selectors.
+    var availableMask: UInt8 = 0
+    /// The rids last reported as wanted (`MediaEvent.layersWanted`); nil before the first report.
+    var reportedWanted: [String]?
 
     static let keyFrameRequestInterval = 0.3
+    /// A stream without a packet for this long has stopped arriving: its viewers move down a layer.
+    static let streamTimeout = 1.0
 
     init(spec: ProducerSpec, transport: Transport) {
         self.spec = spec
         self.transport = transport
         codec = spec.videoCodec.flatMap { VideoCodec(encodingName: $0) }
-        ssrc = spec.ssrc
-        rtxSSRC = spec.rtxSSRC
+        let video = spec.kind == .video
+        if spec.encodings.count > 1 {
+            streams = spec.encodings.map {
+                ReceiveStream(
+                    rid: $0.rid, size: LayerChoice.Size(width: $0.width, height: $0.height), ssrc: nil, rtxSSRC: nil,
+                    video: video)
+            }
+        } else {
+            streams = [
+                ReceiveStream(
+                    rid: spec.encodings.first?.rid, size: LayerChoice.Size(width: 0, height: 0), ssrc: spec.ssrc,
+                    rtxSSRC: spec.rtxSSRC, video: video)
+            ]
+        }
         paused = spec.paused
-        if spec.kind == .video { buffer = RetransmissionBuffer(capacity: 512) }
     }
 
     var isVideo: Bool { spec.kind == .video }
+    var isSimulcast: Bool { streams.count > 1 }
+    var isScreenShare: Bool { spec.source == "screen_share" }
 
-    /// Asks for a key frame at the next tick (throttled there).
-    func requestKeyFrame() {
-        if isVideo { keyFrameWanted = true }
+    /// The stream an SSRC belongs to, and whether it is that stream's RTX.
+    func stream(ssrc: UInt32) -> (Int, Bool)? {
+        for k in streams.indices {
+            if streams[k].ssrc == ssrc { return (k, false) }
+            if streams[k].rtxSSRC == ssrc { return (k, true) }
+        }
+        return nil
+    }
+
+    /// The stream a rid names (RFC 8852 `rtp-stream-id` or `repaired-rtp-stream-id`).
+    func stream(rid: ArraySlice<UInt8>) -> Int? {
+        streams.firstIndex { s in s.rid.map { $0.utf8.elementsEqual(rid) } ?? false }
+    }
+
+    /// Asks for a key frame of stream `k` at the next tick (throttled there).
+    func requestKeyFrame(stream k: Int = 0) {
+        if isVideo, streams.indices.contains(k) { streams[k].keyFrameWanted = true }
+    }
+}
+
+/// One encoding a producer receives (mediasoup's RtpStreamRecv): its SSRCs (from the offer, or learned
+/// from the first packet naming its mid and rid), reception statistics, NACK list and retransmission
+/// buffer, and its last sender report for aligning timelines when a viewer switches streams.
+struct ReceiveStream {
+    let rid: String?
+    /// The size the publisher declared for this layer; 0 by 0 when unknown.
+    let size: LayerChoice.Size
+    var ssrc: UInt32?
+    var rtxSSRC: UInt32?
+    var stats = ReceiveStatistics()
+    var nacks = NackList()
+    var buffer: RetransmissionBuffer?
+    /// Last PLI sent for this stream (engine seconds); PLIs are throttled to one per 300 ms.
+    var lastKeyFrameRequest: Double = -10
+    var keyFrameWanted = false
+    var packetsIn = 0
+    /// The last packet of this stream (engine seconds); nil before the first.
+    var lastPacketAt: Double?
+    /// The last sender report: its NTP time in seconds and the RTP timestamp it maps to.
+    var reportNTP: Double?
+    var reportRTP: UInt32 = 0
+
+    init(rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool) {
+        self.rid = rid
+        self.size = size
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        if video { buffer = RetransmissionBuffer(capacity: 512) }
+    }
+
+    /// The capture time of an RTP timestamp of this stream, by its last sender report.
+    func wallClock(of timestamp: UInt32, clockRate: UInt32) -> Double? {
+        guard let ntp = reportNTP, clockRate > 0 else { return nil }
+        return ntp + Double(Int32(bitPattern: timestamp &- reportRTP)) / Double(clockRate)
+    }
+
+    /// The RTP timestamp of this stream for a capture time, by its last sender report.
+    func timestamp(at wall: Double, clockRate: UInt32) -> UInt32? {
+        guard let ntp = reportNTP, clockRate > 0 else { return nil }
+        let ticks = ((wall - ntp) * Double(clockRate)).rounded()
+        guard ticks.isFinite, abs(ticks) < Double(Int32.max) else { return nil }
+        return reportRTP &+ UInt32(bitPattern: Int32(ticks))
     }
 }

@@ -28,8 +28,8 @@ final class Transport {
     var rejectedSSRCs: Set<UInt32> = []
     var endedMids: Set<String> = []
     var endedSSRCs: Set<UInt32> = []
-    /// The SSRCs (primary, RTX) the last ended producer of each mid had learned, for its successor.
-    var endedSSRCsByMid: [String: (ssrc: UInt32?, rtx: UInt32?)] = [:]
+    /// The streams (rid, SSRC, RTX SSRC) the last ended producer of each mid had learned, for its successor.
+    var endedStreamsByMid: [String: [(rid: String?, ssrc: UInt32?, rtx: UInt32?)]] = [:]
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
@@ -57,15 +57,14 @@ final class Transport {
     /// from lately is alive, so one of its SSRCs falling silent means that sender stopped.
     var lastHeard: Double = 0
 
-    init(spec: TransportSpec, ice: ICELiteAgent) {
+    init(spec: TransportSpec, ice: ICELiteAgent, rtcpSSRC: UInt32) {
         id = spec.id
         label = spec.label
         self.ice = ice
         remote = spec.remote
         midExtensionID = spec.remote?.midExtensionID
         twccExtensionID = spec.remote?.transportWideCCExtensionID
-        var rng = SystemRandomNumberGenerator()
-        rtcpSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+        self.rtcpSSRC = rtcpSSRC
     }
 
     var isSecure: Bool { srtpIn != nil && srtpOut != nil }
@@ -74,15 +73,26 @@ final class Transport {
         // A transceiver given a new track (RTCRtpSender.replaceTrack) keeps its SSRCs, and Chromium no
         // longer sends the mid extension on them. When the offer does not list them (simulcast: rids
         // instead of a=ssrc), the new producer of the mid takes over the ended one's.
-        if p.ssrc == nil, p.rtxSSRC == nil, let old = endedSSRCsByMid.removeValue(forKey: p.spec.mid) {
-            p.ssrc = old.ssrc
-            p.rtxSSRC = old.rtx
-            for s in [old.ssrc, old.rtx].compactMap({ $0 }) { endedSSRCs.remove(s) }
+        // Streams match by rid (a single stream: the one of the ended producer).
+        if p.streams.allSatisfy({ $0.ssrc == nil && $0.rtxSSRC == nil }),
+            let old = endedStreamsByMid.removeValue(forKey: p.spec.mid)
+        {
+            for k in p.streams.indices {
+                guard
+                    let o = p.streams.count == 1 && old.count == 1
+                        ? old.first : old.first(where: { $0.rid == p.streams[k].rid })
+                else { continue }
+                p.streams[k].ssrc = o.ssrc
+                p.streams[k].rtxSSRC = o.rtx
+                for s in [o.ssrc, o.rtx].compactMap({ $0 }) { endedSSRCs.remove(s) }
+            }
         }
         producers.append(p)
         producersByMid[p.spec.mid] = p
-        if let s = p.ssrc { producersBySSRC[s] = p }
-        if let s = p.rtxSSRC { producersByRTXSSRC[s] = p }
+        for stream in p.streams {
+            if let s = stream.ssrc { producersBySSRC[s] = p }
+            if let s = stream.rtxSSRC { producersByRTXSSRC[s] = p }
+        }
         rejectedMids.remove(p.spec.mid)
         endedMids.remove(p.spec.mid)
     }
@@ -93,9 +103,12 @@ final class Transport {
         producersBySSRC = producersBySSRC.filter { $0.value !== p }
         producersByRTXSSRC = producersByRTXSSRC.filter { $0.value !== p }
         endedMids.insert(p.spec.mid)
-        if let s = p.ssrc { endedSSRCs.insert(s) }
-        if let s = p.rtxSSRC { endedSSRCs.insert(s) }
-        if p.ssrc != nil || p.rtxSSRC != nil { endedSSRCsByMid[p.spec.mid] = (p.ssrc, p.rtxSSRC) }
+        for stream in p.streams {
+            if let s = stream.ssrc { endedSSRCs.insert(s) }
+            if let s = stream.rtxSSRC { endedSSRCs.insert(s) }
+        }
+        let learned = p.streams.filter { $0.ssrc != nil || $0.rtxSSRC != nil }
+        if !learned.isEmpty { endedStreamsByMid[p.spec.mid] = learned.map { ($0.rid, $0.ssrc, $0.rtxSSRC) } }
     }
 
     func add(_ c: Consumer) {

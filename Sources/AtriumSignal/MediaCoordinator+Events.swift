@@ -30,6 +30,14 @@ extension MediaCoordinator {
                 captureEnded(TrackID(id), hub: hub, now: now)
                 continue
             }
+            if case .layersWanted(let id, let rids) = event {
+                // The publisher may turn the other encodings off (`layers_wanted`).
+                let track = TrackID(id)
+                guard let info = producers[track] else { continue }
+                wantedLayers[track] = rids
+                push(info.owner, Self.layersWantedMessage(track, rids))
+                continue
+            }
             if case .transportState(let id, let state) = event, state != .closed {
                 for (pid, peer) in peers {
                     let target =

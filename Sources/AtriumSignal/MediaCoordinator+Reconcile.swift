@@ -1,3 +1,4 @@
+import AtriumForwarding
 import AtriumJSEP
 import AtriumJSON
 import AtriumMedia
@@ -14,6 +15,7 @@ extension MediaCoordinator {
         for (trackID, info) in producers where info.room == room {
             guard let track = state?.tracks[trackID] else {
                 producers[trackID] = nil
+                wantedLayers[trackID] = nil
                 worker.submit(.closeProducer(id: trackID.rawValue))
                 if var peer = peers[info.owner], var pub = peer.publisher {
                     pub.bindings = pub.bindings.filter { $0.value != trackID }
@@ -35,6 +37,7 @@ extension MediaCoordinator {
             if let pub = peer.publisher { worker.submit(.closeTransport(id: pub.transport)) }
             if let sub = peer.subscriber { worker.submit(.closeTransport(id: sub.transport)) }
             peers[pid] = nil
+            viewports[pid] = nil
         }
         guard let state else {
             speakers[room] = nil
@@ -62,6 +65,13 @@ extension MediaCoordinator {
         }
         guard var sub = peer.subscriber else { return }
         var changed = false
+        // A changed quality or viewport reaches the consumers that exist; new ones get it at creation.
+        for i in sub.sections.indices where sub.sections[i].active {
+            let wish = preference(pid, sub.sections[i].track, state)
+            guard wish != sub.sections[i].preference else { continue }
+            sub.sections[i].preference = wish
+            if let c = sub.sections[i].consumer { worker.submit(.setPreference(consumer: c, wish)) }
+        }
         for i in sub.sections.indices where sub.sections[i].active && !wanted.contains(sub.sections[i].track) {
             sub.sections[i].active = false
             // Its payload types serve the next section of the same codec configuration: the ended
@@ -83,7 +93,8 @@ extension MediaCoordinator {
                     kind: info.codec.kind, codec: codec,
                     parameters: info.parameters,
                     ssrc: UInt32.random(in: 1...UInt32.max, using: &rng),
-                    rtxSSRC: UInt32.random(in: 1...UInt32.max, using: &rng), active: true, consumer: nil))
+                    rtxSSRC: UInt32.random(in: 1...UInt32.max, using: &rng), active: true, consumer: nil,
+                    preference: preference(pid, trackID, state)))
             sub.nextMid += 1
             changed = true
         }
@@ -202,7 +213,7 @@ extension MediaCoordinator {
                         rtxSSRC: video ? s.rtxSSRC : nil, payloadType: answered?.media ?? s.codec.payloadType,
                         rtxPayloadType: video && s.codec.rtxPayloadType != nil ? answered?.rtx : nil,
                         nack: video && answer.nack.contains(s.mid), audioLevelID: video ? nil : ext.audioLevel,
-                        absSendTimeID: ext.absSendTime)))
+                        absSendTimeID: ext.absSendTime, preference: s.preference)))
             sub.sections[i].consumer = id
         }
         sub.pending = nil
@@ -212,8 +223,27 @@ extension MediaCoordinator {
         if again { negotiate(pid) }
     }
 
-    /// After a join or a resume: an offer made while the participant had no socket is sent (again).
+    /// After a join or a resume: an offer made while the participant had no socket is sent (again),
+    /// and so are the layers wanted of its simulcast tracks.
     func resumed(_ pid: ParticipantID) {
         if let message = peers[pid]?.subscriber?.pending?.message { push(pid, message) }
+        for (track, info) in producers where info.owner == pid {
+            if let rids = wantedLayers[track] { push(pid, Self.layersWantedMessage(track, rids)) }
+        }
+    }
+
+    /// What a viewer asked of a track: its subscription's quality and its viewport.
+    func preference(_ pid: ParticipantID, _ track: TrackID, _ state: RoomState) -> LayerPreference {
+        let quality: LayerChoice.Quality =
+            switch state.participants[pid]?.subscriptions[track] ?? .high {
+            case .low: .low
+            case .medium: .medium
+            case .high: .high
+            }
+        return LayerPreference(quality: quality, viewport: viewports[pid]?[track])
+    }
+
+    static func layersWantedMessage(_ track: TrackID, _ rids: [String]) -> JSONObject {
+        ["type": "layers_wanted", "trackId": .string(track.rawValue), "rids": .array(rids.map { .string($0) })]
     }
 }

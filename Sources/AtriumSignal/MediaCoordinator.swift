@@ -1,3 +1,4 @@
+import AtriumForwarding
 import AtriumICE
 import AtriumJSEP
 import AtriumJSON
@@ -45,6 +46,8 @@ public final class MediaCoordinator {
         var rtxSSRC: UInt32
         var active: Bool
         var consumer: String?
+        /// The layer preference the consumer was last given.
+        var preference = LayerPreference()
     }
 
     struct Subscriber {
@@ -80,6 +83,10 @@ public final class MediaCoordinator {
     var producers: [TrackID: ProducerInfo] = [:]
     /// Set while a `publish_offer` publishes several tracks: reconciling waits for the last.
     var holdReconcile = false
+    /// The tile size each viewer shows a track in (`set_viewport`), by viewer and track.
+    var viewports: [ParticipantID: [TrackID: LayerChoice.Size]] = [:]
+    /// The layers last said to be wanted of each simulcast track (`layers_wanted`), resent on resume.
+    var wantedLayers: [TrackID: [String]] = [:]
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
     var counter: UInt64 = 0

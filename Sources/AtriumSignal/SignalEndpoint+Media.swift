@@ -60,7 +60,7 @@ extension SignalEndpoint {
         }
         let offer: PublishOffer
         do {
-            offer = try PublishOffer(text: text)
+            offer = try PublishOffer(text: text, options: PublishOptions(simulcast: true))
         } catch {
             throw .media(code: error.code, message: error.description)
         }
@@ -187,7 +187,9 @@ extension SignalEndpoint {
                             clockRate: codec.server.clockRate, payloadType: codec.offered.payloadType,
                             rtxPayloadType: codec.nack ? codec.offeredRTX : nil, ssrc: s.ssrc, rtxSSRC: s.rtxSSRC,
                             audioLevelID: s.extensions.audioLevel, absSendTimeID: s.extensions.absSendTime,
-                            paused: false)))
+                            paused: false, encodings: Self.encodings(s.simulcast, declared: track.layers),
+                            ridExtensionID: s.simulcast?.ridExtensionID ?? s.extensions.rid,
+                            repairedRidExtensionID: s.simulcast?.repairedRidExtensionID ?? s.extensions.repairedRid)))
                 accepted.append((s, track))
             } catch {
                 reject(s, error.code, error.message)
@@ -215,6 +217,25 @@ extension SignalEndpoint {
             return .object(o)
         }
         return ["sdp": .string(answer.serialized()), "tracks": .array(tracks), "rejected": .array(rejected)]
+    }
+
+    /// The accepted simulcast streams, bottom layer first: in the order of the track's declared
+    /// `layers` (with their sizes), then any other accepted rid in the offer's order (sized by its
+    /// `a=rid` restrictions when written).
+    static func encodings(_ simulcast: AcceptedSimulcast?, declared: [SimulcastLayer]) -> [EncodingSpec] {
+        guard let simulcast else { return [] }
+        let offered = Dictionary(simulcast.layers.map { ($0.rid, $0) }, uniquingKeysWith: { a, _ in a })
+        var out: [EncodingSpec] = []
+        for d in declared where offered[d.rid] != nil && !out.contains(where: { $0.rid == d.rid }) {
+            out.append(EncodingSpec(rid: d.rid, width: d.width, height: d.height))
+        }
+        for l in simulcast.layers where !out.contains(where: { $0.rid == l.rid }) {
+            out.append(
+                EncodingSpec(
+                    rid: l.rid, width: l.maxWidth.map { Int(min($0, 16384)) } ?? 0,
+                    height: l.maxHeight.map { Int(min($0, 16384)) } ?? 0))
+        }
+        return out
     }
 
     static let codecList = "video VP8, H264 (packetization-mode 1, baseline or main), VP9 profile 0, AV1; audio Opus"

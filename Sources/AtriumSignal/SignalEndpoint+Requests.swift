@@ -80,6 +80,8 @@ extension SignalEndpoint {
                 return []
             }
             return ["trackId": .string(trackID.rawValue), "quality": .string(quality.rawValue)]
+        case "set_viewport":
+            return try setViewport(f, me: me, room: member.room)
         case "unsubscribe":
             let trackID = TrackID(try f.string("trackId", max: 64))
             try hub.perform(member.room, now: t) { s throws(HubError) in
@@ -149,7 +151,7 @@ extension SignalEndpoint {
 
     static let requestTypes: Set<String> = [
         "leave", "update", "publish", "publish_offer", "subscriber_answer", "ice_candidate", "unpublish", "mute",
-        "subscribe", "unsubscribe", "pause_share", "resume_share",
+        "subscribe", "unsubscribe", "set_viewport", "pause_share", "resume_share",
         "stop_share", "request_share", "answer_share_request", "set_share_lock", "set_share_policy", "set_permission",
         "mute_participant", "remove_participant", "end_room",
     ]

@@ -120,9 +120,11 @@ import Testing
             localCredentials: ICECredentials(ufrag: "abcd", password: "0123456789012345678901"),
             now: ContinuousClock.now)
         let pubT = Transport(
-            spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice)
+            spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice,
+            rtcpSSRC: 1)
         let subT = Transport(
-            spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice)
+            spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice,
+            rtcpSSRC: 2)
         let producer = Producer(
             spec: ProducerSpec(
                 id: "tr", transport: "p", mid: "0", source: "camera", kind: kind,
@@ -130,30 +132,31 @@ import Testing
                 clockRate: 90000, payloadType: 96, rtxPayloadType: 97, ssrc: 1, rtxSSRC: 2, audioLevelID: nil,
                 absSendTimeID: nil, paused: false),
             transport: pubT)
+        var random = MediaRandom(seed: 1)
         let c = Consumer(
             spec: ConsumerSpec(
                 id: "c", producer: "tr", transport: "s", ssrc: 10, rtxSSRC: 11, payloadType: 100, rtxPayloadType: 101,
                 nack: true, audioLevelID: nil, absSendTimeID: nil),
-            producer: producer, transport: subT)
+            producer: producer, transport: subT, random: &random)
         return (c, producer, [pubT, subT])
     }
 
     @Test func aVideoConsumerStartsOnAKeyFrameAndMapsNacksBack() throws {
         let (c, producer, transports) = Self.consumer(kind: .video)
         defer { withExtendedLifetime((producer, transports)) {} }
-        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0) == nil)
-        let first = try #require(c.admit(sequence: 101, timestamp: 3000, keyFrame: true, now: 0.03))
+        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0).output == nil)
+        let first = try #require(c.admit(sequence: 101, timestamp: 3000, keyFrame: true, now: 0.03).output)
         // Older than the key frame: part of a frame the subscriber never started.
-        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0.04) == nil)
-        let second = try #require(c.admit(sequence: 102, timestamp: 3000, keyFrame: false, now: 0.05))
+        #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0.04).output == nil)
+        let second = try #require(c.admit(sequence: 102, timestamp: 3000, keyFrame: false, now: 0.05).output)
         #expect(second.0 == first.0 &+ 1)
         #expect(second.1 == first.1)
-        #expect(c.input(for: second.0) == 102)
+        #expect(c.input(for: second.0)?.0 == 102)
         #expect(c.input(for: second.0 &+ 1) == nil)
         // Paused and resumed: no gap in the output, and it waits for the next key frame again.
         c.restart()
-        #expect(c.admit(sequence: 500, timestamp: 90000, keyFrame: false, now: 1) == nil)
-        let resumed = try #require(c.admit(sequence: 501, timestamp: 93000, keyFrame: true, now: 1.03))
+        #expect(c.admit(sequence: 500, timestamp: 90000, keyFrame: false, now: 1).output == nil)
+        let resumed = try #require(c.admit(sequence: 501, timestamp: 93000, keyFrame: true, now: 1.03).output)
         #expect(resumed.0 == second.0 &+ 1)
         #expect(Int32(bitPattern: resumed.1 &- second.1) > 0, "the timeline moves forward")
     }
@@ -161,11 +164,11 @@ import Testing
     @Test func anAudioConsumerStartsAtOnceAndResyncsAfterAPause() throws {
         let (c, producer, transports) = Self.consumer(kind: .audio)
         defer { withExtendedLifetime((producer, transports)) {} }
-        let a = try #require(c.admit(sequence: 7, timestamp: 960, keyFrame: false, now: 0))
-        let b = try #require(c.admit(sequence: 8, timestamp: 1920, keyFrame: false, now: 0.02))
+        let a = try #require(c.admit(sequence: 7, timestamp: 960, keyFrame: false, now: 0).output)
+        let b = try #require(c.admit(sequence: 8, timestamp: 1920, keyFrame: false, now: 0.02).output)
         #expect(b.0 == a.0 &+ 1)
         c.restart()
-        let d = try #require(c.admit(sequence: 900, timestamp: 500_000, keyFrame: false, now: 5))
+        let d = try #require(c.admit(sequence: 900, timestamp: 500_000, keyFrame: false, now: 5).output)
         #expect(d.0 == b.0 &+ 1)
     }
 
@@ -183,10 +186,10 @@ import Testing
     {
         let (c, producer, transports) = Self.consumer(kind: kind)
         defer { withExtendedLifetime((producer, transports)) {} }
-        var last = try #require(c.admit(sequence: first, timestamp: 0, keyFrame: true, now: 0))
+        var last = try #require(c.admit(sequence: first, timestamp: 0, keyFrame: true, now: 0).output)
         for i in 1...40_000 {
             let s = first &+ UInt16(truncatingIfNeeded: i)
-            let out = try #require(c.admit(sequence: s, timestamp: UInt32(i) * 960, keyFrame: false, now: 0))
+            let out = try #require(c.admit(sequence: s, timestamp: UInt32(i) * 960, keyFrame: false, now: 0).output)
             #expect(out.0 == last.0 &+ 1)
             last = out
         }

@@ -1,0 +1,36 @@
+/// Simulcast upkeep: which of a producer's streams arrive (the consumers' selectors follow at once),
+/// and which of them someone wants (told to the publisher, which may turn the others off).
+extension MediaEngine {
+    /// Recomputes the streams of a simulcast producer that arrive (a packet within
+    /// `Producer.streamTimeout`); when that changed, every consumer's selector is pointed again and
+    /// the key frames a switch needs are asked for. A stream that stopped is left at once for the next
+    /// one down, without waiting for feedback.
+    func streamsChanged(_ p: Producer) {
+        guard p.isSimulcast else {
+            p.availableMask = 1
+            return
+        }
+        let t0 = now
+        var mask: UInt8 = 0
+        for k in p.streams.indices {
+            if let last = p.streams[k].lastPacketAt, t0 - last < Producer.streamTimeout { mask |= 1 << k }
+        }
+        guard mask != p.availableMask else { return }
+        p.availableMask = mask
+        for c in p.consumers {
+            if let k = c.reselect(available: mask) { requestKeyFrameNow(p, stream: k) }
+        }
+    }
+
+    /// Reports the rids of a simulcast producer that some consumer's preference asks for (the bottom
+    /// one always, so a new viewer starts at once), when they changed.
+    func reportWanted(_ p: Producer) {
+        guard p.isSimulcast else { return }
+        var wanted: UInt8 = 1
+        for c in p.consumers where !c.closed { wanted |= 1 << c.desiredLayer.spatial }
+        let rids = p.streams.indices.filter { wanted & (1 << $0) != 0 }.compactMap { p.streams[$0].rid }
+        guard rids != p.reportedWanted else { return }
+        p.reportedWanted = rids
+        events.append(.layersWanted(producer: p.spec.id, rids: rids))
+    }
+}

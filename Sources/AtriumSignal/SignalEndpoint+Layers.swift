@@ -1,0 +1,25 @@
+import AtriumForwarding
+import AtriumJSON
+import AtriumModel
+import AtriumRooms
+
+/// `set_viewport`: the size of the tile a viewer shows a subscribed track in, which picks the
+/// simulcast layer of a camera (docs/protocol.md, `set_viewport`).
+extension SignalEndpoint {
+    func setViewport(_ f: Fields, me: ParticipantID, room: RoomID) throws(HubError) -> JSONObject {
+        let trackID = TrackID(try f.string("trackId", max: 64))
+        let width = try f.int("width", 0...16384)
+        let height = try f.int("height", 0...16384)
+        guard let state = hub.state(room) else { throw .notJoined }
+        guard state.tracks[trackID] != nil else { throw .trackNotFound }
+        guard state.participants[me]?.subscriptions[trackID] != nil else {
+            throw .invalidField("trackId", "not subscribed to this track")
+        }
+        if let media {
+            media.viewports[me, default: [:]][trackID] =
+                width > 0 && height > 0 ? LayerChoice.Size(width: width, height: height) : nil
+            media.reconcile(room, state)
+        }
+        return ["trackId": .string(trackID.rawValue), "width": .int(Int64(width)), "height": .int(Int64(height))]
+    }
+}
