@@ -130,12 +130,13 @@ export const CAMERA_ENCODINGS = Object.freeze([
 /**
  * A screen share's simulcast encodings, bottom first, both at full resolution (a scaled-down share is
  * unreadable): a slow one for viewers on a poor link and the full frame rate (Chrome's screen-share
- * "conference mode" does the same).
+ * "conference mode" does the same). The top one states its rate: with it unset, Chromium sends
+ * both at the 5 frames per second of the bottom one.
  * @type {readonly Encoding[]}
  */
 export const SCREEN_ENCODINGS = Object.freeze([
   { rid: "l", scaleResolutionDownBy: 1, maxFramerate: 5, maxBitrate: 500_000 },
-  { rid: "f", scaleResolutionDownBy: 1, maxBitrate: 2_500_000 },
+  { rid: "f", scaleResolutionDownBy: 1, maxFramerate: 30, maxBitrate: 2_500_000 },
 ]);
 
 /** The qualities `setQuality` accepts. */

@@ -666,6 +666,24 @@ function observeTile(tile) {
 const VIEWPORT_DEBOUNCE_MS = 300;
 
 /**
+ * A change of devicePixelRatio (zoom, a window moved to another screen) changes the tiles' sizes in
+ * device pixels without resizing them: every tile's viewport is sent again. A resolution query
+ * matches one ratio only, so it is made again for the new one after each change.
+ */
+function watchPixelRatio() {
+  if (!window.matchMedia) return;
+  const query = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+  query.addEventListener(
+    "change",
+    () => {
+      for (const tile of app.tiles.values()) scheduleViewport(tile);
+      watchPixelRatio();
+    },
+    { once: true },
+  );
+}
+
+/**
  * Sends the size a tile shows its remote camera at, in device pixels, once its size has settled: the
  * server then sends the smallest layer that covers it (the video fills the tile, object-fit cover).
  * Failures stay quiet: the picture keeps coming, only perhaps larger than needed.
@@ -932,6 +950,7 @@ function wireControls() {
 
 async function start() {
   wireControls();
+  watchPixelRatio();
   $("join-room").value = params.get("room") || "";
   $("join-name").value = params.get("name") || localStorage.getItem("atrium.name") || "";
   $("join-name").addEventListener("change", (e) => localStorage.setItem("atrium.name", e.target.value.trim()));

@@ -192,6 +192,25 @@ def wait_inbound(b, name, track_id, check, timeout, what):
     raise AssertionError(f"{name}: timed out after {timeout}s waiting for {what}; last stats {last}")
 
 
+def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0):
+    """Waits until a viewer has decoded the track at about width x height, with its decoded frames
+    growing, on every sample for `seconds` in a row: until the publisher's bandwidth estimate has
+    settled (while it ramps up, Chromium may suspend an active top layer for a moment, and the server
+    then moves its viewers down until it comes back). Returns the last stats."""
+    deadline = time.time() + timeout
+    since, previous, last = None, None, None
+    while time.time() < deadline:
+        last = inbound(b, name).get(track_id)
+        good = size_is(last, width, height) and (previous is None or last["frames"] > previous["frames"])
+        since = (since or time.time()) if good else None
+        if since and time.time() - since >= seconds:
+            return last
+        previous = last
+        time.sleep(0.3)
+    b.screenshot(f"unsteady-{name}-{int(time.time())}")
+    raise AssertionError(f"{name}: no steady {width}x{height} within {timeout}s; last stats {last}")
+
+
 def wait_sender(b, name, track_id, check, timeout, what):
     deadline = time.time() + timeout
     last = None
@@ -275,8 +294,8 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     assert viewer_call(view, "vb", "setQuality", track, "low") == {"trackId": track, "quality": "low"}
 
     # Chromium's bandwidth estimate ramps up before the top layer is sent: a loose bound.
-    a = wait_inbound(view, "va", track, lambda s: size_is(s, 1280, 720), 45, "va to decode 1280x720")
-    b = wait_inbound(view, "vb", track, lambda s: size_is(s, 320, 180), 30, "vb to decode 320x180")
+    a = wait_steady(view, "va", track, 1280, 720, 60)
+    b = wait_steady(view, "vb", track, 320, 180, 30)
     print(f"va {a}, vb {b}, publisher {json.dumps(sender_state(pub, 'alice', track))}")
     assert_canvas_content(view, "va", track, 1280, 720, "va-high")
     assert_canvas_content(view, "vb", track, 320, 180, "vb-low")
@@ -290,13 +309,15 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     while time.time() - t0 < 4:
         time.sleep(0.4)
         s = inbound(view, "vb")[track]
+        s["publisher_f_frames"] = sender_state(pub, "alice", track)["outbound"].get("f", {}).get("frames")
         samples.append(s)
         if switched_at is None and size_is(s, 1280, 720):
             switched_at = time.time() - t0
     print(f"vb switched to 1280x720 after {switched_at} s; samples {json.dumps(samples)}")
     assert switched_at is not None and switched_at <= 2.0, f"vb's size did not change within 2 s: {samples}"
     assert all(later["frames"] > earlier["frames"] for earlier, later in zip(samples, samples[1:])), (
-        f"vb's decoded frames stopped growing during the switch: {samples}")
+        f"vb's decoded frames stopped growing during the switch: {samples}; va {inbound(view, 'va')}; "
+        f"layers_wanted {pub.js('return window.peers.alice.layersLog')}")
     assert samples[-1]["freezes"] == before["freezes"], f"vb froze during the switch: {before} -> {samples[-1]}"
     assert_canvas_content(view, "vb", track, 1280, 720, "vb-high")
 
@@ -322,7 +343,7 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     on = wait_sender(pub, "alice", track, lambda s: s["encodings"][2]["active"] is True, 15,
                      "the top encoding (f) to be turned back on")
     print(f"sender after va asked high again: {json.dumps(on)}")
-    wait_inbound(view, "va", track, lambda s: size_is(s, 1280, 720), 30, "va to decode 1280x720 again")
+    wait_steady(view, "va", track, 1280, 720, 45)
     assert_canvas_content(view, "va", track, 1280, 720, "va-high-again")
     g1 = sender_state(pub, "alice", track)["outbound"]["f"]["frames"]
     time.sleep(1.5)
@@ -368,7 +389,7 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
                      "the share's sender to maintain resolution")
     print(f"share sender {json.dumps(st)}")
     assert st["contentHint"] == "detail", st
-    assert [(e["rid"], e["scale"], e["maxFramerate"]) for e in st["encodings"]] == [("l", 1, 5), ("f", 1, None)], st
+    assert [(e["rid"], e["scale"], e["maxFramerate"]) for e in st["encodings"]] == [("l", 1, 5), ("f", 1, 30)], st
 
     connect(view, room, "va")
     connect(view, room, "vb")
@@ -382,7 +403,7 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     viewer_call(view, "va", "setViewport", cam, 300, 170)
     wait_inbound(view, "va", cam, lambda s: size_is(s, 320, 180), 15, "va (viewport 300x170) to decode 320x180")
     viewer_call(view, "va", "setViewport", cam, 0, 0)
-    wait_inbound(view, "va", cam, lambda s: size_is(s, 1280, 720), 45, "va (viewport cleared) to decode 1280x720")
+    wait_steady(view, "va", cam, 1280, 720, 60)
     assert_canvas_content(view, "va", cam, 1280, 720, "va-viewport-cleared")
     # vb on low with a large viewport: never above the quality.
     viewer_call(view, "vb", "setQuality", cam, "low")
@@ -404,15 +425,15 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     out = sender_state(pub, "alice", screen)["outbound"]
     print(f"share: va (low) {slow:.1f} fps {slow_stats}, vb (high) {fast:.1f} fps {fast_stats}; publisher {out}")
     assert slow <= 8, f"va (low) decodes {slow:.1f} frames/s of the share: not the 5 fps layer"
+    # Chromium's fake screen runs at about 20 fps: the top layer is well above the bottom one's 5.
+    assert fast > 8, f"vb (high) decodes {fast:.1f} frames/s of the share: not the full-rate layer"
     assert size_is(slow_stats, sw, sh) and size_is(fast_stats, sw, sh), (slow_stats, fast_stats)
     viewer_call(view, "vb", "setViewport", screen, 320, 180)
     time.sleep(3)
     fast2, fast2_stats = frame_rate(view, "vb", screen)
     print(f"share: vb (high, viewport 320x180) {fast2:.1f} fps {fast2_stats}")
     assert size_is(fast2_stats, sw, sh), fast2_stats
-    # The top layer's rate as the publisher encodes it (not a performance bound: the layers differ).
-    if out.get("f", {}).get("frames", 0) > 0 and fast > 10:
-        assert fast2 > 8, f"vb's share dropped to the slow layer after a viewport: {fast2:.1f} fps"
+    assert fast2 > 8, f"vb's share dropped to the slow layer after a viewport: {fast2:.1f} fps"
 
 
 def test_camera_without_simulcast(dev_server, browsers, artifacts):
@@ -431,7 +452,7 @@ def test_camera_without_simulcast(dev_server, browsers, artifacts):
     wait_remote(b, "va", cam["trackId"])
     viewer_call(b, "va", "setQuality", cam["trackId"], "low")
     viewer_call(b, "va", "setViewport", cam["trackId"], 320, 180)  # null from a server without it
-    wait_inbound(b, "va", cam["trackId"], lambda s: size_is(s, 1280, 720), 45, "va to decode 1280x720")
+    wait_steady(b, "va", cam["trackId"], 1280, 720, 60)
     assert_canvas_content(b, "va", cam["trackId"], 1280, 720, "va-single")
 
 
