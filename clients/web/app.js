@@ -660,7 +660,13 @@ function observeTile(tile) {
   app.resizer ??= new ResizeObserver((entries) => {
     for (const entry of entries) scheduleViewport(/** @type {HTMLElement} */ (entry.target));
   });
-  app.resizer.observe(tile);
+  // Its size in device pixels also changes with devicePixelRatio (zoom, another screen): observed
+  // where the browser can (Chromium, Firefox); watchPixelRatio covers the others.
+  try {
+    app.resizer.observe(tile, { box: "device-pixel-content-box" });
+  } catch {
+    app.resizer.observe(tile);
+  }
 }
 
 const VIEWPORT_DEBOUNCE_MS = 300;
