@@ -54,7 +54,8 @@ run: build
 	$(BIN) serve $(ATRIUM_FLAGS)
 
 ## Every test: lint, Swift unit tests, the fuzz corpora and a short fuzz run, the signaling suites
-## against a ThreadSanitizer build, then the whole integration suite against the real server.
+## against a ThreadSanitizer build, the whole integration suite against the real server, then the
+## lossy-link suite and the browser suite, each in a loopback-only network namespace.
 test: test-deps build lint unit fuzz-smoke tsan integration netns browser
 
 unit:

@@ -2,9 +2,14 @@
 // Atrium: a self-hosted WebRTC SFU and signaling server. See ARCHITECTURE.md for the module map.
 import PackageDescription
 
-let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+// Every Swift target: a file sees only the members of the modules it imports itself, and an import is
+// internal unless it is marked `public` (or `package`) because its types appear in the module's API.
+let imports: [SwiftSetting] = [
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + imports
 
 let package = Package(
     name: "Atrium",
@@ -18,7 +23,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
-        // Process-level C helpers (signal handling) that cannot be written in Swift safely.
+        // Process-level C helpers Swift cannot write safely: signal handling, the housekeeping ticker, lws log limits.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
         .target(name: "CAtriumUDP"),
@@ -92,27 +97,34 @@ let package = Package(
             name: "AtriumServer",
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
-                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP", "AtriumWeb",
+                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP", "AtriumWeb", "AtriumJSON",
+                "AtriumModel", "AtriumRooms",
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "atrium",
-            dependencies: ["AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog"],
+            dependencies: ["AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog", "AtriumJSON", "AtriumModel"],
             swiftSettings: strict
         ),
 
         // libFuzzer targets (`make fuzz`); without -DFUZZING they replay their corpus (`make test`).
         .target(name: "CFuzz", path: "Fuzz/CFuzz"),
-        .target(name: "FuzzSupport", dependencies: ["CFuzz"], path: "Fuzz/Support"),
-        .executableTarget(name: "FuzzSTUN", dependencies: ["AtriumSTUN", "FuzzSupport"], path: "Fuzz/STUN"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzz"], path: "Fuzz/Support", swiftSettings: imports),
         .executableTarget(
-            name: "FuzzRTP", dependencies: ["AtriumRTP", "AtriumForwarding", "FuzzSupport"], path: "Fuzz/RTP"),
-        .executableTarget(name: "FuzzRTCP", dependencies: ["AtriumRTP", "FuzzSupport"], path: "Fuzz/RTCP"),
+            name: "FuzzSTUN", dependencies: ["AtriumSTUN", "FuzzSupport"], path: "Fuzz/STUN", swiftSettings: imports),
         .executableTarget(
-            name: "FuzzSDP", dependencies: ["AtriumSDP", "AtriumJSEP", "FuzzSupport"], path: "Fuzz/SDP"),
-        .executableTarget(name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON"),
-        .executableTarget(name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS"),
+            name: "FuzzRTP", dependencies: ["AtriumRTP", "AtriumForwarding", "FuzzSupport"], path: "Fuzz/RTP",
+            swiftSettings: imports),
+        .executableTarget(
+            name: "FuzzRTCP", dependencies: ["AtriumRTP", "FuzzSupport"], path: "Fuzz/RTCP", swiftSettings: imports),
+        .executableTarget(
+            name: "FuzzSDP", dependencies: ["AtriumSDP", "AtriumJSEP", "FuzzSupport"], path: "Fuzz/SDP",
+            swiftSettings: imports),
+        .executableTarget(
+            name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON", swiftSettings: imports),
+        .executableTarget(
+            name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS", swiftSettings: imports),
 
         .testTarget(
             name: "AtriumTests",
@@ -120,9 +132,10 @@ let package = Package(
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
-                "AtriumICE", "AtriumJSEP", "AtriumMedia", "COpenSSL",
+                "AtriumICE", "AtriumJSEP", "AtriumMedia", "COpenSSL", "AtriumEdge", "AtriumLog",
             ],
-            exclude: ["Fixtures"]
+            exclude: ["Fixtures"],
+            swiftSettings: imports
         ),
     ],
     swiftLanguageModes: [.v6]

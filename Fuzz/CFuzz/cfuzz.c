@@ -1,1 +1,1 @@
-/* declarations only: LLVMFuzzerRunDriver comes from libFuzzer under -sanitize=fuzzer */
+/* declarations only: LLVMFuzzerRunDriver comes from libFuzzer's fuzzer_no_main runtime, linked by make fuzz */

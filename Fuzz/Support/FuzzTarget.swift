@@ -1,8 +1,8 @@
 internal import CFuzz
 
-/// A fuzz target: one input in, no trap out. Its `main` runs libFuzzer when built with
-/// `-sanitize=fuzzer -DFUZZING` (`make fuzz`), and otherwise replays the corpus files or directories given
-/// as arguments (`make test`).
+/// A fuzz target: one input in, no trap out. Its `main` runs libFuzzer when built with `-DFUZZING` and
+/// linked with libFuzzer's `fuzzer_no_main` runtime (`make fuzz`), and otherwise replays the corpus files or
+/// directories given as arguments (`make test`).
 public protocol FuzzTarget {
     static func fuzz(_ bytes: [UInt8])
 }

@@ -2,6 +2,7 @@ import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
 import AtriumModel
+import AtriumRooms
 import AtriumStore
 
 /// `/v1/rooms` and `/v1/rooms/{roomId}`.

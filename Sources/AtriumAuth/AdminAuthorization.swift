@@ -1,4 +1,4 @@
-import AtriumModel
+public import AtriumModel
 
 /// What an admin call wants to do, for the pure authorization check below.
 public enum AdminAction: Sendable {

@@ -1,3 +1,5 @@
+import AtriumJSON
+
 /// Verifies Atrium access tokens against the configured API keys. Pure: the time is passed in.
 public struct TokenVerifier: Sendable {
     /// API key -> secret.

@@ -1,3 +1,4 @@
+internal import AtriumSRTP
 internal import COpenSSL
 
 extension DTLSEndpoint {

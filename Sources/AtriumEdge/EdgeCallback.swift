@@ -143,7 +143,7 @@ extension EdgeServer {
         }
     }
 
-    /// Reassembles fragmented messages (FACTS: lws delivers fragments) and enforces the size cap.
+    /// Reassembles fragmented messages (lws delivers a message in fragments) and enforces the size cap.
     private func receive(_ ws: EdgeWebSocket, _ data: UnsafeRawBufferPointer) -> Int32 {
         if lws_is_first_fragment(ws.wsi) != 0 {
             ws.inbound.removeAll(keepingCapacity: true)

@@ -1,4 +1,5 @@
 import AtriumHTTP
+import AtriumLog
 internal import CWebSockets
 
 #if canImport(Glibc)

@@ -70,7 +70,7 @@ extension EdgeServer {
             method: method == .HEAD ? .GET : method, path: path, query: queryArgs(wsi),
             headers: headers)
         let headOnly = method == .HEAD
-        // lws does not de-chunk request bodies (FACTS): refuse them before reading.
+        // lws does not de-chunk request bodies: refuse them before reading.
         if headers["transfer-encoding"] != nil {
             var r = http.refuse(
                 request, status: 411, code: "length_required",

@@ -84,7 +84,7 @@ public final class EdgeServer {
         let protos = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protos.initialize(repeating: lws_protocols(), count: 2)
         // One protocol serves HTTP and WebSocket alike: an upgrade without a subprotocol binds to
-        // protocols[0], so browsers' `new WebSocket(url)` reaches us (FACTS: libwebsockets quirks).
+        // protocols[0], so browsers' `new WebSocket(url)` reaches us.
         protos[0].name = UnsafePointer(cString("atrium"))
         protos[0].callback = edgeCallback
         protos[0].per_session_data_size = 0

@@ -1,3 +1,5 @@
+import AtriumForwarding
+
 /// Simulcast upkeep: which of a producer's streams arrive (the consumers' selectors follow at once),
 /// and which of them someone wants (told to the publisher, which may turn the others off).
 extension MediaEngine {

@@ -1,3 +1,6 @@
+import AtriumDTLS
+import AtriumICE
+import AtriumLog
 import AtriumRTP
 
 #if canImport(Glibc)
@@ -195,7 +198,8 @@ extension MediaEngine {
             {
                 p.streams[k].keyFrameWanted = true
             }
-            if p.streams[k].keyFrameWanted && t0 - p.streams[k].lastKeyFrameRequest >= Producer.keyFrameRequestInterval {
+            if p.streams[k].keyFrameWanted && t0 - p.streams[k].lastKeyFrameRequest >= Producer.keyFrameRequestInterval
+            {
                 sendPLI(p, stream: k, ssrc: ssrc, now: t0)
             }
             guard p.isVideo, !p.streams[k].nacks.entries.isEmpty else { continue }

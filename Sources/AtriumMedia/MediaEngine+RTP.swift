@@ -74,7 +74,9 @@ extension MediaEngine {
             return nil
         }
         let ridRange =
-            (rtx ? p.spec.repairedRidExtensionID : nil).flatMap { header.extensionValueRange(id: $0, in: rx[i].payload) }
+            (rtx ? p.spec.repairedRidExtensionID : nil).flatMap {
+                header.extensionValueRange(id: $0, in: rx[i].payload)
+            }
             ?? p.spec.ridExtensionID.flatMap { header.extensionValueRange(id: $0, in: rx[i].payload) }
         let k: Int
         if p.isSimulcast {
@@ -182,7 +184,9 @@ extension MediaEngine {
             tx[slot].payload.removeAll(keepingCapacity: true)
             tx[slot].payload.append(contentsOf: rx[i].payload)
             if let d = vp8, c.vp8 != nil {
-                tx[slot].payload.withUnsafeMutableBytes { c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d) }
+                tx[slot].payload.withUnsafeMutableBytes {
+                    c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
+                }
             }
             guard
                 send(

@@ -1,3 +1,4 @@
+import AtriumDTLS
 public import AtriumLog
 public import AtriumUDP
 import Synchronization

@@ -9,8 +9,8 @@ public enum LeaveReason: String, Sendable, CaseIterable {
     case roomEnded = "room_ended"
 }
 
-/// Preferred video quality of a subscription. Stored and echoed; the media plane forwards one encoding
-/// per track today, so it does not change what is sent yet.
+/// Preferred video quality of a subscription: for a simulcast track, the layer the media plane
+/// forwards (docs/protocol.md, "Simulcast layers").
 public enum VideoQuality: String, Sendable, CaseIterable {
     case high, medium, low
 }

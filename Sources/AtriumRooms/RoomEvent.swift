@@ -1,4 +1,4 @@
-import AtriumModel
+public import AtriumModel
 
 /// What changed in a room. The signaling layer turns each into messages for its audience.
 public enum RoomEvent: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import AtriumAuth
+import AtriumHTTP
 import AtriumJSON
 import AtriumModel
 import AtriumRooms

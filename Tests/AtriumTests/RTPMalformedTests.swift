@@ -2,7 +2,7 @@ import Testing
 
 @testable import AtriumRTP
 
-/// Malformed RTP and RTCP must end in an `RTPError`, never a trap (STYLE principle 5).
+/// Malformed RTP and RTCP must end in an `RTPError`, never a trap: one bad datagram must not take the server down.
 @Suite struct RTPMalformedTests {
     static let fixed = "80600001" + "00000064" + "12345678"
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The captured SDPs in Fixtures/sdp (copied byte-exact from shared/fixtures/sdp, CRLF kept), found
+/// The captured SDPs in Fixtures/sdp (byte-exact captures, CRLF kept), found
 /// relative to this source file so the tests run from a plain clone without bundle resources.
 enum SDPFixtures {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -14,7 +14,7 @@ private enum URI {
     static let csrcAudioLevel = "urn:ietf:params:rtp-hdrext:csrc-audio-level"
 }
 
-/// Facts of each stack's SDP, as the fixtures README describes them.
+/// Facts of each stack's SDP, checked on its captured fixtures.
 @Suite struct SDPStackTests {
     @Test(arguments: [
         "chrome-156-offer-sendonly-mic-camera-screen.sdp", "chrome-156-offer-sendonly-mic-camera-screen.pregather.sdp",
@@ -28,17 +28,17 @@ private enum URI {
         #expect(sdp.bundleGroup == Group(semantics: "BUNDLE", mids: ["0", "1", "2"]))
         #expect(sdp.extmapAllowMixed)
         #expect(sdp.msidSemantic?.semantic == "WMS")
-        // E1 / E2 extmap sets.
+        // Chrome's extmap ids in the audio and camera sections.
         #expect(sdp.media[0].extmapID(for: URI.mid) == 4)
         #expect(sdp.media[0].extmapID(for: URI.audioLevel) == 1)
         #expect(sdp.media[1].extmapID(for: URI.toffset) == 14)
-        // CA1: Opus 111 with its fmtp and transport-cc.
+        // Opus 111 with its fmtp and transport-cc.
         let opus = try #require(sdp.media[0].codec(payloadType: 111))
         #expect(opus.name == "opus" && opus.clockRate == 48000 && opus.channels == 2)
         #expect(opus.parameters == [.init(name: "minptime", value: "10"), .init(name: "useinbandfec", value: "1")])
         #expect(opus.feedback.map(\.type) == ["transport-cc"])
         #expect(sdp.media[0].codec(payloadType: 0)?.name == "PCMU")
-        // CV1: VP8 96 with RTX 97 apt=96, and the H264 variants.
+        // VP8 96 with RTX 97 apt=96, and the H264 variants.
         let video = sdp.media[1]
         #expect(video.payloadTypes.count == 23)
         let vp8 = try #require(video.codec(payloadType: 96))
@@ -79,7 +79,7 @@ private enum URI {
         #expect(!first.endOfCandidates)
     }
 
-    /// The README's E4/E5 sets: with video first, sdes:mid is 9 in both sections.
+    /// Chrome's screen share with audio, video first: sdes:mid is 9 in both sections.
     @Test func chromeScreenWithAudioExtmapIDs() throws {
         let sdp = try load("chrome-156-offer-screen-with-audio.sdp")
         #expect(sdp.media.map(\.kind) == [.video, .audio])

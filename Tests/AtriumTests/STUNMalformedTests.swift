@@ -2,7 +2,7 @@ import Testing
 
 @testable import AtriumSTUN
 
-/// Malformed STUN must end in a `STUNError`, never a trap (STYLE principle 5).
+/// Malformed STUN must end in a `STUNError`, never a trap: one bad datagram must not take the server down.
 @Suite struct STUNMalformedTests {
     static let header = hex("00010000" + "2112a442" + "b7e7a701bc34d686fa87dfae")
 

@@ -3,8 +3,7 @@ import Testing
 
 @testable import AtriumUDP
 
-/// Live sockets on 127.0.0.1 only (the network rule in docs and FACTS.md): every test binds loopback and
-/// sends only to sockets it opened itself.
+/// Live sockets on 127.0.0.1 only: every test binds loopback and sends only to sockets it opened itself.
 @Suite struct UDPSocketTests {
     /// A payload that names its sequence number and has a length and content derived from it, so a
     /// reordered, cut or corrupted datagram is caught.

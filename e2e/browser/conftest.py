@@ -42,7 +42,7 @@ _spec.loader.exec_module(harness)
 Server = harness.Server
 ATRIUM_BIN = harness.ATRIUM_BIN
 
-# Flags from shared/FACTS.md ("Headless Chromium"): fake capture without prompts (getUserMedia and
+# Headless Chromium for the tests: fake capture without prompts (getUserMedia and
 # getDisplayMedia), loopback ICE, no mDNS hiding of local addresses; plus sound without a gesture.
 CHROME_FLAGS = [
     "--headless=new",

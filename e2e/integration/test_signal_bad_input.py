@@ -131,6 +131,12 @@ INVALID_FIELDS = [
     ("subscribe", {}, "trackId"),
     ("subscribe", {"trackId": "tr_x", "quality": "ultra"}, "quality"),
     ("unsubscribe", {"trackId": {}}, "trackId"),
+    ("set_viewport", {"width": 1, "height": 1}, "trackId"),
+    ("set_viewport", {"trackId": "tr_x", "height": 1}, "width"),
+    ("set_viewport", {"trackId": "tr_x", "width": -1, "height": 1}, "width"),
+    ("set_viewport", {"trackId": "tr_x", "width": 1, "height": 16385}, "height"),
+    ("set_viewport", {"trackId": "tr_x", "width": 1.5, "height": 1}, "width"),
+    ("set_viewport", {"trackId": "tr_x", "width": "640", "height": 1}, "width"),
     ("pause_share", {}, "shareId"),
     ("resume_share", {"shareId": 1}, "shareId"),
     ("stop_share", {"shareId": "sh_x", "reason": 1}, "reason"),
@@ -183,7 +189,8 @@ def test_missing_and_mistyped_fields(hub):
 
 
 def test_out_of_order_messages(hub):
-    requests = ["leave", "update", "publish", "unpublish", "mute", "subscribe", "unsubscribe", "pause_share",
+    requests = ["leave", "update", "publish", "unpublish", "mute", "subscribe", "unsubscribe", "set_viewport",
+                "pause_share",
                 "resume_share", "stop_share", "request_share", "answer_share_request", "set_share_lock",
                 "set_share_policy", "set_permission", "mute_participant", "remove_participant", "end_room"]
 
@@ -344,3 +351,29 @@ def test_half_open_connection(tmpdir_path):
         assert s.healthy()
     finally:
         s.stop()
+
+
+def test_set_viewport_needs_a_subscription(hub):
+    """A viewport is for a track you are subscribed to: an unknown track is `track_not_found`, a
+    track you do not receive (or your own) is `invalid_field`; a subscribed one is echoed, 0x0 clears
+    it, and nobody else hears of it."""
+    async def go():
+        a = await joined(hub, "a", room="bad-viewport", autoSubscribe=False)
+        b = await joined(hub, "b", room="bad-viewport")
+        try:
+            await a.refused("set_viewport", "track_not_found", trackId="tr_nope", width=640, height=360)
+            mine = (await a.request("publish", source="camera"))["track"]["id"]
+            theirs = (await b.request("publish", source="camera"))["track"]["id"]
+            await a.expect("track_published", lambda m: m["track"]["id"] == theirs)
+            for track in (mine, theirs):
+                err = await a.refused("set_viewport", "invalid_field", trackId=track, width=640, height=360)
+                assert "not subscribed" in err.message
+            await a.request("subscribe", trackId=theirs, quality="low")
+            got = await a.request("set_viewport", trackId=theirs, width=640, height=360)
+            assert got == {"trackId": theirs, "width": 640, "height": 360}
+            assert (await a.request("set_viewport", trackId=theirs, width=0, height=0))["width"] == 0
+            await b.no_event("participant_updated", 0.2)
+            await room_still_works(hub, "bad-viewport", a, b)
+        finally:
+            await close_all(a, b)
+    run(go())
