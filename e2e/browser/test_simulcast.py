@@ -98,7 +98,9 @@ const byMid = new Map(peer.remoteTracks.map((t) => [t.mid, t]));
   const t = byMid.get(s.mid);
   if (!t) return;
   out[t.trackId] = {width: s.frameWidth || 0, height: s.frameHeight || 0, frames: s.framesDecoded || 0,
-                    freezes: s.freezeCount || 0, fps: s.framesPerSecond || 0, t: performance.now()};
+                    freezes: s.freezeCount || 0, fps: s.framesPerSecond || 0, t: performance.now(),
+                    packets: s.packetsReceived || 0, received: s.framesReceived || 0, dropped: s.framesDropped || 0,
+                    keyFrames: s.keyFramesDecoded || 0, plis: s.pliCount || 0, nacks: s.nackCount || 0};
 });
 return out;
 """
@@ -566,3 +568,36 @@ def inbound_page(b):
           out[byMid.get(s.mid).trackId] = {width: s.frameWidth || 0, height: s.frameHeight || 0, frames: s.framesDecoded || 0};
         });
         return out;""")
+
+
+def test_repeated_quality_switches_never_stall(dev_server, browsers, artifacts):
+    """A viewer switching between `low` and `high` again and again keeps decoding through every switch
+    (Chromium's default VP8 simulcast: three temporal layers per encoding, L1T3): its received frames
+    grow on every sample after each switch up, never waiting for the browser's own key-frame request."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+    connect(pub, "switches", "alice", "host")
+    track = publish_canvas(pub, "alice")["trackId"]
+    connect(view, "switches", "va")
+    connect(view, "switches", "vb")
+    wait_remote(view, "va", track)
+    wait_remote(view, "vb", track)
+    viewer_call(view, "vb", "setQuality", track, "low")
+    wait_steady(view, "va", track, 1280, 720, 60)  # keeps the top layer on
+    stalls = []
+    for round_ in range(5):
+        wait_steady(view, "vb", track, 320, 180, 30, seconds=1.5)
+        viewer_call(view, "vb", "setQuality", track, "high")
+        samples = []
+        for _ in range(8):
+            time.sleep(0.4)
+            samples.append(inbound(view, "vb")[track])
+        received = [s["received"] for s in samples]
+        print(f"round {round_}: frames received {received}, last {samples[-1]}")
+        if any(b <= a for a, b in zip(received, received[1:])):
+            stalls.append((round_, samples))
+        viewer_call(view, "vb", "setQuality", track, "low")
+    assert not stalls, f"{len(stalls)} of 5 switches up stalled: {stalls}"
