@@ -30,7 +30,8 @@
 //
 // Errors (rejected promises and `error` events) are AtriumError instances whose `code` is the
 // protocol's error code (docs/protocol.md section 10), e.g. `share_locked`; the client adds
-// `timeout`, `disconnected`, `connection_failed`, `capture_denied` and `capture_failed`.
+// `timeout`, `disconnected`, `connection_failed`, `capture_denied`, `capture_failed` and
+// `layers_failed` (the browser refused to turn a simulcast encoding on or off).
 
 /** @typedef {"camera"|"microphone"|"screen_share"|"screen_share_audio"} Source */
 /** @typedef {"high"|"medium"|"low"} Quality */
