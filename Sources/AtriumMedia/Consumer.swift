@@ -36,13 +36,18 @@ final class Consumer {
     var selector: LayerSelector?
     var preference: LayerPreference
     var vp8: VP8Rewriter?
+    /// SVC only: the per-packet layer decision, and whether the last packet admitted ends the
+    /// forwarded picture (its marker bit is set).
+    var svc: SVCSelector?
+    var endsPicture = false
     /// The stream forwarded now (0 for a single stream).
     var currentStream = 0
 
     static let mapSize = 1024
     static let floorLag: UInt16 = 0x4000
-    /// VP8 carries at most four temporal layers (TID is two bits): a viewer gets all of them.
-    static let allTemporalLayers = 3
+    /// VP8 and VP9 carry at most four and eight temporal layers (TID is two or three bits): a viewer
+    /// gets all of them.
+    static let allTemporalLayers = 7
 
     init(spec: ConsumerSpec, producer: Producer, transport: Transport, random: inout MediaRandom) {
         self.spec = spec
@@ -63,20 +68,30 @@ final class Consumer {
         if producer.isSimulcast {
             selector = LayerSelector(target: desiredLayer)
             if producer.codec == .vp8 { vp8 = VP8Rewriter() }
+        } else if producer.isSVC {
+            svc = SVCSelector(target: desiredLayer)
         }
     }
 
     /// The layer the viewer's preference asks for among the producer's, before clamping to what
     /// arrives.
     var desiredLayer: VideoLayer {
+        // SVC layers are known from the first key picture; until then quality alone picks among three.
+        let sizes = producer.layerSizes
+        let layers =
+            sizes.isEmpty ? [LayerChoice.Size](repeating: LayerChoice.Size(width: 0, height: 0), count: 3) : sizes
         let spatial = LayerChoice.spatial(
-            quality: preference.quality, viewport: preference.viewport, layers: producer.streams.map(\.size),
+            quality: preference.quality, viewport: preference.viewport, layers: layers,
             screenShare: producer.isScreenShare)
         return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers)
     }
 
     /// The stream a key frame is needed from: the one to start on or to switch to; nil when none.
     var keyFrameStream: Int? {
+        if let v = svc {
+            guard let c = v.current else { return 0 }
+            return v.target.spatial > c.spatial ? 0 : nil
+        }
         guard let s = selector else { return waitingForKeyFrame ? 0 : nil }
         guard let c = s.current else { return s.target.spatial }
         return c.spatial == s.target.spatial ? nil : s.target.spatial
@@ -86,6 +101,11 @@ final class Consumer {
     /// stream k). Returns the stream a key frame is needed from, if a switch is pending.
     @discardableResult
     func reselect(available mask: UInt8) -> Int? {
+        if var v = svc {
+            let needsKey = v.select(desired: desiredLayer, spatialLayers: producer.svcLayers.count)
+            svc = v
+            return needsKey && v.current != nil ? 0 : nil
+        }
         guard var s = selector else { return nil }
         var available = Set<Int>()
         for k in producer.streams.indices where mask & (1 << k) != 0 { available.insert(k) }
@@ -146,6 +166,32 @@ final class Consumer {
         return map(sequence, timestamp, stream: k, now: now)
     }
 
+    /// The same for a packet of an SVC stream, with what its VP9 descriptor says. Layers above the
+    /// viewer's are dropped (and the output stays gap-free); `endsPicture` tells whether this packet
+    /// must carry the marker bit.
+    func admit(
+        svcSpatial spatial: Int, temporal: Int, pictureStart: Bool, keyPicture: Bool, switchingUp: Bool,
+        endOfFrame: Bool, sequence: UInt16, timestamp: UInt32, now: Double
+    ) -> Admission {
+        guard var v = svc else { return .drop(.otherLayer) }
+        let started = v.current != nil
+        let decision = v.decide(
+            spatial: spatial, temporal: temporal, pictureStart: pictureStart, keyPicture: keyPicture,
+            switchingUp: switchingUp, endOfFrame: endOfFrame)
+        svc = v
+        switch decision {
+        case .drop(.waitingKeyFrame):
+            return .drop(.waitingKeyFrame)
+        case .drop(.aboveTarget):
+            if started { seq.drop(sequence) }
+            return .drop(.otherLayer)
+        case .forward(let ends):
+            if !started { sync(sequence, timestamp, now) }
+            endsPicture = ends
+            return map(sequence, timestamp, stream: 0, now: now)
+        }
+    }
+
     /// The output continues across a switch: sequence numbers right after the last one sent, the
     /// timeline aligned through both streams' sender reports (mediasoup's way: the same capture time
     /// keeps the same output timestamp), else by the time elapsed since the last packet.
@@ -198,7 +244,10 @@ final class Consumer {
 
     /// After a pause: start again on a key frame (video) or re-sync (audio).
     func restart() {
-        if var s = selector {
+        if var v = svc {
+            v.restart()
+            svc = v
+        } else if var s = selector {
             s.restart()
             selector = s
         } else if producer.isVideo {

@@ -145,11 +145,18 @@ extension MediaEngine {
         let media = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
         var keyFrame = false
         var vp8: VP8Descriptor?
+        var vp9: VP9Descriptor?
+        if p.isSVC {
+            vp9 = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+            if let d = vp9, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
+        }
         if let codec = p.codec {
             if codec == .vp8 && p.isSimulcast {
                 vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
             }
-            if p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
+            if p.isSVC {
+                keyFrame = vp9?.startsKeyPicture ?? false
+            } else if p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
                 keyFrame = rx[i].payload.withUnsafeBytes { raw in
                     KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
                 }
@@ -162,13 +169,24 @@ extension MediaEngine {
                 counters.drop(.notConnected)
                 continue
             }
-            let admission =
-                p.isSimulcast
-                ? c.admit(
+            let admission: Consumer.Admission
+            if p.isSimulcast {
+                admission = c.admit(
                     stream: k, sequence: sequence, timestamp: timestamp, keyFrame: keyFrame,
                     frameStart: vp8?.startsFrame ?? keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
                     layerSync: vp8?.layerSync ?? false, now: t0)
-                : c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
+            } else if p.isSVC {
+                guard let d = vp9 else {
+                    counters.drop(.malformed)
+                    continue
+                }
+                admission = c.admit(
+                    svcSpatial: Int(d.spatialLayer), temporal: Int(d.temporalLayer), pictureStart: d.startsPicture,
+                    keyPicture: keyFrame, switchingUp: d.switchingUp, endOfFrame: d.endOfFrame, sequence: sequence,
+                    timestamp: timestamp, now: t0)
+            } else {
+                admission = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: t0)
+            }
             guard case .send(let outSeq, let outTS) = admission else {
                 // Key frames are asked for when the consumer starts and re-asked every second
                 // (`requestRepairs`), not per packet.
@@ -193,7 +211,7 @@ extension MediaEngine {
                     slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
                     fields: RTPPacketWriter.Rewrite(
                         ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
-                        payloadType: c.spec.payloadType))
+                        payloadType: c.spec.payloadType, marker: c.svc != nil && c.endsPicture ? true : nil))
             else { continue }
             c.lastTimestamp = outTS
             c.lastSentAt = t0
@@ -201,6 +219,18 @@ extension MediaEngine {
             t.retransmissionAllowance = min(
                 Self.retransmissionBurst, t.retransmissionAllowance + length * Self.retransmissionShare / 100)
         }
+    }
+
+    /// An SVC stream's scalability structure (sent with key pictures): its spatial layers' sizes.
+    /// When they changed, every consumer's selector is pointed again.
+    func learnLayers(_ p: Producer, _ i: Int, _ media: Range<Int>, _ offset: Int) {
+        guard
+            let sizes = rx[i].payload.withUnsafeBytes({
+                VP9Scalability.layers(UnsafeRawBufferPointer(rebasing: $0[media]), at: offset)
+            }), sizes != p.svcLayers
+        else { return }
+        p.svcLayers = sizes
+        for c in p.consumers { c.reselect(available: 1) }
     }
 
     enum Retransmission { case sent, missing, refused }

@@ -29,6 +29,9 @@ final class Producer {
     var byes: UInt8 = 0
     /// The streams that arrive (bit k: stream k), as last handed to the consumers' selectors.
     var availableMask: UInt8 = 0
+    /// SVC (VP9 in one stream): the spatial layers' sizes from the stream's scalability structure,
+    /// bottom first; empty until the first key picture.
+    var svcLayers: [LayerChoice.Size] = []
     /// The rids last reported as wanted (`MediaEvent.layersWanted`); nil before the first report.
     var reportedWanted: [String]?
 
@@ -59,6 +62,10 @@ final class Producer {
 
     var isVideo: Bool { spec.kind == .video }
     var isSimulcast: Bool { streams.count > 1 }
+    /// One VP9 stream that may carry spatial and temporal layers: its consumers select layers.
+    var isSVC: Bool { codec == .vp9 && !isSimulcast }
+    /// The sizes a viewer's preference is mapped onto: the simulcast streams', or the SVC layers'.
+    var layerSizes: [LayerChoice.Size] { isSimulcast ? streams.map(\.size) : svcLayers }
     var isScreenShare: Bool { spec.source == "screen_share" }
 
     /// The stream an SSRC belongs to, and whether it is that stream's RTX.
