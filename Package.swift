@@ -81,11 +81,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The signaling side of the media plane: transports, mid bindings, offers and answers, and the
+        // reconcile that keeps the forwarding core in line with the rooms, behind `MediaPlane`.
+        .target(
+            name: "AtriumMediaControl",
+            dependencies: [
+                "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
+                "AtriumUDP", "AtriumForwarding",
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "AtriumSignal",
             dependencies: [
-                "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMedia", "AtriumJSEP",
-                "AtriumSDP", "AtriumUDP", "AtriumICE", "AtriumForwarding",
+                "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMediaControl",
+                "AtriumSDP",
             ],
             swiftSettings: strict
         ),
@@ -97,8 +107,8 @@ let package = Package(
             name: "AtriumServer",
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
-                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumUDP", "AtriumWeb", "AtriumJSON",
-                "AtriumModel", "AtriumRooms",
+                "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
+                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms",
             ],
             swiftSettings: strict
         ),
@@ -132,7 +142,7 @@ let package = Package(
                 "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
-                "AtriumICE", "AtriumJSEP", "AtriumMedia", "COpenSSL", "AtriumEdge", "AtriumLog",
+                "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -120,8 +120,8 @@ class MovingPicture:
     encoder can predict) and a rectangle of fresh random 8x8 blocks moving around the picture
     (content it cannot predict), so the encoder has more to say than its bitrate allows."""
 
-    def __init__(self, source, seed):
-        spec = VIDEO[source]
+    def __init__(self, source, seed, spec=None):
+        spec = spec or VIDEO[source]
         self.w, self.h = spec["width"], spec["height"]
         self._rng = np.random.default_rng(seed)
         # A yuv420p picture as one (h * 3/2, w) array: the luma rows, then the chroma planes.
@@ -141,10 +141,11 @@ class MovingPicture:
         return av.VideoFrame.from_ndarray(img, format="yuv420p")
 
 
-def encode_clip(source, bitrate, seconds):
+def encode_clip(source, bitrate, seconds, spec=None):
     """`seconds` of MovingPicture encoded in VP8 as aiortc's encoder does it (libvpx, realtime,
-    CBR at `bitrate`), with one key frame, at the start: a list of encoded frames (bytes)."""
-    spec = VIDEO[source]
+    CBR at `bitrate`), with one key frame, at the start: a list of encoded frames (bytes).
+    `spec` ({width, height, fps}) defaults to the source's in VIDEO."""
+    spec = spec or VIDEO[source]
     fps, count = spec["fps"], int(seconds * spec["fps"])
     codec = av.CodecContext.create("libvpx", "w")
     codec.width, codec.height = spec["width"], spec["height"]
@@ -157,7 +158,7 @@ def encode_clip(source, bitrate, seconds):
     codec.options = {"bufsize": str(bitrate), "cpu-used": "-6", "deadline": "realtime", "lag-in-frames": "0",
                      "minrate": str(bitrate), "maxrate": str(bitrate), "noise-sensitivity": "4",
                      "overshoot-pct": "15", "partitions": "0", "static-thresh": "1", "undershoot-pct": "100"}
-    picture = MovingPicture(source, seed=len(source))
+    picture = MovingPicture(source, seed=len(source), spec=spec)
     frames = []
     for i in range(count):
         frame = picture.next()
@@ -267,32 +268,39 @@ async def _serve_publisher(reader):
             return {"connectionState": pc.connectionState, "sent": sent, "pli": pli, "nack": dict(nacked)}
         raise ValueError(f"unknown op {req['op']!r}")
 
-    def reply(obj):
-        sys.stdout.write(json.dumps(obj) + "\n")
-        sys.stdout.flush()
-
     try:
-        while True:
-            line = await reader.readline()
-            if not line:
-                return
-            req = json.loads(line)
-            if req["op"] == "close":
-                reply({"ok": {}})
-                return
-            try:
-                reply({"ok": await handle(req)})
-            except Exception as e:
-                reply({"error": f"{type(e).__name__}: {e}"})
+        await answer_requests(reader, handle)
     finally:
         await pc.close()
 
 
-async def _worker_main(max_seconds):
+async def answer_requests(reader, handle):
+    """A worker's loop: one JSON request per stdin line, `await handle(request)` answered on one
+    stdout line ({"ok": result} or {"error": text}), until `close` or the end of stdin."""
+    def reply(obj):
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        req = json.loads(line)
+        if req["op"] == "close":
+            reply({"ok": {}})
+            return
+        try:
+            reply({"ok": await handle(req)})
+        except Exception as e:
+            reply({"error": f"{type(e).__name__}: {e}"})
+
+
+async def worker_main(max_seconds, serve=None):
+    """Runs `serve(reader)` (default: this file's publisher) on stdin for at most `max_seconds`."""
     reader = asyncio.StreamReader(limit=1 << 20)
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     try:
-        await asyncio.wait_for(_serve_publisher(reader), max_seconds)
+        await asyncio.wait_for((serve or _serve_publisher)(reader), max_seconds)
     except asyncio.TimeoutError:
         pass
 
@@ -333,14 +341,15 @@ class CountingQueue:
         return None
 
 
-def install_counting_receivers():
-    """Gives every RTCRtpReceiver created from now on a CountingQueue as its decoder queue."""
+def install_counting_receivers(queue_class=CountingQueue):
+    """Gives every RTCRtpReceiver created from now on a CountingQueue (or `queue_class`, a subclass)
+    as its decoder queue."""
     from aiortc.rtcrtpreceiver import RTCRtpReceiver
     init = RTCRtpReceiver.__init__
 
     def counting_init(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        self._RTCRtpReceiver__decoder_queue = CountingQueue()
+        self._RTCRtpReceiver__decoder_queue = queue_class()
 
     RTCRtpReceiver.__init__ = counting_init
 
@@ -358,12 +367,14 @@ def receiver_snapshot(receiver):
 
 
 class Receiving:
-    """One subscriber's peer connection and which source each of its mids carries."""
+    """One subscriber's peer connection and which source each of its mids carries; `sources`,
+    the sources it is to receive."""
 
-    def __init__(self, label, pc, source_of_mid):
+    def __init__(self, label, pc, source_of_mid, sources=SOURCES):
         self.label = label
         self.pc = pc
         self.source_of_mid = source_of_mid     # a callable: mid -> source (None if unknown)
+        self.sources = sources
         self.rcvbuf = None
 
     def snapshot(self):
@@ -378,7 +389,7 @@ class Receiving:
         if self.rcvbuf is None:
             self.rcvbuf = enlarge_receive_buffers(self.pc)
         snap = self.snapshot()
-        return all(snap.get(s, {}).get("frames", 0) > 0 for s in SOURCES)
+        return all(snap.get(s, {}).get("frames", 0) > 0 for s in self.sources)
 
 
 # -- process figures --------------------------------------------------------------------------------
@@ -445,7 +456,7 @@ async def measure(args, name, server_pid, pub_worker, receivers, extra_counter=N
     deadline = time.monotonic() + args.start_timeout
     while not all(r.receiving_all() for r in receivers) and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
-    not_receiving = {r.label: sorted(s for s in SOURCES if r.snapshot().get(s, {}).get("frames", 0) == 0)
+    not_receiving = {r.label: sorted(s for s in r.sources if r.snapshot().get(s, {}).get("frames", 0) == 0)
                      for r in receivers if not r.receiving_all()}
     await asyncio.sleep(args.warmup)
 
@@ -473,7 +484,7 @@ async def measure(args, name, server_pid, pub_worker, receivers, extra_counter=N
     subs = []
     for r, a, b in zip(receivers, snaps0, snaps1):
         per = {}
-        for s in SOURCES:
+        for s in r.sources:
             x, y = a.get(s, {}), b.get(s, {})
             per[s] = {k: y.get(k, 0) - x.get(k, 0) for k in ("packets", "lost", "frames", "bytes")}
         subs.append({"label": r.label, "tracks": per,
@@ -485,7 +496,7 @@ async def measure(args, name, server_pid, pub_worker, receivers, extra_counter=N
         "cpu": cpu1 - cpu0, "rss": rss, "hwm": hwm,
         "delivered": delivered,
         "server_counter": None if counter0 is None else counter1 - counter0,
-        "sent": {s: pub_stats["sent"][s] - pub0["sent"].get(s, 0) for s in SOURCES},
+        "sent": {s: n - pub0["sent"].get(s, 0) for s, n in pub_stats["sent"].items()},
         "pli": sum(pub_stats["pli"].values()) - sum(pub0["pli"].values()),
         "nack": sum(pub_stats["nack"].values()) - sum(pub0["nack"].values()),
         "pub_state": pub_stats["connectionState"],
@@ -494,6 +505,7 @@ async def measure(args, name, server_pid, pub_worker, receivers, extra_counter=N
         "backlog": {k: (udp0[pid][1], udp1[pid][1]) for k, pid in pids.items()},
         "rcvbuf": min((r.rcvbuf for r in receivers if r.rcvbuf), default=None),
         "client_cpu": {"publisher": pubcpu1 - pubcpu0, "subscribers": mine1 - mine0},
+        "publisher_stats": (pub0, pub_stats),
     }
 
 
@@ -895,7 +907,7 @@ async def main_async(args):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "publisher-worker":
-        asyncio.run(_worker_main(float(sys.argv[2])))
+        asyncio.run(worker_main(float(sys.argv[2])))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--subscribers", type=int, default=4)

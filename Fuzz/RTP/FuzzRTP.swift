@@ -17,5 +17,17 @@ import FuzzSupport
                 fatalError("the rewrite changed the descriptor's length")
             }
         }
+        // The SVC reads: VP9's descriptor and scalability structure, AV1's dependency descriptor (the
+        // payload taken as an extension value), and what a selector decides from them.
+        if let d = VP9Descriptor(payload) {
+            if let at = d.scalabilityOffset { _ = payload.withUnsafeBytes { VP9Scalability.layers($0, at: at) } }
+            var s = SVCSelector(target: VideoLayer(spatial: 1, temporal: 2))
+            _ = s.decide(
+                spatial: Int(d.spatialLayer), temporal: Int(d.temporalLayer), pictureStart: d.startsPicture,
+                keyPicture: d.startsKeyPicture, switchingUp: d.switchingUp, endOfFrame: d.endOfFrame)
+        }
+        if let d = DependencyDescriptor(payload), let s = d.structure {
+            _ = s.layer(templateID: d.templateID)
+        }
     }
 }

@@ -45,10 +45,13 @@ public struct SRTPKeys: Sendable, Equatable, CustomStringConvertible {
     /// Names the profile only: master keys must never reach a log line by accident.
     public var description: String { "SRTPKeys(\(profile), keys redacted)" }
 
-    /// The session that protects what this endpoint sends.
+    /// The session that protects what this endpoint sends. It may protect a sequence number again: a
+    /// retransmission without RTX resends a packet byte for byte (the same plaintext under the same
+    /// index gives the same ciphertext, so nothing leaks), to a receiver that lost the first copy.
     public func outboundSession() throws(SRTPError) -> SRTPSession {
         try SRTPSession(
-            profile: profile, masterKey: localMasterKey, masterSalt: localMasterSalt, direction: .outbound)
+            profile: profile, masterKey: localMasterKey, masterSalt: localMasterSalt, direction: .outbound,
+            allowRepeatTransmission: true)
     }
 
     /// The session that unprotects what this endpoint receives.

@@ -87,8 +87,9 @@ public struct VP8Descriptor: Equatable, Sendable {
 /// last one sent. Rewrites in place, keeping each field's width (a 7-bit picture ID wraps at 128).
 /// Pure value, one per consumer.
 public struct VP8Rewriter: Equatable, Sendable {
-    private var pictureOffset: UInt16 = 0
-    private var tl0Offset: UInt8 = 0
+    /// What is added to the picture ID and TL0PICIDX of the stream forwarded now.
+    public private(set) var pictureOffset: UInt16 = 0
+    public private(set) var tl0Offset: UInt8 = 0
     private var lastPicture: UInt16?
     private var lastTL0: UInt8?
     private var resync = true
@@ -108,6 +109,19 @@ public struct VP8Rewriter: Equatable, Sendable {
                 tl0Offset = lastTL0.map { $0 &+ ((d.temporalLayer ?? 0) == 0 ? 1 : 0) &- t } ?? 0
             }
         }
+        let written = Self.apply(payload, d, pictureOffset: pictureOffset, tl0Offset: tl0Offset)
+        if let p = written.picture { lastPicture = p }
+        if let t = written.tl0 { lastTL0 = t }
+    }
+
+    /// Writes a descriptor's fields shifted by the given offsets (a retransmission is rewritten as its
+    /// first copy was); returns the values written.
+    @discardableResult
+    public static func apply(
+        _ payload: UnsafeMutableRawBufferPointer, _ d: VP8Descriptor, pictureOffset: UInt16, tl0Offset: UInt8
+    ) -> (picture: UInt16?, tl0: UInt8?) {
+        var lastPicture: UInt16?
+        var lastTL0: UInt8?
         if let p = d.pictureID, let at = d.pictureIDOffset {
             let out = p &+ pictureOffset
             if d.longPictureID {
@@ -126,5 +140,6 @@ public struct VP8Rewriter: Equatable, Sendable {
             payload[at] = out
             lastTL0 = out
         }
+        return (lastPicture, lastTL0)
     }
 }

@@ -9,6 +9,12 @@ public struct HeaderExtensionIDs: Equatable, Sendable {
     public static let absSendTimeURI = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
     public static let transportWideCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
     public static let audioLevelURI = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
+    /// The AV1 RTP specification's dependency descriptor (appendix A): answered and forwarded on AV1
+    /// sections, where it gives each frame's spatial and temporal layer.
+    public static let dependencyDescriptorURI =
+        "https://aomediacodec.github.io/av1-rtp-spec/#dependency-descriptor-rtp-header-extension"
+    /// The id the server gives it towards subscribers (AV1 sections only).
+    public static let subscriberDependencyDescriptorID: UInt8 = 3
 
     /// What a publisher may send us, in the answer's order.
     public static let publishURIs = [midURI, ridURI, repairedRidURI, absSendTimeURI, transportWideCCURI, audioLevelURI]
@@ -19,11 +25,13 @@ public struct HeaderExtensionIDs: Equatable, Sendable {
     public var absSendTime: UInt8?
     public var transportWideCC: UInt8?
     public var audioLevel: UInt8?
+    public var dependencyDescriptor: UInt8?
 
     public init(
         mid: UInt8? = nil, rid: UInt8? = nil, repairedRid: UInt8? = nil, absSendTime: UInt8? = nil,
-        transportWideCC: UInt8? = nil, audioLevel: UInt8? = nil
+        transportWideCC: UInt8? = nil, audioLevel: UInt8? = nil, dependencyDescriptor: UInt8? = nil
     ) {
+        self.dependencyDescriptor = dependencyDescriptor
         self.mid = mid
         self.rid = rid
         self.repairedRid = repairedRid
@@ -41,7 +49,7 @@ public struct HeaderExtensionIDs: Equatable, Sendable {
         self.init(
             mid: id(Self.midURI), rid: id(Self.ridURI), repairedRid: id(Self.repairedRidURI),
             absSendTime: id(Self.absSendTimeURI), transportWideCC: id(Self.transportWideCCURI),
-            audioLevel: id(Self.audioLevelURI))
+            audioLevel: id(Self.audioLevelURI), dependencyDescriptor: id(Self.dependencyDescriptorURI))
     }
 
     /// The ids the server uses towards subscribers (its own offers).
@@ -53,6 +61,7 @@ public struct HeaderExtensionIDs: Equatable, Sendable {
         let pairs: [(UInt8?, String)] = [
             (audioLevel, Self.audioLevelURI), (absSendTime, Self.absSendTimeURI), (mid, Self.midURI),
             (rid, Self.ridURI), (repairedRid, Self.repairedRidURI), (transportWideCC, Self.transportWideCCURI),
+            (dependencyDescriptor, Self.dependencyDescriptorURI),
         ]
         for (id, uri) in pairs {
             if let id { out.append(Extmap(id: UInt16(id), uri: uri)) }

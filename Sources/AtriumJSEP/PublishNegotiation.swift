@@ -116,7 +116,11 @@ public struct PublishOffer: Equatable, Sendable {
                 kind: offered.kind, port: local.port, proto: offered.proto, formats: [], connection: local.connection)
             m.attributes = local.attributes(setup: answerSetup)
             m.attributes += [.mid(s.mid)]
-            for e in offered.extmaps where HeaderExtensionIDs.publishURIs.contains(e.uri) {
+            let av1 = codec.server.name == .av1
+            for e in offered.extmaps
+            where HeaderExtensionIDs.publishURIs.contains(e.uri)
+                || (av1 && e.uri == HeaderExtensionIDs.dependencyDescriptorURI)
+            {
                 m.attributes.append(.extmap(Extmap(id: e.id, uri: e.uri)))
             }
             m.attributes += [.direction(live ? .recvonly : .inactive), .rtcpMux]

@@ -57,6 +57,13 @@ public enum SubscriberNegotiation {
                 let ext = HeaderExtensionIDs.subscriber
                 m.attributes += ext.extmaps.filter { s.kind == .audio || $0.uri != HeaderExtensionIDs.audioLevelURI }
                     .map(Attribute.extmap)
+                if s.codec.name == .av1 {
+                    m.attributes.append(
+                        .extmap(
+                            Extmap(
+                                id: UInt16(HeaderExtensionIDs.subscriberDependencyDescriptorID),
+                                uri: HeaderExtensionIDs.dependencyDescriptorURI)))
+                }
             }
             m.attributes += [.direction(s.active ? .sendonly : .inactive), .rtcpMux, .rtcpRsize]
             let pt = s.codec.payloadType

@@ -24,6 +24,12 @@ final class Consumer {
     var outputTags: [Int32]
     var outputInputs: [UInt16]
     var outputStreams: [UInt8]
+    /// How each output packet was rewritten (same index): the VP8 picture-ID and TL0PICIDX shifts
+    /// (picture << 8 | tl0), and whether its marker bit was set; a retransmission gets the same.
+    var outputShifts: [UInt32]
+    var outputMarked: [Bool]
+    /// The timestamp each output packet went with (same index).
+    var outputTimestamps: [UInt32]
     /// When each output sequence number was last retransmitted (same index), -1 never: a NACK for it
     /// is answered again only after a round trip.
     var retransmittedAt: [Double]
@@ -63,6 +69,9 @@ final class Consumer {
         outputTags = [Int32](repeating: -1, count: Self.mapSize)
         outputInputs = [UInt16](repeating: 0, count: Self.mapSize)
         outputStreams = [UInt8](repeating: 0, count: Self.mapSize)
+        outputShifts = [UInt32](repeating: 0, count: Self.mapSize)
+        outputMarked = [Bool](repeating: false, count: Self.mapSize)
+        outputTimestamps = [UInt32](repeating: 0, count: Self.mapSize)
         retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
         preference = spec.preference
         if producer.isSimulcast {
@@ -232,6 +241,9 @@ final class Consumer {
         outputTags[slot] = Int32(out)
         outputInputs[slot] = sequence
         outputStreams[slot] = UInt8(truncatingIfNeeded: k)
+        outputShifts[slot] = 0
+        outputMarked[slot] = false
+        outputTimestamps[slot] = ts
         retransmittedAt[slot] = -1
         return .send(sequence: out, timestamp: ts)
     }

@@ -9,6 +9,8 @@ public enum MediaCommand: Sendable {
     /// this is an ICE restart: `localUfrag`/`localPassword` are the new ones written in our answer.
     case updateTransport(id: String, remote: RemoteSpec, localUfrag: String, localPassword: String)
     case closeTransport(id: String)
+    /// Ends a room's media: every transport of the router, and so its producers and consumers.
+    case closeRouter(id: String)
     /// Transceivers of a publisher transport that were rejected, by mid and by the SSRCs the offer
     /// declared for them: their packets are dropped and counted as `rejected`.
     case reject(transport: String, mids: Set<String>, ssrcs: Set<UInt32>)
@@ -76,14 +78,19 @@ public struct RemoteSpec: Sendable, Equatable {
 /// One WebRTC transport: a BUNDLE group's ICE-lite agent, DTLS association and SRTP contexts.
 public struct TransportSpec: Sendable, Equatable {
     public var id: String
+    /// The router (the room) it belongs to: its consumers are fed by producers of the same router only.
+    public var router: String
     /// A label for metrics and logs, e.g. the participant id and `pub`/`sub`.
     public var label: String
     public var localUfrag: String
     public var localPassword: String
     public var remote: RemoteSpec?
 
-    public init(id: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?) {
+    public init(
+        id: String, router: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?
+    ) {
         self.id = id
+        self.router = router
         self.label = label
         self.localUfrag = localUfrag
         self.localPassword = localPassword
@@ -119,13 +126,17 @@ public struct ProducerSpec: Sendable, Equatable {
     public var encodings: [EncodingSpec]
     public var ridExtensionID: UInt8?
     public var repairedRidExtensionID: UInt8?
+    /// AV1: the dependency descriptor's id; its frames' layers are then selected per viewer (SVC) and
+    /// the extension is forwarded.
+    public var dependencyDescriptorID: UInt8?
 
     public init(
         id: String, transport: String, mid: String, source: String, kind: MediaTrackKind, videoCodec: String?,
         clockRate: UInt32, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?,
         audioLevelID: UInt8?, absSendTimeID: UInt8?, paused: Bool, encodings: [EncodingSpec] = [],
-        ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil
+        ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil, dependencyDescriptorID: UInt8? = nil
     ) {
+        self.dependencyDescriptorID = dependencyDescriptorID
         self.encodings = encodings
         self.ridExtensionID = ridExtensionID
         self.repairedRidExtensionID = repairedRidExtensionID
@@ -162,13 +173,16 @@ public struct ConsumerSpec: Sendable, Equatable {
     public var absSendTimeID: UInt8?
     /// For a simulcast producer: the layer the viewer wants.
     public var preference: LayerPreference
+    /// The id the subscriber's offer gave the AV1 dependency descriptor, forwarded renumbered.
+    public var dependencyDescriptorID: UInt8?
 
     public init(
         id: String, producer: String, transport: String, ssrc: UInt32, rtxSSRC: UInt32?, payloadType: UInt8,
         rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?,
-        preference: LayerPreference = LayerPreference()
+        preference: LayerPreference = LayerPreference(), dependencyDescriptorID: UInt8? = nil
     ) {
         self.preference = preference
+        self.dependencyDescriptorID = dependencyDescriptorID
         self.id = id
         self.producer = producer
         self.transport = transport

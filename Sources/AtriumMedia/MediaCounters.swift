@@ -84,6 +84,8 @@ public struct MediaCounters: Sendable, Equatable {
     public var stunRequests = 0
     public var dtlsHandshakes = 0
     public var dtlsFailures = 0
+    /// `addConsumer` commands naming a producer of another router.
+    public var consumersRefused = 0
     /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
     public var sendFailures = 0
     public var dropped = [Int](repeating: 0, count: DropReason.allCases.count)
@@ -133,6 +135,8 @@ public struct MediaStats: Sendable, Equatable {
     public var transports: [TransportStats] = []
     /// Peer addresses the worker maps to transports (valid ICE pairs).
     public var peerAddresses = 0
+    /// Rooms with media in the worker.
+    public var routers = 0
 
     public init() {}
 
@@ -190,9 +194,16 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
             [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])
+        counter(
+            "atrium_media_consumers_refused_total",
+            "Consumers the worker refused: their producer belongs to another room's router.",
+            [("", "\(c.consumersRefused)")])
         family(
             "atrium_media_peer_addresses", "gauge", "Peer addresses mapped to transports (valid ICE pairs).",
             [("", "\(peerAddresses)")])
+        family(
+            "atrium_media_routers", "gauge", "Rooms with media in the worker (one router each).",
+            [("", "\(routers)")])
         let connected = transports.filter(\.connected).count
         family(
             "atrium_media_transports", "gauge", "Open WebRTC transports, by state.",

@@ -36,3 +36,22 @@ extension MediaEngine {
         events.append(.layersWanted(producer: p.spec.id, rids: rids))
     }
 }
+
+/// What an SVC consumer's selector needs of a packet, from VP9's payload descriptor or AV1's
+/// dependency descriptor.
+struct SVCPacket {
+    var spatial: Int
+    var temporal: Int
+    var pictureStart: Bool
+    var keyPicture: Bool
+    var switchingUp: Bool
+    var endOfFrame: Bool
+}
+
+extension SVCPacket {
+    init(_ d: VP9Descriptor) {
+        self.init(
+            spatial: Int(d.spatialLayer), temporal: Int(d.temporalLayer), pictureStart: d.startsPicture,
+            keyPicture: d.startsKeyPicture, switchingUp: d.switchingUp, endOfFrame: d.endOfFrame)
+    }
+}

@@ -146,16 +146,21 @@ extension MediaEngine {
         var keyFrame = false
         var vp8: VP8Descriptor?
         var vp9: VP9Descriptor?
+        var av1: SVCPacket?
         if p.isSVC {
-            vp9 = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
-            if let d = vp9, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
+            if p.codec == .vp9 {
+                vp9 = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+                if let d = vp9, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
+            } else {
+                av1 = dependencyLayers(p, i, headerInfo)
+            }
         }
         if let codec = p.codec {
             if codec == .vp8 && p.isSimulcast {
                 vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
             }
             if p.isSVC {
-                keyFrame = vp9?.startsKeyPicture ?? false
+                keyFrame = vp9?.startsKeyPicture ?? av1?.keyPicture ?? false
             } else if p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
                 keyFrame = rx[i].payload.withUnsafeBytes { raw in
                     KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
@@ -176,12 +181,12 @@ extension MediaEngine {
                     frameStart: vp8?.startsFrame ?? keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
                     layerSync: vp8?.layerSync ?? false, now: t0)
             } else if p.isSVC {
-                guard let d = vp9 else {
+                guard let d = vp9.map(SVCPacket.init) ?? av1 else {
                     counters.drop(.malformed)
                     continue
                 }
                 admission = c.admit(
-                    svcSpatial: Int(d.spatialLayer), temporal: Int(d.temporalLayer), pictureStart: d.startsPicture,
+                    svcSpatial: d.spatial, temporal: d.temporal, pictureStart: d.pictureStart,
                     keyPicture: keyFrame, switchingUp: d.switchingUp, endOfFrame: d.endOfFrame, sequence: sequence,
                     timestamp: timestamp, now: t0)
             } else {
@@ -201,17 +206,21 @@ extension MediaEngine {
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
             tx[slot].payload.append(contentsOf: rx[i].payload)
+            let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
             if let d = vp8, c.vp8 != nil {
                 tx[slot].payload.withUnsafeMutableBytes {
                     c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
                 }
+                if let r = c.vp8 { c.outputShifts[mapSlot] = UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset) }
             }
+            let marked = c.svc != nil && c.endsPicture
+            c.outputMarked[mapSlot] = marked
             guard
                 send(
                     slot: slot, consumer: c, producer: p, header: headerInfo, srtp: srtp, to: peer,
                     fields: RTPPacketWriter.Rewrite(
                         ssrc: c.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
-                        payloadType: c.spec.payloadType, marker: c.svc != nil && c.endsPicture ? true : nil))
+                        payloadType: c.spec.payloadType, marker: marked ? true : nil))
             else { continue }
             c.lastTimestamp = outTS
             c.lastSentAt = t0
@@ -233,6 +242,33 @@ extension MediaEngine {
         for c in p.consumers { c.reselect(available: 1) }
     }
 
+    /// An AV1 packet's layer by its dependency descriptor, learning the template structure a key
+    /// frame carries; nil when the packet has no descriptor or names a template not known yet.
+    func dependencyLayers(_ p: Producer, _ i: Int, _ header: RTPHeader) -> SVCPacket? {
+        guard let id = p.spec.dependencyDescriptorID,
+            let range = header.extensionValueRange(id: id, in: rx[i].payload),
+            let d = rx[i].payload.withUnsafeBytes({
+                DependencyDescriptor(UnsafeRawBufferPointer(rebasing: $0[range]))
+            })
+        else { return nil }
+        if let s = d.structure, s != p.structure {
+            p.structure = s
+            let sizes =
+                s.resolutions.isEmpty
+                ? [LayerChoice.Size](repeating: LayerChoice.Size(width: 0, height: 0), count: s.spatialLayers)
+                : s.resolutions
+            if sizes != p.svcLayers {
+                p.svcLayers = sizes
+                for c in p.consumers { c.reselect(available: 1) }
+            }
+        }
+        guard let layer = p.structure?.layer(templateID: d.templateID) else { return nil }
+        return SVCPacket(
+            spatial: layer.spatial, temporal: layer.temporal, pictureStart: d.startOfFrame && layer.spatial == 0,
+            keyPicture: d.structure != nil && d.startOfFrame && layer.spatial == 0, switchingUp: false,
+            endOfFrame: d.endOfFrame)
+    }
+
     enum Retransmission { case sent, missing, refused }
 
     /// Retransmissions toward a transport may use this percentage of the media bytes it is sent...
@@ -252,10 +288,13 @@ extension MediaEngine {
                 let audioOut = c.spec.audioLevelID
                 let absIn = p.spec.absSendTimeID
                 let absOut = c.spec.absSendTimeID
+                let ddIn = p.spec.dependencyDescriptorID
+                let ddOut = c.spec.dependencyDescriptorID
                 try RTPHeaderExtension.remapInPlace(&tx[slot].payload, range: header.extensionRange, profile: profile) {
                     id in
                     if id == audioIn { return audioOut }
                     if id == absIn { return absOut }
+                    if id == ddIn { return ddOut }
                     return nil
                 }
             }
@@ -317,10 +356,13 @@ extension MediaEngine {
                 if txCount == tx.count { flush() }
                 let txSlot = txCount
                 tx[txSlot].payload.removeAll(keepingCapacity: true)
+                // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
                 var fields = RTPPacketWriter.Rewrite(
-                    ssrc: c.spec.ssrc, sequenceNumber: output,
-                    timestamp: c.timestamps.map(header.timestamp, now: now), payloadType: c.spec.payloadType)
+                    ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
+                    payloadType: c.spec.payloadType, marker: c.outputMarked[slot] ? true : nil)
+                var media = header.payloadRange
                 if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
+                    media = media.lowerBound + 2..<media.upperBound + 2
                     let split = header.payloadRange.lowerBound
                     tx[txSlot].payload.append(contentsOf: packet[0..<split])
                     tx[txSlot].payload.appendBigEndian(output)
@@ -331,6 +373,17 @@ extension MediaEngine {
                     c.rtxSequence &+= 1
                 } else {
                     tx[txSlot].payload.append(contentsOf: packet)
+                }
+                if c.vp8 != nil, media.upperBound <= tx[txSlot].payload.count {
+                    let shift = c.outputShifts[slot]
+                    tx[txSlot].payload.withUnsafeMutableBytes { raw in
+                        let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
+                        if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
+                            VP8Rewriter.apply(
+                                m, d, pictureOffset: UInt16(truncatingIfNeeded: shift >> 8),
+                                tl0Offset: UInt8(truncatingIfNeeded: shift))
+                        }
+                    }
                 }
                 return send(
                     slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,

@@ -25,6 +25,8 @@ final class MediaEngine {
     let clockSource: MediaClock
     var random: MediaRandom
 
+    /// Rooms' media, each owning its transports, producers and consumers; the maps below index them.
+    var routers: [String: Router] = [:]
     var transports: [String: Transport] = [:]
     var byUfrag: [String: Transport] = [:]
     var byAddress: [SocketAddress: Transport] = [:]
@@ -266,6 +268,7 @@ final class MediaEngine {
                 _ = try early.start()
                 t.dtls = early
                 t.dtlsGeneration = t.iceGeneration
+                t.dtlsAddress = address
             } catch {
                 counters.dtlsFailures += 1
                 return
@@ -275,21 +278,27 @@ final class MediaEngine {
             counters.drop(.unknownSource)
             return
         }
-        // A ClientHello after the handshake: the peer made a new DTLS transport (a browser does when
-        // its BUNDLE transport was replaced, with new ICE credentials). Start a new association; the
-        // old keys stay in use until it completes.
-        if dtls.role == .server, dtls.state == .connected || dtls.state == .failed, DTLSEndpoint.isClientHello(bytes),
-            t.iceGeneration != t.dtlsGeneration, let remote = t.remote
+        if t.dtlsAddress == nil { t.dtlsAddress = address }
+        // A ClientHello that starts a new association: after the handshake, from a peer that made a
+        // new DTLS transport (a browser does when its BUNDLE transport was replaced, with new ICE
+        // credentials; the old keys stay in use until it completes); on an association that failed;
+        // or from another address than the handshake in progress (a second answerer of the same
+        // offer, whose first never completed: the fingerprint decides which one is the peer).
+        if dtls.role == .server, DTLSEndpoint.isClientHello(bytes),
+            (dtls.state == .connected && t.iceGeneration != t.dtlsGeneration) || dtls.state == .failed
+                || (dtls.state != .connected && address != t.dtlsAddress)
         {
             do {
                 let fresh = try DTLSEndpoint(
                     role: .server, certificate: certificate,
-                    remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
+                    remoteFingerprint: t.remote.map { DTLSFingerprint(hashFunction: "sha-256", digest: $0.fingerprint) }
+                )
                 _ = try fresh.start()
                 t.dtls = fresh
                 t.dtlsGeneration = t.iceGeneration
+                t.dtlsAddress = address
                 dtls = fresh
-                logger.info("dtls renegotiated by the peer", ("transport", t.label))
+                logger.info("dtls restarted by the peer", ("transport", t.label))
             } catch {
                 counters.dtlsFailures += 1
                 return
@@ -417,21 +426,22 @@ final class MediaEngine {
                 localAddress: iceAddress,
                 localCredentials: ICECredentials(ufrag: spec.localUfrag, password: spec.localPassword),
                 remoteUfrag: spec.remote?.ufrag, remotePassword: spec.remote?.password, now: instant)
-            let t = Transport(spec: spec, ice: ice, rtcpSSRC: random.nonzero32())
+            let router = routers[spec.router] ?? Router(id: spec.router)
+            routers[spec.router] = router
+            let t = Transport(spec: spec, router: router, ice: ice, rtcpSSRC: random.nonzero32())
             transports[spec.id] = t
+            router.transports[spec.id] = t
             byUfrag[spec.localUfrag] = t
             makeDTLS(t)
         case .updateTransport(let id, let remote, let ufrag, let password):
             guard let t = transports[id] else { return }
             update(t, remote: remote, ufrag: ufrag, password: password)
         case .closeTransport(let id):
-            guard let t = transports.removeValue(forKey: id) else { return }
-            for c in t.consumers { close(c, bye: false) }
-            for p in t.producers { close(p) }
-            byUfrag = byUfrag.filter { $0.value !== t }
-            for a in t.addresses where byAddress[a] === t { byAddress[a] = nil }
-            if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
-            report(t, .closed)
+            if let t = transports[id] { close(t) }
+        case .closeRouter(let id):
+            guard let router = routers[id] else { return }
+            for t in router.transports.values { close(t) }
+            routers[id] = nil
         case .reject(let id, let mids, let ssrcs):
             transports[id]?.rejectedMids.formUnion(mids)
             transports[id]?.rejectedSSRCs.formUnion(ssrcs)
@@ -439,6 +449,7 @@ final class MediaEngine {
             guard producers[spec.id] == nil, let t = transports[spec.transport] else { return }
             let p = Producer(spec: spec, transport: t)
             producers[spec.id] = p
+            t.router.producers[spec.id] = p
             t.add(p)
             reportWanted(p)
         case .pauseProducer(let id, let paused):
@@ -454,8 +465,15 @@ final class MediaEngine {
         case .addConsumer(let spec):
             guard consumers[spec.id] == nil, let p = producers[spec.producer], let t = transports[spec.transport]
             else { return }
+            guard p.transport.router === t.router else {
+                // The media layer's own check: another room's track is never forwarded.
+                counters.consumersRefused += 1
+                logger.warn("consumer refused: producer of another router", ("consumer", spec.id))
+                return
+            }
             let c = Consumer(spec: spec, producer: p, transport: t, random: &random)
             consumers[spec.id] = c
+            t.router.consumers[spec.id] = c
             p.consumers.append(c)
             t.add(c)
             c.reselect(available: p.availableMask)
@@ -508,6 +526,7 @@ final class MediaEngine {
             if remote.dtlsClient {
                 // The answer makes us the client after all: that handshake was not the peer's.
                 t.dtls = nil
+                t.dtlsAddress = nil
             } else {
                 do {
                     try handle(
@@ -515,8 +534,12 @@ final class MediaEngine {
                             remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint)),
                         on: t)
                 } catch {
+                    // The early handshake was not the answerer's (another peer answered the same offer
+                    // first): a fresh association waits for the real one's ClientHello.
                     counters.dtlsFailures += 1
                     logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
+                    t.dtls = nil
+                    t.dtlsAddress = nil
                 }
             }
         }
@@ -524,6 +547,7 @@ final class MediaEngine {
             // Another RTCPeerConnection behind the same transport: a new DTLS association and SRTP keys.
             if let peer = t.peer { for d in old.close() { enqueue(d, to: peer) } }
             t.dtls = nil
+            t.dtlsAddress = nil
             t.srtpIn = nil
             t.srtpOut = nil
             t.connected = false
@@ -535,6 +559,19 @@ final class MediaEngine {
         }
     }
 
+    /// Ends a transport with everything on it; its router goes with its last transport.
+    func close(_ t: Transport) {
+        guard transports.removeValue(forKey: t.id) != nil else { return }
+        for c in t.consumers { close(c, bye: false) }
+        for p in t.producers { close(p) }
+        byUfrag = byUfrag.filter { $0.value !== t }
+        for a in t.addresses where byAddress[a] === t { byAddress[a] = nil }
+        if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
+        report(t, .closed)
+        t.router.transports[t.id] = nil
+        if t.router.transports.isEmpty, routers[t.router.id] === t.router { routers[t.router.id] = nil }
+    }
+
     /// Ends a producer: its consumers end (their subscribers get RTCP BYE) and its mid and SSRCs count
     /// as ended (`Transport.remove`).
     func close(_ p: Producer) {
@@ -542,6 +579,7 @@ final class MediaEngine {
         p.consumers.removeAll()
         p.transport.remove(p)
         producers[p.spec.id] = nil
+        p.transport.router.producers[p.spec.id] = nil
     }
 
     func close(_ c: Consumer, bye: Bool) {
@@ -551,6 +589,7 @@ final class MediaEngine {
         c.producer.consumers.removeAll { $0 === c }
         c.transport.remove(c)
         consumers[c.spec.id] = nil
+        c.transport.router.consumers[c.spec.id] = nil
     }
 
     // MARK: - Snapshot
@@ -559,6 +598,7 @@ final class MediaEngine {
         var s = MediaStats()
         s.counters = counters
         s.peerAddresses = byAddress.count
+        s.routers = routers.count
         s.transports = transports.values.map {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,

@@ -32,6 +32,8 @@ final class Producer {
     /// SVC (VP9 in one stream): the spatial layers' sizes from the stream's scalability structure,
     /// bottom first; empty until the first key picture.
     var svcLayers: [LayerChoice.Size] = []
+    /// AV1: the last template dependency structure (sent with key frames).
+    var structure: DependencyStructure?
     /// The rids last reported as wanted (`MediaEvent.layersWanted`); nil before the first report.
     var reportedWanted: [String]?
 
@@ -62,8 +64,11 @@ final class Producer {
 
     var isVideo: Bool { spec.kind == .video }
     var isSimulcast: Bool { streams.count > 1 }
-    /// One VP9 stream that may carry spatial and temporal layers: its consumers select layers.
-    var isSVC: Bool { codec == .vp9 && !isSimulcast }
+    /// One VP9 stream, or one AV1 stream with the dependency descriptor, that may carry spatial and
+    /// temporal layers: its consumers select layers.
+    var isSVC: Bool {
+        !isSimulcast && (codec == .vp9 || (codec == .av1 && spec.dependencyDescriptorID != nil))
+    }
     /// The sizes a viewer's preference is mapped onto: the simulcast streams', or the SVC layers'.
     var layerSizes: [LayerChoice.Size] { isSimulcast ? streams.map(\.size) : svcLayers }
     var isScreenShare: Bool { spec.source == "screen_share" }

@@ -9,9 +9,12 @@ import AtriumUDP
 final class Transport {
     let id: String
     let label: String
+    unowned let router: Router
     var ice: ICELiteAgent
     var remote: RemoteSpec?
     var dtls: DTLSEndpoint?
+    /// The address whose datagrams drive the DTLS association's handshake.
+    var dtlsAddress: SocketAddress?
     var srtpIn: SRTPSession?
     var srtpOut: SRTPSession?
     /// Where media goes: the nominated pair, else the first valid one.
@@ -57,8 +60,9 @@ final class Transport {
     /// from lately is alive, so one of its SSRCs falling silent means that sender stopped.
     var lastHeard: Double = 0
 
-    init(spec: TransportSpec, ice: ICELiteAgent, rtcpSSRC: UInt32) {
+    init(spec: TransportSpec, router: Router, ice: ICELiteAgent, rtcpSSRC: UInt32) {
         id = spec.id
+        self.router = router
         label = spec.label
         self.ice = ice
         remote = spec.remote

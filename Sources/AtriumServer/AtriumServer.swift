@@ -5,6 +5,7 @@ import AtriumCrypto
 import AtriumEdge
 public import AtriumLog
 import AtriumMedia
+import AtriumMediaControl
 import AtriumMetrics
 import AtriumModel
 import AtriumRooms
@@ -114,7 +115,7 @@ public final class AtriumServer {
         api.hub = hub
         if config.udpPort >= 0 {
             let worker = try startMedia()
-            signal.media = MediaCoordinator(worker: worker)
+            signal.media = MediaCoordinator(plane: worker)
             media = worker
             metrics.text { worker.stats.prometheus() }
         }

@@ -1,5 +1,5 @@
-import AtriumForwarding
 import AtriumJSON
+import AtriumMediaControl
 import AtriumModel
 import AtriumRooms
 
@@ -16,9 +16,8 @@ extension SignalEndpoint {
             throw .invalidField("trackId", "not subscribed to this track")
         }
         if let media {
-            media.viewports[me, default: [:]][trackID] =
-                width > 0 && height > 0 ? LayerChoice.Size(width: width, height: height) : nil
-            media.reconcile(room, state)
+            media.setViewport(me, trackID, width: width, height: height, in: state)
+            flushMedia()
         }
         return ["trackId": .string(trackID.rawValue), "width": .int(Int64(width)), "height": .int(Int64(height))]
     }

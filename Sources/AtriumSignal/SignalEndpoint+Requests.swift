@@ -1,6 +1,7 @@
 import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
+import AtriumMediaControl
 import AtriumModel
 import AtriumRooms
 import AtriumSDP
@@ -37,7 +38,7 @@ extension SignalEndpoint {
             }
             return [:]
         case "publish":
-            let (track, events) = try publishTrack(f, member: member, now: t)
+            let (track, events) = try hub.publish(TrackRequest(f), by: me, in: member.room, now: t)
             var out: JSONObject = [:]
             for e in events {
                 if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }
@@ -45,10 +46,14 @@ extension SignalEndpoint {
             }
             return out
         case "publish_offer":
-            return try publishOffer(f, member: member, now: t)
+            guard let media else { throw .media(code: "media_unavailable", message: "this server runs without media") }
+            let request = try PublishRequest(f)
+            defer { flushMedia() }
+            return media.publishOffer(request, by: me, in: member.room, rooms: hub, now: t).json
         case "subscriber_answer":
             guard let media else { throw .media(code: "media_unavailable", message: "this server runs without media") }
             let revision = try f.int("revision", 0...Int(Int32.max))
+            defer { flushMedia() }
             try media.subscriberAnswer(me, revision: revision, sdp: try f.string("sdp", max: 65536))
             return [:]
         case "ice_candidate":
@@ -203,6 +208,7 @@ extension SignalEndpoint {
         guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
         // A subscriber offer made during the join (tracks already published) follows the result.
         media?.resumed(pid)
+        flushMedia()
         return HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 
@@ -229,6 +235,7 @@ extension SignalEndpoint {
         }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
         media?.resumed(pid)
+        flushMedia()
         return HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
     }
 }

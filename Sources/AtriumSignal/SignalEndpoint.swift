@@ -1,6 +1,7 @@
 public import AtriumAuth
 public import AtriumHTTP
 import AtriumJSON
+public import AtriumMediaControl
 public import AtriumModel
 public import AtriumRooms
 
@@ -54,15 +55,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     var sessions: [UInt64: Session] = [:]
     var members: [ParticipantID: Member] = [:]
     var byResumeToken: [String: ParticipantID] = [:]
-    /// The media plane's signaling side; nil when the server runs without media.
-    public var media: MediaCoordinator? {
-        didSet {
-            media?.push = { [unowned self] pid, message in
-                guard let s = self.session(of: pid) else { return }
-                if s.handling { s.afterResult.append(message) } else { self.send(s, message) }
-            }
-        }
-    }
+    /// The media plane's signaling side; nil when the server runs without media. What it has for
+    /// participants is sent after each call into it (`flushMedia`).
+    public var media: MediaCoordinator?
 
     public var authenticatedCount: Int { sessions.values.filter { $0.claims != nil }.count }
 
@@ -249,6 +244,17 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
 
     public func roomChanged(_ room: RoomID, state: RoomState?) {
         media?.reconcile(room, state)
+        flushMedia()
+    }
+
+    /// Sends what the media coordinator has for participants: to each connected one at once, or right
+    /// after the result of the request its session has in hand.
+    func flushMedia() {
+        guard let media else { return }
+        for (pid, message) in media.takeMessages() {
+            guard let s = session(of: pid) else { continue }
+            if s.handling { s.afterResult.append(message.json) } else { send(s, message.json) }
+        }
     }
 
     public func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason) {
@@ -290,8 +296,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     /// Called on every tick and whenever the worker wakes the service thread.
     public func drainMedia() {
         guard let media else { return }
-        for (room, message) in media.drainEvents(hub: hub, now: now()) {
-            if let state = hub.state(room) { broadcast(message, to: state.order) }
+        let speakers = media.drainEvents(rooms: hub, now: now())
+        flushMedia()
+        for s in speakers {
+            if let state = hub.state(s.room) { broadcast(s.json, to: state.order) }
         }
     }
 }

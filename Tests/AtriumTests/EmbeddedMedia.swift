@@ -72,6 +72,7 @@ final class EmbeddedPeer {
     let password = "peerpasswordpeerpassword"
     var srtpOut: SRTPSession?
     var srtpIn: SRTPSession?
+    var keys: SRTPKeys?
     /// Decrypted RTP and RTCP from the engine, in arrival order.
     var rtp: [[UInt8]] = []
     var rtcp: [RTCPPacket] = []
@@ -84,18 +85,32 @@ final class EmbeddedPeer {
         dtls = try DTLSEndpoint(role: .client, certificate: certificate, remoteFingerprint: serverFingerprint)
     }
 
+    /// The server's ICE credentials for this peer's transport (derived from its id, so that two
+    /// peers answering the same offer share them).
+    var localUfrag: String { "srv\(transport)" }
+    let localPassword = "serverpasswordserverpass"
+
+    /// What this peer's answer tells the server.
+    func remote(midExtensionID: UInt8? = nil) -> RemoteSpec {
+        RemoteSpec(
+            ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest, dtlsClient: false,
+            midExtensionID: midExtensionID)
+    }
+
     /// Opens this peer's transport on the engine and brings it up: an ICE check nominating the pair,
     /// then the DTLS handshake (the peer is the client, as a browser answering `a=setup:active`).
-    func connect(to media: EmbeddedMedia, midExtensionID: UInt8? = nil) throws {
-        let localUfrag = "srv\(transport)"
-        let localPassword = "serverpasswordserverpass"
+    func connect(to media: EmbeddedMedia, router: String = "room", midExtensionID: UInt8? = nil) throws {
         media.apply(
             .openTransport(
                 TransportSpec(
-                    id: transport, label: transport, localUfrag: localUfrag, localPassword: localPassword,
-                    remote: RemoteSpec(
-                        ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest,
-                        dtlsClient: false, midExtensionID: midExtensionID))))
+                    id: transport, router: router, label: transport, localUfrag: localUfrag,
+                    localPassword: localPassword, remote: remote(midExtensionID: midExtensionID))))
+        try check(media)
+        try handshake(media)
+    }
+
+    /// A connectivity check with USE-CANDIDATE, as the controlling agent.
+    func check(_ media: EmbeddedMedia) throws {
         var b = STUNMessageBuilder(type: .bindingRequest, transactionID: STUNTransactionID(high: 1, low: 2))
         try b.appendUsername("\(localUfrag):\(ufrag)")
         try b.appendPriority(ICECandidate.priority(typePreference: 126, localPreference: 65535, component: 1))
@@ -105,21 +120,26 @@ final class EmbeddedPeer {
         try b.appendFingerprint()
         media.deliver(b.bytes, from: address)
         _ = media.take(for: address)
-        var flight = try dtls.start()
-        for _ in 0..<10 where srtpOut == nil {
+    }
+
+    /// The DTLS handshake as the client, up to `flights` round trips (all of it by default).
+    func handshake(_ media: EmbeddedMedia, flights: Int = 10) throws {
+        var flight = dtls.state == .idle ? try dtls.start() : []
+        for _ in 0..<flights where srtpOut == nil {
             for d in flight { media.deliver(d, from: address) }
             flight = []
             for d in media.take(for: address) {
                 let out = try dtls.receive(d)
                 flight += out.datagrams
                 for case .connected(let keys) in out.events {
+                    self.keys = keys
                     srtpOut = try keys.outboundSession()
                     srtpIn = try keys.inboundSession()
                 }
             }
         }
         for d in flight { media.deliver(d, from: address) }
-        guard srtpOut != nil else { throw EmbeddedError.notConnected }
+        guard srtpOut != nil || flights < 10 else { throw EmbeddedError.notConnected }
     }
 
     func send(rtp packet: [UInt8], to media: EmbeddedMedia) throws {
@@ -132,6 +152,13 @@ final class EmbeddedPeer {
         var p = try RTCPCompound.serialize(packets)
         try srtpOut?.protectRTCP(&p)
         media.deliver(p, from: address)
+    }
+
+    /// Forgets what was received (a new inbound SRTP session, empty replay window): as if the packets
+    /// so far had been lost on the way.
+    func forgetReceived() throws {
+        srtpIn = try keys?.inboundSession()
+        rtp.removeAll()
     }
 
     /// Decrypts what the engine sent this peer since the last call.

@@ -288,3 +288,46 @@ extension String {
         return out + rest
     }
 }
+
+/// AV1's dependency descriptor: answered (and then forwarded) on AV1 sections only, and offered to
+/// subscribers on AV1 sections with the server's id.
+@Suite struct JSEPDependencyDescriptorTests {
+    static func offer(av1Only: Bool) throws -> PublishOffer {
+        var text = SDPFixtures.text("chrome-156-offer-simulcast-camera-mic.sdp")
+        if av1Only {
+            for name in ["VP8/90000", "VP9/90000", "H264/90000"] { text = text.replacingAll(name, with: "X\(name)") }
+        }
+        return try PublishOffer(text: text)
+    }
+
+    @Test func anAV1SectionGetsTheDescriptorAVP8OneDoesNot() throws {
+        for av1 in [true, false] {
+            let offer = try Self.offer(av1Only: av1)
+            let video = try #require(offer.sections.first { $0.kind == .video })
+            #expect((video.codec?.server.name == .av1) == av1)
+            #expect(video.extensions.dependencyDescriptor == 12)
+            let answer = offer.answer(
+                local: JSEPTests.local, accepted: Set(offer.sections.map(\.mid)), sessionID: 1, version: 1)
+            let parsed = try SessionDescription.parse(answer.serialized())
+            let m = try #require(parsed.media.first { $0.mid == video.mid })
+            let answered = m.extmaps.contains { $0.uri == HeaderExtensionIDs.dependencyDescriptorURI && $0.id == 12 }
+            #expect(answered == av1)
+        }
+    }
+
+    @Test func subscribersAreOfferedTheDescriptorOnAV1Sections() throws {
+        let codecs = ServerCodecs.preference
+        let av1 = try #require(codecs.first { $0.name == .av1 })
+        let vp8 = try #require(codecs.first { $0.name == .vp8 })
+        let sections = [av1, vp8].enumerated().map { i, c in
+            SubscriberSection(
+                mid: "\(i)", kind: .video, codec: c, parameters: [], ssrc: UInt32(10 + i), rtxSSRC: nil,
+                streamID: "s", trackID: "t\(i)", cname: "c", active: true)
+        }
+        let offer = SubscriberNegotiation.offer(sections: sections, local: JSEPTests.local, sessionID: 1, version: 1)
+        let parsed = try SessionDescription.parse(offer.serialized())
+        let uri = HeaderExtensionIDs.dependencyDescriptorURI
+        #expect(parsed.media[0].extmaps.contains { $0.uri == uri && $0.id == 3 })
+        #expect(!parsed.media[1].extmaps.contains { $0.uri == uri })
+    }
+}

@@ -114,16 +114,19 @@ import Testing
     // MARK: - Consumer
 
     /// A consumer with the producer and transports it refers to (unowned: the caller keeps them).
-    static func consumer(kind: MediaTrackKind) -> (Consumer, Producer, [Transport]) {
+    static func consumer(kind: MediaTrackKind) -> (Consumer, Producer, [Transport], Router) {
         let ice = ICELiteAgent(
             localAddress: STUNTransportAddress(address: .v4(0x7F00_0001), port: 1),
             localCredentials: ICECredentials(ufrag: "abcd", password: "0123456789012345678901"),
             now: ContinuousClock.now)
+        let router = Router(id: "r")
         let pubT = Transport(
-            spec: TransportSpec(id: "p", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil), ice: ice,
+            spec: TransportSpec(id: "p", router: "r", label: "p", localUfrag: "abcd", localPassword: "x", remote: nil),
+            router: router, ice: ice,
             rtcpSSRC: 1)
         let subT = Transport(
-            spec: TransportSpec(id: "s", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil), ice: ice,
+            spec: TransportSpec(id: "s", router: "r", label: "s", localUfrag: "efgh", localPassword: "x", remote: nil),
+            router: router, ice: ice,
             rtcpSSRC: 2)
         let producer = Producer(
             spec: ProducerSpec(
@@ -138,12 +141,12 @@ import Testing
                 id: "c", producer: "tr", transport: "s", ssrc: 10, rtxSSRC: 11, payloadType: 100, rtxPayloadType: 101,
                 nack: true, audioLevelID: nil, absSendTimeID: nil),
             producer: producer, transport: subT, random: &random)
-        return (c, producer, [pubT, subT])
+        return (c, producer, [pubT, subT], router)
     }
 
     @Test func aVideoConsumerStartsOnAKeyFrameAndMapsNacksBack() throws {
-        let (c, producer, transports) = Self.consumer(kind: .video)
-        defer { withExtendedLifetime((producer, transports)) {} }
+        let (c, producer, transports, router) = Self.consumer(kind: .video)
+        defer { withExtendedLifetime((producer, transports, router)) {} }
         #expect(c.admit(sequence: 100, timestamp: 0, keyFrame: false, now: 0).output == nil)
         let first = try #require(c.admit(sequence: 101, timestamp: 3000, keyFrame: true, now: 0.03).output)
         // Older than the key frame: part of a frame the subscriber never started.
@@ -162,8 +165,8 @@ import Testing
     }
 
     @Test func anAudioConsumerStartsAtOnceAndResyncsAfterAPause() throws {
-        let (c, producer, transports) = Self.consumer(kind: .audio)
-        defer { withExtendedLifetime((producer, transports)) {} }
+        let (c, producer, transports, router) = Self.consumer(kind: .audio)
+        defer { withExtendedLifetime((producer, transports, router)) {} }
         let a = try #require(c.admit(sequence: 7, timestamp: 960, keyFrame: false, now: 0).output)
         let b = try #require(c.admit(sequence: 8, timestamp: 1920, keyFrame: false, now: 0.02).output)
         #expect(b.0 == a.0 &+ 1)
@@ -184,8 +187,8 @@ import Testing
     func aConsumerStartsWhereverTheSequenceStandsAndRunsPastHalfTheRange(_ kind: MediaTrackKind, _ first: UInt16)
         throws
     {
-        let (c, producer, transports) = Self.consumer(kind: kind)
-        defer { withExtendedLifetime((producer, transports)) {} }
+        let (c, producer, transports, router) = Self.consumer(kind: kind)
+        defer { withExtendedLifetime((producer, transports, router)) {} }
         var last = try #require(c.admit(sequence: first, timestamp: 0, keyFrame: true, now: 0).output)
         for i in 1...40_000 {
             let s = first &+ UInt16(truncatingIfNeeded: i)

@@ -205,6 +205,31 @@ import Testing
         #expect(abs(Int(Int32(bitPattern: r[5].timestamp &- r[4].timestamp)) - 3000) <= 1)
     }
 
+    /// A NACKed packet from before and after a switch is sent again exactly as it was sent first:
+    /// its sequence number, timestamp and rewritten picture ID (here without RTX: the same SSRC and
+    /// sequence number, which SRTP must allow the sender to protect twice).
+    @Test func aRetransmissionAcrossASwitchRepeatsTheFirstCopy() throws {
+        let room = try Room()
+        try room.sendFrame(keys: [0, 1, 2])
+        for _ in 1..<10 { try room.sendFrame() }
+        let low = room.viewers[0]
+        low.rtp.removeAll()
+        room.media.apply(.setPreference(consumer: "c1", .high))
+        try room.sendFrame()
+        try room.sendFrame(streams: [2, 0, 1], keys: [2])
+        try room.sendFrame()
+        let first = try Self.received(low)
+        #expect(first.map(\.stream) == [0, 2, 2])
+        // Those three never arrived: the viewer asks for them again.
+        try low.forgetReceived()
+        room.media.advance(by: 0.2)
+        try low.send(
+            rtcp: [.nack(GenericNACK(senderSSRC: 77, mediaSSRC: 2000, lost: first.map(\.sequence)))], to: room.media)
+        try low.receive(from: room.media)
+        let again = try Self.received(low)
+        #expect(again == first, "\(again) vs \(first)")
+    }
+
     /// When the new stream's key frame carries the capture time already sent from the old stream,
     /// it goes out one tick later: timestamps never repeat or go back.
     @Test func aSwitchOnAFrameAlreadySentMovesTheTimelineOn() throws {

@@ -1,19 +1,23 @@
 import AtriumForwarding
 import AtriumICE
 import AtriumJSEP
-import AtriumJSON
-public import AtriumMedia
+import AtriumMedia
 import AtriumModel
-import AtriumRooms
+package import AtriumRooms
 import AtriumSDP
 import AtriumUDP
 
 /// The signaling side of the media plane, on the service thread: each participant's publisher and
 /// subscriber transports, the binding of publisher mids to tracks, and the subscriber's offers. After
 /// every change of a room it reconciles what the worker forwards with the room state, so every way a
-/// track ends (unpublish, share stop for any reason, revoke, leave, room end) ends its forwarding.
+/// track ends (unpublish, share stop for any reason, revoke, leave, room end) ends its forwarding,
+/// and every track a `publish_offer` binds starts forwarding through the same reconcile. It drives
+/// the media plane through `MediaPlane` and the rooms through `MediaRooms`; what it tells
+/// participants waits in `outbox` for the endpoint.
 public final class MediaCoordinator {
-    /// A track with media: where it comes from and how subscribers are offered it.
+    /// A track with media: where it comes from, how the worker receives it and how subscribers are
+    /// offered it. Recorded when a publisher's offer binds the track; the reconcile hands `spec` to
+    /// the worker (`submitted`) and closes it when the track is gone.
     struct ProducerInfo {
         var track: TrackID
         var owner: ParticipantID
@@ -21,6 +25,12 @@ public final class MediaCoordinator {
         var codec: ServerCodec
         var parameters: [FormatParameter]
         var paused: Bool
+        /// The producer as the worker gets it (`paused` is the info's at the time it is added).
+        var spec: ProducerSpec
+        /// Whether the worker has been given the producer.
+        var submitted = false
+        /// Recording order: producers of one offer start in the order of its sections.
+        var serial: UInt64 = 0
     }
 
     struct Publisher {
@@ -63,7 +73,7 @@ public final class MediaCoordinator {
         var freedCodecs: [String: [ServerCodec]] = [:]
         var revision = 0
         /// The offer waiting for its answer, and the message that carried it (resent after a resume).
-        var pending: (revision: Int, offer: SessionDescription, message: JSONObject)?
+        var pending: (revision: Int, offer: SessionDescription, message: MediaMessage)?
         var dirty = false
         /// The connection was replaced while it had nothing to carry: the next offer says `reset`.
         var resetPending = false
@@ -75,7 +85,7 @@ public final class MediaCoordinator {
         var subscriber: Subscriber?
     }
 
-    public let worker: MediaWorker
+    let plane: any MediaPlane
     let fingerprint: Fingerprint
     let candidates: [Candidate]
     let sessionID: UInt64
@@ -90,14 +100,16 @@ public final class MediaCoordinator {
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
     var counter: UInt64 = 0
-    /// Sends a pushed message to a participant (the endpoint's socket, if connected).
-    var push: (ParticipantID, JSONObject) -> Void = { _, _ in }
+    /// Counts producers recorded, for their `serial`.
+    var producerSerial: UInt64 = 0
+    /// Messages for participants, oldest first, until the endpoint takes them (`takeMessages`).
+    private(set) var outbox: [(ParticipantID, MediaMessage)] = []
     var rng = SystemRandomNumberGenerator()
 
-    public init(worker: MediaWorker) {
-        self.worker = worker
-        fingerprint = Fingerprint(hashFunction: "sha-256", bytes: worker.fingerprint)
-        candidates = worker.candidateAddresses.enumerated().map { i, a in
+    public init(plane: any MediaPlane) {
+        self.plane = plane
+        fingerprint = Fingerprint(hashFunction: "sha-256", bytes: plane.fingerprint)
+        candidates = plane.candidateAddresses.enumerated().map { i, a in
             Candidate(
                 foundation: "\(i + 1)", component: 1, transport: "udp",
                 priority: ICECandidate.priority(
@@ -106,6 +118,15 @@ public final class MediaCoordinator {
                 kind: .host)
         }
         sessionID = UInt64.random(in: 1...UInt64(Int64.max), using: &rng)
+    }
+
+    /// Queues a message for a participant.
+    func push(_ pid: ParticipantID, _ message: MediaMessage) { outbox.append((pid, message)) }
+
+    /// The messages queued since the last call, oldest first: the endpoint sends each to its participant.
+    package func takeMessages() -> [(ParticipantID, MediaMessage)] {
+        defer { outbox.removeAll() }
+        return outbox
     }
 
     func local(_ ufrag: String, _ password: String) -> LocalTransport {

@@ -1,34 +1,37 @@
-import AtriumJSON
-import AtriumRooms
+package import AtriumJSON
+package import AtriumRooms
 
-/// Typed access to a message's fields: a wrong or missing field is `invalid_field` naming it.
-struct Fields {
-    let object: JSONObject
+/// Typed access to a message's fields: a wrong or missing field is `invalid_field` naming it. Shared
+/// with `AtriumSignal`, which decodes the other requests with it.
+package struct Fields {
+    package let object: JSONObject
 
-    func string(_ key: String, max: Int = 1024) throws(HubError) -> String {
+    package init(object: JSONObject) { self.object = object }
+
+    package func string(_ key: String, max: Int = 1024) throws(HubError) -> String {
         guard let v = object[key] else { throw .invalidField(key, "is required") }
         guard let s = v.stringValue else { throw .invalidField(key, "expected a string, got \(v.typeName)") }
         guard s.utf8.count <= max else { throw .invalidField(key, "longer than \(max) bytes") }
         return s
     }
 
-    func optionalString(_ key: String, max: Int = 1024) throws(HubError) -> String? {
+    package func optionalString(_ key: String, max: Int = 1024) throws(HubError) -> String? {
         guard object[key] != nil, object[key] != .null else { return nil }
         return try string(key, max: max)
     }
 
-    func bool(_ key: String) throws(HubError) -> Bool {
+    package func bool(_ key: String) throws(HubError) -> Bool {
         guard let v = object[key] else { throw .invalidField(key, "is required") }
         guard let b = v.boolValue else { throw .invalidField(key, "expected a boolean, got \(v.typeName)") }
         return b
     }
 
-    func optionalBool(_ key: String) throws(HubError) -> Bool? {
+    package func optionalBool(_ key: String) throws(HubError) -> Bool? {
         guard object[key] != nil else { return nil }
         return try bool(key)
     }
 
-    func int(_ key: String, _ range: ClosedRange<Int>) throws(HubError) -> Int {
+    package func int(_ key: String, _ range: ClosedRange<Int>) throws(HubError) -> Int {
         guard let v = object[key] else { throw .invalidField(key, "is required") }
         guard let i = v.int64Value, let n = Int(exactly: i) else {
             throw .invalidField(key, "expected an integer, got \(v.typeName)")
@@ -39,12 +42,13 @@ struct Fields {
         return n
     }
 
-    func optionalInt(_ key: String, _ range: ClosedRange<Int>) throws(HubError) -> Int? {
+    package func optionalInt(_ key: String, _ range: ClosedRange<Int>) throws(HubError) -> Int? {
         guard object[key] != nil else { return nil }
         return try int(key, range)
     }
 
-    func enumValue<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E where E.RawValue == String {
+    package func enumValue<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E
+    where E.RawValue == String {
         let s = try string(key, max: 64)
         guard let e = E(rawValue: s) else {
             throw .invalidField(key, "expected one of " + E.allCases.map(\.rawValue).joined(separator: ", "))
@@ -52,7 +56,7 @@ struct Fields {
         return e
     }
 
-    func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E?
+    package func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String) throws(HubError) -> E?
     where E.RawValue == String {
         guard object[key] != nil else { return nil }
         return try enumValue(key) as E

@@ -1,4 +1,3 @@
-import AtriumJSON
 import AtriumMedia
 import AtriumModel
 import AtriumRooms
@@ -8,26 +7,24 @@ import AtriumRooms
 extension MediaCoordinator {
     /// A share whose capture stopped without a word (its RTCP BYE, or silence past the capture
     /// timeout) stops with `capture_ended`, as if the sharer had said so: the same path as every stop.
-    func captureEnded(_ track: TrackID, hub: Hub, now: Int64) {
-        guard let info = producers[track], let state = hub.state(info.room),
+    func captureEnded(_ track: TrackID, rooms: any MediaRooms, now: Int64) {
+        guard let info = producers[track], let state = rooms.state(info.room),
             let share = state.shares.first(where: { $0.videoTrack == track || $0.audioTrack == track })
         else { return }
-        _ = try? hub.perform(info.room, now: now) { s throws(HubError) in
-            try s.stopShare(share.id, by: .participant(info.owner), reason: .captureEnded)
-        }
+        rooms.stopShare(share.id, by: info.owner, in: info.room, reason: .captureEnded, now: now)
     }
 
     /// A microphone at or above this level (dBov, RFC 6464: 0 loudest) counts as speaking.
     static let speakingThreshold = 60
     static let maxSpeakers = 3
 
-    /// Drains the worker's events: a transport's state goes to its participant (`media_state`); the
-    /// `active_speakers` messages to send are returned, per room.
-    func drainEvents(hub: Hub, now: Int64) -> [(RoomID, JSONObject)] {
-        var out: [(RoomID, JSONObject)] = []
-        for event in worker.events() {
+    /// Drains the worker's events: a transport's state goes to its participant (`media_state`), the
+    /// layers wanted to the publisher (`layers_wanted`); the `active_speakers` to broadcast are returned.
+    package func drainEvents(rooms: any MediaRooms, now: Int64) -> [ActiveSpeakers] {
+        var out: [ActiveSpeakers] = []
+        for event in plane.events() {
             if case .producerEnded(let id, _) = event {
-                captureEnded(TrackID(id), hub: hub, now: now)
+                captureEnded(TrackID(id), rooms: rooms, now: now)
                 continue
             }
             if case .layersWanted(let id, let rids) = event {
@@ -35,7 +32,7 @@ extension MediaCoordinator {
                 let track = TrackID(id)
                 guard let info = producers[track] else { continue }
                 wantedLayers[track] = rids
-                push(info.owner, Self.layersWantedMessage(track, rids))
+                push(info.owner, .layersWanted(track: track, rids: rids))
                 continue
             }
             if case .transportState(let id, let state) = event, state != .closed {
@@ -44,7 +41,7 @@ extension MediaCoordinator {
                         peer.publisher?.transport == id
                         ? "publisher" : peer.subscriber?.transport == id ? "subscriber" : nil
                     if let target {
-                        push(pid, ["type": "media_state", "target": .string(target), "state": .string(state.rawValue)])
+                        push(pid, .mediaState(target: target, state: state))
                     }
                 }
                 continue
@@ -53,8 +50,8 @@ extension MediaCoordinator {
             var byRoom: [RoomID: [(ParticipantID, Int)]] = [:]
             for l in levels where l.dBov <= Self.speakingThreshold {
                 guard let info = producers[TrackID(l.producer)],
-                    hub.state(info.room)?.tracks[info.track]?.source == .microphone,
-                    hub.state(info.room)?.tracks[info.track]?.muted == false
+                    rooms.state(info.room)?.tracks[info.track]?.source == .microphone,
+                    rooms.state(info.room)?.tracks[info.track]?.muted == false
                 else { continue }
                 byRoom[info.room, default: []].append((info.owner, l.dBov))
             }
@@ -64,12 +61,11 @@ extension MediaCoordinator {
                 let ids = loudest.map(\.0)
                 guard ids != speakers[room] ?? [] else { continue }
                 speakers[room] = ids.isEmpty ? nil : ids
-                let list: [JSONValue] = loudest.map { pid, dBov in
+                let list = loudest.map { pid, dBov in
                     // Linear amplitude, 1 at 0 dBov, rounded to three places.
-                    let level = (Self.amplitude(dBov) * 1000).rounded() / 1000
-                    return .object(["participantId": .string(pid.rawValue), "level": .double(level)])
+                    ActiveSpeakers.Speaker(participant: pid, level: (Self.amplitude(dBov) * 1000).rounded() / 1000)
                 }
-                out.append((room, ["type": "active_speakers", "speakers": .array(list)]))
+                out.append(ActiveSpeakers(room: room, speakers: list))
             }
         }
         return out

@@ -1,0 +1,135 @@
+import AtriumJSEP
+import AtriumMedia
+import AtriumModel
+package import AtriumRooms
+import AtriumSDP
+
+/// The subscriber connection's offers and answers (docs/protocol.md section 14, `subscriber_offer`
+/// and `subscriber_answer`).
+extension MediaCoordinator {
+    /// Sends the next subscriber offer, or marks one due when an offer is still waiting for its answer.
+    func negotiate(_ pid: ParticipantID) {
+        guard var peer = peers[pid], var sub = peer.subscriber else { return }
+        if sub.pending != nil {
+            sub.dirty = true
+            peer.subscriber = sub
+            peers[pid] = peer
+            return
+        }
+        sub.dirty = false
+        sub.revision += 1
+        // Ended sections are never removed from a connection (JSEP keeps them; aiortc cannot reuse one):
+        // past `maxEndedSections` the server starts a new subscriber connection with the live tracks only,
+        // so that a day-long meeting's offers and answers stay small.
+        var reset = sub.resetPending
+        if sub.sections.filter({ !$0.active }).count >= Self.maxEndedSections {
+            reset = true
+            plane.submit(.closeTransport(id: sub.transport))
+            let (u, pw) = credentials()
+            sub.transport = nextID("sub-")
+            (sub.ufrag, sub.password) = (u, pw)
+            plane.submit(
+                .openTransport(
+                    TransportSpec(
+                        id: sub.transport, router: peer.room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
+                        localPassword: pw, remote: nil))
+            )
+            sub.usedPayloadTypes = []
+            sub.freedCodecs = [:]
+            sub.nextMid = 0
+            sub.sections = sub.sections.filter(\.active).map { s in
+                var n = s
+                n.mid = String(sub.nextMid)
+                sub.nextMid += 1
+                n.codec = Self.allocate(Self.serverDefault(s.codec), in: &sub.usedPayloadTypes)
+                n.consumer = nil
+                n.ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
+                n.rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+                return n
+            }
+        }
+        // Nothing live to offer on the new connection yet: the reset goes with the next offer.
+        if reset && sub.sections.isEmpty {
+            sub.resetPending = true
+            sub.revision -= 1
+            peer.subscriber = sub
+            peers[pid] = peer
+            return
+        }
+        sub.resetPending = false
+        let sections = sub.sections.map { s in
+            SubscriberSection(
+                mid: s.mid, kind: s.kind, codec: s.codec, parameters: s.parameters, ssrc: s.ssrc, rtxSSRC: s.rtxSSRC,
+                streamID: s.publisher.rawValue, trackID: s.track.rawValue, cname: s.publisher.rawValue, active: s.active
+            )
+        }
+        let offer = SubscriberNegotiation.offer(
+            sections: sections, local: local(sub.ufrag, sub.password), sessionID: sessionID,
+            version: UInt64(sub.revision))
+        let tracks = sub.sections.filter(\.active).map { s in
+            MediaMessage.OfferedTrack(mid: s.mid, track: s.track, publisher: s.publisher, source: s.source)
+        }
+        let message = MediaMessage.subscriberOffer(
+            revision: sub.revision, sdp: offer.serialized(), tracks: tracks, reset: reset)
+        sub.pending = (sub.revision, offer, message)
+        peer.subscriber = sub
+        peers[pid] = peer
+        push(pid, message)
+    }
+
+    /// The subscriber's answer: the transport learns the peer, accepted sections get their consumers.
+    package func subscriberAnswer(_ pid: ParticipantID, revision: Int, sdp: String) throws(HubError) {
+        guard var peer = peers[pid], var sub = peer.subscriber, let pending = sub.pending else {
+            throw .media(code: "stale_revision", message: "no subscriber offer is waiting for an answer")
+        }
+        guard pending.revision == revision else {
+            throw .media(
+                code: "stale_revision", message: "the offer waiting for an answer is revision \(pending.revision)")
+        }
+        let answer: SubscriberNegotiation.Answer
+        do {
+            answer = try SubscriberNegotiation.answer(text: sdp, offer: pending.offer)
+        } catch {
+            throw .media(code: error.code, message: error.description)
+        }
+        let remote = RemoteSpec(
+            ufrag: answer.remote.ufrag, password: answer.remote.password, fingerprint: answer.remote.fingerprint.bytes,
+            dtlsClient: answer.remote.setup == .passive)
+        plane.submit(
+            .updateTransport(id: sub.transport, remote: remote, localUfrag: sub.ufrag, localPassword: sub.password))
+        let ext = HeaderExtensionIDs.subscriber
+        for i in sub.sections.indices where sub.sections[i].active && sub.sections[i].consumer == nil {
+            let s = sub.sections[i]
+            guard answer.accepted.contains(s.mid) else { continue }
+            let id = "\(pid.rawValue)/\(s.track.rawValue)/\(s.mid)"
+            let video = s.codec.isVideo
+            // Sent with the numbers the answer gave (the offer's when it kept them).
+            let answered = answer.payloadTypes[s.mid]
+            plane.submit(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: id, producer: s.track.rawValue, transport: sub.transport, ssrc: s.ssrc,
+                        rtxSSRC: video ? s.rtxSSRC : nil, payloadType: answered?.media ?? s.codec.payloadType,
+                        rtxPayloadType: video && s.codec.rtxPayloadType != nil ? answered?.rtx : nil,
+                        nack: video && answer.nack.contains(s.mid), audioLevelID: video ? nil : ext.audioLevel,
+                        absSendTimeID: ext.absSendTime, preference: s.preference,
+                        dependencyDescriptorID: s.codec.name == .av1
+                            ? HeaderExtensionIDs.subscriberDependencyDescriptorID : nil)))
+            sub.sections[i].consumer = id
+        }
+        sub.pending = nil
+        let again = sub.dirty
+        peer.subscriber = sub
+        peers[pid] = peer
+        if again { negotiate(pid) }
+    }
+
+    /// After a join or a resume: an offer made while the participant had no socket is sent (again),
+    /// and so are the layers wanted of its simulcast tracks.
+    package func resumed(_ pid: ParticipantID) {
+        if let message = peers[pid]?.subscriber?.pending?.message { push(pid, message) }
+        for (track, info) in producers where info.owner == pid {
+            if let rids = wantedLayers[track] { push(pid, .layersWanted(track: track, rids: rids)) }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+public import AtriumMedia
+public import AtriumUDP
+
+/// The media plane as the coordinator drives it: commands in, events out, and what the answers
+/// announce (the DTLS certificate's fingerprint, the candidate addresses). `MediaWorker` is the real
+/// one; the tests give the coordinator a fake that records the commands.
+public protocol MediaPlane: AnyObject {
+    /// SHA-256 digest of the DTLS certificate every transport presents (`a=fingerprint`).
+    var fingerprint: [UInt8] { get }
+    /// The addresses written into every answer's and offer's host candidates, in order.
+    var candidateAddresses: [SocketAddress] { get }
+    /// Hands a command to the plane; commands apply in the order they are submitted.
+    func submit(_ command: MediaCommand)
+    /// What the plane reported since the last call, oldest first.
+    func events() -> [MediaEvent]
+}
+
+extension MediaWorker: MediaPlane {}
