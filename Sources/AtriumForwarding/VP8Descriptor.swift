@@ -84,14 +84,22 @@ public struct VP8Descriptor: Equatable, Sendable {
 
 /// Keeps a consumer's VP8 picture IDs and TL0PICIDX continuous across the streams it forwards (each
 /// simulcast stream counts its own): after a switch, the first picture of the new stream follows the
-/// last one sent. Rewrites in place, keeping each field's width (a 7-bit picture ID wraps at 128).
+/// newest one sent. Rewrites in place, keeping each field's width (a 7-bit picture ID wraps at 128).
 /// Pure value, one per consumer.
+///
+/// "Newest", not "last": a packet of the current stream older than one already sent (a publisher's
+/// retransmission, including the RTX padding Chromium sends as old packets again, or a reordered
+/// one) keeps its rewrite but does not move the count back. Else a switch right after it would
+/// number the new stream's pictures and base-layer indices behind ones the viewer already has, and
+/// Chromium's VP8 reference finder drops them ("already received") until its own key-frame request.
 public struct VP8Rewriter: Equatable, Sendable {
     /// What is added to the picture ID and TL0PICIDX of the stream forwarded now.
     public private(set) var pictureOffset: UInt16 = 0
     public private(set) var tl0Offset: UInt8 = 0
-    private var lastPicture: UInt16?
-    private var lastTL0: UInt8?
+    /// The newest picture ID (in the width it was written) and TL0PICIDX sent.
+    public private(set) var lastPicture: UInt16?
+    public private(set) var lastTL0: UInt8?
+    private var lastPictureLong = true
     private var resync = true
 
     public init() {}
@@ -110,8 +118,30 @@ public struct VP8Rewriter: Equatable, Sendable {
             }
         }
         let written = Self.apply(payload, d, pictureOffset: pictureOffset, tl0Offset: tl0Offset)
-        if let p = written.picture { lastPicture = p }
-        if let t = written.tl0 { lastTL0 = t }
+        if let p = written.picture {
+            let bits: UInt16 = d.longPictureID ? 15 : 7
+            // Another width than the last one's: the new one counts from here.
+            if let last = lastPicture, lastPictureLong == d.longPictureID {
+                if Self.isNewer(p, than: last, bits: bits) { lastPicture = p }
+            } else {
+                lastPicture = p
+            }
+            lastPictureLong = d.longPictureID
+        }
+        if let t = written.tl0 {
+            if let last = lastTL0 {
+                if Self.isNewer(UInt16(t), than: UInt16(last), bits: 8) { lastTL0 = t }
+            } else {
+                lastTL0 = t
+            }
+        }
+    }
+
+    /// Whether `a` follows `b` in a count of `bits` bits that wraps (less than half the range ahead).
+    static func isNewer(_ a: UInt16, than b: UInt16, bits: UInt16) -> Bool {
+        let mask: UInt16 = (1 << bits) &- 1
+        let ahead = (a &- b) & mask
+        return ahead != 0 && ahead < (mask >> 1) &+ 1
     }
 
     /// Writes a descriptor's fields shifted by the given offsets (a retransmission is rewritten as its
