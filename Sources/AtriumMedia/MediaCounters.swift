@@ -40,6 +40,8 @@ public enum DropReason: Int, Sendable, CaseIterable {
     /// Of a stream the answer did not accept: a rid that is not one of the track's, or a second
     /// stream on a single-stream section.
     case unnegotiatedStream
+    /// A publisher's RTX copy of a packet that already arrived (its padding, a late repair).
+    case duplicate
 
     public var label: String {
         switch self {
@@ -61,6 +63,7 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .retransmissionBudget: "retransmission_budget"
         case .otherLayer: "other_layer"
         case .unnegotiatedStream: "unnegotiated_stream"
+        case .duplicate: "duplicate"
         }
     }
 }

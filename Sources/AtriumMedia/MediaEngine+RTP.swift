@@ -25,6 +25,12 @@ extension MediaEngine {
             let start = header.payloadRange.lowerBound
             guard header.payloadRange.count >= 2 else { return }
             let osn = UInt16(rx[i].payload[start]) << 8 | UInt16(rx[i].payload[start + 1])
+            // A copy of a packet that already arrived (a publisher's RTX padding, a late repair):
+            // viewers have it, or ask this server for it.
+            if p.streams[k].buffer?.contains(osn) == true {
+                counters.drop(.duplicate)
+                return
+            }
             rx[i].payload.removeSubrange(start..<start + 2)
             guard let primary = p.streams[k].ssrc,
                 (try? RTPPacketWriter.rewrite(

@@ -22,6 +22,9 @@ struct RetransmissionBuffer {
         tags[i] = Int32(sequence)
     }
 
+    /// Whether the packet `sequence` is held (it arrived, and fewer than `capacity` packets since).
+    func contains(_ sequence: UInt16) -> Bool { tags[Int(sequence) % capacity] == Int32(sequence) }
+
     /// Calls `body` with the stored packet for `sequence`, if it is still there.
     func withPacket<R>(_ sequence: UInt16, _ body: ([UInt8]) -> R) -> R? {
         let i = Int(sequence) % capacity
