@@ -104,7 +104,8 @@ import Testing
             let sync = (i % 8 == 1 || i % 8 == 2)
             out.append(
                 Packet(
-                    stream: stream, picture: (p &+ UInt16(i)) & 0x7FFF, tl0: tl0, tid: tid, sync: sync || (key && i == 0),
+                    stream: stream, picture: (p &+ UInt16(i)) & 0x7FFF, tl0: tl0, tid: tid,
+                    sync: sync || (key && i == 0),
                     key: key && i == 0))
         }
         return out
