@@ -42,6 +42,9 @@ let package = Package(
         // The forwarding core's pure decisions (sequence and timestamp rewriting, key frames).
         .target(name: "AtriumForwarding", swiftSettings: strict),
         .target(name: "AtriumSDP", swiftSettings: strict),
+        // Bandwidth estimation toward receivers, as pure values (Google congestion control's trendline
+        // and rate control).
+        .target(name: "AtriumCongestion", swiftSettings: strict),
         .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
         // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
         .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
@@ -143,6 +146,7 @@ let package = Package(
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
+                "AtriumCongestion",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -1,0 +1,69 @@
+/// The rate that a delay signal and loss reports allow toward one receiver: Google congestion
+/// control's AIMD rate control (draft-ietf-rmcat-gcc section 5.5) and its loss-based controller
+/// (section 6). Pure value: the owner feeds it the trendline's signal, the acknowledged rate and the
+/// loss fraction, with times in seconds, and reads `estimate` (bits per second).
+public struct RateController: Equatable, Sendable {
+    public private(set) var estimate: Double
+    public let minimum: Double
+    public let maximum: Double
+    private var delayBased: Double
+    private var lossBased: Double
+    private var lastUpdate: Double?
+    /// The acknowledged rate at the last decrease: near it, the increase is additive.
+    private var lastDecreaseRate: Double?
+    private var holdUntil = 0.0
+
+    public init(initial: Double = 1_000_000, minimum: Double = 100_000, maximum: Double = 20_000_000) {
+        self.minimum = minimum
+        self.maximum = maximum
+        estimate = initial
+        delayBased = initial
+        lossBased = initial
+    }
+
+    /// A delay signal with the rate the receiver acknowledged over the last half second.
+    public mutating func update(signal: TrendlineEstimator.Signal, acknowledged: Double, now: Double) {
+        let elapsed = min(max(now - (lastUpdate ?? now), 0), 1)
+        lastUpdate = now
+        switch signal {
+        case .overusing:
+            // Back off below what gets through; hold a moment before growing again.
+            if now >= holdUntil || delayBased > 0.85 * acknowledged {
+                delayBased = max(minimum, 0.85 * acknowledged)
+                lastDecreaseRate = acknowledged
+                holdUntil = now + 0.2
+            }
+        case .underusing:
+            // The queue drains: hold the rate.
+            break
+        case .normal:
+            guard now >= holdUntil else { break }
+            if let near = lastDecreaseRate, abs(acknowledged - near) < 0.3 * near {
+                // Near the last congestion point: about one packet per round trip more.
+                delayBased += max(8_000, 0.05 * delayBased) * elapsed
+            } else {
+                delayBased *= 1 + 0.08 * elapsed
+            }
+            // Never far above what is acknowledged: an estimate that grows in the void is no estimate.
+            if acknowledged > 0 { delayBased = min(delayBased, 1.5 * acknowledged + 10_000) }
+        }
+        delayBased = min(max(delayBased, minimum), maximum)
+        estimate = min(delayBased, lossBased)
+    }
+
+    /// A receiver's loss fraction (0...1) over its last report interval. Up to 10 % the loss is taken
+    /// as the link's own (radio, a lossy hop) and the delay side decides; above, the rate backs off in
+    /// proportion. (Plain GCC only holds between 2 and 10 %, so one congested moment on a lossy link
+    /// ratchets the rate down for good.)
+    public mutating func update(loss: Double, now: Double) {
+        if loss <= 0.10 {
+            lossBased = min(maximum, lossBased * 1.05 + 1_000)
+        } else {
+            lossBased = max(minimum, estimate * (1 - 0.5 * loss))
+        }
+        lossBased = max(lossBased, minimum)
+        // The loss side never holds the estimate far above the delay side's.
+        lossBased = min(lossBased, max(delayBased, minimum) * 1.5)
+        estimate = min(delayBased, lossBased)
+    }
+}
