@@ -522,7 +522,7 @@ class Publisher:
 
     @classmethod
     async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
-                    fast_h264=False, ignore_key_frame_requests=()):
+                    fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=()):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
         (a misbehaving client). A refused `publish_offer` raises SignalError.
@@ -532,12 +532,15 @@ class Publisher:
         {"screen_share": ["H264"]}; `fast_h264` gives the worker's H264 encoders x264's ultrafast
         preset (`use_fast_x264`); the senders of the sources in `ignore_key_frame_requests` act on
         no PLI, FIR or REMB (a static screen: one key frame, at the start; the worker still counts
-        the requests), and the worker's VP8 encoders are VBR (`use_vbr_vp8`)."""
+        the requests), and the worker's VP8 encoders are VBR (`use_vbr_vp8`; `vbr_vp8` alone asks
+        only for that: a static screen that answers key-frame requests); those in `ignore_remb` act
+        on no REMB (so that they send key frames only when asked)."""
         worker = await _Worker.spawn()
         try:
             offer = await worker.call("offer", sources=list(sources), busy=list(busy),
                                       codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264,
-                                      ignore_key_frame_requests=list(ignore_key_frame_requests))
+                                      ignore_key_frame_requests=list(ignore_key_frame_requests), vbr_vp8=vbr_vp8,
+                                      ignore_remb=list(ignore_remb))
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
@@ -638,6 +641,7 @@ async def _serve_publisher(reader):
     rembs = {}
     requests = {}           # source -> PLIs and FIRs its sender got (acted on or not)
     ignoring = set()        # sources whose senders ignore key-frame requests and REMB
+    deaf_to_remb = set()    # sources whose senders ignore REMB only
     key_frames = {}         # source -> its KeyFrameCounter, once the answer is applied
     started = time.monotonic()
 
@@ -645,7 +649,8 @@ async def _serve_publisher(reader):
         """Counts the PLIs and FIRs the sender gets. With `ignore` (a static screen that sends a key
         frame only at the start) they go no further, and neither does REMB: aiortc's VP8 encoder
         starts again, with a key frame, whenever its target bitrate moves by more than 10%, and the
-        server's REMB moves it from 500 kbit/s to aiortc's 1.5 Mbit/s maximum."""
+        server's REMB moves it from 500 kbit/s to aiortc's 1.5 Mbit/s maximum. A source in
+        `deaf_to_remb` ignores REMB only, and answers key-frame requests."""
         requests[source] = 0
         handle_rtcp = sender._handle_rtcp_packet
 
@@ -654,7 +659,8 @@ async def _serve_publisher(reader):
                 requests[source] += 1
                 if ignore:
                     return
-            if ignore and isinstance(packet, RtcpPsfbPacket) and packet.fmt == RTCP_PSFB_APP:
+            if (ignore or source in deaf_to_remb) and isinstance(packet, RtcpPsfbPacket) \
+                    and packet.fmt == RTCP_PSFB_APP:
                 return
             await handle_rtcp(packet)
         sender._handle_rtcp_packet = handler     # the RTP router looks it up on every packet
@@ -691,7 +697,8 @@ async def _serve_publisher(reader):
             busy = set(req.get("busy") or ())
             codecs = req.get("codecs") or {}
             ignoring.update(req.get("ignore_key_frame_requests") or ())
-            if ignoring:
+            deaf_to_remb.update(req.get("ignore_remb") or ())
+            if ignoring or req.get("vbr_vp8"):
                 use_vbr_vp8()
             for source in req["sources"]:
                 track = make_track(source, busy=source in busy, fps=req.get("fps"))
