@@ -36,6 +36,15 @@ public struct TimestampMapper: Equatable, Sendable {
         return true
     }
 
+    /// Notes an output sent without `map` (a timeline its owner wrote itself), so that a later
+    /// `sync` continues after it.
+    public mutating func note(_ output: UInt32, now: Double) {
+        if lastOutput == nil || Int32(bitPattern: output &- (lastOutput ?? 0)) > 0 {
+            lastOutput = output
+            lastSentAt = now
+        }
+    }
+
     public mutating func map(_ input: UInt32, now: Double) -> UInt32 {
         let output = input &- offset
         if lastOutput == nil || Int32(bitPattern: output &- (lastOutput ?? 0)) > 0 {

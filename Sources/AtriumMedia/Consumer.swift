@@ -59,7 +59,20 @@ final class Consumer {
         var stream: Int
         var index: Int
         var generation: Int
+        /// The cache's packets when the replay began: their frames were captured over seconds and are
+        /// sent within moments, so they get consecutive timestamps (one tick apart) ending now, and the
+        /// packets after them continue from there at their own spacing. A receiver's clock then never
+        /// sees seconds of media arrive at once.
+        var snapshotEnd: Int
     }
+
+    /// While replaying the cache's snapshot: the output timestamp of its first frame, the frames
+    /// counted so far and the last input timestamp seen.
+    var compressedBase: UInt32 = 0
+    var compressedRank: UInt32 = 0
+    var compressedInput: UInt32?
+    /// The next packet is sent with this consumer's timestamp mapping again.
+    var compressing = false
 
     static let mapSize = 1024
     static let floorLag: UInt16 = 0x4000
@@ -248,7 +261,25 @@ final class Consumer {
             syncSequence = sequence &- Self.floorLag
         }
         guard let out = seq.map(sequence) else { return .drop(.waitingKeyFrame) }
-        let ts = timestamps.map(timestamp, now: now)
+        let ts: UInt32
+        if compressing {
+            if let last = compressedInput {
+                if last != timestamp { compressedRank &+= 1 }
+            } else {
+                compressedBase = timestamps.map(timestamp, now: now)
+                compressedRank = 0
+            }
+            compressedInput = timestamp
+            ts = compressedBase &+ compressedRank
+            timestamps.note(ts, now: now)
+        } else {
+            if compressedInput != nil {
+                // Past the snapshot: the stream's own spacing again, right after its last frame.
+                compressedInput = nil
+                timestamps.sync(timestamp, now: now)
+            }
+            ts = timestamps.map(timestamp, now: now)
+        }
         let slot = Int(out) & (Self.mapSize - 1)
         outputTags[slot] = Int32(out)
         outputInputs[slot] = sequence

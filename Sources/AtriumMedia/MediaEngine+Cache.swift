@@ -15,15 +15,16 @@ extension MediaEngine {
     /// Starts `c` from the cache of stream `k` if it holds a picture young enough and the consumer's
     /// transport can send; otherwise returns false (the caller asks the publisher for a key frame).
     @discardableResult
-    func startFromCache(_ c: Consumer, stream k: Int) -> Bool {
+    func startFromCache(_ c: Consumer, stream k: Int, maxBytes: Int = .max) -> Bool {
         let p = c.producer
         guard p.isVideo, !p.paused, c.replay == nil, c.transport.isSecure, p.streams.indices.contains(k),
-            p.streams[k].cache.isServable(now: now)
+            p.streams[k].cache.isServable(now: now), p.streams[k].cache.byteCount <= maxBytes
         else {
             if p.isVideo && p.streams.indices.contains(k) && p.streams[k].cache.isEnabled { counters.cacheMisses += 1 }
             return false
         }
-        c.replay = Consumer.Replay(stream: k, index: 0, generation: p.streams[k].cache.generation)
+        c.replay = Consumer.Replay(
+            stream: k, index: 0, generation: p.streams[k].cache.generation, snapshotEnd: p.streams[k].cache.count)
         replaying.append(c)
         counters.cacheStarts += 1
         // The first burst goes at once: most pictures of a static screen fit in it.
@@ -44,6 +45,7 @@ extension MediaEngine {
                 // A new key frame replaced the picture: go on from it.
                 r.generation = generation
                 r.index = 0
+                r.snapshotEnd = 0
             }
             guard r.index < p.streams[r.stream].cache.count else {
                 endReplay(c)
@@ -57,6 +59,7 @@ extension MediaEngine {
             spent += max(size, 1)
             guard let header = try? RTPHeader(parsing: rx[i].payload) else { continue }
             c.replay = r
+            c.compressing = r.index <= r.snapshotEnd
             let info = classify(i, producer: p, header: header, recovered: false, keyFrameNeeded: true)
             deliver(
                 i, to: c, producer: p, stream: r.stream, info: info, header: header,
@@ -67,9 +70,17 @@ extension MediaEngine {
 
     func endReplay(_ c: Consumer) {
         c.replay = nil
+        c.compressing = false
         replaying.removeAll { $0 === c }
         // Nothing usable was cached after all: the usual way.
         if let k = c.keyFrameStream { requestKeyFrameNow(c.producer, stream: k) }
+    }
+
+    /// A viewer switching to stream `k` asks the publisher for a key frame of it: the viewer keeps its
+    /// current layer until then, where a replay of the cache would show it nothing new meanwhile (and
+    /// an SVC viewer's stream goes on, so older packets cannot be sent into it).
+    func switchLayer(_ c: Consumer, to k: Int) {
+        requestKeyFrameNow(c.producer, stream: k)
     }
 
     /// Every tick: each replay in progress sends its share.

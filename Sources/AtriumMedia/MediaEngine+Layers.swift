@@ -20,7 +20,7 @@ extension MediaEngine {
         guard mask != p.availableMask else { return }
         p.availableMask = mask
         for c in p.consumers {
-            if let k = c.reselect(available: mask) { requestKeyFrameNow(p, stream: k) }
+            if let k = c.reselect(available: mask) { switchLayer(c, to: k) }
         }
     }
 

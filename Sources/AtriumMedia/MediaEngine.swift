@@ -493,7 +493,7 @@ final class MediaEngine {
         case .setPreference(let id, let preference):
             guard let c = consumers[id], c.preference != preference else { return }
             c.preference = preference
-            if let k = c.reselect(available: c.producer.availableMask) { requestKeyFrameNow(c.producer, stream: k) }
+            if let k = c.reselect(available: c.producer.availableMask) { switchLayer(c, to: k) }
             reportWanted(c.producer)
         case .closeConsumer(let id):
             if let c = consumers[id] {

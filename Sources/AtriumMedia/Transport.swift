@@ -31,6 +31,8 @@ final class Transport {
     var rejectedSSRCs: Set<UInt32> = []
     var endedMids: Set<String> = []
     var endedSSRCs: Set<UInt32> = []
+    /// The streams (rid, SSRC, RTX SSRC) the last ended producer of each mid had learned, for its successor.
+    var endedStreamsByMid: [String: [(rid: String?, ssrc: UInt32?, rtx: UInt32?)]] = [:]
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
@@ -72,6 +74,23 @@ final class Transport {
     var isSecure: Bool { srtpIn != nil && srtpOut != nil }
 
     func add(_ p: Producer) {
+        // A transceiver given a new track (RTCRtpSender.replaceTrack) keeps its SSRCs, and Chromium no
+        // longer sends the mid extension on them. When the offer does not list them (simulcast: rids
+        // instead of a=ssrc), the new producer of the mid takes over the ended one's.
+        // Streams match by rid (a single stream: the one of the ended producer).
+        if p.streams.allSatisfy({ $0.ssrc == nil && $0.rtxSSRC == nil }),
+            let old = endedStreamsByMid.removeValue(forKey: p.spec.mid)
+        {
+            for k in p.streams.indices {
+                guard
+                    let o = p.streams.count == 1 && old.count == 1
+                        ? old.first : old.first(where: { $0.rid == p.streams[k].rid })
+                else { continue }
+                p.streams[k].ssrc = o.ssrc
+                p.streams[k].rtxSSRC = o.rtx
+                for s in [o.ssrc, o.rtx].compactMap({ $0 }) { endedSSRCs.remove(s) }
+            }
+        }
         producers.append(p)
         producersByMid[p.spec.mid] = p
         for stream in p.streams {
@@ -92,6 +111,8 @@ final class Transport {
             if let s = stream.ssrc { endedSSRCs.insert(s) }
             if let s = stream.rtxSSRC { endedSSRCs.insert(s) }
         }
+        let learned = p.streams.filter { $0.ssrc != nil || $0.rtxSSRC != nil }
+        if !learned.isEmpty { endedStreamsByMid[p.spec.mid] = learned.map { ($0.rid, $0.ssrc, $0.rtxSSRC) } }
     }
 
     func add(_ c: Consumer) {

@@ -130,10 +130,10 @@ import Testing
         }
     }
 
-    static func frames(_ v: EmbeddedPeer) throws -> [(sequence: UInt16, frame: UInt8)] {
+    static func frames(_ v: EmbeddedPeer) throws -> [(sequence: UInt16, frame: UInt8, timestamp: UInt32)] {
         try v.rtp.map { p in
             let h = try RTPHeader(parsing: p)
-            return (h.sequenceNumber, p[h.payloadRange.upperBound - 1])
+            return (h.sequenceNumber, p[h.payloadRange.upperBound - 1], h.timestamp)
         }
     }
 
@@ -155,6 +155,11 @@ import Testing
         let all = try Self.frames(v)
         #expect(all.last?.frame == 30)
         for (a, b) in zip(all, all.dropFirst()) { #expect(b.sequence == a.sequence &+ 1) }
+        // Captured over a second, sent at once: the cached frames are one tick apart, and the live
+        // stream goes on after them at its own pace.
+        for (a, b) in zip(cached, cached.dropFirst()) { #expect(b.timestamp &- a.timestamp == 1) }
+        let step = Int32(bitPattern: all[30].timestamp &- all[29].timestamp)
+        #expect(step > 0 && step < 9000)
         #expect(try room.plis() == 0, "a viewer served from the cache asks the sharer for nothing")
         #expect(room.media.engine.counters.cacheStarts == 1)
         #expect(room.media.engine.counters.firstFrame.counts == [1, 0])

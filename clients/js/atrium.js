@@ -9,6 +9,18 @@
 //   await room.setMicrophoneEnabled(true);
 //   const share = await room.startScreenShare();   // getDisplayMedia, contentHint "detail"
 //   await room.stopScreenShare();
+//   await room.setQuality(remote.trackId, "low");  // the simulcast layer a received track comes in
+//   await room.setViewport(remote.trackId, 640, 360); // the size it is shown at, in device pixels
+//
+// Simulcast (docs/protocol.md, `publish`, `layers_wanted`): the camera goes out as three encodings,
+// rids "q", "h" and "f" at a quarter, half and full resolution (CAMERA_ENCODINGS), a screen share as
+// two at full resolution, "l" at 5 frames per second and "f" at the capture's rate (SCREEN_ENCODINGS,
+// with degradationPreference "maintain-resolution": text stays sharp and the frame rate gives way).
+// The `publish` request lists them bottom first as `layers`, with their sizes. The server pushes
+// `layers_wanted` with the rids some viewer needs; the client turns the other encodings off
+// (`RTCRtpSender.setParameters`, `active`) and on again when they are wanted again. A server that
+// declines simulcast in its answer gets one encoding, set to the top layer's resolution and bitrate.
+// `{simulcast: false}` (in `Room.connect`'s options, or per track) publishes one encoding as before.
 //
 // Browser interop notes (Chromium, max-bundle): every track is announced with `publish` before its
 // transceiver is offered, so the server's refusals never produce an answer without a BUNDLE group; a
@@ -18,10 +30,27 @@
 //
 // Errors (rejected promises and `error` events) are AtriumError instances whose `code` is the
 // protocol's error code (docs/protocol.md section 10), e.g. `share_locked`; the client adds
-// `timeout`, `disconnected`, `connection_failed`, `capture_denied` and `capture_failed`.
+// `timeout`, `disconnected`, `connection_failed`, `capture_denied`, `capture_failed` and
+// `layers_failed` (the browser refused to turn a simulcast encoding on or off).
 
 /** @typedef {"camera"|"microphone"|"screen_share"|"screen_share_audio"} Source */
 /** @typedef {"high"|"medium"|"low"} Quality */
+
+/**
+ * One simulcast encoding as `addTransceiver`'s `sendEncodings` takes it (bottom layer first).
+ * @typedef {object} Encoding
+ * @property {string} rid
+ * @property {number} scaleResolutionDownBy
+ * @property {number} maxBitrate           bits per second
+ * @property {number} [maxFramerate]
+ */
+
+/**
+ * Publishing options of one track.
+ * @typedef {object} PublishOptions
+ * @property {boolean} [simulcast]         video only; default: the room's `simulcast` option, else true
+ * @property {Encoding[]} [encodings]      replaces the source's default encodings (bottom first)
+ */
 
 /**
  * @typedef {object} RemoteTrack
@@ -88,6 +117,71 @@ function midsByTrack(sdp) {
 }
 
 
+/**
+ * The camera's simulcast encodings, bottom first: 320x180, 640x360 and 1280x720 from a 720p capture.
+ * The bitrates are the ceilings of the usual 180p/360p/720p ladders.
+ * @type {readonly Encoding[]}
+ */
+export const CAMERA_ENCODINGS = Object.freeze([
+  { rid: "q", scaleResolutionDownBy: 4, maxBitrate: 150_000 },
+  { rid: "h", scaleResolutionDownBy: 2, maxBitrate: 500_000 },
+  { rid: "f", scaleResolutionDownBy: 1, maxBitrate: 1_500_000 },
+]);
+
+/**
+ * A screen share's simulcast encodings, bottom first, both at full resolution (a scaled-down share is
+ * unreadable): a slow one for viewers on a poor link and the full frame rate (Chrome's screen-share
+ * "conference mode" does the same). The top one states its rate: with it unset, Chromium sends
+ * both at the 5 frames per second of the bottom one.
+ * @type {readonly Encoding[]}
+ */
+export const SCREEN_ENCODINGS = Object.freeze([
+  { rid: "l", scaleResolutionDownBy: 1, maxFramerate: 5, maxBitrate: 500_000 },
+  { rid: "f", scaleResolutionDownBy: 1, maxFramerate: 30, maxBitrate: 2_500_000 },
+]);
+
+/** The qualities `setQuality` accepts. */
+const QUALITIES = new Set(["low", "medium", "high"]);
+/** The largest viewport dimension `setViewport` sends (docs/protocol.md `set_viewport`). */
+const MAX_VIEWPORT = 16384;
+
+/**
+ * The simulcast encodings of a track, or null for one plain encoding (audio, simulcast off).
+ * @param {MediaStreamTrack} track @param {Source} source @param {PublishOptions} options @param {boolean} roomDefault
+ * @returns {Encoding[]|null}
+ */
+function simulcastEncodings(track, source, options, roomDefault) {
+  if (track.kind !== "video" || !(options.simulcast ?? roomDefault)) return null;
+  const table = options.encodings ?? (source === "screen_share" ? SCREEN_ENCODINGS : CAMERA_ENCODINGS);
+  return table.length > 1 ? table.map((e) => ({ ...e })) : null;
+}
+
+/**
+ * The `layers` of a `publish` request: each encoding's rid and the size it sends, the capture's size
+ * divided by its scale (rounded down, as the encoder does). Sizes are 0 when the track does not say.
+ * @param {Encoding[]} encodings @param {MediaTrackSettings} settings
+ */
+function layersOf(encodings, settings) {
+  const w = settings.width || 0;
+  const h = settings.height || 0;
+  return encodings.map((e) => {
+    const scale = Math.max(1, e.scaleResolutionDownBy || 1);
+    return { rid: e.rid, width: Math.floor(w / scale), height: Math.floor(h / scale) };
+  });
+}
+
+/** The AtriumError of a refused RTCRtpSender.setParameters. */
+function layersError(e) {
+  const err = new AtriumError("layers_failed", `setParameters: ${e?.name ?? "Error"}: ${e?.message ?? e}`);
+  err.cause = e;
+  return err;
+}
+
+/** A stable key of an encoding layout, so that an idle transceiver is reused only for the same one. */
+function layoutKey(encodings) {
+  return encodings ? encodings.map((e) => e.rid).join(",") : "";
+}
+
 const RTC_CONFIG = { bundlePolicy: "max-bundle", rtcpMuxPolicy: "require", iceServers: [] };
 const PING_INTERVAL_MS = 10000;
 const REQUEST_TIMEOUT_MS = 15000;
@@ -112,7 +206,9 @@ const AUTH_ERRORS = new Set([
  *   `reconnecting` (detail: {code, reason, attempt}), `reconnected`, `disconnected` (detail: {code, reason}),
  *   `state` (the room state changed: participants, tracks, shares, requests, policy, local tracks),
  *   `error` (detail: AtriumError; an error the server pushed without a request, e.g. `rate_limited`,
- *   or a failed subscriber negotiation).
+ *   a failed subscriber negotiation, or `layers_failed` when the browser refused to turn a simulcast
+ *   encoding on or off).
+ * `layers_wanted` is acted on (the encodings not listed are turned off) before it is dispatched.
  * A pushed `error` message is dispatched only as `error` (with an AtriumError as detail).
  */
 export class Room extends EventTarget {
@@ -120,7 +216,8 @@ export class Room extends EventTarget {
    * Opens the WebSocket, authenticates and joins.
    * @param {string} url      `ws(s)://HOST:PORT/v1/signal`
    * @param {string} token    a participant token
-   * @param {{name?: string, metadata?: string, autoSubscribe?: boolean}} [options]
+   * @param {{name?: string, metadata?: string, autoSubscribe?: boolean, simulcast?: boolean}} [options]
+   *   `simulcast` (default true): publish cameras and screen shares as simulcast (see the file's header)
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
@@ -174,6 +271,14 @@ export class Room extends EventTarget {
     this.publishMids = new Map();
     /** @type {RTCRtpTransceiver[]} publisher transceivers whose track ended, to reuse */
     this.idle = [];
+    /** @type {WeakMap<RTCRtpTransceiver, string>} each publisher transceiver's encoding layout (layoutKey) */
+    this.layouts = new WeakMap();
+    /** @type {Map<string, string[]>} the latest `layers_wanted` rids by our track id */
+    this.wantedLayers = new Map();
+    /** @type {Map<string, Promise<void>>} setParameters calls of one sender, in order, by our track id */
+    this.senderChains = new Map();
+    /** false once the server answered that it does not know `set_viewport` */
+    this.viewportSupported = true;
     this.negotiation = Promise.resolve();
     /** @type {RTCPeerConnection|null} */
     this.subscriber = null;
@@ -289,6 +394,7 @@ export class Room extends EventTarget {
       return;
     }
     this._track(msg);
+    if (msg.type === "layers_wanted") this._layersWanted(msg);
     if (msg.type === "subscriber_offer") {
       this.subscriberChain = this.subscriberChain.then(() => this._answerSubscriber(msg)).catch((e) =>
         this._emit("error", e),
@@ -471,13 +577,14 @@ export class Room extends EventTarget {
   // ---------------------------------------------------------------- publishing
 
   /**
-   * Publishes the camera (getUserMedia).
+   * Publishes the camera (getUserMedia), as three simulcast layers unless `options.simulcast` is false.
    * @param {MediaTrackConstraints|boolean} [constraints]
+   * @param {PublishOptions} [options]
    * @returns {Promise<LocalTrack>}
    */
-  async publishCamera(constraints = { width: 1280, height: 720 }) {
+  async publishCamera(constraints = { width: 1280, height: 720 }, options = {}) {
     const stream = await capture(() => navigator.mediaDevices.getUserMedia({ video: constraints }));
-    return this.publishTrack(stream.getVideoTracks()[0], "camera");
+    return this.publishTrack(stream.getVideoTracks()[0], "camera", options);
   }
 
   /**
@@ -492,8 +599,9 @@ export class Room extends EventTarget {
 
   /**
    * Starts a screen share (getDisplayMedia), with the shared tab's or system audio when the browser
-   * offers it. `contentHint` defaults to "detail" (text stays sharp rather than smooth).
-   * @param {{audio?: boolean, contentHint?: string, video?: MediaTrackConstraints|boolean}} [options]
+   * offers it. `contentHint` defaults to "detail" (text stays sharp rather than smooth). The video goes
+   * out as two full-resolution simulcast layers (5 fps and full rate) unless `options.simulcast` is false.
+   * @param {{audio?: boolean, contentHint?: string, video?: MediaTrackConstraints|boolean} & PublishOptions} [options]
    * @returns {Promise<{shareId: string, video: LocalTrack, audio?: LocalTrack}>}
    */
   async startScreenShare(options = {}) {
@@ -505,7 +613,10 @@ export class Room extends EventTarget {
     videoTrack.contentHint = options.contentHint ?? "detail";
     let video;
     try {
-      video = await this.publishTrack(videoTrack, "screen_share");
+      video = await this.publishTrack(videoTrack, "screen_share", {
+        ...(options.simulcast !== undefined ? { simulcast: options.simulcast } : {}),
+        ...(options.encodings ? { encodings: options.encodings } : {}),
+      });
     } catch (e) {
       stream.getTracks().forEach((t) => t.stop());
       throw e;
@@ -564,12 +675,15 @@ export class Room extends EventTarget {
   }
 
   /**
-   * Publishes any local track as `source` over the publisher connection.
+   * Publishes any local track as `source` over the publisher connection. A video track goes out as
+   * simulcast (CAMERA_ENCODINGS, or SCREEN_ENCODINGS for a screen share) unless `options.simulcast` is
+   * false or the room was connected with `simulcast: false`; `options.encodings` replaces the table.
    * @param {MediaStreamTrack} track
    * @param {Source} source
+   * @param {PublishOptions} [options]
    * @returns {Promise<LocalTrack>}
    */
-  publishTrack(track, source) {
+  publishTrack(track, source, options = {}) {
     const run = this.negotiation.then(async () => {
       if (this.closed) throw new AtriumError("disconnected", "the room is closed");
       // Announce the track first (`publish`): the server's refusals (share_locked, not_allowed,
@@ -577,16 +691,22 @@ export class Room extends EventTarget {
       // server rejects gets an answer without a BUNDLE group, after which Chromium can make no further
       // offer on the connection ("max-bundle is used but no bundle group found").
       const s = track.getSettings ? track.getSettings() : {};
+      const encodings = simulcastEncodings(track, source, options, this.options.simulcast !== false);
       const announced = await this.request("publish", {
         source,
         ...(s.width ? { width: s.width } : {}),
         ...(s.height ? { height: s.height } : {}),
+        ...(encodings ? { layers: layersOf(encodings, s) } : {}),
       });
       const trackId = announced.track.id;
       if (!this.publisher) this._createPublisher();
-      // An idle transceiver of the same kind carries the new track (see _endLocal); else a new one.
+      // An idle transceiver of the same kind and the same encodings (their number is fixed when it is
+      // added) carries the new track (see _endLocal); else a new one.
       this.idle = this.idle.filter((t) => t.direction !== "stopped" && t.currentDirection !== "stopped");
-      const reuse = this.idle.findIndex((t) => t.receiver.track.kind === track.kind);
+      const layout = layoutKey(encodings);
+      const reuse = this.idle.findIndex(
+        (t) => t.receiver.track.kind === track.kind && (this.layouts.get(t) ?? "") === layout,
+      );
       let transceiver;
       if (reuse >= 0) {
         [transceiver] = this.idle.splice(reuse, 1);
@@ -595,7 +715,9 @@ export class Room extends EventTarget {
         transceiver = this.publisher.addTransceiver(track, {
           direction: "sendonly",
           streams: [new MediaStream([track])],
+          ...(encodings ? { sendEncodings: encodings } : {}),
         });
+        this.layouts.set(transceiver, layout);
       }
       const added = { transceiver, track, trackId, mid: null };
       const withdraw = () => this.request("unpublish", { trackId }).catch(() => {});
@@ -618,6 +740,8 @@ export class Room extends EventTarget {
       const local = { trackId, source, track, ...(accepted.shareId ? { shareId: accepted.shareId } : {}) };
       this.publishMids.set(added.mid, { transceiver, source, trackId });
       this.localTracks.set(trackId, local);
+      this._configureSender(trackId, transceiver.sender, source, encodings);
+      this._applyLayers(trackId);
       // The track may have ended while it was being bound (a lock, a host): nothing to keep then.
       if (!this.me?.tracks.some((t) => t.id === trackId)) this._endLocal(trackId, true);
       return local;
@@ -709,6 +833,8 @@ export class Room extends EventTarget {
     const local = this.localTracks.get(trackId);
     if (!local) return;
     this.localTracks.delete(trackId);
+    this.wantedLayers.delete(trackId);
+    this.senderChains.delete(trackId);
     local.track.stop();
     for (const [mid, entry] of this.publishMids) {
       if (entry.trackId === trackId) {
@@ -719,6 +845,93 @@ export class Room extends EventTarget {
     }
     this._emit("local_track_ended", local);
     if (notify) this._emit("state", { type: "local_track_ended" });
+  }
+
+  /**
+   * @private Runs one read-modify-write of a sender's parameters after the earlier ones of the same
+   * track: each must start from the getParameters() of the one before (its transaction id).
+   * @param {string} trackId @param {() => Promise<void>} fn
+   */
+  _senderUpdate(trackId, fn) {
+    const next = (this.senderChains.get(trackId) ?? Promise.resolve()).then(fn);
+    this.senderChains.set(trackId, next.catch(() => {}));
+    return next;
+  }
+
+  /**
+   * @private After the answer: a screen share keeps its resolution under load (degradationPreference
+   * "maintain-resolution"); every encoding of a reused transceiver starts active; and when the server
+   * declined simulcast, the browser kept only the first (bottom) encoding, which then gets the top
+   * layer's resolution and bitrate so that the one stream is the full picture.
+   * @param {string} trackId @param {RTCRtpSender} sender @param {Source} source @param {Encoding[]|null} encodings
+   */
+  _configureSender(trackId, sender, source, encodings) {
+    if (!encodings && source !== "screen_share") return;
+    this._senderUpdate(trackId, async () => {
+      const p = sender.getParameters();
+      if (!p.encodings?.length) return;
+      let changed = false;
+      if (encodings && p.encodings.length === 1) {
+        const top = encodings[encodings.length - 1];
+        const only = p.encodings[0];
+        if (only.scaleResolutionDownBy !== top.scaleResolutionDownBy || only.maxBitrate !== top.maxBitrate) {
+          only.scaleResolutionDownBy = top.scaleResolutionDownBy;
+          only.maxBitrate = top.maxBitrate;
+          if (top.maxFramerate) only.maxFramerate = top.maxFramerate;
+          else delete only.maxFramerate;
+          changed = true;
+        }
+      }
+      for (const e of p.encodings) {
+        if (e.active === false) {
+          e.active = true;
+          changed = true;
+        }
+      }
+      if (changed) await sender.setParameters(p).catch((e) => this._emit("error", layersError(e)));
+    });
+    if (source !== "screen_share") return;
+    // Separately: a browser that refuses this one still applies the encodings above.
+    this._senderUpdate(trackId, async () => {
+      const p = sender.getParameters();
+      if (p.degradationPreference === "maintain-resolution") return;
+      p.degradationPreference = "maintain-resolution";
+      await sender.setParameters(p).catch(() => {});
+    });
+  }
+
+  /** @private A `layers_wanted` push: remember it, and apply it when the track is ours. */
+  _layersWanted(msg) {
+    if (typeof msg.trackId !== "string" || !Array.isArray(msg.rids)) return;
+    this.wantedLayers.set(msg.trackId, msg.rids.filter((r) => typeof r === "string"));
+    if (this.localTracks.has(msg.trackId)) this._applyLayers(msg.trackId);
+  }
+
+  /**
+   * @private Turns the encodings of one of our tracks on or off as the latest `layers_wanted` lists
+   * them (read-modify-write of getParameters()). One encoding stays on whatever the list says: the
+   * bottom one, which the server always lists.
+   * @param {string} trackId
+   */
+  _applyLayers(trackId) {
+    const transceiver = this._transceiverOf(trackId);
+    if (!transceiver || !this.wantedLayers.has(trackId)) return;
+    this._senderUpdate(trackId, async () => {
+      const rids = this.wantedLayers.get(trackId);
+      if (!rids || this._transceiverOf(trackId) !== transceiver) return;
+      const p = transceiver.sender.getParameters();
+      if (!p.encodings || p.encodings.length < 2) return; // one encoding: always on
+      const want = p.encodings.map((e) => !e.rid || rids.includes(e.rid));
+      if (!want.some(Boolean)) want[0] = true;
+      let changed = false;
+      p.encodings.forEach((e, i) => {
+        if (e.active !== want[i]) {
+          e.active = want[i];
+          changed = true;
+        }
+      });
+      if (changed) await transceiver.sender.setParameters(p).catch((e) => this._emit("error", layersError(e)));
+    });
   }
 
   /** @private */
@@ -835,6 +1048,47 @@ export class Room extends EventTarget {
    */
   subscribe(trackId, quality = "high") {
     return this.request("subscribe", { trackId, quality });
+  }
+
+  /**
+   * Changes the quality of a received track: which simulcast layer it arrives in (docs/protocol.md
+   * `subscribe`). With three layers low, medium and high are the bottom, middle and top one; with two,
+   * low and medium are the bottom one and high the top. A track without simulcast arrives as it is sent.
+   * @param {string} trackId
+   * @param {Quality} quality
+   * @returns {Promise<{trackId: string, quality: Quality}>}
+   */
+  setQuality(trackId, quality) {
+    if (!QUALITIES.has(quality)) {
+      return Promise.reject(new AtriumError("invalid_field", `quality: expected low, medium or high, not ${quality}`));
+    }
+    return this.request("subscribe", { trackId, quality });
+  }
+
+  /**
+   * Tells the server the size a received track is shown at, in device pixels (the element's CSS size
+   * times devicePixelRatio): for a camera it sends the smallest layer that covers it, never above the
+   * track's quality (`setQuality`). 0x0 clears it. Screen shares ignore it. Resolves with the server's
+   * result `{trackId, width, height}`, or null when the server does not know `set_viewport` (one
+   * without simulcast): the client stops sending it then.
+   * @param {string} trackId
+   * @param {number} width
+   * @param {number} height
+   * @returns {Promise<{trackId: string, width: number, height: number}|null>}
+   */
+  async setViewport(trackId, width, height) {
+    if (!this.viewportSupported) return null;
+    const size = (v) => Math.max(0, Math.min(MAX_VIEWPORT, Math.round(Number(v) || 0)));
+    try {
+      return await this.request("set_viewport", { trackId, width: size(width), height: size(height) });
+    } catch (e) {
+      // An unknown request type is `bad_request` (docs/protocol.md section 10).
+      if (e instanceof AtriumError && (e.code === "bad_request" || e.code === "unknown_type")) {
+        this.viewportSupported = false;
+        return null;
+      }
+      throw e;
+    }
   }
 
   /** @param {string} trackId */

@@ -2,7 +2,11 @@
 // host panel, on top of the JavaScript client (/sdk/atrium.js). No framework, no build step.
 //
 // URL parameters: room, name, role (dev mode), identity (dev mode), token, autojoin=1.
-// For tests the page exposes `window.atriumApp` ({room, phase, connection, log}).
+// For tests the page exposes `window.atriumApp` ({room, phase, connection, log, qualities, viewports}).
+//
+// Simulcast: every remote camera tile tells the server the size it is shown at (a ResizeObserver, the
+// tile's CSS size times devicePixelRatio, debounced: `setViewport`), so a small tile gets a small
+// layer; and it has a quality menu (low, medium, high: `setQuality`), the layer it never goes above.
 
 import { Room, AtriumError } from "/sdk/atrium.js";
 
@@ -69,6 +73,12 @@ const app = {
   /** the participant names we know, kept after they leave (for notices) */
   names: new Map(),
   busy: new Set(),
+  /** remote track id -> the quality picked in its tile's menu (the server's default is "high") */
+  qualities: new Map(),
+  /** remote track id -> the viewport last sent for it: {width, height, at, result} */
+  viewports: new Map(),
+  /** @type {ResizeObserver|null} watches the remote camera tiles (see observeTile) */
+  resizer: null,
 };
 window.atriumApp = app;
 
@@ -262,6 +272,9 @@ function enterRoom(room) {
   app.room = room;
   app.pinnedShare = null;
   app.speakers.clear();
+  app.qualities.clear();
+  app.viewports.clear();
+  for (const s of room.subscriptions ?? []) if (s.quality) app.qualities.set(s.trackId, s.quality);
   for (const t of app.tiles.values()) t.remove();
   app.tiles.clear();
   const on = (type, fn) => room.addEventListener(type, (e) => app.room === room && fn(/** @type {CustomEvent} */ (e).detail));
@@ -337,6 +350,8 @@ function enterRoom(room) {
   on("reconnecting", () => setConnection("reconnecting"));
   on("reconnected", () => {
     setConnection("connected");
+    app.viewports.clear(); // sent again: the server may have lost them with the session's media state
+    for (const tile of app.tiles.values()) scheduleViewport(tile);
     notify({ text: "Reconnected.", reason: "reconnected", ttl: 6000 });
     render();
   });
@@ -543,9 +558,11 @@ function renderTiles(room) {
         { class: "tile", "data-testid": "tile", "data-participant-id": p.id },
         video,
         el("div", { class: "avatar", "aria-hidden": "true" }),
+        qualityMenu(p.id),
         el("figcaption", {}),
       );
       app.tiles.set(p.id, tile);
+      observeTile(tile);
     }
     if (grid.children[index] !== tile) grid.insertBefore(tile, grid.children[index] ?? null);
     index++;
@@ -553,11 +570,24 @@ function renderTiles(room) {
     const self = p.id === room.me.id;
     // The camera, unless it is turned off (muted: nothing arrives, the picture would freeze).
     const local = self ? room.localTrack("camera") : null;
+    const remoteCamera = self ? null : room.remoteTracks.find((t) => t.participantId === p.id && t.source === "camera");
     const camera = self
       ? local && !local.muted ? local.track : null
       : p.tracks.find((t) => t.source === "camera")?.muted
         ? null
-        : room.remoteTracks.find((t) => t.participantId === p.id && t.source === "camera")?.track;
+        : remoteCamera?.track;
+    // The received camera's track id: its viewport and quality menu follow it.
+    const remoteId = remoteCamera?.trackId ?? "";
+    if ((tile.dataset.trackId ?? "") !== remoteId) {
+      tile.dataset.trackId = remoteId;
+      if (remoteId) scheduleViewport(tile, 0);
+    }
+    const menu = /** @type {HTMLSelectElement} */ (tile.querySelector(".quality"));
+    menu.hidden = !remoteId || !camera;
+    if (remoteId) {
+      menu.value = app.qualities.get(remoteId) ?? "high";
+      menu.disabled = app.busy.has(`quality-${p.id}`);
+    }
     const video = /** @type {HTMLVideoElement} */ (tile.querySelector("video"));
     showTrack(video, camera ?? null);
     video.hidden = !camera;
@@ -587,10 +617,106 @@ function renderTiles(room) {
   }
   for (const [id, tile] of app.tiles) {
     if (!seen.has(id)) {
+      app.resizer?.unobserve(tile);
       tile.remove();
       app.tiles.delete(id);
     }
   }
+}
+
+/** A remote camera tile's quality menu: the highest layer it receives (`setQuality`). */
+function qualityMenu(participantId) {
+  const menu = /** @type {HTMLSelectElement} */ (
+    el(
+      "select",
+      { class: "quality", "data-testid": "quality-select", "aria-label": "Video quality", hidden: true },
+      el("option", { value: "high", text: "High" }),
+      el("option", { value: "medium", text: "Medium" }),
+      el("option", { value: "low", text: "Low" }),
+    )
+  );
+  menu.addEventListener("change", () => {
+    const room = app.room;
+    const trackId = menu.closest(".tile")?.dataset.trackId;
+    if (!room || !trackId) return;
+    const quality = menu.value;
+    const previous = app.qualities.get(trackId) ?? "high";
+    app.qualities.set(trackId, quality); // shown while the request runs
+    act(`quality-${participantId}`, "Could not change the video quality", async () => {
+      try {
+        await room.setQuality(trackId, quality);
+      } catch (e) {
+        app.qualities.set(trackId, previous);
+        throw e;
+      }
+    });
+  });
+  return menu;
+}
+
+/** Watches a tile's size: when it changes, its camera's viewport is sent again (debounced). */
+function observeTile(tile) {
+  if (!("ResizeObserver" in window)) return;
+  app.resizer ??= new ResizeObserver((entries) => {
+    for (const entry of entries) scheduleViewport(/** @type {HTMLElement} */ (entry.target));
+  });
+  // Its size in device pixels also changes with devicePixelRatio (zoom, another screen): observed
+  // where the browser can (Chromium, Firefox); watchPixelRatio covers the others.
+  try {
+    app.resizer.observe(tile, { box: "device-pixel-content-box" });
+  } catch {
+    app.resizer.observe(tile);
+  }
+}
+
+const VIEWPORT_DEBOUNCE_MS = 300;
+
+/**
+ * A change of devicePixelRatio (zoom, a window moved to another screen) changes the tiles' sizes in
+ * device pixels without resizing them: every tile's viewport is sent again. A resolution query
+ * matches one ratio only, so it is made again for the new one after each change.
+ */
+function watchPixelRatio() {
+  if (!window.matchMedia) return;
+  const query = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+  query.addEventListener(
+    "change",
+    () => {
+      for (const tile of app.tiles.values()) scheduleViewport(tile);
+      watchPixelRatio();
+    },
+    { once: true },
+  );
+}
+
+/**
+ * Sends the size a tile shows its remote camera at, in device pixels, once its size has settled: the
+ * server then sends the smallest layer that covers it (the video fills the tile, object-fit cover).
+ * Failures stay quiet: the picture keeps coming, only perhaps larger than needed.
+ */
+function scheduleViewport(tile, delay = VIEWPORT_DEBOUNCE_MS) {
+  clearTimeout(tile.viewportTimer);
+  tile.viewportTimer = setTimeout(() => {
+    const room = app.room;
+    const trackId = tile.dataset.trackId;
+    if (!room || !trackId || !tile.isConnected) return;
+    const rect = tile.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const width = Math.round(rect.width * dpr);
+    const height = Math.round(rect.height * dpr);
+    const last = app.viewports.get(trackId);
+    if (last && last.width === width && last.height === height) return;
+    /** result: the server's answer (null from a server without `set_viewport`); done once it came */
+    const entry = { width, height, at: Date.now(), result: null, done: false };
+    app.viewports.set(trackId, entry);
+    room.setViewport(trackId, width, height).then(
+      (result) => Object.assign(entry, { result, done: true }),
+      (e) => {
+        Object.assign(entry, { result: { error: e?.code ?? String(e) }, done: true });
+        console.warn("set_viewport", e);
+      },
+    );
+  }, delay);
 }
 
 function renderControls(room, pol) {
@@ -830,6 +956,7 @@ function wireControls() {
 
 async function start() {
   wireControls();
+  watchPixelRatio();
   $("join-room").value = params.get("room") || "";
   $("join-name").value = params.get("name") || localStorage.getItem("atrium.name") || "";
   $("join-name").addEventListener("change", (e) => localStorage.setItem("atrium.name", e.target.value.trim()));

@@ -1,0 +1,603 @@
+"""Simulcast through Atrium in headless Chromium (issue 11): the JavaScript client (clients/js/atrium.js)
+publishes a camera as three layers and a screen share as two, viewers choose their layer with
+`setQuality` (`subscribe` with `quality`) and `setViewport` (`set_viewport`), and the publisher turns off
+the encodings nobody needs when the server says so (`layers_wanted`).
+
+The pages use the SDK directly: each browser opens the meeting page's join screen (the same origin
+as /sdk/atrium.js and /dev/token) and connects its own `Room`s from a script. The publisher's camera
+is a 1280x720 canvas (`captureStream`) drawn with a pattern the viewers check on their decoded
+pictures: blue on the left, yellow on the right, and a white marker moving along a black band at the
+bottom, so each picture is a new frame and shows that it came from this canvas (Chromium's fake camera
+and screen are green test patterns).
+
+Run inside a loopback-only network namespace (see conftest.py):
+
+    unshare -n -- sh -c 'ip link set lo up && python3 -m pytest e2e/browser/test_simulcast.py'
+
+Time bounds are loose (a loaded 2-core machine) except where the time is the point: a viewer's change
+of quality shows in its decoded size within 2 s.
+"""
+import json
+import time
+
+LEFT_RGB = (0, 0, 255)
+RIGHT_RGB = (255, 255, 0)
+
+# Connects one Room from the page (a dev token from /dev/token) and keeps it as window.peers[name],
+# with a log of the `layers_wanted` pushes it received.
+CONNECT = """
+const [room, name, role, options] = arguments;
+const { Room } = await import("/sdk/atrium.js");
+const q = new URLSearchParams({room, name, role, identity: name});
+const r = await fetch(`/dev/token?${q}`, {cache: "no-store"});
+const {token} = await r.json();
+const peer = await Room.connect(`ws://${location.host}/v1/signal`, token, {name, ...(options || {})});
+window.peers = window.peers || {};
+window.peers[name] = peer;
+peer.layersLog = [];
+peer.addEventListener("layers_wanted", (e) => peer.layersLog.push({t: performance.now(), ...e.detail}));
+return peer.me.id;
+"""
+
+# Publishes a 1280x720 canvas as the camera of window.peers[name]: blue left half, yellow right half,
+# a white marker moving along a black band (the bottom tenth). Returns the track id and the layers the
+# server recorded.
+PUBLISH_CANVAS = """
+const [name, options] = arguments;
+const peer = window.peers[name];
+const canvas = document.createElement("canvas");
+canvas.width = 1280; canvas.height = 720;
+const g = canvas.getContext("2d");
+let n = 0;
+const draw = () => {
+  g.fillStyle = "rgb(0,0,255)"; g.fillRect(0, 0, 640, 648);
+  g.fillStyle = "rgb(255,255,0)"; g.fillRect(640, 0, 640, 648);
+  g.fillStyle = "#000"; g.fillRect(0, 648, 1280, 72);
+  g.fillStyle = "#fff"; g.fillRect((n * 24) % 1216, 652, 64, 64);
+  n++;
+};
+draw();
+window.canvasTimer = setInterval(draw, 33);
+const track = canvas.captureStream(30).getVideoTracks()[0];
+const local = await peer.publishTrack(track, "camera", options || {});
+const published = peer.me.tracks.find((t) => t.id === local.trackId);
+return {trackId: local.trackId, layers: published ? published.layers : null, settings: track.getSettings()};
+"""
+
+# The publisher's view of one track: its sender's encodings and the outbound-rtp statistics by rid.
+SENDER_STATE = """
+const [name, trackId] = arguments;
+const peer = window.peers[name];
+const transceiver = peer._transceiverOf(trackId);
+const p = transceiver.sender.getParameters();
+const out = {encodings: p.encodings.map((e) => ({rid: e.rid ?? null, active: e.active,
+                                                 scale: e.scaleResolutionDownBy ?? null,
+                                                 maxBitrate: e.maxBitrate ?? null,
+                                                 maxFramerate: e.maxFramerate ?? null})),
+             degradationPreference: p.degradationPreference ?? null,
+             contentHint: transceiver.sender.track ? transceiver.sender.track.contentHint : null,
+             outbound: {}};
+(await transceiver.sender.getStats()).forEach((s) => {
+  if (s.type !== "outbound-rtp") return;
+  out.outbound[s.rid ?? "-"] = {frames: s.framesEncoded || 0, bytes: s.bytesSent || 0,
+                                width: s.frameWidth || 0, height: s.frameHeight || 0,
+                                active: s.active ?? null, limitation: s.qualityLimitationReason ?? null};
+});
+return out;
+"""
+
+# A viewer's inbound video statistics by track id: decoded size, frames, freezes.
+INBOUND = """
+const [name] = arguments;
+const peer = window.peers[name];
+const out = {};
+if (!peer.subscriber) return out;
+const byMid = new Map(peer.remoteTracks.map((t) => [t.mid, t]));
+(await peer.subscriber.getStats()).forEach((s) => {
+  if (s.type !== "inbound-rtp" || s.kind !== "video") return;
+  const t = byMid.get(s.mid);
+  if (!t) return;
+  out[t.trackId] = {width: s.frameWidth || 0, height: s.frameHeight || 0, frames: s.framesDecoded || 0,
+                    freezes: s.freezeCount || 0, fps: s.framesPerSecond || 0, t: performance.now(),
+                    packets: s.packetsReceived || 0, received: s.framesReceived || 0, dropped: s.framesDropped || 0,
+                    keyFrames: s.keyFramesDecoded || 0, plis: s.pliCount || 0, nacks: s.nackCount || 0};
+});
+return out;
+"""
+
+# Draws `count` distinct decoded frames of a viewer's received track into a canvas and returns the mean
+# colour of its left and right parts (above the marker band), with the picture's size; the last frame
+# comes back as a PNG data URL.
+PIXELS = """
+const [name, trackId, count] = arguments;
+const peer = window.peers[name];
+const remote = peer.remoteTracks.find((t) => t.trackId === trackId);
+if (!remote) return {error: "no such remote track"};
+const video = document.createElement("video");
+video.muted = true; video.playsInline = true;
+video.style.cssText = "position:fixed;left:0;top:0;width:320px;height:180px";
+document.body.append(video);
+video.srcObject = new MediaStream([remote.track]);
+await video.play().catch(() => {});
+const canvas = document.createElement("canvas");
+const g = canvas.getContext("2d", {willReadFrequently: true});
+const mean = (d, w, h, x0, x1) => {
+  let sum = [0, 0, 0], k = 0;
+  for (let y = Math.floor(h * 0.1); y < Math.floor(h * 0.8); y++)
+    for (let x = Math.floor(w * x0); x < Math.ceil(w * x1); x++) {
+      const i = (y * w + x) * 4;
+      sum[0] += d[i]; sum[1] += d[i + 1]; sum[2] += d[i + 2]; k++;
+    }
+  return sum.map((v) => Math.round(v / k));
+};
+const frames = [];
+const deadline = performance.now() + 8000;
+let last = -1;
+while (frames.length < count && performance.now() < deadline) {
+  const meta = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), 1000);
+    video.requestVideoFrameCallback((now, m) => { clearTimeout(timer); resolve(m); });
+  });
+  if (!meta || meta.presentedFrames === last) continue;
+  last = meta.presentedFrames;
+  const w = canvas.width = Math.max(1, Math.round(video.videoWidth / 4));
+  const h = canvas.height = Math.max(1, Math.round(video.videoHeight / 4));
+  g.drawImage(video, 0, 0, w, h);
+  const d = g.getImageData(0, 0, w, h).data;
+  frames.push({presented: meta.presentedFrames, width: video.videoWidth, height: video.videoHeight,
+               left: mean(d, w, h, 0.05, 0.45), right: mean(d, w, h, 0.55, 0.95)});
+}
+const png = frames.length ? canvas.toDataURL("image/png") : null;
+video.srcObject = null;
+video.remove();
+return {frames, png};
+"""
+
+
+def near(rgb, want, tolerance=60):
+    return all(abs(c - w) <= tolerance for c, w in zip(rgb, want))
+
+
+def size_is(stats, width, height, slack=16):
+    """A decoded size equal to width x height up to Chrome's rounding (scaled layers round down to
+    even or to multiples of 2/4, depending on the encoder)."""
+    return bool(stats) and abs(stats["width"] - width) <= slack and abs(stats["height"] - height) <= slack
+
+
+def open_page(b, base):
+    b.open(base + "/")
+    b.wait("return document.body.dataset.phase === 'join'", 15, f"{b.name}: the page")
+
+
+def connect(b, room, name, role="participant", options=None):
+    return b.js_async(CONNECT, room, name, role, options or {})
+
+
+def inbound(b, name):
+    return b.js_async(INBOUND, name)
+
+
+def sender_state(b, name, track_id):
+    return b.js_async(SENDER_STATE, name, track_id)
+
+
+def wait_inbound(b, name, track_id, check, timeout, what):
+    """Polls a viewer's inbound statistics of one track until `check(stats)`; returns the stats."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = inbound(b, name).get(track_id)
+        if last and check(last):
+            return last
+        time.sleep(0.25)
+    b.screenshot(f"timeout-{name}-{int(time.time())}")
+    raise AssertionError(f"{name}: timed out after {timeout}s waiting for {what}; last stats {last}")
+
+
+def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0):
+    """Waits until a viewer has decoded the track at about width x height, with its decoded frames
+    growing, on every sample for `seconds` in a row: until the publisher's bandwidth estimate has
+    settled (while it ramps up, Chromium may suspend an active top layer for a moment, and the server
+    then moves its viewers down until it comes back). Returns the last stats."""
+    deadline = time.time() + timeout
+    since, previous, last = None, None, None
+    while time.time() < deadline:
+        last = inbound(b, name).get(track_id)
+        good = size_is(last, width, height) and (previous is None or last["frames"] > previous["frames"])
+        since = (since or time.time()) if good else None
+        if since and time.time() - since >= seconds:
+            return last
+        previous = last
+        time.sleep(0.3)
+    b.screenshot(f"unsteady-{name}-{int(time.time())}")
+    raise AssertionError(f"{name}: no steady {width}x{height} within {timeout}s; last stats {last}")
+
+
+def wait_sender(b, name, track_id, check, timeout, what):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = sender_state(b, name, track_id)
+        if check(last):
+            return last
+        time.sleep(0.25)
+    raise AssertionError(f"{name}: timed out after {timeout}s waiting for {what}; last sender state {last}")
+
+
+def assert_canvas_content(b, name, track_id, width, height, label, count=5):
+    """`count` distinct decoded frames of the track on `name`'s page show the canvas pattern at about
+    that size; saves the last one as a PNG artifact."""
+    r = b.js_async(PIXELS, name, track_id, count)
+    assert "error" not in r, r
+    if r.get("png"):
+        b.save_png(label, r["png"])
+    frames = r["frames"]
+    assert len(frames) >= count, f"{name}: only {len(frames)} decoded frames sampled: {frames}"
+    for f in frames:
+        assert near(f["left"], LEFT_RGB) and near(f["right"], RIGHT_RGB), (
+            f"{name}: not the publisher's blue/yellow canvas: {f}")
+        assert abs(f["width"] - width) <= 16 and abs(f["height"] - height) <= 16, (
+            f"{name}: picture {f['width']}x{f['height']}, expected about {width}x{height}")
+    return frames
+
+
+def publish_canvas(b, name, options=None):
+    return b.js_async(PUBLISH_CANVAS, name, options or {})
+
+
+def viewer_call(b, name, method, *args):
+    """Calls a Room method on a viewer (setQuality, setViewport, ...) and returns its result."""
+    return b.js_async(f"return await window.peers[arguments[0]].{method}(...arguments[1]);", name, list(args))
+
+
+def wait_remote(b, name, track_id, timeout=20):
+    b.wait(
+        f"const p = window.peers[{json.dumps(name)}];"
+        f"return p && p.remoteTracks.some((t) => t.trackId === {json.dumps(track_id)});",
+        timeout,
+        f"{name} to receive {track_id}",
+    )
+
+
+def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers, artifacts):
+    """A publishes a 1280x720 canvas as a simulcast camera (q, h, f at 320x180, 640x360, 1280x720).
+    Viewer va asks `high` and decodes 1280x720, vb asks `low` and decodes 320x180, both showing the
+    canvas. vb switches to `high`: its decoded size changes within 2 s, without a freeze, its decoded
+    frames growing on every sample. Then nobody wants the top layer: the server's `layers_wanted`
+    drops `f` and A's top encoding is turned off (inactive, no frames encoded); when va asks `high`
+    again it is turned back on and va decodes 1280x720 again."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "simulcast-camera"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+
+    connect(pub, room, "alice", "host")
+    cam = publish_canvas(pub, "alice")
+    track = cam["trackId"]
+    print(f"published {json.dumps(cam)}")
+    # The publish request announced the three layers, bottom first, with their sizes.
+    assert cam["layers"] == [
+        {"rid": "q", "width": 320, "height": 180},
+        {"rid": "h", "width": 640, "height": 360},
+        {"rid": "f", "width": 1280, "height": 720},
+    ], cam
+    # The answer accepted simulcast: the sender still has its three encodings.
+    state = sender_state(pub, "alice", track)
+    print(f"sender after the answer: {json.dumps(state)}")
+    assert [(e["rid"], e["scale"]) for e in state["encodings"]] == [("q", 4), ("h", 2), ("f", 1)], state
+
+    connect(view, room, "va")
+    connect(view, room, "vb")
+    wait_remote(view, "va", track)
+    wait_remote(view, "vb", track)
+    assert viewer_call(view, "va", "setQuality", track, "high") == {"trackId": track, "quality": "high"}
+    assert viewer_call(view, "vb", "setQuality", track, "low") == {"trackId": track, "quality": "low"}
+
+    # Chromium's bandwidth estimate ramps up before the top layer is sent: a loose bound.
+    a = wait_steady(view, "va", track, 1280, 720, 60)
+    b = wait_steady(view, "vb", track, 320, 180, 30)
+    print(f"va {a}, vb {b}, publisher {json.dumps(sender_state(pub, 'alice', track))}")
+    assert_canvas_content(view, "va", track, 1280, 720, "va-high")
+    assert_canvas_content(view, "vb", track, 320, 180, "vb-low")
+
+    # vb switches to high mid-stream: the size changes within 2 s, with no freeze.
+    before = inbound(view, "vb")[track]
+    t0 = time.time()
+    viewer_call(view, "vb", "setQuality", track, "high")
+    samples = [before]
+    switched_at = None
+    while time.time() - t0 < 4:
+        time.sleep(0.4)
+        s = inbound(view, "vb")[track]
+        s["publisher_f_frames"] = sender_state(pub, "alice", track)["outbound"].get("f", {}).get("frames")
+        samples.append(s)
+        if switched_at is None and size_is(s, 1280, 720):
+            switched_at = time.time() - t0
+    print(f"vb switched to 1280x720 after {switched_at} s; samples {json.dumps(samples)}")
+    assert switched_at is not None and switched_at <= 2.0, f"vb's size did not change within 2 s: {samples}"
+    assert all(later["frames"] > earlier["frames"] for earlier, later in zip(samples, samples[1:])), (
+        f"vb's decoded frames stopped growing during the switch: {samples}; va {inbound(view, 'va')}; "
+        f"layers_wanted {pub.js('return window.peers.alice.layersLog')}")
+    assert samples[-1]["freezes"] == before["freezes"], f"vb froze during the switch: {before} -> {samples[-1]}"
+    assert_canvas_content(view, "vb", track, 1280, 720, "vb-high")
+
+    # Nobody on the top layer: the server drops `f` from layers_wanted, and A turns its encoding off.
+    viewer_call(view, "va", "setQuality", track, "low")
+    viewer_call(view, "vb", "setQuality", track, "medium")
+    off = wait_sender(pub, "alice", track, lambda s: s["encodings"][2]["active"] is False, 15,
+                      "the top encoding (f) to be turned off")
+    log = pub.js("return window.peers.alice.layersLog")
+    print(f"layers_wanted pushes: {json.dumps(log)}; sender {json.dumps(off)}")
+    assert log and "f" not in log[-1]["rids"] and log[-1]["rids"][0] == "q", log
+    assert off["encodings"][0]["active"] and off["encodings"][1]["active"], off
+    time.sleep(1.0)  # frames already queued in the encoder
+    f1 = sender_state(pub, "alice", track)["outbound"].get("f", {}).get("frames", 0)
+    time.sleep(2.0)
+    f2 = sender_state(pub, "alice", track)["outbound"].get("f", {}).get("frames", 0)
+    assert f2 == f1, f"the inactive top encoding still encodes: {f1} -> {f2} frames"
+    wait_inbound(view, "vb", track, lambda s: size_is(s, 640, 360), 15, "vb (medium) to decode 640x360")
+    wait_inbound(view, "va", track, lambda s: size_is(s, 320, 180), 15, "va (low) to decode 320x180")
+
+    # va asks high again: the top encoding comes back on, and va decodes it.
+    viewer_call(view, "va", "setQuality", track, "high")
+    on = wait_sender(pub, "alice", track, lambda s: s["encodings"][2]["active"] is True, 15,
+                     "the top encoding (f) to be turned back on")
+    print(f"sender after va asked high again: {json.dumps(on)}")
+    wait_steady(view, "va", track, 1280, 720, 45)
+    assert_canvas_content(view, "va", track, 1280, 720, "va-high-again")
+    g1 = sender_state(pub, "alice", track)["outbound"]["f"]["frames"]
+    time.sleep(1.5)
+    g2 = sender_state(pub, "alice", track)["outbound"]["f"]["frames"]
+    assert g2 > g1, f"the top encoding does not encode again: {g1} -> {g2}"
+
+
+def frame_rate(b, name, track_id, seconds=3.0):
+    """Frames a viewer decoded per second of one track over `seconds`, with the last stats."""
+    s1 = inbound(b, name)[track_id]
+    time.sleep(seconds)
+    s2 = inbound(b, name)[track_id]
+    return (s2["frames"] - s1["frames"]) * 1000.0 / max(1.0, s2["t"] - s1["t"]), s2
+
+
+def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
+    """`setViewport` picks the smallest camera layer that covers the tile, never above the quality, and
+    0x0 clears it; a screen share goes out as two full-resolution layers (l at 5 fps, f at the capture's
+    rate, contentHint "detail", degradationPreference "maintain-resolution"), a viewer on `low` gets
+    the slow one at full resolution, and a share ignores the viewport."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "simulcast-viewport"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+
+    connect(pub, room, "alice", "host")
+    cam = publish_canvas(pub, "alice")["trackId"]
+    share = pub.js_async(
+        """const peer = window.peers.alice;
+           const s = await peer.startScreenShare({audio: false});
+           const published = peer.me.tracks.find((t) => t.id === s.video.trackId);
+           return {trackId: s.video.trackId, layers: published.layers, settings: s.video.track.getSettings()};""")
+    screen = share["trackId"]
+    print(f"share {json.dumps(share)}")
+    # Two layers at the capture's full size, bottom (5 fps) first. (Chromium's fake screen reports
+    # 800x600 when the capture starts and then sends 800x450: the decoded size is checked below.)
+    layers = share["layers"]
+    assert [l["rid"] for l in layers] == ["l", "f"] and layers[0]["width"] > 0, share
+    assert (layers[0]["width"], layers[0]["height"]) == (layers[1]["width"], layers[1]["height"]), share
+    st = wait_sender(pub, "alice", screen, lambda s: s["degradationPreference"] == "maintain-resolution", 10,
+                     "the share's sender to maintain resolution")
+    print(f"share sender {json.dumps(st)}")
+    assert st["contentHint"] == "detail", st
+    assert [(e["rid"], e["scale"], e["maxFramerate"]) for e in st["encodings"]] == [("l", 1, 5), ("f", 1, 30)], st
+
+    connect(view, room, "va")
+    connect(view, room, "vb")
+    for name in ("va", "vb"):
+        wait_remote(view, name, cam)
+        wait_remote(view, name, screen)
+
+    # Camera, va on high: the viewport chooses the layer.
+    assert viewer_call(view, "va", "setViewport", cam, 640, 360) == {"trackId": cam, "width": 640, "height": 360}
+    wait_inbound(view, "va", cam, lambda s: size_is(s, 640, 360), 30, "va (viewport 640x360) to decode 640x360")
+    viewer_call(view, "va", "setViewport", cam, 300, 170)
+    wait_inbound(view, "va", cam, lambda s: size_is(s, 320, 180), 15, "va (viewport 300x170) to decode 320x180")
+    viewer_call(view, "va", "setViewport", cam, 0, 0)
+    wait_steady(view, "va", cam, 1280, 720, 60)
+    assert_canvas_content(view, "va", cam, 1280, 720, "va-viewport-cleared")
+    # vb on low with a large viewport: never above the quality.
+    viewer_call(view, "vb", "setQuality", cam, "low")
+    viewer_call(view, "vb", "setViewport", cam, 1920, 1080)
+    wait_inbound(view, "vb", cam, lambda s: size_is(s, 320, 180), 15, "vb (low, viewport 1920x1080) to decode 320x180")
+    time.sleep(2)
+    assert size_is(inbound(view, "vb")[cam], 320, 180), inbound(view, "vb")[cam]
+
+    # Screen share: va low gets the 5 fps layer at full size, vb high the full rate; vb's small
+    # viewport changes nothing for a share.
+    viewer_call(view, "va", "setQuality", screen, "low")
+    viewer_call(view, "vb", "setQuality", screen, "high")
+    full = wait_inbound(view, "vb", screen, lambda s: s["width"] > 0, 20, "vb to decode the share")
+    sw, sh = full["width"], full["height"]
+    wait_inbound(view, "va", screen, lambda s: size_is(s, sw, sh), 20, f"va to decode the share at {sw}x{sh}")
+    time.sleep(2)  # past the switch
+    slow, slow_stats = frame_rate(view, "va", screen)
+    fast, fast_stats = frame_rate(view, "vb", screen)
+    out = sender_state(pub, "alice", screen)["outbound"]
+    print(f"share: va (low) {slow:.1f} fps {slow_stats}, vb (high) {fast:.1f} fps {fast_stats}; publisher {out}")
+    assert slow <= 8, f"va (low) decodes {slow:.1f} frames/s of the share: not the 5 fps layer"
+    # Chromium's fake screen runs at about 20 fps: the top layer is well above the bottom one's 5.
+    assert fast > 8, f"vb (high) decodes {fast:.1f} frames/s of the share: not the full-rate layer"
+    assert size_is(slow_stats, sw, sh) and size_is(fast_stats, sw, sh), (slow_stats, fast_stats)
+    viewer_call(view, "vb", "setViewport", screen, 320, 180)
+    time.sleep(3)
+    fast2, fast2_stats = frame_rate(view, "vb", screen)
+    print(f"share: vb (high, viewport 320x180) {fast2:.1f} fps {fast2_stats}")
+    assert size_is(fast2_stats, sw, sh), fast2_stats
+    assert fast2 > 8, f"vb's share dropped to the slow layer after a viewport: {fast2:.1f} fps"
+
+
+def test_camera_without_simulcast(dev_server, browsers, artifacts):
+    """`{simulcast: false}` publishes one encoding, as before simulcast: no `layers`, no rid, and the
+    viewer decodes the full 1280x720 canvas; `setQuality` and `setViewport` still answer."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "no-simulcast"
+    b = browsers("both")
+    open_page(b, base)
+    connect(b, room, "alice", "host", {"simulcast": False})
+    cam = publish_canvas(b, "alice")
+    assert cam["layers"] == [], cam
+    st = sender_state(b, "alice", cam["trackId"])
+    assert len(st["encodings"]) == 1 and st["encodings"][0]["rid"] is None, st
+    connect(b, room, "va")
+    wait_remote(b, "va", cam["trackId"])
+    viewer_call(b, "va", "setQuality", cam["trackId"], "low")
+    viewer_call(b, "va", "setViewport", cam["trackId"], 320, 180)  # null from a server without it
+    wait_steady(b, "va", cam["trackId"], 1280, 720, 60)
+    assert_canvas_content(b, "va", cam["trackId"], 1280, 720, "va-single")
+
+
+# The viewport the meeting page last sent for a track, and the size of the tile showing it (device pixels).
+PAGE_VIEWPORT = """
+const [trackId] = arguments;
+const app = window.atriumApp;
+const tile = document.querySelector(`[data-testid="tile"][data-track-id="${trackId}"]`);
+if (!tile) return null;
+const r = tile.getBoundingClientRect();
+const dpr = window.devicePixelRatio;
+return {sent: app.viewports.get(trackId) || null, tile: {width: Math.round(r.width * dpr), height: Math.round(r.height * dpr)},
+        dpr, requests: (window.sentRequests || []).filter((m) => m.trackId === trackId)};
+"""
+
+
+def wait_page_viewport(b, track_id, timeout=10):
+    """The page sent a viewport equal to its tile's current size in device pixels; returns both."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = b.js(PAGE_VIEWPORT, track_id)
+        if last and last["sent"] and (last["sent"]["width"], last["sent"]["height"]) == (
+                last["tile"]["width"], last["tile"]["height"]) and last["sent"]["done"]:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"{b.name}: the page did not send its tile's viewport for {track_id}: {last}")
+
+
+def test_meeting_page_viewports_and_quality_menu(dev_server, browsers, artifacts, camera_y4m):
+    """On the meeting page, each remote camera tile sends its size in device pixels as the track's
+    viewport (again when the window narrows and when devicePixelRatio doubles), and its quality menu
+    sends `subscribe` with the quality picked; your own tile has no menu."""
+    from test_meeting_page import join, tile, wait_tile_video
+
+    base = f"http://127.0.0.1:{dev_server.port}"
+    room = "page-simulcast"
+    a = browsers("a", camera=camera_y4m)
+    b = browsers("b")
+    a_id = join(a, base, room, "Alice", "host")
+    b_id = join(b, base, room, "Bob", "participant")
+    # Every request B's page sends from here on, for the checks below.
+    b.js("""const room = window.atriumApp.room; window.sentRequests = [];
+            const send = room.request.bind(room);
+            room.request = (type, fields = {}) => { window.sentRequests.push({type, ...fields}); return send(type, fields); };""")
+    a.click("camera-toggle")
+    wait_tile_video(b, a_id)
+    track = b.js(f"return window.atriumApp.room.remoteTracks.find((t) => t.participantId === {json.dumps(a_id)} && t.source === 'camera').trackId")
+    assert b.js(f"return document.querySelector({json.dumps(tile(a_id))}).dataset.trackId") == track
+
+    wide = wait_page_viewport(b, track)
+    print(f"viewport at 1280 px: {json.dumps(wide)}")
+    assert any(m["type"] == "set_viewport" and (m["width"], m["height"]) == (wide["tile"]["width"], wide["tile"]["height"])
+               for m in wide["requests"]), wide
+    # The result: the server's echo.
+    assert wide["sent"]["result"] == {"trackId": track, "width": wide["tile"]["width"], "height": wide["tile"]["height"]}, wide
+
+    # A narrower window: the tile's new size is sent (once it settles).
+    b.set_size(390, 844)
+    b.wait("return window.innerWidth === 390", 5, "the narrow viewport")
+    narrow = wait_page_viewport(b, track)
+    print(f"viewport at 390 px: {json.dumps(narrow)}")
+    assert narrow["tile"] != wide["tile"], (wide, narrow)
+    # devicePixelRatio 2: twice the CSS size. (An emulated ratio change alone fires neither resize,
+    # media-query nor ResizeObserver callbacks in Chromium, unlike a real zoom: the width changes too.)
+    b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                             {"width": 400, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    b.wait("return window.devicePixelRatio === 2 && window.innerWidth === 400", 5, "devicePixelRatio 2")
+    dense = wait_page_viewport(b, track)
+    print(f"viewport at 400 px, dpr 2: {json.dumps(dense)}")
+    css = b.js(f"return document.querySelector({json.dumps(tile(a_id))}).getBoundingClientRect().width")
+    assert dense["dpr"] == 2 and abs(dense["sent"]["width"] - 2 * css) <= 1, (css, dense)
+    b.set_size(1280, 800)
+
+    # The quality menu: on A's tile on B's page, not on B's own tile.
+    menu = json.dumps(tile(a_id, ' [data-testid="quality-select"]'))
+    own = json.dumps(tile(b_id, ' [data-testid="quality-select"]'))
+    b.wait(f"const m = document.querySelector({menu}); return !!m && !m.hidden && m.value === 'high';", 10,
+           "the quality menu on A's tile")
+    assert b.js(f"const m = document.querySelector({own}); return !m || m.hidden;")
+    before = inbound_page(b).get(track)
+    b.js(f"const m = document.querySelector({menu}); m.value = 'low'; m.dispatchEvent(new Event('change', {{bubbles: true}}));")
+    b.wait(f"return window.sentRequests.some((m) => m.type === 'subscribe' && m.trackId === {json.dumps(track)} && m.quality === 'low')",
+           5, "the subscribe request with quality low")
+    b.wait(f"const m = document.querySelector({menu}); return window.atriumApp.qualities.get({json.dumps(track)}) === 'low' && !m.disabled && m.value === 'low';",
+           10, "the menu to settle on low")
+    assert not [n for n in b.notices() if n["kind"] == "error"], b.notices()
+    # With simulcast negotiated, the picture drops to the bottom layer (a quarter of A's 640x360 camera).
+    encodings = a.js_async("""const room = window.atriumApp.room;
+        const cam = room.localTrack('camera');
+        return room._transceiverOf(cam.trackId).sender.getParameters().encodings.length;""")
+    print(f"B decoded A's camera at {before}; A sends {encodings} encoding(s)")
+    if encodings > 1:
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            now = inbound_page(b).get(track)
+            if now and now["width"] and now["width"] <= camera_y4m.width // 4 + 8:
+                break
+            time.sleep(0.3)
+        else:
+            raise AssertionError(f"B's picture of A did not drop to the bottom layer: {before} -> {now}")
+
+
+def inbound_page(b):
+    """The meeting page's inbound video statistics by track id."""
+    return b.js_async("""const room = window.atriumApp.room; const out = {};
+        if (!room || !room.subscriber) return out;
+        const byMid = new Map(room.remoteTracks.map((t) => [t.mid, t]));
+        (await room.subscriber.getStats()).forEach((s) => {
+          if (s.type !== "inbound-rtp" || s.kind !== "video" || !byMid.get(s.mid)) return;
+          out[byMid.get(s.mid).trackId] = {width: s.frameWidth || 0, height: s.frameHeight || 0, frames: s.framesDecoded || 0};
+        });
+        return out;""")
+
+
+def test_repeated_quality_switches_never_stall(dev_server, browsers, artifacts):
+    """A viewer switching between `low` and `high` again and again keeps decoding through every switch
+    (Chromium's default VP8 simulcast: three temporal layers per encoding, L1T3): its received frames
+    grow on every sample after each switch up, never waiting for the browser's own key-frame request."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+    connect(pub, "switches", "alice", "host")
+    track = publish_canvas(pub, "alice")["trackId"]
+    connect(view, "switches", "va")
+    connect(view, "switches", "vb")
+    wait_remote(view, "va", track)
+    wait_remote(view, "vb", track)
+    viewer_call(view, "vb", "setQuality", track, "low")
+    wait_steady(view, "va", track, 1280, 720, 60)  # keeps the top layer on
+    stalls = []
+    for round_ in range(5):
+        wait_steady(view, "vb", track, 320, 180, 30, seconds=1.5)
+        viewer_call(view, "vb", "setQuality", track, "high")
+        samples = []
+        for _ in range(8):
+            time.sleep(0.4)
+            samples.append(inbound(view, "vb")[track])
+        received = [s["received"] for s in samples]
+        print(f"round {round_}: frames received {received}, last {samples[-1]}")
+        if any(b <= a for a, b in zip(received, received[1:])):
+            stalls.append((round_, samples))
+        viewer_call(view, "vb", "setQuality", track, "low")
+    assert not stalls, f"{len(stalls)} of 5 switches up stalled: {stalls}"
