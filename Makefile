@@ -126,12 +126,14 @@ bench-deps: test-deps
 ## Benchmarks (figures, not pass/fail): a release build, then, each side by side with Janus, signaling
 ## load (1,000 participants joining 100 rooms; bench/signal_load.py), media forwarding (one
 ## publisher, four subscribers; bench/media_forward.py) and simulcast forwarding (one publisher with a
-## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py).
+## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
+## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 
 lint:

@@ -20,7 +20,11 @@ frame by its tone (`classify_audio`), so a test proves which source a track real
 only that media flows.
 
 Importing this module confines ICE to 127.0.0.1 (`_loopback_only`); aiortc is otherwise unchanged,
-except in a publisher worker asked for `fast_h264` (`use_fast_x264`: x264's ultrafast preset).
+except in a publisher worker asked for `fast_h264` (`use_fast_x264`: x264's ultrafast preset) or
+for `ignore_key_frame_requests` (a static screen whose sender ignores PLI, FIR and REMB, its VP8
+encoder VBR: `use_vbr_vp8`). Every
+publisher worker counts, per video source, the key-frame requests (PLI, FIR) its senders got and
+the key frames they sent (`KeyFrameCounter`).
 (aiortc routes RTX by payload type, not by the FID group's SSRC: Atrium gives every section of a
 subscriber offer payload types of its own, so retransmissions reach the right track.)
 """
@@ -37,7 +41,8 @@ import av
 import numpy as np
 from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,
                     RTCRtpSender, RTCSessionDescription)
-from aiortc.rtp import RTCP_PSFB_APP, RtcpPsfbPacket, unpack_remb_fci
+from aiortc.codecs.vpx import VpxPayloadDescriptor
+from aiortc.rtp import RTCP_PSFB_APP, RTCP_PSFB_FIR, RTCP_PSFB_PLI, RtcpPsfbPacket, unpack_remb_fci
 from aiortc.mediastreams import MediaStreamError
 
 
@@ -257,6 +262,46 @@ class _AvWithFastX264:
             return _FastX264(ctx) if (name, mode) == ("libx264", "w") else ctx
 
 
+class _VbrVpx:
+    """aiortc's libvpx encoder context without the `minrate` aiortc sets equal to its bitrate and
+    maxrate (which makes it CBR): a static screen then costs what a screen encoder spends on one,
+    about 1.5 KB a second once the picture has settled, instead of refining the unchanging picture
+    at the full 500 kbit/s forever (4 MB of deltas a minute, past the key-frame cache's 4 MiB
+    default after about 64 s)."""
+
+    def __init__(self, ctx):
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name, value):
+        if name == "options":
+            value = {k: v for k, v in value.items() if k != "minrate"}
+        setattr(self._ctx, name, value)
+
+
+class _AvWithVbrVpx:
+    """Stands for the `av` module inside aiortc.codecs.vpx (see `use_vbr_vp8`)."""
+
+    def __getattr__(self, name):
+        return getattr(av, name)
+
+    class CodecContext:
+        @staticmethod
+        def create(name, mode):
+            ctx = av.CodecContext.create(name, mode)
+            return _VbrVpx(ctx) if (name, mode) == ("libvpx", "w") else ctx
+
+
+def use_vbr_vp8():
+    """Makes this process's aiortc VP8 encoders VBR (`_VbrVpx`; for the static screen of a worker
+    asked for `ignore_key_frame_requests`)."""
+    import aiortc.codecs.vpx as vpx
+    if not isinstance(vpx.av, _AvWithVbrVpx):
+        vpx.av = _AvWithVbrVpx()
+
+
 def use_fast_x264():
     """Makes this process's aiortc H264 encoders use x264's ultrafast preset (the one change to
     aiortc besides the loopback-only ICE; for the publisher worker of the bandwidth test)."""
@@ -340,6 +385,81 @@ def classify_audio(frame):
     return UNKNOWN
 
 
+# -- key frames at the sender ----------------------------------------------------------------------
+
+def _rtp_parts(data):
+    """(timestamp, ssrc, payload) of an RTP packet (RFC 3550 section 5.1: CSRCs, the header
+    extension and padding skipped), or None when it is too short to be one."""
+    if len(data) < 12:
+        return None
+    offset = 12 + 4 * (data[0] & 0x0F)
+    if data[0] & 0x10:
+        if len(data) < offset + 4:
+            return None
+        offset += 4 + 4 * int.from_bytes(data[offset + 2:offset + 4], "big")
+    end = len(data) - (data[-1] if data[0] & 0x20 else 0)
+    return int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big"), data[offset:end]
+
+
+def _starts_key_frame(codec, payload):
+    """Whether an RTP payload starts a key frame: VP8 (RFC 7741: the first packet of partition 0 of
+    a frame whose header's P bit is 0) or H264 (RFC 6184: an IDR or SPS NAL unit alone, in a STAP-A,
+    or starting an FU-A)."""
+    if not payload:
+        return False
+    if codec == "Vp8Encoder":
+        try:
+            descr, rest = VpxPayloadDescriptor.parse(payload)
+        except ValueError:
+            return False
+        return bool(descr.partition_start and descr.partition_id == 0 and rest and rest[0] & 0x01 == 0)
+    if codec == "H264Encoder":
+        nal = payload[0] & 0x1F
+        if nal in (5, 7):
+            return True
+        if nal == 24:                                   # STAP-A: 16-bit size, then the NAL unit
+            i = 1
+            while i + 2 < len(payload):
+                if payload[i + 2] & 0x1F in (5, 7):
+                    return True
+                i += 2 + int.from_bytes(payload[i:i + 2], "big")
+            return False
+        return nal == 28 and len(payload) > 1 and payload[1] & 0x80 and payload[1] & 0x1F == 5
+    return False
+
+
+class KeyFrameCounter:
+    """Stands for an RTCRtpSender's DTLS transport (`_RTCRtpSender__transport`, which the sender's
+    RTP loop and its retransmissions send through) and counts the key frames the sender sends: each
+    RTP timestamp of its own SSRC whose packet starts a key frame, once (a retransmission of the
+    same packet is not a new key frame; RTX packets have another SSRC). Everything else is the
+    transport's own."""
+
+    def __init__(self, inner, sender):
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_sender", sender)
+        object.__setattr__(self, "timestamps", [])
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._inner, name, value)
+
+    @property
+    def count(self):
+        return len(self.timestamps)
+
+    async def _send_rtp(self, data):
+        parts = _rtp_parts(data)
+        if parts is not None:
+            timestamp, ssrc, payload = parts
+            codec = type(getattr(self._sender, "_RTCRtpSender__encoder", None)).__name__
+            if ssrc == self._sender._ssrc and timestamp not in self.timestamps and _starts_key_frame(codec, payload):
+                self.timestamps.append(timestamp)
+        return await self._inner._send_rtp(data)
+
+
 # -- publisher -------------------------------------------------------------------------------------
 
 WORKER_MAX_SECONDS = 300    # a worker whose test died without closing it stops by itself
@@ -402,7 +522,7 @@ class Publisher:
 
     @classmethod
     async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
-                    fast_h264=False):
+                    fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=()):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
         (a misbehaving client). A refused `publish_offer` raises SignalError.
@@ -410,11 +530,17 @@ class Publisher:
         `busy` lists sources sent as their busy variant (`BusyScreenTrack`, at `fps`); `codecs`
         maps a source to the codec names its transceiver offers (`codec_preferences`), e.g.
         {"screen_share": ["H264"]}; `fast_h264` gives the worker's H264 encoders x264's ultrafast
-        preset (`use_fast_x264`)."""
+        preset (`use_fast_x264`); the senders of the sources in `ignore_key_frame_requests` act on
+        no PLI, FIR or REMB (a static screen: one key frame, at the start; the worker still counts
+        the requests), and the worker's VP8 encoders are VBR (`use_vbr_vp8`; `vbr_vp8` alone asks
+        only for that: a static screen that answers key-frame requests); those in `ignore_remb` act
+        on no REMB (so that they send key frames only when asked)."""
         worker = await _Worker.spawn()
         try:
             offer = await worker.call("offer", sources=list(sources), busy=list(busy),
-                                      codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264)
+                                      codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264,
+                                      ignore_key_frame_requests=list(ignore_key_frame_requests), vbr_vp8=vbr_vp8,
+                                      ignore_remb=list(ignore_remb))
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
@@ -448,7 +574,9 @@ class Publisher:
         """From the worker: {"connectionState": ..., "sent": {source: RTP packets sent},
         "bytesSent": {source: RTP bytes sent}, "encoders": {source: {"encoder": class name,
         "targetBitrate": bits per second} or None before the first frame}, "remb": {source:
-        [[seconds since the worker started, bitrate], ...] of the REMBs naming its SSRC}}."""
+        [[seconds since the worker started, bitrate], ...] of the REMBs naming its SSRC},
+        "keyFrameRequests": {video source: PLIs and FIRs its sender got, acted on or not},
+        "keyFramesSent": {video source: key frames sent}, "ignoringKeyFrameRequests": [sources]}."""
         return await self.worker.call("stats")
 
     async def stop_sender(self, source):
@@ -511,7 +639,31 @@ async def _serve_publisher(reader):
     pc = peer_connection()
     transceivers = {}
     rembs = {}
+    requests = {}           # source -> PLIs and FIRs its sender got (acted on or not)
+    ignoring = set()        # sources whose senders ignore key-frame requests and REMB
+    deaf_to_remb = set()    # sources whose senders ignore REMB only
+    key_frames = {}         # source -> its KeyFrameCounter, once the answer is applied
     started = time.monotonic()
+
+    def watch_key_frame_requests(source, sender, ignore):
+        """Counts the PLIs and FIRs the sender gets. With `ignore` (a static screen that sends a key
+        frame only at the start) they go no further, and neither does REMB: aiortc's VP8 encoder
+        starts again, with a key frame, whenever its target bitrate moves by more than 10%, and the
+        server's REMB moves it from 500 kbit/s to aiortc's 1.5 Mbit/s maximum. A source in
+        `deaf_to_remb` ignores REMB only, and answers key-frame requests."""
+        requests[source] = 0
+        handle_rtcp = sender._handle_rtcp_packet
+
+        async def handler(packet):
+            if isinstance(packet, RtcpPsfbPacket) and packet.fmt in (RTCP_PSFB_PLI, RTCP_PSFB_FIR):
+                requests[source] += 1
+                if ignore:
+                    return
+            if (ignore or source in deaf_to_remb) and isinstance(packet, RtcpPsfbPacket) \
+                    and packet.fmt == RTCP_PSFB_APP:
+                return
+            await handle_rtcp(packet)
+        sender._handle_rtcp_packet = handler     # the RTP router looks it up on every packet
 
     def record_remb(source, sender):
         """Wraps the sender's RTCP handler to note every REMB for its SSRC (aiortc acts on them by
@@ -544,17 +696,29 @@ async def _serve_publisher(reader):
                 use_fast_x264()
             busy = set(req.get("busy") or ())
             codecs = req.get("codecs") or {}
+            ignoring.update(req.get("ignore_key_frame_requests") or ())
+            deaf_to_remb.update(req.get("ignore_remb") or ())
+            if ignoring or req.get("vbr_vp8"):
+                use_vbr_vp8()
             for source in req["sources"]:
                 track = make_track(source, busy=source in busy, fps=req.get("fps"))
                 t = pc.addTransceiver(track, direction="sendonly")
                 if source in codecs:
                     t.setCodecPreferences(codec_preferences(kind_of(source), codecs[source]))
+                if source in VIDEO:
+                    watch_key_frame_requests(source, t.sender, source in ignoring)
                 record_remb(source, t.sender)
                 transceivers[source] = t
             await pc.setLocalDescription(await pc.createOffer())
             return {"sdp": pc.localDescription.sdp, "mids": {s: t.mid for s, t in transceivers.items()}}
         if op == "answer":
             await pc.setRemoteDescription(RTCSessionDescription(sdp=req["sdp"], type="answer"))
+            # setRemoteDescription gave each sender its transport and scheduled the connection, whose
+            # senders start only after ICE and DTLS: nothing has been sent yet.
+            for source, t in transceivers.items():
+                if source in VIDEO:
+                    key_frames[source] = KeyFrameCounter(t.sender._RTCRtpSender__transport, t.sender)
+                    t.sender._RTCRtpSender__transport = key_frames[source]
             return {}
         if op == "stats":
             sent, sent_bytes = {}, {}
@@ -565,7 +729,9 @@ async def _serve_publisher(reader):
                 sent_bytes[source] = sum(s.bytesSent for s in outbound)
             return {"connectionState": pc.connectionState, "sent": sent, "bytesSent": sent_bytes,
                     "encoders": {s: encoder_of(t.sender) for s, t in transceivers.items()},
-                    "remb": rembs}
+                    "remb": rembs, "keyFrameRequests": dict(requests),
+                    "keyFramesSent": {s: k.count for s, k in key_frames.items()},
+                    "ignoringKeyFrameRequests": sorted(ignoring)}
         if op == "stop_sender":
             # Stops one sender the way a client's track.stop() does in aiortc: an RTCP BYE for its
             # SSRC, then nothing. The signaling side is not told.
@@ -638,6 +804,7 @@ class TrackStats:
         self.rtp_bytes = 0
         self.first_payload = None   # the payload of the first RTP packet received (RTX included)
         self.first_frame_at = None  # time.monotonic() of the first decoded frame
+        self.first_class = None     # what the first decoded frame showed (classify_video/_audio)
 
     @property
     def track_id(self):
@@ -751,10 +918,13 @@ class Subscriber:
             except MediaStreamError:    # RTCP BYE from the server, or the connection closed
                 stats.ended_at = time.monotonic()
                 return
+            decoded_at = time.monotonic()
+            what = classify(frame)
             if stats.frames == 0:
-                stats.first_frame_at = time.monotonic()
+                stats.first_frame_at = decoded_at
+                stats.first_class = what
             stats.frames += 1
-            stats.classes[classify(frame)] += 1
+            stats.classes[what] += 1
 
     # -- queries -----------------------------------------------------------------------------------
 

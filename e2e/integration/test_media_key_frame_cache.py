@@ -1,0 +1,201 @@
+"""The key-frame cache end to end (docs/protocol.md §14, "The key-frame cache"; issue 13): late viewers
+of a static screen share start from the server's copy of the current picture, not from a key frame
+asked of the sharer.
+
+The sharer is an aiortc publisher whose screen sender acts on no key-frame request (PLI, FIR) and no
+REMB (`ignore_key_frame_requests` in media_peer.py: aiortc's VP8 encoder would start again, with a
+key frame, when REMB moves its target; its own periodic key frames come every 3000 frames, 200 s at
+15 fps), so it sends one key frame, at the start, and the worker counts at the sender that it sent
+exactly one. A viewer that gets a picture can only have got it from the cache; with the cache off
+(`--key-frame-cache-bytes 0`) the same late viewer gets nothing, which proves the premise.
+
+Timing is printed, and held only to a loose bound (FIRST_FRAME_BOUND) that the cache meets on a
+loaded 2-core machine and the fallback never can here: the sharer answers no PLI.
+
+Runs alone with `python3 -m pytest -q -s e2e/integration/test_media_key_frame_cache.py` (about two
+minutes: the 60 s late viewer dominates).
+"""
+import asyncio
+import os
+import time
+
+import pytest
+
+from conftest import MEDIA_ARGS, Server
+from signal_client import run
+from test_media import Session, metrics_text, sample_of, wait_metric_above, wait_sent
+
+JOIN_DELAYS = (5, 20, 60)       # seconds after the share's first packet
+BURST = 20                      # viewers joining within one second after the last late one
+FIRST_FRAME_BOUND = 10.0        # seconds from join to the first decoded frame: loose on purpose
+BURST_BOUND = 30.0              # the same for each of the burst's viewers (20 handshakes at once)
+SCENARIO_TIMEOUT = 200
+
+
+@pytest.fixture(scope="module")
+def no_cache_server(tmp_path_factory):
+    s = Server(os.path.join(tmp_path_factory.mktemp("nocache"), "data"), *MEDIA_ARGS,
+               "--key-frame-cache-bytes", "0").start()
+    yield s
+    s.stop()
+
+
+def run_scenario(server, room, scenario, timeout=SCENARIO_TIMEOUT):
+    async def go():
+        session = Session(server, room)
+        try:
+            await scenario(session)
+        finally:
+            await session.close()
+    run(go(), timeout)
+
+
+async def metrics_after_refresh(server, track_id, timeout=5):
+    """A /metrics text taken after the media worker's next snapshot (once a second): polled until
+    the bytes received for the track, which a live share changes every second, change."""
+    def bytes_in(text):
+        return sample_of(text, "atrium_media_track_bytes_total", track=track_id, direction="in")
+    first = bytes_in(await metrics_text(server))
+    deadline = time.monotonic() + timeout
+    while True:
+        await asyncio.sleep(0.1)
+        text = await metrics_text(server)
+        if bytes_in(text) != first:
+            return text
+        assert time.monotonic() < deadline, f"no new snapshot for {track_id} in {timeout}s"
+
+
+class Counters:
+    """The server's key-frame figures for one track, from one snapshot."""
+
+    def __init__(self, text, track_id):
+        self.served = sample_of(text, "atrium_media_key_frame_cache_starts_total", result="served")
+        self.missed = sample_of(text, "atrium_media_key_frame_cache_starts_total", result="missed")
+        self.plis = sample_of(text, "atrium_media_track_plis_sent_total", track=track_id)
+        self.cache_starts = sample_of(text, "atrium_media_first_frame_seconds_count", source="cache")
+        self.cached_bytes = sample_of(text, "atrium_media_track_key_frame_cache_bytes", track=track_id)
+        self.width = sample_of(text, "atrium_media_track_frame_width", track=track_id)
+        self.height = sample_of(text, "atrium_media_track_frame_height", track=track_id)
+        self.fps = sample_of(text, "atrium_media_track_frames_per_second", track=track_id)
+
+    def __repr__(self):
+        return (f"served {self.served:g}, missed {self.missed:g}, PLIs sent {self.plis:g}, "
+                f"first frames from cache {self.cache_starts:g}, cached {self.cached_bytes:g} B, "
+                f"{self.width:g}x{self.height:g} at {self.fps:g} fps")
+
+
+async def counters(server, track_id):
+    return Counters(await metrics_after_refresh(server, track_id), track_id)
+
+
+async def start_static_share(s, server):
+    """The sharer: one screen share, its sender deaf to key-frame requests. Returns (publisher,
+    track id, time of its first packet)."""
+    sharer = await s.join("sharer")
+    pub = await s.publish(sharer, ["screen_share"], ignore_key_frame_requests=["screen_share"])
+    screen = pub.track_id("screen_share")
+    assert screen is not None, pub.rejected
+    await wait_sent(pub, "screen_share", 1, timeout=10)
+    started = time.monotonic()
+    stats = await pub.stats()
+    assert stats["ignoringKeyFrameRequests"] == ["screen_share"], stats
+    return pub, screen, started
+
+
+async def watch(s, identity, track_id, bound):
+    """A viewer that joins now (and so subscribes to the share) and decodes its first frame within
+    `bound` seconds; returns (viewer, seconds from the join to that frame)."""
+    joined_at = time.monotonic()
+    client = await s.join(identity)
+    sub = s.subscribe(client)
+    await sub.wait_frames([track_id], 1, timeout=bound)
+    return sub, sub.by_track(track_id).first_frame_at - joined_at
+
+
+def assert_shows_the_share(sub, track_id):
+    st = sub.by_track(track_id)
+    assert st.first_class == "screen_share", f"first frame: {st.first_class}; {sub.describe()}"
+    assert st.mismatched == 0 and st.classes["screen_share"] >= 0.9 * st.frames, sub.describe()
+
+
+def test_late_viewers_of_a_static_share_start_from_the_cache(media_server):
+    """Viewers joining 5, 20 and 60 s into a share whose sharer sent one key frame each decode the
+    share at once, served from the cache without a key-frame request; then 20 viewers joining
+    within one second cause at most one request."""
+    async def scenario(s):
+        pub, screen, started = await start_static_share(s, media_server)
+        figures = []
+        for delay in JOIN_DELAYS:
+            await asyncio.sleep(max(0.0, started + delay - time.monotonic()))
+            before = await counters(media_server, screen)
+            sub, seconds = await watch(s, f"late-{delay}", screen, FIRST_FRAME_BOUND)
+            await sub.wait_frames([screen], 5, timeout=5)
+            assert_shows_the_share(sub, screen)
+            await wait_metric_above(media_server, before.served, "atrium_media_key_frame_cache_starts_total",
+                                    result="served")
+            after = await counters(media_server, screen)
+            print(f"viewer joining {delay} s into the share: first share frame decoded {seconds:.3f} s "
+                  f"after its join; server: {after}")
+            figures.append(seconds)
+            assert after.served == before.served + 1, (before, after)
+            assert after.missed == before.missed, (before, after)
+            assert after.cache_starts == before.cache_starts + 1, (before, after)
+            assert after.plis == before.plis, f"a key frame was asked for: {before} -> {after}"
+
+        # Twenty viewers within one second.
+        before = await counters(media_server, screen)
+        requests_before = (await pub.stats())["keyFrameRequests"]["screen_share"]
+
+        async def one(i):
+            await asyncio.sleep(i / BURST)
+            return await watch(s, f"burst-{i}", screen, BURST_BOUND)
+        burst = await asyncio.gather(*(one(i) for i in range(BURST)))
+        for sub, _ in burst:
+            await sub.wait_frames([screen], 3, timeout=10)
+            assert_shows_the_share(sub, screen)
+        await asyncio.sleep(1.0)
+        after = await counters(media_server, screen)
+        stats = await pub.stats()
+        requests = stats["keyFrameRequests"]["screen_share"] - requests_before
+        times = sorted(seconds for _, seconds in burst)
+        print(f"{BURST} viewers joining within 1 s: first share frame {times[0]:.3f} s (fastest), "
+              f"{times[len(times) // 2]:.3f} s (median), {times[-1]:.3f} s (slowest) after their joins; "
+              f"PLIs the server sent for the track {after.plis - before.plis:g}, key-frame requests the "
+              f"sharer got {requests}; server: {after}")
+        assert after.served == before.served + BURST, (before, after)
+        assert after.plis - before.plis <= 1, (before, after)
+        assert requests <= 1, stats
+
+        # The premise: one key frame in all, and none of the requests the sharer got was acted on.
+        assert stats["keyFramesSent"]["screen_share"] == 1, stats
+        print(f"sharer: {stats['keyFramesSent']['screen_share']} key frame sent, "
+              f"{stats['keyFrameRequests']['screen_share']} key-frame requests received and ignored, "
+              f"{stats['sent']['screen_share']} packets sent")
+
+    run_scenario(media_server, "cache-late-join", scenario)
+
+
+def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
+    """`--key-frame-cache-bytes 0`: the server can only ask the sharer for a key frame, which this
+    sharer never sends, so a viewer joining 5 s into the share decodes nothing within the bound the
+    cache met above."""
+    async def scenario(s):
+        pub, screen, started = await start_static_share(s, no_cache_server)
+        await asyncio.sleep(max(0.0, started + JOIN_DELAYS[0] - time.monotonic()))
+        before = await counters(no_cache_server, screen)
+        client = await s.join("late")
+        sub = s.subscribe(client)
+        await asyncio.sleep(FIRST_FRAME_BOUND)
+        after = await counters(no_cache_server, screen)
+        stats = await pub.stats()
+        st = sub.by_track(screen)
+        print(f"no cache: after {FIRST_FRAME_BOUND:g} s the late viewer decoded {st.frames if st else 0} frames "
+              f"({st.rtp_packets if st else 0} RTP packets); PLIs the server sent {after.plis - before.plis:g}; "
+              f"sharer: {stats['keyFramesSent']['screen_share']} key frame sent, "
+              f"{stats['keyFrameRequests']['screen_share']} requests received and ignored")
+        assert st is not None and st.frames == 0, sub.describe()
+        assert after.served == before.served and after.cache_starts == before.cache_starts, (before, after)
+        assert after.plis > before.plis, f"the server asked for no key frame: {before} -> {after}"
+        assert stats["keyFrameRequests"]["screen_share"] > 0 and stats["keyFramesSent"]["screen_share"] == 1, stats
+
+    run_scenario(no_cache_server, "no-cache-late-join", scenario, timeout=90)
