@@ -40,9 +40,11 @@ struct KeyFrameCache {
 
     /// Stores a packet of the stream (after RTX unwrapping). A key frame's first packet starts a new
     /// picture; packets older than it (late retransmissions) are not kept; past a bound the cache
-    /// is emptied until the next key frame.
-    mutating func store(_ packet: [UInt8], sequence: UInt16, startsKeyFrame: Bool, now: Double) {
-        guard isEnabled else { return }
+    /// is emptied until the next key frame, and the call returns true (the owner asks for one, so the
+    /// cache fills again before the next viewer needs it).
+    @discardableResult
+    mutating func store(_ packet: [UInt8], sequence: UInt16, startsKeyFrame: Bool, now: Double) -> Bool {
+        guard isEnabled else { return false }
         if startsKeyFrame {
             bytes.removeAll(keepingCapacity: true)
             ends.removeAll(keepingCapacity: true)
@@ -50,14 +52,28 @@ struct KeyFrameCache {
             keySequence = sequence
             generation &+= 1
         } else if keyFrameAt == nil || SequenceNumber.isNewer(keySequence, than: sequence) {
-            return
+            return false
         }
         guard bytes.count + packet.count <= limits.bytes, ends.count < limits.packets else {
             invalidate()
-            return
+            return true
         }
         bytes.append(contentsOf: packet)
         ends.append(bytes.count)
+        return false
+    }
+
+    /// The cached packet with this sequence number, for answering a NACK the stream's retransmission
+    /// buffer no longer can (a replay reaches further back than it).
+    func withPacket<R>(sequence: UInt16, _ body: (ArraySlice<UInt8>) -> R) -> R? {
+        let guess = Int(sequence &- keySequence)
+        func matches(_ i: Int) -> Bool {
+            let start = i == 0 ? 0 : ends[i - 1]
+            return ends[i] - start >= 4 && UInt16(bytes[start + 2]) << 8 | UInt16(bytes[start + 3]) == sequence
+        }
+        if guess < ends.count, matches(guess) { return withPacket(guess, body) }
+        guard let i = ends.indices.first(where: matches) else { return nil }
+        return withPacket(i, body)
     }
 
     /// Forgets the picture (a codec change, a paused or ended stream).

@@ -42,10 +42,20 @@ extension MediaEngine {
         while spent < budget {
             let generation = p.streams[r.stream].cache.generation
             if generation != r.generation {
-                // A new key frame replaced the picture: go on from it.
                 r.generation = generation
                 r.index = 0
                 r.snapshotEnd = 0
+                if p.streams[r.stream].cache.count == 0 {
+                    // Emptied (its bound, a pause) before the viewer caught up: what it got has a hole
+                    // that its gap-free sequence numbers hide. It starts again on a key frame.
+                    c.replay = nil
+                    replaying.removeAll { $0 === c }
+                    c.compressing = false
+                    c.restart()
+                    if let k = c.keyFrameStream { requestKeyFrameNow(p, stream: k) }
+                    return
+                }
+                // A new key frame replaced the picture: go on from it.
             }
             guard r.index < p.streams[r.stream].cache.count else {
                 endReplay(c)

@@ -152,7 +152,10 @@ extension MediaEngine {
         guard !p.consumers.isEmpty || caching else { return }
         let info = classify(i, producer: p, header: headerInfo, recovered: recovered, keyFrameNeeded: caching)
         if caching {
-            p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0)
+            if p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
+                // Past its bound: a key frame refills it (throttled as every request).
+                requestKeyFrameNow(p, stream: k)
+            }
             if info.keyFrame { p.streams[k].noteKeyFrame(rx[i].payload, media: info.media, codec: p.codec, now: t0) }
         }
         for c in p.consumers {
@@ -392,52 +395,55 @@ extension MediaEngine {
             t.retransmissionsRefused += 1
             return
         }
-        let outcome: Retransmission =
-            buffer.withPacket(input) { packet in
-                guard t.retransmissionAllowance >= packet.count else {
-                    counters.drop(.retransmissionBudget)
-                    t.retransmissionsRefused += 1
-                    return .refused
-                }
-                t.retransmissionAllowance -= packet.count
-                c.retransmittedAt[slot] = t0
-                guard let header = try? RTPHeader(parsing: packet) else { return .missing }
-                if txCount == tx.count { flush() }
-                let txSlot = txCount
-                tx[txSlot].payload.removeAll(keepingCapacity: true)
-                // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
-                var fields = RTPPacketWriter.Rewrite(
-                    ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
-                    payloadType: c.spec.payloadType, marker: c.outputMarked[slot] ? true : nil)
-                var media = header.payloadRange
-                if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
-                    media = media.lowerBound + 2..<media.upperBound + 2
-                    let split = header.payloadRange.lowerBound
-                    tx[txSlot].payload.append(contentsOf: packet[0..<split])
-                    tx[txSlot].payload.appendBigEndian(output)
-                    tx[txSlot].payload.append(contentsOf: packet[split...])
-                    fields.ssrc = rtxSSRC
-                    fields.payloadType = rtxPT
-                    fields.sequenceNumber = c.rtxSequence
-                    c.rtxSequence &+= 1
-                } else {
-                    tx[txSlot].payload.append(contentsOf: packet)
-                }
-                if c.vp8 != nil, media.upperBound <= tx[txSlot].payload.count {
-                    let shift = c.outputShifts[slot]
-                    tx[txSlot].payload.withUnsafeMutableBytes { raw in
-                        let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
-                        if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
-                            VP8Rewriter.apply(
-                                m, d, pictureOffset: UInt16(truncatingIfNeeded: shift >> 8),
-                                tl0Offset: UInt8(truncatingIfNeeded: shift))
-                        }
+        func resend(_ packet: [UInt8]) -> Retransmission {
+            guard t.retransmissionAllowance >= packet.count else {
+                counters.drop(.retransmissionBudget)
+                t.retransmissionsRefused += 1
+                return .refused
+            }
+            t.retransmissionAllowance -= packet.count
+            c.retransmittedAt[slot] = t0
+            guard let header = try? RTPHeader(parsing: packet) else { return .missing }
+            if txCount == tx.count { flush() }
+            let txSlot = txCount
+            tx[txSlot].payload.removeAll(keepingCapacity: true)
+            // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
+            var fields = RTPPacketWriter.Rewrite(
+                ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
+                payloadType: c.spec.payloadType, marker: c.outputMarked[slot] ? true : nil)
+            var media = header.payloadRange
+            if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
+                media = media.lowerBound + 2..<media.upperBound + 2
+                let split = header.payloadRange.lowerBound
+                tx[txSlot].payload.append(contentsOf: packet[0..<split])
+                tx[txSlot].payload.appendBigEndian(output)
+                tx[txSlot].payload.append(contentsOf: packet[split...])
+                fields.ssrc = rtxSSRC
+                fields.payloadType = rtxPT
+                fields.sequenceNumber = c.rtxSequence
+                c.rtxSequence &+= 1
+            } else {
+                tx[txSlot].payload.append(contentsOf: packet)
+            }
+            if c.vp8 != nil, media.upperBound <= tx[txSlot].payload.count {
+                let shift = c.outputShifts[slot]
+                tx[txSlot].payload.withUnsafeMutableBytes { raw in
+                    let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
+                    if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
+                        VP8Rewriter.apply(
+                            m, d, pictureOffset: UInt16(truncatingIfNeeded: shift >> 8),
+                            tl0Offset: UInt8(truncatingIfNeeded: shift))
                     }
                 }
-                return send(
-                    slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
-                    fields: fields) ? .sent : .missing
-            } ?? .missing
+            }
+            return send(
+                slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
+                fields: fields) ? .sent : .missing
+        }
+        // The buffer holds the last 512 packets; a viewer started from the cache may ask for older ones.
+        let outcome: Retransmission =
+            buffer.withPacket(input, resend)
+            ?? c.producer.streams[k].cache.withPacket(sequence: input) { resend(Array($0)) } ?? .missing
         switch outcome {
         case .sent: counters.retransmissions += 1
         case .missing: counters.retransmissionMisses += 1

@@ -186,6 +186,32 @@ import Testing
         #expect(try room.plis() == 0)
     }
 
+    @Test func aCachePastItsBoundAsksForAKeyFrameToFillAgain() throws {
+        let room = try Room { $0.keyFrameCacheBytes = 3000 }
+        try room.sendFrame()
+        room.media.advance(by: 1)
+        _ = try room.plis()
+        for _ in 0..<40 { try room.sendFrame(size: 100) }
+        #expect(try room.plis() == 1)
+        #expect(!room.media.engine.producers["screen"]!.streams[0].cache.isServable(now: room.media.clock.now))
+    }
+
+    @Test func aNackForACachedPacketOlderThanTheBufferIsAnswered() throws {
+        let room = try Room()
+        for _ in 0..<600 { try room.sendFrame(size: 20) }  // past the 512-packet buffer
+        room.media.advance(by: 0.1)
+        let v = try room.viewer(45_003)
+        let first = try #require(try Self.frames(v).first)
+        #expect(try Self.frames(v).count == 600)
+        try v.forgetReceived()
+        room.media.advance(by: 0.2)
+        try v.send(
+            rtcp: [.nack(GenericNACK(senderSSRC: 9, mediaSSRC: 45_003, lost: [first.sequence]))], to: room.media)
+        try v.receive(from: room.media)
+        let again = try Self.frames(v)
+        #expect(again.map(\.sequence) == [first.sequence] && again.first?.frame == 0)
+    }
+
     @Test func twentyJoinersWithoutACacheCostTheSharerOneKeyFrameRequestPerInterval() throws {
         let room = try Room { $0.keyFrameCacheBytes = 0 }
         try room.sendFrame()
