@@ -1,0 +1,109 @@
+/// How one subscriber's estimated bandwidth is shared among the tracks it receives (issue 12's
+/// allocation rules, as a pure decision): audio first, always; then the on-stage screen share,
+/// resolution first (it loses frame rate before resolution, and keeps at least its floor); then
+/// cameras, the active speaker before the others, each at the best layer that fits under its ceiling
+/// (the viewer's quality and tile); a camera that does not fit is paused.
+public enum Allocator {
+    public enum Kind: Sendable, Equatable {
+        case audio, screenShare, camera
+    }
+
+    /// One layer a track can be received at (a simulcast stream with its temporal layers, or an SVC
+    /// spatial/temporal pair), with what it costs and shows.
+    public struct Layer: Sendable, Equatable {
+        public var spatial: Int
+        public var temporal: Int
+        /// Bits per second it needs (measured or declared).
+        public var bitrate: Double
+        public var width: Int
+        public var height: Int
+        public var framesPerSecond: Double
+
+        public init(spatial: Int, temporal: Int, bitrate: Double, width: Int, height: Int, framesPerSecond: Double) {
+            self.spatial = spatial
+            self.temporal = temporal
+            self.bitrate = bitrate
+            self.width = width
+            self.height = height
+            self.framesPerSecond = framesPerSecond
+        }
+    }
+
+    public struct Track: Sendable, Equatable {
+        public var id: String
+        public var kind: Kind
+        /// Audio: its bitrate; video: ignored (see `layers`).
+        public var bitrate: Double
+        public var layers: [Layer]
+        /// The highest spatial layer the viewer asked for (its quality, its tile).
+        public var ceiling: Int
+        public var activeSpeaker: Bool
+        public var onStage: Bool
+
+        public init(
+            id: String, kind: Kind, bitrate: Double = 0, layers: [Layer] = [], ceiling: Int = .max,
+            activeSpeaker: Bool = false, onStage: Bool = false
+        ) {
+            self.id = id
+            self.kind = kind
+            self.bitrate = bitrate
+            self.layers = layers
+            self.ceiling = ceiling
+            self.activeSpeaker = activeSpeaker
+            self.onStage = onStage
+        }
+    }
+
+    public enum Choice: Sendable, Equatable {
+        case audio
+        case layer(spatial: Int, temporal: Int)
+        /// Not sent to this viewer: the estimate leaves no room for it.
+        case paused
+    }
+
+    public struct Result: Sendable, Equatable {
+        public var choices: [String: Choice]
+        /// What the choices add up to, bits per second (may pass the estimate by a share's floor).
+        public var allocated: Double
+    }
+
+    public static func allocate(estimate: Double, tracks: [Track]) -> Result {
+        var left = estimate
+        var choices: [String: Choice] = [:]
+        var allocated = 0.0
+        func take(_ id: String, _ choice: Choice, _ bitrate: Double) {
+            choices[id] = choice
+            left -= bitrate
+            allocated += bitrate
+        }
+        for t in tracks where t.kind == .audio { take(t.id, .audio, t.bitrate) }
+        // Screen shares on stage first, then the other shares; resolution before frame rate.
+        let shares = tracks.filter { $0.kind == .screenShare }.sorted { $0.onStage && !$1.onStage }
+        for t in shares {
+            let usable = t.layers.filter { $0.spatial <= t.ceiling }
+            let candidates = (usable.isEmpty ? t.layers : usable).sorted {
+                ($0.width * $0.height, $0.framesPerSecond) > ($1.width * $1.height, $1.framesPerSecond)
+            }
+            if let fit = candidates.first(where: { $0.bitrate <= left }) {
+                take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
+            } else if t.onStage, let floor = candidates.min(by: { $0.bitrate < $1.bitrate }) {
+                // The shared screen stays readable: its floor even past the estimate.
+                take(t.id, .layer(spatial: floor.spatial, temporal: floor.temporal), floor.bitrate)
+            } else {
+                choices[t.id] = .paused
+            }
+        }
+        // Cameras: the active speaker first, then in the given order; the best layer that fits.
+        let cameras = tracks.filter { $0.kind == .camera }.sorted { $0.activeSpeaker && !$1.activeSpeaker }
+        for t in cameras {
+            let fit = t.layers.filter { $0.spatial <= t.ceiling && $0.bitrate <= left }
+                .max { ($0.spatial, $0.temporal) < ($1.spatial, $1.temporal) }
+            if let fit {
+                take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
+            } else {
+                choices[t.id] = .paused
+            }
+        }
+        return Result(choices: choices, allocated: allocated)
+    }
+}

@@ -1,0 +1,72 @@
+import Testing
+
+@testable import AtriumCongestion
+
+/// The allocation rules as tables: an estimate and the tracks a viewer receives in, the layer (or
+/// pause) of each out.
+@Suite struct AllocatorTests {
+    typealias L = Allocator.Layer
+
+    /// A camera in three simulcast layers (one temporal layer each).
+    static func camera(_ id: String, speaker: Bool = false, ceiling: Int = .max) -> Allocator.Track {
+        Allocator.Track(
+            id: id, kind: .camera,
+            layers: [
+                L(spatial: 0, temporal: 0, bitrate: 150_000, width: 320, height: 180, framesPerSecond: 30),
+                L(spatial: 1, temporal: 0, bitrate: 500_000, width: 640, height: 360, framesPerSecond: 30),
+                L(spatial: 2, temporal: 0, bitrate: 1_500_000, width: 1280, height: 720, framesPerSecond: 30),
+            ], ceiling: ceiling, activeSpeaker: speaker)
+    }
+
+    /// A screen share as the SDK publishes it: full resolution at 5 fps and at 30 fps.
+    static let share = Allocator.Track(
+        id: "share", kind: .screenShare,
+        layers: [
+            L(spatial: 0, temporal: 0, bitrate: 400_000, width: 1920, height: 1080, framesPerSecond: 5),
+            L(spatial: 1, temporal: 0, bitrate: 2_000_000, width: 1920, height: 1080, framesPerSecond: 30),
+        ], onStage: true)
+    static let mic = Allocator.Track(id: "mic", kind: .audio, bitrate: 40_000)
+
+    @Test(
+        arguments: [
+            // Plenty: everything at the top.
+            (
+                5_000_000, [mic, share, camera("a", speaker: true)],
+                ["mic": .audio, "share": .layer(spatial: 1, temporal: 0), "a": .layer(spatial: 2, temporal: 0)]
+            ),
+            // 2.5 Mbit/s: the share at full rate, the speaker's camera in the 460 kbit/s left.
+            (
+                2_500_000, [mic, share, camera("a", speaker: true)],
+                ["mic": .audio, "share": .layer(spatial: 1, temporal: 0), "a": .layer(spatial: 0, temporal: 0)]
+            ),
+            // 500 kbit/s: the share keeps its resolution at 5 fps; the camera is paused.
+            (
+                500_000, [mic, share, camera("a", speaker: true)],
+                ["mic": .audio, "share": .layer(spatial: 0, temporal: 0), "a": .paused]
+            ),
+            // 250 kbit/s: below the share's floor, which it keeps anyway; cameras paused.
+            (
+                250_000, [mic, share, camera("a"), camera("b")],
+                ["mic": .audio, "share": .layer(spatial: 0, temporal: 0), "a": .paused, "b": .paused]
+            ),
+            // No share: the active speaker before the others, whatever their order.
+            (
+                900_000, [mic, camera("a"), camera("b", speaker: true)],
+                ["mic": .audio, "b": .layer(spatial: 1, temporal: 0), "a": .layer(spatial: 0, temporal: 0)]
+            ),
+            // A viewer's quality is a ceiling, not a promise.
+            (5_000_000, [camera("a", ceiling: 0)], ["a": .layer(spatial: 0, temporal: 0)]),
+            (100_000, [camera("a", ceiling: 2)], ["a": .paused]),
+        ] as [(Double, [Allocator.Track], [String: Allocator.Choice])])
+    func allocations(_ estimate: Double, _ tracks: [Allocator.Track], _ expected: [String: Allocator.Choice]) {
+        let result = Allocator.allocate(estimate: estimate, tracks: tracks)
+        #expect(result.choices == expected, "at \(Int(estimate / 1000)) kbit/s")
+    }
+
+    @Test func theShareFloorIsTheOnlyThingAllowedPastTheEstimate() {
+        let r = Allocator.allocate(estimate: 250_000, tracks: [Self.mic, Self.share, Self.camera("a")])
+        #expect(r.allocated == 440_000)
+        let fits = Allocator.allocate(estimate: 900_000, tracks: [Self.mic, Self.camera("a"), Self.camera("b")])
+        #expect(fits.allocated <= 900_000)
+    }
+}
