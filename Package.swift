@@ -57,7 +57,7 @@ let package = Package(
             name: "AtriumMedia",
             dependencies: [
                 "AtriumUDP", "AtriumICE", "AtriumSTUN", "AtriumDTLS", "AtriumSRTP", "AtriumRTP", "AtriumForwarding",
-                "AtriumBytes", "AtriumLog",
+                "AtriumBytes", "AtriumLog", "AtriumCongestion",
             ],
             swiftSettings: strict),
         // JSEP offer/answer for the publisher and subscriber connections, as pure functions over AtriumSDP.

@@ -53,7 +53,7 @@ public struct HeaderExtensionIDs: Equatable, Sendable {
     }
 
     /// The ids the server uses towards subscribers (its own offers).
-    public static let subscriber = HeaderExtensionIDs(absSendTime: 2, audioLevel: 1)
+    public static let subscriber = HeaderExtensionIDs(absSendTime: 2, transportWideCC: 4, audioLevel: 1)
 
     /// `a=extmap` lines for these ids.
     public var extmaps: [Extmap] {

@@ -73,6 +73,7 @@ public enum SubscriberNegotiation {
                     RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir"),
                     RTCPFeedback(payloadType: pt, type: "nack"),
                     RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli"),
+                    RTCPFeedback(payloadType: pt, type: "transport-cc"),
                 ] : []
             m.appendCodec(
                 payloadType: pt, server: s.codec, parameters: s.parameters, feedback: feedback,
@@ -106,6 +107,9 @@ public enum SubscriberNegotiation {
         /// the server then sends with the answer's (RFC 8829 section 5.3.1: the answer's numbers are
         /// what the answerer expects to receive).
         public var payloadTypes: [String: AnsweredPayloadTypes]
+        /// The transport-wide sequence number extension's id when the answer kept it: the subscriber
+        /// then sends transport-wide feedback the server estimates its bandwidth from.
+        public var transportWideCC: UInt8?
     }
 
     public struct AnsweredPayloadTypes: Equatable, Sendable {
@@ -157,7 +161,9 @@ public enum SubscriberNegotiation {
         if !accepted.isEmpty {
             guard rtcpMuxOnAll(sdp, accepted) else { throw .unsupported("the answer has no a=rtcp-mux") }
         }
-        return Answer(remote: remote, accepted: accepted, rtx: rtx, nack: nack, payloadTypes: payloadTypes)
+        let twcc = sdp.media.lazy.compactMap { HeaderExtensionIDs(extmaps: $0.extmaps).transportWideCC }.first
+        return Answer(
+            remote: remote, accepted: accepted, rtx: rtx, nack: nack, payloadTypes: payloadTypes, transportWideCC: twcc)
     }
 
     static func rtcpMuxOnAll(_ sdp: SessionDescription, _ mids: Set<String>) -> Bool {

@@ -159,6 +159,8 @@ public struct TransportStats: Sendable, Equatable {
     public var sendErrors = 0
     /// Retransmissions refused toward this transport (repeats within a round trip, over budget).
     public var retransmissionsRefused = 0
+    /// Toward a subscriber with transport-wide feedback: the estimated bandwidth, bits per second.
+    public var estimate: Double?
 }
 
 /// What `/metrics` shows of the media plane: copied out of the worker about once a second.
@@ -257,6 +259,10 @@ public struct MediaStats: Sendable, Equatable {
             "atrium_media_transport_retransmissions_refused_total",
             "Retransmissions refused per transport: repeats within a round trip and over the budget.",
             transports.map { ("transport=\"\($0.label)\"", "\($0.retransmissionsRefused)") })
+        family(
+            "atrium_media_transport_estimate_bits", "gauge",
+            "Estimated bandwidth toward each subscriber connection with transport-wide feedback, bits per second.",
+            transports.compactMap { t in t.estimate.map { ("transport=\"\(t.label)\"", "\(Int($0))") } })
         counter(
             "atrium_media_track_packets_total",
             "RTP packets per track: received (in) and sent to all its subscribers (out).",

@@ -49,6 +49,8 @@ extension MediaEngine {
                         c.producer.requestKeyFrame(stream: c.keyFrameStream ?? c.currentStream)
                     }
                 }
+            case .transportWideFeedback(let fb):
+                receiveTransportFeedback(fb, on: t)
             case .goodbye(let bye):
                 // The publisher's sender for this SSRC stopped (RFC 3550 section 6.6).
                 // A simulcast track ends when every stream it learned said so.

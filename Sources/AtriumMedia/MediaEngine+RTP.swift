@@ -335,6 +335,12 @@ extension MediaEngine {
     ) -> Bool {
         do {
             try RTPPacketWriter.rewrite(&tx[slot].payload, fields)
+            // The publisher's transport-wide number is replaced by this transport's own (renumbered).
+            let twccIn = p.transport.twccExtensionID
+            let twccOut = c.transport.twccExtensionID
+            if let twccIn, twccOut != nil, let r = header.extensionValueRange(id: twccIn, in: tx[slot].payload) {
+                numberForEstimation(slot: slot, range: r, on: c.transport)
+            }
             if let profile = header.extensionProfile {
                 let audioIn = p.spec.audioLevelID
                 let audioOut = c.spec.audioLevelID
@@ -346,6 +352,7 @@ extension MediaEngine {
                     id in
                     if id == audioIn { return audioOut }
                     if id == absIn { return absOut }
+                    if id == twccIn { return twccOut }
                     if id == ddIn { return ddOut }
                     return nil
                 }

@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumDTLS
 import AtriumForwarding
 import AtriumICE
@@ -626,7 +627,7 @@ final class MediaEngine {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
-                retransmissionsRefused: $0.retransmissionsRefused)
+                retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.estimating ? $0.rate.estimate : nil)
         }
         s.tracks = producers.values.map { p in
             TrackStats(

@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumDTLS
 import AtriumICE
 import AtriumSRTP
@@ -52,6 +53,21 @@ final class Transport {
     /// sent, capped (`MediaEngine.retransmissionBudget`).
     var retransmissionAllowance = MediaEngine.retransmissionBurst
     var rtt: Double?
+    /// Toward a subscriber that negotiated transport-wide feedback: the next transport-wide sequence
+    /// number, when each one went and how big it was (ring of 4096), and the estimate built from the
+    /// feedback (`MediaEngine+Estimation`).
+    var sendSequence: UInt16 = 0
+    var sentAt: [Double] = []
+    var sentSize: [Int32] = []
+    var sentTag: [Int32] = []
+    var trend = TrendlineEstimator()
+    var rate = RateController()
+    var estimating = false
+    var ackedBytes = 0
+    var lastRateUpdate: Double?
+    var feedbackReceived = 0
+    var feedbackLost = 0
+    var lastLossUpdate: Double = 0
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0

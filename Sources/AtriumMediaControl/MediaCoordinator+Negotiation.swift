@@ -94,7 +94,7 @@ extension MediaCoordinator {
         }
         let remote = RemoteSpec(
             ufrag: answer.remote.ufrag, password: answer.remote.password, fingerprint: answer.remote.fingerprint.bytes,
-            dtlsClient: answer.remote.setup == .passive)
+            dtlsClient: answer.remote.setup == .passive, transportWideCCExtensionID: answer.transportWideCC)
         plane.submit(
             .updateTransport(id: sub.transport, remote: remote, localUfrag: sub.ufrag, localPassword: sub.password))
         let ext = HeaderExtensionIDs.subscriber

@@ -91,20 +91,23 @@ final class EmbeddedPeer {
     let localPassword = "serverpasswordserverpass"
 
     /// What this peer's answer tells the server.
-    func remote(midExtensionID: UInt8? = nil) -> RemoteSpec {
+    func remote(midExtensionID: UInt8? = nil, transportWideCC: UInt8? = nil) -> RemoteSpec {
         RemoteSpec(
             ufrag: ufrag, password: password, fingerprint: certificate.fingerprint.digest, dtlsClient: false,
-            midExtensionID: midExtensionID)
+            midExtensionID: midExtensionID, transportWideCCExtensionID: transportWideCC)
     }
 
     /// Opens this peer's transport on the engine and brings it up: an ICE check nominating the pair,
     /// then the DTLS handshake (the peer is the client, as a browser answering `a=setup:active`).
-    func connect(to media: EmbeddedMedia, router: String = "room", midExtensionID: UInt8? = nil) throws {
+    func connect(
+        to media: EmbeddedMedia, router: String = "room", midExtensionID: UInt8? = nil, transportWideCC: UInt8? = nil
+    ) throws {
         media.apply(
             .openTransport(
                 TransportSpec(
                     id: transport, router: router, label: transport, localUfrag: localUfrag,
-                    localPassword: localPassword, remote: remote(midExtensionID: midExtensionID))))
+                    localPassword: localPassword,
+                    remote: remote(midExtensionID: midExtensionID, transportWideCC: transportWideCC))))
         try check(media)
         try handshake(media)
     }

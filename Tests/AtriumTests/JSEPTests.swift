@@ -183,7 +183,8 @@ import Testing
         #expect(cam.msids.first == Msid(streamID: "pa_A", trackID: "tr_cam"))
         #expect(cam.ssrcGroups.first == SSRCGroup(semantics: "FID", ssrcs: [1111, 2222]))
         #expect(cam.rtxPayloadType(for: 96) == 97)
-        #expect(cam.extmaps.map(\.uri) == [HeaderExtensionIDs.absSendTimeURI])
+        #expect(cam.extmaps.map(\.uri) == [HeaderExtensionIDs.absSendTimeURI, HeaderExtensionIDs.transportWideCCURI])
+        #expect(cam.codecs.first?.feedback.contains { $0.type == "transport-cc" } == true)
         let mic = parsed.media[1]
         #expect(mic.codecs.first?.parameters.value(for: "minptime") == "10")
         #expect(mic.extmaps.map(\.uri).contains(HeaderExtensionIDs.audioLevelURI))

@@ -1,0 +1,69 @@
+import AtriumCongestion
+import AtriumRTP
+import AtriumUDP
+
+/// Bandwidth toward subscribers (issue 12's estimation): every packet sent to a subscriber transport
+/// that negotiated transport-cc carries a transport-wide sequence number (written over the
+/// publisher's own element, renumbered, so nothing grows), and the subscriber's feedback drives a
+/// trendline estimator and rate controller per transport. The estimate is measured and exposed; it
+/// does not choose layers yet.
+extension MediaEngine {
+    static let sentRing = 4096
+
+    /// Writes the next transport-wide sequence number into the packet in `slot` (whose extension
+    /// value at `range` is the publisher's), and notes when and how big it went.
+    func numberForEstimation(slot: Int, range: Range<Int>, on t: Transport) {
+        guard range.count == 2 else { return }
+        if t.sentAt.isEmpty {
+            t.sentAt = [Double](repeating: 0, count: Self.sentRing)
+            t.sentSize = [Int32](repeating: 0, count: Self.sentRing)
+            t.sentTag = [Int32](repeating: -1, count: Self.sentRing)
+            t.estimating = true
+        }
+        let seq = t.sendSequence
+        t.sendSequence &+= 1
+        tx[slot].payload[range.lowerBound] = UInt8(seq >> 8)
+        tx[slot].payload[range.lowerBound + 1] = UInt8(seq & 0xFF)
+        let i = Int(seq) & (Self.sentRing - 1)
+        t.sentAt[i] = now
+        t.sentSize[i] = Int32(truncatingIfNeeded: tx[slot].payload.count)
+        t.sentTag[i] = Int32(seq)
+    }
+
+    /// A subscriber's transport-wide feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01):
+    /// arrivals in send order to the trendline, the acknowledged rate every half second and the loss
+    /// every second to the rate controller.
+    func receiveTransportFeedback(_ fb: TransportWideFeedback, on t: Transport) {
+        guard t.estimating else { return }
+        let t0 = now
+        // Arrival times in the receiver's clock: the reference (64 ms units) plus 250 us deltas.
+        var arrival = Double(fb.referenceTime) * 0.064
+        for p in fb.packets {
+            let i = Int(p.sequenceNumber) & (Self.sentRing - 1)
+            let known = t.sentTag[i] == Int32(p.sequenceNumber)
+            guard let delta = p.delta else {
+                if known { t.feedbackLost += 1 }
+                continue
+            }
+            arrival += Double(delta) * 0.000_25
+            guard known else { continue }
+            t.feedbackReceived += 1
+            t.ackedBytes += Int(t.sentSize[i])
+            _ = t.trend.packet(sent: t.sentAt[i], arrived: arrival)
+        }
+        let last = t.lastRateUpdate ?? t0
+        if t.lastRateUpdate == nil { t.lastRateUpdate = t0 }
+        if t0 - last >= 0.5 {
+            t.rate.update(signal: t.trend.signal, acknowledged: Double(t.ackedBytes * 8) / (t0 - last), now: t0)
+            t.ackedBytes = 0
+            t.lastRateUpdate = t0
+        }
+        if t0 - t.lastLossUpdate >= 1, t.feedbackReceived + t.feedbackLost > 0 {
+            t.rate.update(
+                loss: Double(t.feedbackLost) / Double(t.feedbackReceived + t.feedbackLost), now: t0)
+            t.feedbackReceived = 0
+            t.feedbackLost = 0
+            t.lastLossUpdate = t0
+        }
+    }
+}
