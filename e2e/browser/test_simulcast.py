@@ -301,6 +301,14 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     print(f"va {a}, vb {b}, publisher {json.dumps(sender_state(pub, 'alice', track))}")
     assert_canvas_content(view, "va", track, 1280, 720, "va-high")
     assert_canvas_content(view, "vb", track, 320, 180, "vb-low")
+    # Chromium answered with the transport-wide extension: its feedback gives the server an estimate
+    # of each viewer's bandwidth (a metric; it chooses nothing yet). Read after a snapshot.
+    time.sleep(1.5)
+    status, _, body, _ = dev_server.request("GET", "/metrics", token=None)
+    estimates = [float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
+                 if line.startswith("atrium_media_transport_estimate_bits{") and "/sub" in line]
+    print(f"estimates toward the viewers' connection: {estimates}")
+    assert estimates and all(e > 0 for e in estimates), estimates
 
     # vb switches to high mid-stream: the size changes within 2 s, with no freeze.
     before = inbound(view, "vb")[track]
