@@ -48,9 +48,7 @@ extension MediaEngine {
                 if p.streams[r.stream].cache.count == 0 {
                     // Emptied (its bound, a pause) before the viewer caught up: what it got has a hole
                     // that its gap-free sequence numbers hide. It starts again on a key frame.
-                    c.replay = nil
-                    replaying.removeAll { $0 === c }
-                    c.compressing = false
+                    stopReplay(c)
                     c.restart()
                     if let k = c.keyFrameStream { requestKeyFrameNow(p, stream: k) }
                     return
@@ -78,10 +76,16 @@ extension MediaEngine {
         c.replay = r
     }
 
-    func endReplay(_ c: Consumer) {
+    /// Takes a consumer out of the replays (caught up, cut short, or closed).
+    func stopReplay(_ c: Consumer) {
+        guard c.replay != nil else { return }
         c.replay = nil
         c.compressing = false
         replaying.removeAll { $0 === c }
+    }
+
+    func endReplay(_ c: Consumer) {
+        stopReplay(c)
         // Nothing usable was cached after all: the usual way.
         if let k = c.keyFrameStream { requestKeyFrameNow(c.producer, stream: k) }
     }

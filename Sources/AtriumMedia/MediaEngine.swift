@@ -596,10 +596,7 @@ final class MediaEngine {
     func close(_ c: Consumer, bye: Bool) {
         guard !c.closed else { return }
         c.closed = true
-        if c.replay != nil {
-            c.replay = nil
-            replaying.removeAll { $0 === c }
-        }
+        stopReplay(c)
         if bye { sendRTCP([.goodbye(Goodbye(sources: [c.spec.ssrc]))], on: c.transport) }
         c.producer.consumers.removeAll { $0 === c }
         c.transport.remove(c)

@@ -232,82 +232,69 @@ def codec_preferences(kind, names):
     return chosen + [c for c in caps if c.mimeType.lower() == f"{kind}/rtx"]
 
 
-class _FastX264:
-    """aiortc's libx264 context with `preset=ultrafast` added to the options aiortc sets (level 3.1,
-    tune zerolatency, its bitrate): the same rate control and bitstream profile at a quarter of the
-    CPU (10 ms instead of 45 ms a 720p frame here), so that a 2-core machine encodes every frame."""
+class _EncoderOptions:
+    """An aiortc encoder context whose `options` go through `rewrite` when aiortc sets them."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, rewrite):
         object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "_rewrite", rewrite)
 
     def __getattr__(self, name):
         return getattr(self._ctx, name)
 
     def __setattr__(self, name, value):
         if name == "options":
-            value = {**value, "preset": "ultrafast"}
+            value = self._rewrite(value)
         setattr(self._ctx, name, value)
 
 
-class _AvWithFastX264:
-    """Stands for the `av` module inside aiortc.codecs.h264 (see `use_fast_x264`)."""
+class _AvWithEncoderOptions:
+    """Stands for the `av` module inside one aiortc codec module: encoder contexts of `codec` get
+    their options rewritten (`_EncoderOptions`), everything else is `av`'s own."""
+
+    def __init__(self, codec, rewrite):
+        class CodecContext:
+            @staticmethod
+            def create(name, mode):
+                ctx = av.CodecContext.create(name, mode)
+                return _EncoderOptions(ctx, rewrite) if (name, mode) == (codec, "w") else ctx
+
+        self.CodecContext = CodecContext
 
     def __getattr__(self, name):
         return getattr(av, name)
 
-    class CodecContext:
-        @staticmethod
-        def create(name, mode):
-            ctx = av.CodecContext.create(name, mode)
-            return _FastX264(ctx) if (name, mode) == ("libx264", "w") else ctx
+
+def _fast_x264(options):
+    """aiortc's libx264 options (level 3.1, tune zerolatency, its bitrate) with `preset=ultrafast`:
+    the same rate control and bitstream profile at a quarter of the CPU (10 ms instead of 45 ms a
+    720p frame here), so that a 2-core machine encodes every frame."""
+    return {**options, "preset": "ultrafast"}
 
 
-class _VbrVpx:
-    """aiortc's libvpx encoder context without the `minrate` aiortc sets equal to its bitrate and
-    maxrate (which makes it CBR): a static screen then costs what a screen encoder spends on one,
-    about 1.5 KB a second once the picture has settled, instead of refining the unchanging picture
-    at the full 500 kbit/s forever (4 MB of deltas a minute, past the key-frame cache's 4 MiB
-    default after about 64 s)."""
-
-    def __init__(self, ctx):
-        object.__setattr__(self, "_ctx", ctx)
-
-    def __getattr__(self, name):
-        return getattr(self._ctx, name)
-
-    def __setattr__(self, name, value):
-        if name == "options":
-            value = {k: v for k, v in value.items() if k != "minrate"}
-        setattr(self._ctx, name, value)
-
-
-class _AvWithVbrVpx:
-    """Stands for the `av` module inside aiortc.codecs.vpx (see `use_vbr_vp8`)."""
-
-    def __getattr__(self, name):
-        return getattr(av, name)
-
-    class CodecContext:
-        @staticmethod
-        def create(name, mode):
-            ctx = av.CodecContext.create(name, mode)
-            return _VbrVpx(ctx) if (name, mode) == ("libvpx", "w") else ctx
+def _vbr_vpx(options):
+    """aiortc's libvpx options without the `minrate` it sets equal to its bitrate and maxrate (which
+    makes it CBR): a static screen then costs what a screen encoder spends on one, about 1.5 KB a
+    second once the picture has settled, instead of refining the unchanging picture at the full
+    500 kbit/s forever (4 MB of deltas a minute, past the key-frame cache's 4 MiB default after
+    about 64 s)."""
+    return {k: v for k, v in options.items() if k != "minrate"}
 
 
 def use_vbr_vp8():
-    """Makes this process's aiortc VP8 encoders VBR (`_VbrVpx`; for the static screen of a worker
+    """Makes this process's aiortc VP8 encoders VBR (`_vbr_vpx`; for the static screen of a worker
     asked for `ignore_key_frame_requests`)."""
     import aiortc.codecs.vpx as vpx
-    if not isinstance(vpx.av, _AvWithVbrVpx):
-        vpx.av = _AvWithVbrVpx()
+    if not isinstance(vpx.av, _AvWithEncoderOptions):
+        vpx.av = _AvWithEncoderOptions("libvpx", _vbr_vpx)
 
 
 def use_fast_x264():
     """Makes this process's aiortc H264 encoders use x264's ultrafast preset (the one change to
     aiortc besides the loopback-only ICE; for the publisher worker of the bandwidth test)."""
     import aiortc.codecs.h264 as h264
-    if not isinstance(h264.av, _AvWithFastX264):
-        h264.av = _AvWithFastX264()
+    if not isinstance(h264.av, _AvWithEncoderOptions):
+        h264.av = _AvWithEncoderOptions("libx264", _fast_x264)
 
 
 # -- classifying what was decoded ------------------------------------------------------------------
