@@ -99,6 +99,13 @@ public final class MediaCoordinator {
     var wantedLayers: [TrackID: [String]] = [:]
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
+    /// What the allocator works from (`MediaCoordinator+Allocation`): each subscriber transport's
+    /// estimate, each video track's measured layers, the screen-share tracks on stage per room, and
+    /// what it last gave each viewer.
+    var estimates: [String: Double] = [:]
+    var layerStats: [TrackID: [LayerStats]] = [:]
+    var stage: [RoomID: Set<TrackID>] = [:]
+    var allocations: [ParticipantID: ViewerAllocation] = [:]
     var counter: UInt64 = 0
     /// Counts producers recorded, for their `serial`.
     var producerSerial: UInt64 = 0
