@@ -32,9 +32,15 @@ public struct ProbeBitrateEstimator: Equatable, Sendable {
 
     public init() {}
 
-    /// One reported packet of cluster `id`. Returns the cluster's estimate (bits per second) the first
-    /// time it has enough packets and its intervals make sense; nil otherwise.
-    public mutating func packet(cluster id: Int, sent: Double, arrived: Double, size: Int) -> Double? {
+    /// Bytes of a cluster that must be reported before it is judged, as a share of what it was to send.
+    static let minimumBytesRatio = 0.8
+
+    /// One reported packet of cluster `id`, which was to send `expectedBytes`. Returns the cluster's
+    /// estimate (bits per second) the first time enough of it was reported (packets and bytes) and its
+    /// intervals make sense; nil otherwise.
+    public mutating func packet(cluster id: Int, sent: Double, arrived: Double, size: Int, expectedBytes: Int = 0)
+        -> Double?
+    {
         guard id >= 0 else { return nil }
         let slot = id % Self.slots
         if clusters[slot].id != id { clusters[slot] = Cluster(id: id) }
@@ -52,7 +58,9 @@ public struct ProbeBitrateEstimator: Equatable, Sendable {
         }
         c.lastArrival = max(c.lastArrival, arrived)
         defer { clusters[slot] = c }
-        guard !c.judged, c.count >= Self.minimumPackets else { return nil }
+        guard !c.judged, c.count >= Self.minimumPackets,
+            Double(c.bytes) >= Self.minimumBytesRatio * Double(expectedBytes)
+        else { return nil }
         let sendInterval = c.lastSend - c.firstSend
         let arrivalInterval = c.lastArrival - c.firstArrival
         guard sendInterval > 0, sendInterval <= Self.maximumInterval, arrivalInterval > 0,

@@ -59,7 +59,8 @@ extension MediaEngine {
             _ = t.trend.packet(sent: t.sentAt[i], arrived: arrival)
             if t.sentCluster[i] >= 0,
                 let probed = t.probeEstimator.packet(
-                    cluster: Int(t.sentCluster[i]), sent: t.sentAt[i], arrived: arrival, size: Int(t.sentSize[i]))
+                    cluster: Int(t.sentCluster[i]), sent: t.sentAt[i], arrived: arrival, size: Int(t.sentSize[i]),
+                    expectedBytes: t.probeCluster.cluster == Int(t.sentCluster[i]) ? t.probeCluster.bytes : 0)
             {
                 t.rate.probed(probed, now: t0)
                 t.probes.result(cluster: Int(t.sentCluster[i]), bitrate: probed, now: t0)

@@ -12,6 +12,8 @@ extension MediaEngine {
     /// libwebrtc paces at 2.5 times its target; the estimate here is already the link's, so twice.
     static let pacingFactor = 2.0
     static let minimumPacingRate = 200_000.0
+    static let maximumDelay = 0.5
+    static let minimumQueueBytes = 64_000.0
 
     /// Whether the packet in `slot` toward `t` may leave now; if not it waits in the pacer (or is
     /// dropped when the pacer is full) and the slot is free again.
@@ -28,7 +30,12 @@ extension MediaEngine {
             return true
         }
         if t.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
-        if t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset) {
+        // Bounded in time too: what would wait longer than `maximumDelay` at the pacing rate (but a
+        // key frame's worth always fits) is dropped rather than delaying everything after it.
+        let limit = max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+        if Double(t.paced.bytes + bytes) <= limit,
+            t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
+        {
             t.pacerDelayed += 1
             if t.paced.count == 1 { pacing.append(t) }
         } else {

@@ -32,6 +32,7 @@ extension MediaEngine {
             if let probe = t.probes.probe(
                 estimate: t.rate.estimate, wanted: wanted, overusing: t.trend.signal == .overusing, now: t0)
             {
+                t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))
                 t.probing = ProbeInProgress(cluster: probe.cluster, bitrate: probe.bitrate, start: t0)
             }
         }

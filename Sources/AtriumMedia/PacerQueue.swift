@@ -12,6 +12,8 @@ struct PacerQueue {
     private(set) var offsets: [Int32] = []
     private(set) var head = 0
     private(set) var count = 0
+    /// Bytes waiting.
+    private(set) var bytes = 0
 
     var isEmpty: Bool { count == 0 }
     var isFull: Bool { count == Self.capacity }
@@ -34,6 +36,7 @@ struct PacerQueue {
         addresses[i] = address
         offsets[i] = twccOffset
         count += 1
+        self.bytes += bytes.count
         return true
     }
 
@@ -46,6 +49,7 @@ struct PacerQueue {
         out.removeAll(keepingCapacity: true)
         out.append(contentsOf: packets[head])
         let result = (addresses[head], offsets[head])
+        self.bytes -= packets[head].count
         head = (head + 1) % Self.capacity
         count -= 1
         return result
@@ -54,5 +58,6 @@ struct PacerQueue {
     mutating func removeAll() {
         head = 0
         count = 0
+        bytes = 0
     }
 }

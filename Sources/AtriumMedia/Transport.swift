@@ -74,6 +74,8 @@ final class Transport {
     var probeEstimator = ProbeBitrateEstimator()
     var probes = ProbeController()
     var probing: ProbeInProgress?
+    /// The last cluster started and the bytes it was to send (judged once 80 % of them are reported).
+    var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
     var probeBytes = 0
     /// A subscriber without transport-wide feedback that sends REMB: its own estimate is used.
     var rembEstimate = false
