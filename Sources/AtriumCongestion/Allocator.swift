@@ -43,12 +43,16 @@ public enum Allocator {
         /// pause) needs `upMargin` times the layer's bitrate, so a track does not flap between two
         /// choices on a noisy estimate.
         public var current: Choice?
+        /// False while the track is held after a step down (the owner's back-off): it may keep or
+        /// lower its choice, not raise it.
+        public var mayGoUp: Bool
 
         public init(
             id: String, kind: Kind, bitrate: Double = 0, layers: [Layer] = [], ceiling: Int = .max,
-            activeSpeaker: Bool = false, onStage: Bool = false, current: Choice? = nil
+            activeSpeaker: Bool = false, onStage: Bool = false, current: Choice? = nil, mayGoUp: Bool = true
         ) {
             self.current = current
+            self.mayGoUp = mayGoUp
             self.id = id
             self.kind = kind
             self.bitrate = bitrate
@@ -88,7 +92,8 @@ public enum Allocator {
     }
 
     static func cost(_ layer: Layer, _ track: Track) -> Double {
-        isUp(layer, from: track.current) ? layer.bitrate * upMargin : layer.bitrate
+        guard isUp(layer, from: track.current) else { return layer.bitrate }
+        return track.mayGoUp ? layer.bitrate * upMargin : .infinity
     }
 
     public static func allocate(estimate: Double, tracks: [Track]) -> Result {

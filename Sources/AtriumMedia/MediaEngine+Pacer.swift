@@ -9,8 +9,9 @@ import AtriumUDP
 /// preallocated buffers (`PacerQueue`) and is numbered and encrypted when it leaves; a full queue
 /// drops (`pacer_overflow`, counted per transport), and the viewer's NACK asks again if it must.
 extension MediaEngine {
-    /// libwebrtc paces at 2.5 times its target; the estimate here is already the link's, so twice.
-    static let pacingFactor = 2.0
+    /// libwebrtc paces at 2.5 times its target; the estimate here is already the link's (a slow
+    /// link's queue is short), so one and a half.
+    static let pacingFactor = 1.5
     static let minimumPacingRate = 200_000.0
     static let maximumDelay = 0.5
     static let minimumQueueBytes = 64_000.0

@@ -5,10 +5,33 @@ import AtriumModel
 import AtriumRooms
 import AtriumSDP
 
-/// What the allocator last gave one viewer: each track's choice, and the command that carried it.
+/// What the allocator last gave one viewer: each track's choice, the command that carried it, and
+/// each track's back-off after a step down.
 struct ViewerAllocation {
     var choices: [TrackID: Allocator.Choice] = [:]
     var submitted: TransportAllocation?
+    var holds: [TrackID: UpHold] = [:]
+}
+
+/// A track that stepped down (a lower layer, a pause) may not step up again before `until`: a step up
+/// costs a key frame, which on a link that just proved too narrow is what makes it overflow again.
+/// Each step down soon (10 s) after a step up doubles the hold, from 2 s up to 8 s, so that a viewer
+/// whose limit is lifted is back at the top within about ten seconds.
+struct UpHold {
+    var until: Double = 0
+    var hold: Double = 0
+    var lastUp: Double = -.infinity
+
+    static let first = 2.0
+    static let longest = 8.0
+    static let flapWindow = 10.0
+
+    mutating func steppedDown(now: Double) {
+        hold = now - lastUp < Self.flapWindow ? min(max(hold * 2, Self.first), Self.longest) : Self.first
+        until = now + hold
+    }
+
+    mutating func steppedUp(now: Double) { lastUp = now }
 }
 
 /// The allocation per subscriber transport (issue 12), decided here and followed by the media plane:
@@ -56,6 +79,7 @@ extension MediaCoordinator {
     func allocate(_ pid: ParticipantID) {
         guard let peer = peers[pid], let sub = peer.subscriber, let estimate = estimates[sub.transport] else { return }
         let previous = allocations[pid] ?? ViewerAllocation()
+        let now = clock()
         let speaker = speakers[peer.room]?.first
         let onStage = stage[peer.room] ?? []
         var tracks: [Allocator.Track] = []
@@ -76,10 +100,11 @@ extension MediaCoordinator {
                 Allocator.Track(
                     id: s.track.rawValue, kind: share ? .screenShare : .camera, layers: layers, ceiling: ceiling,
                     activeSpeaker: s.publisher == speaker, onStage: share && onStage.contains(s.track),
-                    current: previous.choices[s.track]))
+                    current: previous.choices[s.track], mayGoUp: (previous.holds[s.track]?.until ?? 0) <= now))
         }
         let result = Allocator.allocate(estimate: estimate, tracks: tracks)
         var next = ViewerAllocation()
+        next.holds = previous.holds
         var entries: [TransportAllocation.Entry] = []
         for (id, choice) in result.choices.sorted(by: { $0.key < $1.key }) {
             let track = TrackID(id)
@@ -95,6 +120,11 @@ extension MediaCoordinator {
                 entries.append(TransportAllocation.Entry(consumer: consumer, ceiling: nil, paused: true))
             }
             let was = previous.choices[track]
+            if let was, Self.rank(choice) < Self.rank(was) {
+                next.holds[track, default: UpHold()].steppedDown(now: now)
+            } else if let was, Self.rank(choice) > Self.rank(was) {
+                next.holds[track, default: UpHold()].steppedUp(now: now)
+            }
             if choice == .paused && was != .paused {
                 push(pid, .trackPaused(track: track, reason: "bandwidth"))
             } else if choice != .paused && was == .paused {
@@ -113,6 +143,24 @@ extension MediaCoordinator {
         next.submitted = allocation
         allocations[pid] = next
         plane.submit(.allocate(transport: sub.transport, allocation))
+    }
+
+    /// An order on choices: paused lowest, then by layer.
+    static func rank(_ c: Allocator.Choice) -> Int {
+        switch c {
+        case .paused: -1
+        case .audio: 0
+        case .layer(let s, let t): s * 16 + min(t, 15)
+        }
+    }
+
+    /// Viewers with a track whose hold has run out are allocated again (each drain of the events).
+    func allocateReleased() {
+        let now = clock()
+        for (pid, a) in allocations where a.holds.values.contains(where: { $0.until > 0 && $0.until <= now }) {
+            for (track, h) in a.holds where h.until <= now { allocations[pid]?.holds[track]?.until = 0 }
+            allocate(pid)
+        }
     }
 
     /// The screen-share tracks of a room's running shares (a paused share is not on stage).

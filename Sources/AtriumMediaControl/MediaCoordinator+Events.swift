@@ -23,7 +23,10 @@ extension MediaCoordinator {
     package func drainEvents(rooms: any MediaRooms, now: Int64) -> [ActiveSpeakers] {
         var out: [ActiveSpeakers] = []
         var reallocate = false
-        defer { if reallocate { allocateAll() } }
+        defer {
+            if reallocate { allocateAll() }
+            allocateReleased()
+        }
         for event in plane.events() {
             if case .estimate(let transport, let bitrate) = event {
                 estimates[transport] = bitrate

@@ -106,6 +106,12 @@ public final class MediaCoordinator {
     var layerStats: [TrackID: [LayerStats]] = [:]
     var stage: [RoomID: Set<TrackID>] = [:]
     var allocations: [ParticipantID: ViewerAllocation] = [:]
+    /// Seconds on a monotonic clock, for the allocator's holds (tests set their own).
+    var clock: () -> Double = {
+        let c = ContinuousClock()
+        let start = c.now
+        return { Double((c.now - start).components.seconds) + Double((c.now - start).components.attoseconds) * 1e-18 }
+    }()
     var counter: UInt64 = 0
     /// Counts producers recorded, for their `serial`.
     var producerSerial: UInt64 = 0

@@ -26,6 +26,8 @@ import Testing
                 "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
                 "sdp": .string(JSEPTests.answer(to: sdp)),
             ])
+        nonisolated(unsafe) var now = 0.0
+        w.endpoint.media?.clock = { now }
         let consumer = try #require(
             w.plane.take().compactMap { c -> ConsumerSpec? in
                 if case .addConsumer(let spec) = c { spec } else { nil }
@@ -59,8 +61,12 @@ import Testing
         #expect(a.sent.allSatisfy { $0["type"] != .string("track_paused") }, "only the viewer hears it")
         // Just enough for the bottom layer is not enough to resume (a fifth more is needed).
         #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 200_000)]) == nil)
-        // 3 Mbit/s: the top layer, and bob is told it is back.
-        let top = allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)])
+        // 3 Mbit/s at once: held (a track that stepped down waits 2 s before it steps up).
+        now = 1
+        #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)]) == nil)
+        // Past the hold: the top layer, and bob is told it is back.
+        now = 2.5
+        let top = allocation(after: [])
         #expect(
             top
                 == TransportAllocation.Entry(
