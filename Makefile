@@ -127,7 +127,9 @@ bench-deps: test-deps
 ## load (1,000 participants joining 100 rooms; bench/signal_load.py), media forwarding (one
 ## publisher, four subscribers; bench/media_forward.py) and simulcast forwarding (one publisher with a
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
-## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py).
+## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py),
+## and bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
+## link drop; Tests/AtriumTests/BandwidthBench.swift, in memory: Janus has no such feature to compare).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
@@ -135,6 +137,8 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
+	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
+	ATRIUM_BENCH=1 $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter BandwidthBench
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
