@@ -99,7 +99,8 @@ extension MediaEngine {
             let e = t.rate.estimate
             if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
             t.reportedEstimate = e
-            events.append(.estimate(transport: t.id, bitrate: e))
+            events.append(
+                t.estimating ? .estimate(transport: t.id, bitrate: e) : .receiverEstimate(transport: t.id, bitrate: e))
         }
     }
 }
