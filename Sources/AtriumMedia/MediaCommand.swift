@@ -269,9 +269,6 @@ public enum MediaEvent: Sendable, Equatable {
     /// A subscriber transport's bandwidth estimate (transport-wide feedback or REMB), bits per
     /// second: reported first, then when it moved by more than 10 %.
     case estimate(transport: String, bitrate: Double)
-    /// The same from a subscriber's own REMB (it negotiated no transport-wide feedback), which the
-    /// server cannot probe: it says how much room the receiver sees beyond what it gets.
-    case receiverEstimate(transport: String, bitrate: Double)
     /// The layers of a video producer as they arrive, bottom first (each second, when a rate moved by
     /// more than 20 %, a frame rate or size changed, or a stream started or stopped).
     case layers(producer: String, [LayerStats])

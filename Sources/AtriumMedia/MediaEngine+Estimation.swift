@@ -84,8 +84,10 @@ extension MediaEngine {
 }
 
 extension MediaEngine {
-    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, used
-    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`).
+    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, kept
+    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`) and
+    /// exposed as its estimate. It neither paces nor allocates: a REMB receiver reports about 1.5 times
+    /// what it gets and cannot be probed, so allocating by it would pin a viewer to its current layers.
     func receiveREMB(_ remb: ReceiverEstimatedMaximumBitrate, on t: Transport) {
         guard !t.estimating, !t.consumers.isEmpty else { return }
         t.rembEstimate = true
@@ -95,12 +97,11 @@ extension MediaEngine {
     /// Every tick: an estimate that moved by more than a tenth since the coordinator last heard of it
     /// is reported.
     func reportEstimates() {
-        for t in transports.values where t.hasEstimate {
+        for t in transports.values where t.estimating {
             let e = t.rate.estimate
             if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
             t.reportedEstimate = e
-            events.append(
-                t.estimating ? .estimate(transport: t.id, bitrate: e) : .receiverEstimate(transport: t.id, bitrate: e))
+            events.append(.estimate(transport: t.id, bitrate: e))
         }
     }
 }

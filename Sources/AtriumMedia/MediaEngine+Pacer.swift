@@ -19,7 +19,7 @@ extension MediaEngine {
     /// Whether the packet in `slot` toward `t` may leave now; if not it waits in the pacer (or is
     /// dropped when the pacer is full) and the slot is free again.
     func pace(slot: Int, on t: Transport, video: Bool, twccOffset: Int32) -> Bool {
-        guard t.hasEstimate else { return true }
+        guard t.estimating else { return true }
         let t0 = now
         let rate = max(t.rate.estimate * Self.pacingFactor, Self.minimumPacingRate)
         var bucket = t.bucket ?? TokenBucket(rate: rate, now: t0)

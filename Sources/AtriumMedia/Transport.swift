@@ -77,7 +77,7 @@ final class Transport {
     /// The last cluster started and the bytes it was to send (judged once 80 % of them are reported).
     var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
     var probeBytes = 0
-    /// A subscriber without transport-wide feedback that sends REMB: its own estimate is used.
+    /// A subscriber without transport-wide feedback that sends REMB: its estimate, exposed only.
     var rembEstimate = false
     /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
     var reportedEstimate: Double?

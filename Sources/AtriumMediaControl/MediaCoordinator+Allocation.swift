@@ -50,8 +50,6 @@ extension MediaCoordinator {
     /// An allocation whose totals moved less than this share is not sent again (unless a choice
     /// changed).
     static let allocationSlack = 0.05
-    /// A REMB at least this multiple of what the viewer was given says it has room.
-    static let receiverHeadroom = 1.3
 
     /// The layers of a video track as the allocator sees them: measured rates, the last one of a
     /// stream that stopped (its publisher turned it off as unwanted), or a guess from its size.
@@ -104,16 +102,7 @@ extension MediaCoordinator {
                     activeSpeaker: s.publisher == speaker, onStage: share && onStage.contains(s.track),
                     current: previous.choices[s.track], mayGoUp: (previous.holds[s.track]?.until ?? 0) <= now))
         }
-        // A REMB receiver cannot be probed and reports about 1.5 times what it gets when it has room:
-        // then it may take up to twice its estimate (the step a probe would have found); if that is
-        // too much its REMB falls and the next allocation steps down (and holds).
-        var usable = estimate
-        if receiverEstimated.contains(sub.transport), let given = previous.submitted?.allocated,
-            estimate >= Self.receiverHeadroom * given
-        {
-            usable = 2 * estimate
-        }
-        let result = Allocator.allocate(estimate: usable, tracks: tracks)
+        let result = Allocator.allocate(estimate: estimate, tracks: tracks)
         var next = ViewerAllocation()
         next.holds = previous.holds
         var entries: [TransportAllocation.Entry] = []

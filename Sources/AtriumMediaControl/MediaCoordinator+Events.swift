@@ -30,13 +30,6 @@ extension MediaCoordinator {
         for event in plane.events() {
             if case .estimate(let transport, let bitrate) = event {
                 estimates[transport] = bitrate
-                receiverEstimated.remove(transport)
-                reallocate = true
-                continue
-            }
-            if case .receiverEstimate(let transport, let bitrate) = event {
-                estimates[transport] = bitrate
-                receiverEstimated.insert(transport)
                 reallocate = true
                 continue
             }

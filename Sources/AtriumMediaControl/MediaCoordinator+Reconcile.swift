@@ -47,7 +47,6 @@ extension MediaCoordinator {
             if let sub = peer.subscriber {
                 plane.submit(.closeTransport(id: sub.transport))
                 estimates[sub.transport] = nil
-                receiverEstimated.remove(sub.transport)
             }
             peers[pid] = nil
             viewports[pid] = nil

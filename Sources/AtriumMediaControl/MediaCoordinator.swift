@@ -103,8 +103,6 @@ public final class MediaCoordinator {
     /// estimate, each video track's measured layers, the screen-share tracks on stage per room, and
     /// what it last gave each viewer.
     var estimates: [String: Double] = [:]
-    /// Subscriber transports whose estimate is the receiver's REMB (no probing possible).
-    var receiverEstimated: Set<String> = []
     var layerStats: [TrackID: [LayerStats]] = [:]
     var stage: [RoomID: Set<TrackID>] = [:]
     var allocations: [ParticipantID: ViewerAllocation] = [:]
