@@ -11,8 +11,8 @@ BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
 BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
-# (a lossy viewer's firewall in the network tests).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables
+# (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
@@ -39,6 +39,7 @@ test-deps: deps
 	  [ $$p = iproute2 ] && command -v ip >/dev/null && continue; \
 	  [ $$p = util-linux ] && command -v unshare >/dev/null && continue; \
 	  [ $$p = nftables ] && command -v nft >/dev/null && continue; \
+	  [ $$p = coturn ] && command -v turnserver >/dev/null && continue; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
