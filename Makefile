@@ -43,6 +43,9 @@ test-deps: deps
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	@# Debian starts coturn's own service where systemd runs: the tests start the coturn they need.
+	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled coturn >/dev/null 2>&1; then \
+	  $(SUDO) systemctl disable --now coturn >/dev/null 2>&1 || true; fi
 	@$(PYTHON) e2e/check_requirements.py e2e/requirements.txt || { echo "installing Python packages"; \
 	  $(PYTHON) -m pip install -q -r e2e/requirements.txt 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --break-system-packages -r e2e/requirements.txt; }
