@@ -112,7 +112,10 @@ def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir,
         nft(f"udp dport {udp} ct state new counter drop")
         b = browsers("b")
         join(b, base, "ice-tcp", "Bob", "participant")
+        c = browsers("c")
+        join(c, base, "ice-tcp", "Carol", "participant")
         receive_camera_and_share(b, a_id, camera_y4m)
+        wait_decoding(c, ["camera", "screen_share"], timeout=30)
         pair = selected_pair(b)
         print(f"viewer's selected pair: {json.dumps(pair)}")
         assert pair["local"]["protocol"] == "tcp" and pair["remote"]["protocol"] == "tcp", pair
@@ -137,7 +140,16 @@ def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir,
         assert closed_by_server(not_stun, 5), "a peer sending a non-STUN frame first was not dropped"
         assert closed_by_server(half, 20), "a peer that stalled in the middle of a frame was not dropped"
         assert closed_by_server(silent, 20), "a silent peer was not dropped"
-        # The viewer's media went on over its own connection.
+        # A viewer whose connection stops taking data (what the server sends it is dropped before it
+        # arrives, so the kernel's buffer and then the connection's queue fill): dropped as stalled.
+        c_port = selected_pair(c)["local"]["port"]
+        stalled_before = counter(s, "atrium_media_tcp_closed_total", reason="stalled")
+        nft(f"udp dport {udp} ct state new counter drop", f"tcp sport {tcp} tcp dport {c_port} counter drop")
+        deadline = time.time() + 30
+        while counter(s, "atrium_media_tcp_closed_total", reason="stalled") <= stalled_before:
+            assert time.time() < deadline, "a viewer that took nothing was not dropped as stalled"
+            time.sleep(0.5)
+        # The other viewer's media went on over its own connection.
         wait_decoding(b, ["camera", "screen_share"])
         assert selected_pair(b)["local"]["protocol"] == "tcp"
         time.sleep(1.2)  # the metrics snapshot is taken once a second
