@@ -81,12 +81,6 @@ public enum ConfigLoader {
                         message: "media.bind \(c.mediaBind) needs media.announce: the address peers reach"))
             }
         }
-        if !c.turnURLs.isEmpty && c.turnSecret == nil {
-            out.append(
-                ConfigIssue(
-                    field: "turn.secret", source: "config",
-                    message: "turn.urls needs turn.secret: coturn's static-auth-secret signs the credentials"))
-        }
         if let secret = c.turnSecret {
             if c.turnURLs.isEmpty {
                 out.append(

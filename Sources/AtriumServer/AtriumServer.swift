@@ -83,6 +83,10 @@ public final class AtriumServer {
         guard !keys.isEmpty else {
             throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
         }
+        // Like the keys, the TURN secret belongs in the environment, so `config check` cannot see it.
+        if !config.turnURLs.isEmpty && config.turnSecret == nil {
+            throw .startup("turn.urls needs turn.secret (ATRIUM_TURN_SECRET): coturn's static-auth-secret")
+        }
         let store: any RoomStore
         switch config.store {
         case .memory: store = MemoryRoomStore()

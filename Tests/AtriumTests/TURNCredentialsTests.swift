@@ -71,8 +71,9 @@ import Testing
             ])
         #expect(ok.isEmpty)
         #expect(c.turnURLs.count == 2 && c.turnSecret == secret && c.turnTTL == 86_400 && c.mediaTCPPort == 8802)
+        // The secret belongs in the environment (`config check` sees only the file): `serve` checks it.
         let (_, noSecret) = ConfigLoader.resolve(file: nil, environment: [:], flags: ["--turn-urls": "turn:x"])
-        #expect(noSecret.map(\.field) == ["turn.secret"])
+        #expect(noSecret.isEmpty)
         let (_, short) = ConfigLoader.resolve(
             file: nil, environment: [:], flags: ["--turn-urls": "turn:x", "--turn-secret": "short"])
         #expect(short.map(\.field) == ["turn.secret"])
