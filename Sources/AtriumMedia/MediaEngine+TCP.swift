@@ -14,6 +14,11 @@ import AtriumUDP
 /// one with no valid check after `checkTimeout` or silent for `idleTimeout` (`idle`), or that leaves
 /// output unread for `stallTimeout` (`stalled`), on the next sweep. Frames that do not fit a slow peer's
 /// queue are dropped (`tcp_queue_full`) while the others' media goes on.
+///
+/// TCP and UDP have separate port spaces, so a UDP source could in principle share a TCP peer's
+/// address and port; its datagrams are then handled as that transport's, and replies go over TCP.
+/// Browsers' UDP sockets and the ephemeral ports of their outgoing TCP connections do not meet in
+/// practice.
 extension MediaEngine {
     static let udpToken: UInt64 = 1
     static let tcpListenerToken: UInt64 = 2
@@ -38,7 +43,11 @@ extension MediaEngine {
             do {
                 accepted = try listener.accept(sendBuffer: config.tcpLimits.kernelSendBuffer)
             } catch {
+                // Out of descriptors (EMFILE) the connection stays queued and the listener readable:
+                // stop watching it for a second rather than spin on it.
                 counters.tcpAcceptFailures += 1
+                poller.deregister(listener)
+                tcpAcceptPausedAt = now
                 return
             }
             guard let stream = accepted else { return }
@@ -198,6 +207,11 @@ extension MediaEngine {
     func sweepTCP(now t: Double) {
         if t - lastTCPSweep >= 0.5 {
             lastTCPSweep = t
+            if let paused = tcpAcceptPausedAt, t - paused >= 1, let listener = tcpListener,
+                (try? poller.register(listener, token: Self.tcpListenerToken)) != nil
+            {
+                tcpAcceptPausedAt = nil
+            }
             for c in tcpConnections.values {
                 if let reason = c.expired(now: t, limits: config.tcpLimits) { doom(c, reason) }
             }

@@ -48,6 +48,8 @@ final class MediaEngine {
     var tcpDoomed: [TCPConnection] = []
     var nextTCPToken: UInt64 = 3
     var lastTCPSweep: Double = 0
+    /// Set while the listener is off the poller after an accept failure.
+    var tcpAcceptPausedAt: Double?
 
     var rx: [Datagram]
     /// The poller's readable tokens, kept between waits so that waiting allocates nothing.

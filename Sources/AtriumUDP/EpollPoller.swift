@@ -56,6 +56,11 @@ public final class EpollPoller {
         try add(listener.fileDescriptor, token: token)
     }
 
+    /// Stops reporting the listener (the owner pauses accepting, e.g. out of descriptors).
+    public func deregister(_ listener: TCPListener) {
+        _ = atrium_epoll_remove(fileDescriptor, listener.fileDescriptor)
+    }
+
     /// Reports `token` whenever `stream` has bytes (or its end) waiting, and, after
     /// `watchWritable(_:token:true)`, whenever it can take more.
     public func register(_ stream: TCPStream, token: UInt64) throws(UDPError) {

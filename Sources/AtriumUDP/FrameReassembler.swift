@@ -76,8 +76,9 @@ public struct FrameReassembler {
 }
 
 /// The outbound side of RFC 4571 framing: frames wait here, header and all, until the socket takes
-/// them. Bounded by `capacity` bytes (its storage is reserved once): a frame that does not fit is
-/// refused, so a peer that does not read costs at most that much. Pure: the owner writes the pending
+/// them. Bounded by `capacity` bytes: a frame that does not fit is refused, so a peer that does not
+/// read costs at most that much. Its storage starts at 16 KiB and doubles up to the capacity as a
+/// slow peer's backlog needs it (a few allocations per connection, none per frame after that). Pure: the owner writes the pending
 /// bytes to its socket and says how many went.
 public struct FrameQueue {
     public let capacity: Int
@@ -87,7 +88,7 @@ public struct FrameQueue {
     public init(capacity: Int) {
         self.capacity = max(capacity, FrameReassembler.headerSize + 1)
         bytes = []
-        bytes.reserveCapacity(self.capacity)
+        bytes.reserveCapacity(min(self.capacity, 16 * 1024))
     }
 
     /// Bytes waiting to be written.

@@ -70,6 +70,38 @@ import Testing
         #expect(r.heldCount == 0)
     }
 
+    /// Random streams in random pieces (the network's input): no trap, every frame within the bound
+    /// and inside the buffer, the buffer's size fixed.
+    @Test func randomStreamsNeverTrap() {
+        var g = SeededGenerator(seed: 4571)
+        for stream in g.byteStrings(count: 300, maxLength: 9000) {
+            var r = FrameReassembler(maxFrame: 1564, capacity: 6256)
+            var offset = 0
+            var refused = false
+            while offset < stream.count && !refused {
+                let piece = Int.random(in: 1...3000, using: &g)
+                r.fill { space in
+                    let n = min(piece, space.count, stream.count - offset)
+                    for i in 0..<n { space[i] = stream[offset + i] }
+                    offset += n
+                    return n
+                }
+                loop: while true {
+                    switch r.next() {
+                    case .frame(let range):
+                        #expect(range.count <= 1564 && range.upperBound <= r.buffer.count)
+                    case .needMore: break loop
+                    case .tooLarge(let n):
+                        #expect(n > 1564)
+                        refused = true
+                        break loop
+                    }
+                }
+                #expect(r.buffer.count == 6256)
+            }
+        }
+    }
+
     @Test func theQueueRefusesWhatDoesNotFitAndDrainsInOrder() {
         var q = FrameQueue(capacity: 1000)
         let a = q.push(Array(repeating: 1, count: 400))
