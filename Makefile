@@ -69,9 +69,10 @@ unit:
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration
 
-## Tests that shape one client's link (nftables rules): in a private network namespace with only loopback.
+## Tests that shape one client's link (nftables rules) and the TURN tests with the coturn they start:
+## in a private network namespace with only loopback.
 netns: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py e2e/integration/test_turn.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root).

@@ -18,7 +18,7 @@ import time
 
 from conftest import start_server
 from test_key_frame_cache import counter
-from test_meeting_page import assert_sources_by_content, join, sample_sources, wait_decoding, wait_stage, \
+from test_meeting_page import VIDEO_STATS, assert_sources_by_content, join, sample_sources, wait_stage, \
     wait_tile_video
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
@@ -73,6 +73,27 @@ def selected_pair(b, which="subscriber", timeout=15):
             return pair
         time.sleep(0.3)
     raise AssertionError(f"{b.name}: no selected {which} pair: {pair}")
+
+
+def wait_decoding(b, sources, timeout=30):
+    """B decodes frames on each source, and more of them later: patient, since a loaded machine can
+    hold a picture back for a few seconds (no rate is asserted)."""
+    deadline = time.time() + timeout
+    first = None
+    while time.time() < deadline:
+        first = b.js_async(VIDEO_STATS)
+        if all(first.get(s, {}).get("frames", 0) > 0 for s in sources):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError(f"{b.name}: no frames decoded on {sources}: {first}")
+    later = first
+    while time.time() < deadline + 20:
+        time.sleep(0.5)
+        later = b.js_async(VIDEO_STATS)
+        if all(later.get(s, {}).get("frames", 0) > first[s]["frames"] for s in sources):
+            return later
+    raise AssertionError(f"{b.name}: frames stopped growing: {first} -> {later}")
 
 
 def receive_camera_and_share(b, a_id, camera):

@@ -2,9 +2,14 @@
 TURN REST API credentials at join and resume, signed with coturn's static-auth-secret; coturn (Debian's
 `turnserver`, started by the test on 127.0.0.1) accepts them and refuses expired or forged ones; an aiortc
 publisher with no host candidate at all publishes through coturn over UDP and a viewer decodes it.
+
+coturn runs only in a private loopback-only namespace (`make netns`, part of `make test`):
+
+    unshare --net -- sh -c 'ip link set lo up && python3 -m pytest e2e/integration/test_turn.py'
 """
 import asyncio
 import os
+import socket
 import time
 
 import aioice.stun
@@ -12,9 +17,15 @@ import aioice.turn
 import pytest
 
 from conftest import Server
-from coturn import Coturn, rest_credential
+from coturn import TURNSERVER, Coturn, rest_credential
 from signal_client import connect
 from test_media import assert_carries, run_in_room
+
+_OTHERS = [name for _, name in socket.if_nameindex() if name != "lo"]
+pytestmark = [
+    pytest.mark.skipif(bool(_OTHERS), reason=f"needs a loopback-only network namespace, not {_OTHERS}"),
+    pytest.mark.skipif(not os.access(TURNSERVER, os.X_OK), reason="coturn (turnserver) is not installed"),
+]
 
 SECRET = "coturn-shared-secret-for-the-integration-tests-0123"
 TTL = 600
