@@ -142,7 +142,9 @@ extension MediaEngine {
         var kept = 0
         let t = now
         for k in 0..<txCount {
-            if let c = tcpByAddress[tx[k].address], c.closing == nil {
+            if let c = tcpByAddress[tx[k].address] {
+                // A connection being closed takes nothing more (and its peer gets nothing by UDP).
+                guard c.closing == nil else { continue }
                 if c.output.isEmpty { c.lastDrain = t }
                 if c.output.push(tx[k].payload) {
                     counters.tcpFramesOut += 1

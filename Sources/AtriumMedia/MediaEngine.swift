@@ -613,7 +613,11 @@ final class MediaEngine {
         for c in t.consumers { close(c, bye: false) }
         for p in t.producers { close(p) }
         byUfrag = byUfrag.filter { $0.value !== t }
-        for a in t.addresses where byAddress[a] === t { byAddress[a] = nil }
+        for a in t.addresses where byAddress[a] === t {
+            byAddress[a] = nil
+            // Its ICE-TCP connections go with it (after the round in hand).
+            if let c = tcpByAddress[a] { doom(c, .shutdown) }
+        }
         if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
         report(t, .closed)
         t.router.transports[t.id] = nil

@@ -13,7 +13,7 @@ public enum TCPCloseReason: Int, Sendable, CaseIterable {
     case stalled
     /// Over `maxConnections` at accept.
     case limit
-    /// Its transport closed, or the worker stopped.
+    /// The transport it carried closed.
     case shutdown
 
     public var label: String {

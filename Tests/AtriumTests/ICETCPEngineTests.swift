@@ -148,5 +148,16 @@ import Testing
         #expect(e.tcpConnections.count == 1)
         #expect(good.receive() != nil)
         #expect(e.snapshot().tcpConnections == 1)
+
+        // Its transport closes: so does the connection.
+        e.apply(.closeTransport(id: "t"))
+        var goodClosed = false
+        try Self.run(e) {
+            if good.receive() == nil { goodClosed = true }
+            return goodClosed
+        }
+        #expect(goodClosed)
+        #expect(e.counters.tcpClosed[TCPCloseReason.shutdown.rawValue] == 1)
+        #expect(e.tcpConnections.isEmpty && e.tcpByAddress.isEmpty && e.byAddress.isEmpty)
     }
 }
