@@ -1,6 +1,11 @@
 import AtriumICE
+import AtriumJSEP
+import AtriumMedia
 import AtriumUDP
 import Testing
+
+@testable import AtriumMediaControl
+@testable import AtriumSDP
 
 /// RFC 4571 framing as ICE-TCP carries it (RFC 6544 section 3): reassembly bounded by one slot, and an
 /// output queue bounded by its capacity.
@@ -143,5 +148,27 @@ import Testing
         #expect(ICECandidate.passiveTCPLocalPreference(index: 0) == 40959)
         #expect(tcp < udp)
         #expect(ICECandidate.passiveTCPLocalPreference(index: 100_000) == 32768)
+    }
+}
+
+/// A plane with a passive ICE-TCP address beside its UDP one.
+final class TCPMediaPlane: MediaPlane {
+    let fingerprint: [UInt8] = Array(repeating: 0xAB, count: 32)
+    let candidateAddresses: [SocketAddress] = [.loopbackV4(port: 40000)]
+    let tcpCandidateAddresses: [SocketAddress] = [.loopbackV4(port: 40001)]
+    func submit(_ command: MediaCommand) {}
+    func events() -> [MediaEvent] { [] }
+}
+
+@Suite struct ICETCPCandidateTests {
+    /// The descriptions announce the TCP candidate after the UDP one, as RFC 6544 section 4.5 writes it.
+    @Test func theServersDescriptionsCarryAPassiveTCPCandidate() {
+        let c = MediaCoordinator(plane: TCPMediaPlane())
+        let lines = c.local("ufrag", "password").candidates.map { "a=" + Attribute.candidate($0).sdpValue }
+        #expect(
+            lines == [
+                "a=candidate:1 1 udp 2130706431 127.0.0.1 40000 typ host",
+                "a=candidate:2 1 tcp 2124414975 127.0.0.1 40001 typ host tcptype passive",
+            ])
     }
 }
