@@ -16,7 +16,8 @@ extension OpenSSLSRTP {
 
     /// Protects `p[0..<length]` in place; the caller checked that `profile.rtpOverhead` octets follow.
     func protect(rtp p: UnsafeMutableRawPointer, length: Int) throws(SRTPError) -> Int {
-        guard let header = Self.rtpHeaderLength(p, length) else { throw .badLength }
+        // CSRCs or an extension running past the packet: libsrtp's parse error.
+        guard let header = Self.rtpHeaderLength(p, length) else { throw .malformedPacket }
         let sequence = UInt16(bigEndian: p.loadUnaligned(fromByteOffset: Self.sequenceOffset, as: UInt16.self))
         let ssrc = UInt32(bigEndian: p.loadUnaligned(fromByteOffset: Self.ssrcOffset, as: UInt32.self))
         let window: RTPReplayWindow
@@ -55,7 +56,7 @@ extension OpenSSLSRTP {
     func unprotect(srtp p: UnsafeMutableRawPointer, length: Int) throws(SRTPError) -> Int {
         let tagLength = profile == .aeadAES128GCM ? Self.gcmTagLength : Self.cmTagLength
         guard length >= tagLength, let header = Self.rtpHeaderLength(p, length - tagLength) else {
-            throw .badLength
+            throw .malformedPacket
         }
         let body = length - tagLength
         let sequence = UInt16(bigEndian: p.loadUnaligned(fromByteOffset: Self.sequenceOffset, as: UInt16.self))

@@ -37,44 +37,38 @@ final class OpenSSLSRTP {
     var rtcpWindows: [UInt32: RTCPReplayWindow] = [:]
     var rtcpSent: [UInt32: UInt32] = [:]
 
-    init(
+    convenience init(
         profile: SRTPProfile, masterKey: [UInt8], masterSalt: [UInt8], outbound: Bool, replayWindow: Int,
         allowRepeatTransmission: Bool
+    ) throws(SRTPError) {
+        var keys = try SRTPSessionKeys(profile: profile, masterKey: masterKey, masterSalt: masterSalt)
+        defer { keys.erase() }
+        try self.init(
+            profile: profile, keys: keys, outbound: outbound, replayWindow: replayWindow,
+            allowRepeatTransmission: allowRepeatTransmission)
+    }
+
+    /// A context on given session keys: the RFC 7714 vectors are stated that way.
+    init(
+        profile: SRTPProfile, keys: SRTPSessionKeys, outbound: Bool, replayWindow: Int, allowRepeatTransmission: Bool
     ) throws(SRTPError) {
         self.profile = profile
         self.outbound = outbound
         self.allowRepeatTransmission = allowRepeatTransmission
         self.replayWindow = replayWindow
-        func derive(_ label: SRTPKeyDerivation.Label, _ count: Int) throws(SRTPError) -> [UInt8] {
-            try SRTPKeyDerivation.derive(label, count: count, masterKey: masterKey, masterSalt: masterSalt)
-        }
-        var rtpKey = try derive(.rtpEncryption, profile.keyLength)
-        var rtcpKey = try derive(.rtcpEncryption, profile.keyLength)
-        let rtpSaltBytes = try derive(.rtpSalt, profile.saltLength)
-        let rtcpSaltBytes = try derive(.rtcpSalt, profile.saltLength)
-        defer {
-            rtpKey.withUnsafeMutableBytes { cleanse($0) }
-            rtcpKey.withUnsafeMutableBytes { cleanse($0) }
-        }
-        rtpSalt = Self.words(rtpSaltBytes)
-        rtcpSalt = Self.words(rtcpSaltBytes)
+        rtpSalt = Self.words(keys.rtpSalt)
+        rtcpSalt = Self.words(keys.rtcpSalt)
         switch profile {
         case .aesCM128HMACSHA1_80:
-            var rtpAuth = try derive(.rtpAuthentication, 20)
-            var rtcpAuth = try derive(.rtcpAuthentication, 20)
-            defer {
-                rtpAuth.withUnsafeMutableBytes { cleanse($0) }
-                rtcpAuth.withUnsafeMutableBytes { cleanse($0) }
-            }
-            rtpCounter = try withBytes(rtpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
-            rtcpCounter = try withBytes(rtcpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
-            rtpMAC = try withBytes(rtpAuth) { k throws(SRTPError) in try HMACSHA1(key: k) }
-            rtcpMAC = try withBytes(rtcpAuth) { k throws(SRTPError) in try HMACSHA1(key: k) }
+            rtpCounter = try withBytes(keys.rtpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
+            rtcpCounter = try withBytes(keys.rtcpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
+            rtpMAC = try withBytes(keys.rtpAuthentication) { k throws(SRTPError) in try HMACSHA1(key: k) }
+            rtcpMAC = try withBytes(keys.rtcpAuthentication) { k throws(SRTPError) in try HMACSHA1(key: k) }
             rtpGCM = nil
             rtcpGCM = nil
         case .aeadAES128GCM:
-            rtpGCM = try withBytes(rtpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
-            rtcpGCM = try withBytes(rtcpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
+            rtpGCM = try withBytes(keys.rtpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
+            rtcpGCM = try withBytes(keys.rtcpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
             rtpCounter = nil
             rtcpCounter = nil
             rtpMAC = nil

@@ -12,7 +12,8 @@ public enum SRTPError: Error, Equatable, Sendable, CustomStringConvertible {
     case authenticationFailed
     /// The packet index was already seen or is behind the replay window (RFC 3711 section 3.3.2).
     case replayed
-    /// libsrtp could not parse the packet (`srtp_err_status_parse_err` and similar).
+    /// The packet's header does not fit it (CSRCs or a header extension past its end, no room for the
+    /// tag), libsrtp's `srtp_err_status_parse_err` and similar.
     case malformedPacket
     /// OpenSSL failed while transforming a packet (not an authentication failure).
     case cipherFailed
@@ -27,7 +28,7 @@ public enum SRTPError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .initializationFailed(let code): return "srtp_init failed with status \(code)"
+        case .initializationFailed(let code): return "SRTP initialisation failed with status \(code)"
         case .invalidKeyLength(let expected, let actual):
             return "master key+salt of \(actual) bytes, expected \(expected)"
         case .badLength: return "packet too short, or no room for the SRTP trailer"

@@ -33,3 +33,49 @@ enum SRTPKeyDerivation {
         return out
     }
 }
+
+/// The six session keys of one master key (RFC 3711 section 4.3.2); GCM has no authentication keys.
+struct SRTPSessionKeys {
+    var rtpKey: [UInt8]
+    var rtpSalt: [UInt8]
+    var rtpAuthentication: [UInt8]
+    var rtcpKey: [UInt8]
+    var rtcpSalt: [UInt8]
+    var rtcpAuthentication: [UInt8]
+
+    /// HMAC-SHA1's session authentication key length (RFC 3711 section 5.2: n_a = 160 bits).
+    static let authenticationKeyLength = 20
+
+    init(
+        rtpKey: [UInt8], rtpSalt: [UInt8], rtpAuthentication: [UInt8] = [], rtcpKey: [UInt8], rtcpSalt: [UInt8],
+        rtcpAuthentication: [UInt8] = []
+    ) {
+        self.rtpKey = rtpKey
+        self.rtpSalt = rtpSalt
+        self.rtpAuthentication = rtpAuthentication
+        self.rtcpKey = rtcpKey
+        self.rtcpSalt = rtcpSalt
+        self.rtcpAuthentication = rtcpAuthentication
+    }
+
+    init(profile: SRTPProfile, masterKey: [UInt8], masterSalt: [UInt8]) throws(SRTPError) {
+        func derive(_ label: SRTPKeyDerivation.Label, _ count: Int) throws(SRTPError) -> [UInt8] {
+            try SRTPKeyDerivation.derive(label, count: count, masterKey: masterKey, masterSalt: masterSalt)
+        }
+        let authentication = profile == .aesCM128HMACSHA1_80 ? Self.authenticationKeyLength : 0
+        self.init(
+            rtpKey: try derive(.rtpEncryption, profile.keyLength), rtpSalt: try derive(.rtpSalt, profile.saltLength),
+            rtpAuthentication: try derive(.rtpAuthentication, authentication),
+            rtcpKey: try derive(.rtcpEncryption, profile.keyLength),
+            rtcpSalt: try derive(.rtcpSalt, profile.saltLength),
+            rtcpAuthentication: try derive(.rtcpAuthentication, authentication))
+    }
+
+    /// Zeroes the keys once the cipher contexts hold them.
+    mutating func erase() {
+        for i in rtpKey.indices { rtpKey[i] = 0 }
+        for i in rtpAuthentication.indices { rtpAuthentication[i] = 0 }
+        for i in rtcpKey.indices { rtcpKey[i] = 0 }
+        for i in rtcpAuthentication.indices { rtcpAuthentication[i] = 0 }
+    }
+}
