@@ -5,8 +5,12 @@
 enum SRTPKeyDerivation {
     /// RFC 3711 section 4.3.2's labels.
     enum Label: UInt8 {
-        case rtpEncryption = 0, rtpAuthentication = 1, rtpSalt = 2
-        case rtcpEncryption = 3, rtcpAuthentication = 4, rtcpSalt = 5
+        case rtpEncryption = 0
+        case rtpAuthentication = 1
+        case rtpSalt = 2
+        case rtcpEncryption = 3
+        case rtcpAuthentication = 4
+        case rtcpSalt = 5
     }
 
     /// `count` octets of session key material for `label`.
