@@ -143,6 +143,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS", swiftSettings: imports),
 
+        // `make bench`: SRTP nanoseconds per packet, per profile and backend (bench/srtp_bench.py runs it).
+        .executableTarget(
+            name: "SRTPBench", dependencies: ["AtriumSRTP"], path: "bench/SRTPBench", swiftSettings: strict),
+
         .testTarget(
             name: "AtriumTests",
             dependencies: [

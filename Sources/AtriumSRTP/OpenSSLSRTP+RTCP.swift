@@ -26,25 +26,23 @@ extension OpenSSLSRTP {
         let previous = last ?? 0
         guard previous < 0x7FFF_FFFF else { throw .keyExhausted }
         let index = previous + 1
-        rtcpSent[ssrc] = index
+        rtcpSent.set(ssrc, index)
         let word = (Self.encryptedFlag | index).bigEndian
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         let body = length - Self.rtcpHeaderLength
         switch profile {
         case .aesCM128HMACSHA1_80:
-            guard let cipher = rtcpCounter, let mac = rtcpMAC else { throw .cipherFailed }
             writeCounterIV(salt: rtcpSalt, ssrc: ssrc, index: Int64(index))
-            try cipher.xor(iv: iv, bytes + Self.rtcpHeaderLength, length: body)
+            try rtcpCrypto.xor(iv: iv, bytes + Self.rtcpHeaderLength, length: body)
             p.storeBytes(of: word, toByteOffset: length, as: UInt32.self)
             let signed = length + Self.indexLength
-            mac.mac(bytes, signed, bytes, 0, into: tag)
+            try rtcpCrypto.mac(bytes, signed, bytes, 0, into: tag)
             (bytes + signed).update(from: tag, count: Self.cmTagLength)
             return signed + Self.cmTagLength
         case .aeadAES128GCM:
-            guard let cipher = rtcpGCM else { throw .cipherFailed }
             writeGCMIV(salt: rtcpSalt, ssrc: ssrc, index: Int64(index))
             p.storeBytes(of: word, toByteOffset: length + Self.gcmTagLength, as: UInt32.self)
-            try cipher.seal(
+            try rtcpCrypto.seal(
                 iv: iv, aad: bytes, Self.rtcpHeaderLength, bytes + length + Self.gcmTagLength, Self.indexLength,
                 bytes + Self.rtcpHeaderLength, length: body, tag: bytes + length)
             return length + Self.gcmTagLength + Self.indexLength
@@ -69,30 +67,28 @@ extension OpenSSLSRTP {
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         switch profile {
         case .aesCM128HMACSHA1_80:
-            guard let cipher = rtcpCounter, let mac = rtcpMAC else { throw .cipherFailed }
             let signed = plain + Self.indexLength
-            mac.mac(bytes, signed, bytes, 0, into: tag)
+            try rtcpCrypto.mac(bytes, signed, bytes, 0, into: tag)
             guard constantTimeEqual(tag, bytes + signed, count: Self.cmTagLength) else { throw .authenticationFailed }
             if encrypted {
                 writeCounterIV(salt: rtcpSalt, ssrc: ssrc, index: Int64(index))
-                try cipher.xor(iv: iv, bytes + Self.rtcpHeaderLength, length: plain - Self.rtcpHeaderLength)
+                try rtcpCrypto.xor(iv: iv, bytes + Self.rtcpHeaderLength, length: plain - Self.rtcpHeaderLength)
             }
         case .aeadAES128GCM:
-            guard let cipher = rtcpGCM else { throw .cipherFailed }
             writeGCMIV(salt: rtcpSalt, ssrc: ssrc, index: Int64(index))
             let indexBytes = bytes + indexOffset
             if encrypted {
-                try cipher.open(
+                try rtcpCrypto.open(
                     iv: iv, aad: bytes, Self.rtcpHeaderLength, indexBytes, Self.indexLength,
                     bytes + Self.rtcpHeaderLength, length: plain - Self.rtcpHeaderLength, tag: bytes + plain)
             } else {
                 // Unencrypted SRTCP: the whole packet is associated data (RFC 7714 section 17).
-                try cipher.open(
+                try rtcpCrypto.open(
                     iv: iv, aad: bytes, plain, indexBytes, Self.indexLength, bytes, length: 0, tag: bytes + plain)
             }
         }
         window.add(index)
-        rtcpWindows[ssrc] = window
+        rtcpWindows.set(ssrc, window)
         return plain
     }
 }

@@ -26,7 +26,7 @@ extension OpenSSLSRTP {
         } else {
             guard rtpStreams.count < Self.maximumStreams else { throw .tooManyStreams }
             window = RTPReplayWindow(packets: replayWindow)
-            rtpStreams[ssrc] = window
+            rtpStreams.set(ssrc, window)
         }
         // The sender estimates its index from the sequence number as the receiver will (libsrtp does the
         // same), and refuses to reuse one unless retransmissions may (RFC 3711 section 3.3.2).
@@ -34,19 +34,17 @@ extension OpenSSLSRTP {
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         switch profile {
         case .aesCM128HMACSHA1_80:
-            guard let cipher = rtpCounter, let mac = rtpMAC else { throw .cipherFailed }
             writeCounterIV(salt: rtpSalt, ssrc: ssrc, index: index)
-            try cipher.xor(iv: iv, bytes + header, length: length - header)
+            try rtpCrypto.xor(iv: iv, bytes + header, length: length - header)
             writeROC(index)
             // The tag is the first 80 bits of HMAC-SHA1 over the packet and the ROC (section 4.2).
-            mac.mac(bytes, length, roc, 4, into: tag)
+            try rtpCrypto.mac(bytes, length, roc, 4, into: tag)
             (bytes + length).update(from: tag, count: Self.cmTagLength)
             return length + Self.cmTagLength
         case .aeadAES128GCM:
-            guard let cipher = rtpGCM else { throw .cipherFailed }
             writeGCMIV(salt: rtpSalt, ssrc: ssrc, index: index)
             // The header is the associated data (RFC 7714 section 9.1); the tag follows the ciphertext.
-            try cipher.seal(
+            try rtpCrypto.seal(
                 iv: iv, aad: bytes, header, bytes, 0, bytes + header, length: length - header, tag: bytes + length)
             return length + Self.gcmTagLength
         }
@@ -71,16 +69,14 @@ extension OpenSSLSRTP {
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         switch profile {
         case .aesCM128HMACSHA1_80:
-            guard let cipher = rtpCounter, let mac = rtpMAC else { throw .cipherFailed }
             writeROC(index)
-            mac.mac(bytes, body, roc, 4, into: tag)
+            try rtpCrypto.mac(bytes, body, roc, 4, into: tag)
             guard constantTimeEqual(tag, bytes + body, count: Self.cmTagLength) else { throw .authenticationFailed }
             writeCounterIV(salt: rtpSalt, ssrc: ssrc, index: index)
-            try cipher.xor(iv: iv, bytes + header, length: body - header)
+            try rtpCrypto.xor(iv: iv, bytes + header, length: body - header)
         case .aeadAES128GCM:
-            guard let cipher = rtpGCM else { throw .cipherFailed }
             writeGCMIV(salt: rtpSalt, ssrc: ssrc, index: index)
-            try cipher.open(
+            try rtpCrypto.open(
                 iv: iv, aad: bytes, header, bytes, 0, bytes + header, length: body - header, tag: bytes + body)
         }
         if let known {
@@ -88,7 +84,7 @@ extension OpenSSLSRTP {
         } else {
             let window = RTPReplayWindow(packets: replayWindow)
             window.add(delta)
-            rtpStreams[ssrc] = window
+            rtpStreams.set(ssrc, window)
         }
         return body
     }

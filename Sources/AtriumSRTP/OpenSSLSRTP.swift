@@ -13,14 +13,9 @@ final class OpenSSLSRTP {
     let allowRepeatTransmission: Bool
     let replayWindow: Int
 
-    /// AES-CM_128_HMAC_SHA1_80's contexts (nil for GCM).
-    let rtpCounter: AESCounterMode?
-    let rtcpCounter: AESCounterMode?
-    let rtpMAC: HMACSHA1?
-    let rtcpMAC: HMACSHA1?
-    /// AEAD_AES_128_GCM's contexts (nil for AES-CM).
-    let rtpGCM: AESGCM?
-    let rtcpGCM: AESGCM?
+    /// The cipher (and for AES-CM the MAC) contexts of the SRTP and the SRTCP session keys.
+    let rtpCrypto: PacketCrypto
+    let rtcpCrypto: PacketCrypto
     /// The session salts as big-endian words: octets 0-7 and 8-15 (zero-padded; GCM uses 0-11).
     let rtpSalt: (UInt64, UInt64)
     let rtcpSalt: (UInt64, UInt64)
@@ -33,9 +28,9 @@ final class OpenSSLSRTP {
 
     /// Per-SSRC state: RTP index and replay window, SRTCP replay window (inbound) or last index sent
     /// (outbound).
-    var rtpStreams: [UInt32: RTPReplayWindow] = [:]
-    var rtcpWindows: [UInt32: RTCPReplayWindow] = [:]
-    var rtcpSent: [UInt32: UInt32] = [:]
+    let rtpStreams = SSRCTable<RTPReplayWindow>()
+    let rtcpWindows = SSRCTable<RTCPReplayWindow>()
+    let rtcpSent = SSRCTable<UInt32>()
 
     convenience init(
         profile: SRTPProfile, masterKey: [UInt8], masterSalt: [UInt8], outbound: Bool, replayWindow: Int,
@@ -60,19 +55,11 @@ final class OpenSSLSRTP {
         rtcpSalt = Self.words(keys.rtcpSalt)
         switch profile {
         case .aesCM128HMACSHA1_80:
-            rtpCounter = try withBytes(keys.rtpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
-            rtcpCounter = try withBytes(keys.rtcpKey) { k throws(SRTPError) in try AESCounterMode(key: k) }
-            rtpMAC = try withBytes(keys.rtpAuthentication) { k throws(SRTPError) in try HMACSHA1(key: k) }
-            rtcpMAC = try withBytes(keys.rtcpAuthentication) { k throws(SRTPError) in try HMACSHA1(key: k) }
-            rtpGCM = nil
-            rtcpGCM = nil
+            rtpCrypto = try PacketCrypto(counterKey: keys.rtpKey, authenticationKey: keys.rtpAuthentication)
+            rtcpCrypto = try PacketCrypto(counterKey: keys.rtcpKey, authenticationKey: keys.rtcpAuthentication)
         case .aeadAES128GCM:
-            rtpGCM = try withBytes(keys.rtpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
-            rtcpGCM = try withBytes(keys.rtcpKey) { k throws(SRTPError) in try AESGCM(key: k, sealing: outbound) }
-            rtpCounter = nil
-            rtcpCounter = nil
-            rtpMAC = nil
-            rtcpMAC = nil
+            rtpCrypto = try PacketCrypto(gcmKey: keys.rtpKey, sealing: outbound)
+            rtcpCrypto = try PacketCrypto(gcmKey: keys.rtcpKey, sealing: outbound)
         }
         scratch = .allocate(byteCount: 64, alignment: 16)
         scratch.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
@@ -80,7 +67,10 @@ final class OpenSSLSRTP {
 
     deinit {
         scratch.deallocate()
-        for window in rtpStreams.values { window.deallocate() }
+        rtpStreams.forEach { $0.deallocate() }
+        rtpStreams.deallocate()
+        rtcpWindows.deallocate()
+        rtcpSent.deallocate()
     }
 
     /// The most SSRCs one session keeps state for, in each of RTP and RTCP.

@@ -20,10 +20,16 @@ enum SRTPKeyDerivation {
         var block = [UInt8](repeating: 0, count: 16)
         for (i, b) in masterSalt.prefix(14).enumerated() { block[i] = b }
         block[7] ^= label.rawValue
+        return try keystream(key: masterKey, counter: block, count: count)
+    }
+
+    /// `count` octets of AES-128-CM keystream under `key` from the counter block `counter`.
+    static func keystream(key: [UInt8], counter: [UInt8], count: Int) throws(SRTPError) -> [UInt8] {
+        guard counter.count == 16 else { throw .cipherFailed }
         var out = [UInt8](repeating: 0, count: count)
-        let cipher = try withBytes(masterKey) { key throws(SRTPError) in try AESCounterMode(key: key) }
+        let cipher = try PacketCrypto(counterKey: key, authenticationKey: [0])
         let status: Result<Void, SRTPError> = out.withUnsafeMutableBufferPointer { o in
-            block.withUnsafeBufferPointer { iv in
+            counter.withUnsafeBufferPointer { iv in
                 guard let data = o.baseAddress, let start = iv.baseAddress else { return .success(()) }
                 do throws(SRTPError) {
                     try cipher.xor(iv: start, data, length: count)

@@ -23,12 +23,10 @@ public final class SRTPSession {
     public let profile: SRTPProfile
     public let direction: Direction
     public let backend: SRTPBackend
-    private let implementation: Implementation
-
-    private enum Implementation {
-        case openSSL(OpenSSLSRTP)
-        case libsrtp(LibSRTP)
-    }
+    /// Exactly one is set. Called through optional chaining on a `let`, which borrows the object: a
+    /// `switch` over an enum payload would retain and release it for every packet.
+    private let openSSL: OpenSSLSRTP?
+    private let libsrtp: LibSRTP?
 
     /// Creates a context from the master key and salt exported by DTLS (RFC 5764 section 4.2).
     /// - Parameters:
@@ -49,15 +47,15 @@ public final class SRTPSession {
         let chosen = backend ?? .preferred(for: profile)
         switch chosen {
         case .openSSL:
-            implementation = .openSSL(
-                try OpenSSLSRTP(
-                    profile: profile, masterKey: masterKey, masterSalt: masterSalt, outbound: direction == .outbound,
-                    replayWindow: window, allowRepeatTransmission: allowRepeatTransmission))
+            openSSL = try OpenSSLSRTP(
+                profile: profile, masterKey: masterKey, masterSalt: masterSalt, outbound: direction == .outbound,
+                replayWindow: window, allowRepeatTransmission: allowRepeatTransmission)
+            libsrtp = nil
         case .libsrtp:
-            implementation = .libsrtp(
-                try LibSRTP(
-                    profile: profile, masterKey: masterKey, masterSalt: masterSalt, outbound: direction == .outbound,
-                    replayWindow: window, allowRepeatTransmission: allowRepeatTransmission))
+            libsrtp = try LibSRTP(
+                profile: profile, masterKey: masterKey, masterSalt: masterSalt, outbound: direction == .outbound,
+                replayWindow: window, allowRepeatTransmission: allowRepeatTransmission)
+            openSSL = nil
         }
         self.profile = profile
         self.direction = direction
@@ -69,38 +67,34 @@ public final class SRTPSession {
     /// `profile.rtpOverhead` bytes of room after the packet.
     public func protect(rtp buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         let p = try checked(buffer, length, minimum: Self.rtpHeaderLength, room: profile.rtpOverhead)
-        switch implementation {
-        case .openSSL(let s): return try s.protect(rtp: p, length: length)
-        case .libsrtp(let s): return try s.protect(rtp: p, length: length)
-        }
+        if let n = try openSSL?.protect(rtp: p, length: length) { return n }
+        guard let n = try libsrtp?.protect(rtp: p, length: length) else { throw .cipherFailed }
+        return n
     }
 
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place; returns the RTP length.
     public func unprotect(srtp buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         let p = try checked(buffer, length, minimum: Self.rtpHeaderLength, room: 0)
-        switch implementation {
-        case .openSSL(let s): return try s.unprotect(srtp: p, length: length)
-        case .libsrtp(let s): return try s.unprotect(srtp: p, length: length)
-        }
+        if let n = try openSSL?.unprotect(srtp: p, length: length) { return n }
+        guard let n = try libsrtp?.unprotect(srtp: p, length: length) else { throw .cipherFailed }
+        return n
     }
 
     /// Protects the RTCP compound packet in `buffer[0..<length]` (RFC 3711 section 3.4); `buffer`
     /// must have `profile.rtcpOverhead` bytes of room after it.
     public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         let p = try checked(buffer, length, minimum: Self.rtcpHeaderLength, room: profile.rtcpOverhead)
-        switch implementation {
-        case .openSSL(let s): return try s.protectRTCP(p, length: length)
-        case .libsrtp(let s): return try s.protectRTCP(p, length: length)
-        }
+        if let n = try openSSL?.protectRTCP(p, length: length) { return n }
+        guard let n = try libsrtp?.protectRTCP(p, length: length) else { throw .cipherFailed }
+        return n
     }
 
     /// Verifies and decrypts the SRTCP packet in `buffer[0..<length]`; returns the RTCP length.
     public func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         let p = try checked(buffer, length, minimum: Self.rtcpHeaderLength, room: 0)
-        switch implementation {
-        case .openSSL(let s): return try s.unprotectRTCP(p, length: length)
-        case .libsrtp(let s): return try s.unprotectRTCP(p, length: length)
-        }
+        if let n = try openSSL?.unprotectRTCP(p, length: length) { return n }
+        guard let n = try libsrtp?.unprotectRTCP(p, length: length) else { throw .cipherFailed }
+        return n
     }
 
     /// RTP fixed header (RFC 3550 section 5.1) and RTCP common header (section 6.4.1) sizes.

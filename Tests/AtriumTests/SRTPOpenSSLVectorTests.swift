@@ -8,14 +8,8 @@ import Testing
 @Suite struct SRTPOpenSSLVectorTests {
     /// RFC 3711 B.2: session key 2B7E..., counter block F0F1...FD0000, three keystream blocks.
     @Test func rfc3711AppendixB2Keystream() throws {
-        let cipher = try hex("2B7E151628AED2A6ABF7158809CF4F3C").withUnsafeBytes { try AESCounterMode(key: $0) }
-        var stream = [UInt8](repeating: 0, count: 48)
-        let iv = hex("F0F1F2F3F4F5F6F7F8F9FAFBFCFD0000")
-        try iv.withUnsafeBufferPointer { i in
-            try stream.withUnsafeMutableBufferPointer { s in
-                try cipher.xor(iv: i.baseAddress!, s.baseAddress!, length: 48)
-            }
-        }
+        let stream = try SRTPKeyDerivation.keystream(
+            key: hex("2B7E151628AED2A6ABF7158809CF4F3C"), counter: hex("F0F1F2F3F4F5F6F7F8F9FAFBFCFD0000"), count: 48)
         #expect(
             stream
                 == hex(
