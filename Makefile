@@ -132,9 +132,12 @@ bench-deps: test-deps
 ## load (1,000 participants joining 100 rooms; bench/signal_load.py), media forwarding (one
 ## publisher, four subscribers; bench/media_forward.py) and simulcast forwarding (one publisher with a
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
-## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py).
+## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py),
+## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
+	$(SWIFT) build -c release --product SRTPBench
+	$(PYTHON) bench/srtp_bench.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py

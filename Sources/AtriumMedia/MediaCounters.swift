@@ -99,6 +99,12 @@ public struct MediaCounters: Sendable, Equatable {
     public var firstFrame = FirstFrameHistogram()
     /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
     public var sendFailures = 0
+    /// Messages handed to the kernel (a segmented one carries several datagrams), datagrams sent inside
+    /// segmented (UDP GSO) messages, and times the kernel refused segmentation (it then stays off).
+    /// Copied from the socket after each send.
+    public var udpMessages = 0
+    public var udpSegmentedDatagrams = 0
+    public var udpSegmentationFallbacks = 0
     public var dropped = [Int](repeating: 0, count: DropReason.allCases.count)
     /// ICE-TCP: connections accepted, accept(2) failures, connections closed by reason, RFC 4571 frames
     /// and bytes in and out.
@@ -243,6 +249,17 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
             [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])
+        counter(
+            "atrium_media_udp_messages_total",
+            "Messages the media worker handed to the kernel; a segmented (GSO) one carries several datagrams.",
+            [("", "\(c.udpMessages)")])
+        counter(
+            "atrium_media_udp_segmented_datagrams_total", "Datagrams sent inside segmented (UDP GSO) messages.",
+            [("", "\(c.udpSegmentedDatagrams)")])
+        counter(
+            "atrium_media_udp_segmentation_fallbacks_total",
+            "Times the kernel refused UDP GSO; the worker then sends without it.",
+            [("", "\(c.udpSegmentationFallbacks)")])
         counter(
             "atrium_media_consumers_refused_total",
             "Consumers the worker refused: their producer belongs to another room's router.",

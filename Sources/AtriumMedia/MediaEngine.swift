@@ -438,6 +438,12 @@ final class MediaEngine {
                 counters.drop(.sendRefused)
                 byAddress[tx[r.index].address]?.sendErrors += 1
             }
+            counters.udpMessages = socket.messagesSent
+            counters.udpSegmentedDatagrams = socket.segmentedDatagrams
+            if socket.segmentationFallbacks > counters.udpSegmentationFallbacks {
+                counters.udpSegmentationFallbacks = socket.segmentationFallbacks
+                logger.warn("the kernel refused UDP GSO; sending without it")
+            }
         } catch {
             counters.sendFailures += 1
             if now - lastSendFailureLog >= 10 {
