@@ -103,6 +103,16 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Webhooks: room events signed and delivered from a durable outbox, one thread per endpoint, over
+        // a small HTTP/1.1 client (OpenSSL for https).
+        .target(
+            name: "AtriumWebhook",
+            dependencies: [
+                "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
+            ],
+            swiftSettings: strict
+        ),
+
         // The meeting page, its assets and the JavaScript client, served over HTTP.
         .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON"], swiftSettings: strict),
         // Composition root and the command line.
@@ -111,7 +121,7 @@ let package = Package(
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
-                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms",
+                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumWebhook",
             ],
             swiftSettings: strict
         ),
@@ -146,7 +156,7 @@ let package = Package(
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
-                "AtriumCongestion",
+                "AtriumCongestion", "AtriumWebhook",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -60,8 +60,25 @@ public struct ServerConfig: Equatable, Sendable {
     /// frame it is served.
     public var keyFrameCacheBytes = 4 << 20
     public var keyFrameCacheSeconds = 300
+    /// Where room events are POSTed, each endpoint with its own signing secret (docs/webhooks.md).
+    public var webhooks: [WebhookSetting] = []
+    /// Seconds one webhook attempt may take before it is retried.
+    public var webhookTimeout = 5
+    /// The ffmpeg the server runs for recordings (a path, or a name looked up in PATH).
+    public var ffmpeg = "ffmpeg"
 
     public init() {}
+}
+
+/// One webhook endpoint as configured.
+public struct WebhookSetting: Equatable, Sendable {
+    public var url: String
+    public var secret: String
+
+    public init(url: String, secret: String) {
+        self.url = url
+        self.secret = secret
+    }
 }
 
 /// One problem in the configuration, named by its field (the config file's dotted path).

@@ -13,6 +13,7 @@ import AtriumSignal
 import AtriumStore
 import AtriumUDP
 import AtriumWeb
+import AtriumWebhook
 
 public enum ServerError: Error, CustomStringConvertible {
     case startup(String)
@@ -36,6 +37,7 @@ public final class AtriumServer {
     var store: (any RoomStore)?
     var devCredentials: DevCredentials?
     var media: MediaWorker?
+    var webhooks: Webhooks?
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -56,6 +58,7 @@ public final class AtriumServer {
         media?.onEvents(nil)
         edge?.shutdown()
         media?.stop()
+        webhooks?.stop()
         store?.close()
         logger.info("stopped")
         return 0
@@ -113,6 +116,23 @@ public final class AtriumServer {
             verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
             makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
         api.hub = hub
+        if !config.webhooks.isEmpty {
+            let w = try startWebhooks()
+            hub.observers.append(w)
+            webhooks = w
+            metrics.counter("atrium_webhook_delivered_total", help: "Webhook events acknowledged by an endpoint.") {
+                Double(w.stats.delivered)
+            }
+            metrics.counter(
+                "atrium_webhook_retried_total", help: "Webhook attempts that failed and were scheduled again."
+            ) { Double(w.stats.retried) }
+            metrics.counter(
+                "atrium_webhook_failed_total", help: "Webhook events abandoned after their last attempt or not queued."
+            ) { Double(w.stats.failed) }
+            metrics.gauge("atrium_webhook_queue_length", help: "Webhook deliveries waiting in the outbox.") {
+                Double(w.queueLength)
+            }
+        }
         if config.udpPort >= 0 {
             let worker = try startMedia()
             signal.media = MediaCoordinator(plane: worker)
@@ -179,6 +199,37 @@ public final class AtriumServer {
             "listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
             ("version", Self.version))
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
+    }
+
+    /// Opens the webhook outbox (in the room store's SQLite file, or in memory) and starts one delivery
+    /// thread per endpoint; what a previous run left queued is delivered first.
+    func startWebhooks() throws(ServerError) -> Webhooks {
+        var endpoints: [WebhookEndpoint] = []
+        for w in config.webhooks {
+            guard let url = WebhookURL(w.url) else { throw .startup("webhook url \(w.url) is not a valid http(s) URL") }
+            endpoints.append(WebhookEndpoint(url: url, secret: w.secret))
+        }
+        let path = config.dataDir + "/atrium.sqlite"
+        let memory = config.store == .memory ? MemoryWebhookOutbox() : nil
+        let hooks: Webhooks
+        do throws(StoreError) {
+            let outbox: any WebhookOutbox
+            if let memory { outbox = memory } else { outbox = try SQLiteWebhookOutbox(path: path) }
+            hooks = try Webhooks(
+                endpoints: endpoints, outbox: outbox,
+                makeOutbox: { () throws(StoreError) -> any WebhookOutbox in
+                    if let memory { return memory }
+                    return try SQLiteWebhookOutbox(path: path)
+                },
+                options: WebhookOptions(timeout: Double(config.webhookTimeout), now: { Int64(Clock.unixMillis()) }),
+                logger: logger, makeID: { "evt_" + Base64URL.encode(SecureRandom.bytes(15)) })
+        } catch {
+            throw .startup("cannot open the webhook outbox \(path): \(error)")
+        }
+        guard hooks.start() else { throw .startup("cannot start the webhook delivery threads") }
+        logger.info(
+            "webhooks on", ("endpoints", String(endpoints.count)), ("queued", String(hooks.queueLength)))
+        return hooks
     }
 
     /// Binds the media socket and starts the worker thread.
