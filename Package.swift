@@ -81,6 +81,7 @@ let package = Package(
             name: "AtriumAdminAPI",
             dependencies: [
                 "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
+                "AtriumRecording",
             ],
             swiftSettings: strict
         ),
@@ -113,6 +114,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Recordings: ffmpeg processes the server starts and supervises, fed plain RTP by the media worker.
+        .target(
+            name: "AtriumRecording", dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumLog"],
+            swiftSettings: strict),
+
         // The meeting page, its assets and the JavaScript client, served over HTTP.
         .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON"], swiftSettings: strict),
         // Composition root and the command line.
@@ -121,7 +127,7 @@ let package = Package(
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
-                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumWebhook",
+                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumWebhook", "AtriumRecording",
             ],
             swiftSettings: strict
         ),
@@ -156,7 +162,7 @@ let package = Package(
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
-                "AtriumCongestion", "AtriumWebhook",
+                "AtriumCongestion", "AtriumWebhook", "AtriumRecording",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

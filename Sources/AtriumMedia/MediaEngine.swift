@@ -34,6 +34,8 @@ final class MediaEngine {
     var byAddress: [SocketAddress: Transport] = [:]
     var producers: [String: Producer] = [:]
     var consumers: [String: Consumer] = [:]
+    /// Recording outputs by id (`addRecorder`).
+    var recorders: [String: RecordingSink] = [:]
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
@@ -467,6 +469,7 @@ final class MediaEngine {
             if !paused {
                 if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
+                for sink in p.sinks { sink.restart() }
                 requestKeyFrames(p)
             }
         case .closeProducer(let id):
@@ -501,6 +504,8 @@ final class MediaEngine {
                 close(c, bye: true)
                 reportWanted(c.producer)
             }
+        case .addRecorder(let spec): addRecorder(spec)
+        case .closeRecorder(let id): closeRecorder(id: id)
         }
     }
 
@@ -588,6 +593,8 @@ final class MediaEngine {
     func close(_ p: Producer) {
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()
+        for sink in p.sinks { recorders[sink.spec.id] = nil }
+        p.sinks.removeAll()
         p.transport.remove(p)
         producers[p.spec.id] = nil
         p.transport.router.producers[p.spec.id] = nil

@@ -8,12 +8,17 @@ import AtriumMedia
 import AtriumMediaControl
 import AtriumMetrics
 import AtriumModel
+import AtriumRecording
 import AtriumRooms
 import AtriumSignal
 import AtriumStore
 import AtriumUDP
 import AtriumWeb
 import AtriumWebhook
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 public enum ServerError: Error, CustomStringConvertible {
     case startup(String)
@@ -38,6 +43,7 @@ public final class AtriumServer {
     var devCredentials: DevCredentials?
     var media: MediaWorker?
     var webhooks: Webhooks?
+    var recordings: RecordingManager?
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -56,6 +62,7 @@ public final class AtriumServer {
         logger.info("shutting down", ("signal", String(signal)))
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         media?.onEvents(nil)
+        recordings?.shutdown()
         edge?.shutdown()
         media?.stop()
         webhooks?.stop()
@@ -135,9 +142,23 @@ public final class AtriumServer {
         }
         if config.udpPort >= 0 {
             let worker = try startMedia()
-            signal.media = MediaCoordinator(plane: worker)
+            let coordinator = MediaCoordinator(plane: worker)
+            signal.media = coordinator
             media = worker
             metrics.text { worker.stats.prometheus() }
+            let rec = RecordingManager(
+                directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
+                plane: MediaRecordingPlane(coordinator: coordinator, worker: worker), logger: logger,
+                now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
+                makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
+                random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
+            let hooks = webhooks
+            rec.onEvent = { type, room, name, data in
+                hooks?.emit(type: type, room: room, roomName: name, data: data, now: Clock.unixSeconds())
+            }
+            hub.observers.append(rec)
+            api.recordings = rec
+            recordings = rec
         }
         var options = EdgeOptions()
         options.bindAddress = config.bind
@@ -165,7 +186,11 @@ public final class AtriumServer {
         }
         let web = WebHandler(root: config.webDir, next: api, devToken: devToken)
         let edge = EdgeServer(options: options, http: web, webSockets: [signal], logger: logger)
-        edge.onTick = { signal.tick() }
+        let rec = recordings
+        edge.onTick = {
+            signal.tick()
+            rec?.tick()
+        }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
             Double(edge.webSocketCount)
@@ -264,6 +289,13 @@ public final class AtriumServer {
             logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
         }
         return worker
+    }
+
+    /// The directory as an absolute path (recordings report where their files are).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     static func hostPort(_ host: String, _ port: Int) -> String {
