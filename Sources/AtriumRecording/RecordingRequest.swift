@@ -102,8 +102,9 @@ public struct RecordingRequest: Equatable, Sendable {
                 guard state.share(ShareID(id)) != nil else { throw .shareNotFound(id) }
                 return .share(ShareID(id))
             }
-            guard state.shares.count == 1, let only = state.shares.first else {
-                throw .invalidField("shareId", "is required unless the room has exactly one share")
+            guard let only = state.shares.first else { throw .shareNotFound("(the room has no share)") }
+            guard state.shares.count == 1 else {
+                throw .invalidField("shareId", "is required when the room has more than one share")
             }
             return .share(only.id)
         case "participant":
