@@ -31,8 +31,14 @@ final class TLSStream: ByteStream {
         ssl = s
         self.fd = fd
         SSL_set_fd(s, fd)
-        _ = atrium_ssl_set_tlsext_host_name(s, host)
-        SSL_set1_host(s, host)
+        if Self.isIPLiteral(host) {
+            // An address is checked against the certificate's IP SANs, and is never sent as SNI
+            // (RFC 6066 section 3).
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), host)
+        } else {
+            _ = atrium_ssl_set_tlsext_host_name(s, host)
+            SSL_set1_host(s, host)
+        }
         while true {
             let rc = SSL_connect(s)
             if rc == 1 { break }
@@ -43,6 +49,10 @@ final class TLSStream: ByteStream {
     deinit {
         SSL_shutdown(ssl)
         SSL_free(ssl)
+    }
+
+    static func isIPLiteral(_ host: String) -> Bool {
+        host.contains(":") || (!host.isEmpty && host.allSatisfy { $0 == "." || $0.isNumber })
     }
 
     /// After a call returned `rc` <= 0: waits for the socket when OpenSSL wants it, else fails.

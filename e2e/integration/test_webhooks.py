@@ -5,6 +5,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -16,10 +17,10 @@ from webhook_receiver import Receiver
 SECRET = "whsec_test_0123456789abcdef"
 
 
-def start_server(data_dir, receivers, *extra):
+def start_server(data_dir, receivers, *extra, env=None):
     hooks = json.dumps([{"url": r.url, "secret": r.secret} for r in receivers])
     return Server(data_dir, "--dev", "--auto-create-rooms", "any", "--udp-port", "-1", "--webhooks", hooks,
-                  *extra).start()
+                  *extra, env=env).start()
 
 
 async def scripted_meeting(server, room):
@@ -196,3 +197,39 @@ def test_a_dead_endpoint_does_not_slow_the_meeting(tmp_path):
         assert time.monotonic() - t0 < 4, "an attempt in flight does not hold the shutdown"
         plain.stop()
         dead.stop()
+
+
+def test_https_endpoint_verified_against_the_trusted_certificate(tmp_path):
+    """An https endpoint on 127.0.0.1 with a self-signed certificate for IP:127.0.0.1: delivered when
+    the server trusts it (OpenSSL's SSL_CERT_FILE), refused and retried when it does not."""
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=atrium-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    rx = Receiver(SECRET, tls=(cert, key)).start()
+    trusted = start_server(str(tmp_path / "trusted"), [rx], env={"SSL_CERT_FILE": cert})
+    untrusted = start_server(str(tmp_path / "untrusted"), [rx], env={"SSL_CERT_FILE": "/nonexistent.pem"})
+    try:
+        async def join(server, room):
+            c = await joined(server, "alice", room=room)
+            await c.leave()
+            await close_all(c)
+        run(join(trusted, "wh-tls"))
+        events = rx.wait_for(lambda ev: len(meeting_events(ev, "wh-tls")) >= 3)
+        assert [e["type"] for e in meeting_events(events, "wh-tls")] == [
+            "room_started", "participant_joined", "participant_left"]
+        assert all(r["valid"] for r in rx.requests)
+        run(join(untrusted, "wh-untrusted"))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            _, _, text, _ = untrusted.request("GET", "/metrics")
+            if "atrium_webhook_retried_total 0" not in text.decode():
+                break
+            time.sleep(0.2)
+        assert "atrium_webhook_delivered_total 0" in text.decode()
+        assert "atrium_webhook_retried_total 0" not in text.decode()
+        assert meeting_events(rx.accepted(), "wh-untrusted") == []
+    finally:
+        trusted.stop()
+        untrusted.stop()
+        rx.stop()

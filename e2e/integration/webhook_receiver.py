@@ -26,8 +26,9 @@ def verify(secret, timestamp, body, signature, tolerance=300):
 
 
 class Receiver:
-    def __init__(self, secret, statuses=(), hang=False, port=0):
+    def __init__(self, secret, statuses=(), hang=False, port=0, tls=None):
         self.secret = secret
+        self.tls = tls          # (certfile, keyfile): serve https
         self.statuses = list(statuses)
         self.hang = hang
         self.port = port
@@ -85,13 +86,18 @@ class Receiver:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
+        if self.tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            self._server.socket = ctx.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.port}/hooks/atrium"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/hooks/atrium"
 
     def stop(self):
         if self._server:
