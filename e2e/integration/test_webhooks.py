@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import Server
+from conftest import MEDIA_ARGS, Server
+from test_media import Session
 from signal_client import close_all, joined, run
 from webhook_receiver import Receiver
 
@@ -178,16 +179,36 @@ async def joins_and_round_trips(server, room, n=6, rounds=10):
         await close_all(*clients)
 
 
+async def media_flows(server, room):
+    """Seconds from a camera's publish_offer to 30 frames decoded by a subscriber (aiortc peers)."""
+    session = Session(server, room)
+    try:
+        host = await session.join("host", role="host")
+        alice = await session.join("alice")
+        sub = session.subscribe(host)
+        t0 = time.monotonic()
+        pub = await session.publish(alice, ["camera"])
+        await sub.wait_frames([pub.track_id("camera")], 30, timeout=30)
+        return time.monotonic() - t0
+    finally:
+        await session.close()
+
+
 def test_a_dead_endpoint_does_not_slow_the_meeting(tmp_path):
     """Not a performance assertion: a generous bound that a blocking delivery (5 s per event) would
-    break by far."""
+    break by far. The same joins, requests and media with and without an endpoint that accepts
+    connections and never answers."""
     dead = Receiver(SECRET, hang=True).start()
-    plain = Server(str(tmp_path / "plain"), "--dev", "--auto-create-rooms", "any", "--udp-port", "-1").start()
-    hooked = start_server(str(tmp_path / "hooked"), [dead], "--webhook-timeout", "5")
+    plain = Server(str(tmp_path / "plain"), *MEDIA_ARGS).start()
+    hooked = Server(str(tmp_path / "hooked"), *MEDIA_ARGS, "--webhook-timeout", "5", "--webhooks",
+                    json.dumps([{"url": dead.url, "secret": SECRET}])).start()
     try:
         base = run(joins_and_round_trips(plain, "wh-dead"))
         slow = run(joins_and_round_trips(hooked, "wh-dead"))
         assert slow < base * 3 + 2, (base, slow)
+        base_media = run(media_flows(plain, "wh-dead-media"), 60)
+        slow_media = run(media_flows(hooked, "wh-dead-media"), 60)
+        assert slow_media < base_media * 3 + 5, (base_media, slow_media)
         _, _, text, _ = hooked.request("GET", "/metrics")
         queued = [ln for ln in text.decode().splitlines() if ln.startswith("atrium_webhook_queue_length ")]
         assert int(float(queued[0].split()[1])) > 10, "the events wait in the outbox"
