@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
         .target(name: "CAtriumUDP"),
+        // posix_spawn with every inherited descriptor closed (addclosefrom_np needs _GNU_SOURCE).
+        .target(name: "CAtriumSpawn"),
 
         // Wire formats and pure values.
         .target(name: "AtriumModel", swiftSettings: strict),
@@ -116,7 +118,8 @@ let package = Package(
 
         // Recordings: ffmpeg processes the server starts and supervises, fed plain RTP by the media worker.
         .target(
-            name: "AtriumRecording", dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumLog"],
+            name: "AtriumRecording",
+            dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumLog", "CAtriumSpawn"],
             swiftSettings: strict),
 
         // The meeting page, its assets and the JavaScript client, served over HTTP.
