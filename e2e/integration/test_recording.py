@@ -3,7 +3,8 @@
 `ffprobe` reports one video stream of the screen's size lasting at least four seconds, and the frames
 ffmpeg decodes from the file show the source's colour and stripes. The recording's start and end
 reach a webhook receiver with the file's path, duration and size; stopping the share ends a second
-recording by itself."""
+recording by itself. A participant's H264 camera and Opus microphone go into MKV and MP4 (the red
+camera decoded from the file), and the recording ends when the participant leaves."""
 import asyncio
 import json
 import os
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import MEDIA_ARGS, Server
-from media_peer import BLUE, STRIPE_PERIOD, STRIPE_WIDTH, VIDEO, WHITE, SCREEN_MEAN
+from media_peer import BLUE, RED, STRIPE_PERIOD, STRIPE_WIDTH, VIDEO, WHITE, SCREEN_MEAN
 from test_media import Session
 from signal_client import run
 from webhook_receiver import Receiver
@@ -50,13 +51,13 @@ def ffprobe(path):
     return json.loads(out)
 
 
-def decoded_frames(path, count=8):
+def decoded_frames(path, count=8, w=W, h=H):
     """`count` RGB frames spread over the file, decoded by ffmpeg (one a second from the start)."""
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-vf", "fps=1", "-frames:v", str(count),
                           "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], capture_output=True, check=True,
                          timeout=60).stdout
-    n = len(raw) // (W * H * 3)
-    return [np.frombuffer(raw, np.uint8, W * H * 3, i * W * H * 3).reshape(H, W, 3) for i in range(n)]
+    n = len(raw) // (w * h * 3)
+    return [np.frombuffer(raw, np.uint8, w * h * 3, i * w * h * 3).reshape(h, w, 3) for i in range(n)]
 
 
 def shows_the_screen(rgb):
@@ -158,3 +159,45 @@ def test_recording_refusals(recording_server):
     assert status == 200 and body == {"recordings": []}
     status, _, _, body = server.request("GET", "/v1/rooms/rec-empty/recordings", token=None)
     assert status == 401
+
+
+@pytest.mark.parametrize("container", ["mkv", "mp4"])
+def test_a_participant_recorded_h264_and_opus(recording_server, container):
+    """A participant's H264 camera and Opus microphone into MKV or MP4 (WebM refuses H264); the
+    recording ends when the participant leaves."""
+    server, _ = recording_server
+    room = f"rec-h264-{container}"
+
+    async def scenario(s):
+        bob = await s.join("bob")
+        pub = await s.publish(bob, ["camera", "microphone"], codecs={"camera": ["H264"]}, fast_h264=True)
+        await asyncio.sleep(1)
+        status, _, _, body = server.request("POST", f"/v1/rooms/{room}/recordings",
+                                            {"what": "participant", "participantId": "bob", "container": "webm"})
+        assert status == 422 and body["error"]["code"] == "codec_unsupported", body
+        status, _, _, rec = server.request("POST", f"/v1/rooms/{room}/recordings",
+                                           {"what": "participant", "participantId": "bob", "container": container})
+        assert status == 201, rec
+        assert rec["trackIds"] == [pub.track_id("camera"), pub.track_id("microphone")]
+        await wait_state(server, room, rec["id"], ["recording"])
+        await asyncio.sleep(4)
+        await bob.leave()
+        done = await wait_state(server, room, rec["id"], ["finished", "failed"])
+        assert done["state"] == "finished" and done["stopReason"] == "participant_left", done
+        probe = ffprobe(done["path"])
+        kinds = sorted((st["codec_type"], st["codec_name"]) for st in probe["streams"])
+        assert kinds == [("audio", "opus"), ("video", "h264")], probe
+        video = next(st for st in probe["streams"] if st["codec_type"] == "video")
+        assert (video["width"], video["height"]) == (VIDEO["camera"]["width"], VIDEO["camera"]["height"])
+        assert float(probe["format"]["duration"]) >= 2.5
+        # The camera's uniform red, decoded from the file.
+        frames = decoded_frames(done["path"], w=video["width"], h=video["height"])
+        assert frames and all(np.all(np.abs(f.reshape(-1, 3).mean(axis=0) - np.array(RED)) <= 40) for f in frames)
+
+    async def go():
+        session = Session(server, room)
+        try:
+            await scenario(session)
+        finally:
+            await session.close()
+    run(go(), 120)
