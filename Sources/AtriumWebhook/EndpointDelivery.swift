@@ -75,7 +75,8 @@ final class EndpointDelivery: @unchecked Sendable {
             }
             let decision = DeliveryPlan.decide(pending, now: options.now())
             for entry in decision.due where !stopping.isSet {
-                attempt(entry, client: client)
+                // An outbox that cannot be written would send the same event again at once: wait.
+                if !attempt(entry, client: client) { wake.wait(seconds: 1) }
             }
             if decision.due.isEmpty {
                 let wait = decision.nextWake.map { Double(max(0, $0 - options.now())) / 1000 } ?? 60
@@ -84,7 +85,8 @@ final class EndpointDelivery: @unchecked Sendable {
         }
     }
 
-    private func attempt(_ entry: OutboxEntry, client: HTTPClient) {
+    /// One attempt; false when the outbox could not record its outcome.
+    private func attempt(_ entry: OutboxEntry, client: HTTPClient) -> Bool {
         let timestamp = options.now() / 1000
         let headers = [
             ("Content-Type", "application/json"), ("User-Agent", "Atrium-Webhook/1"),
@@ -100,15 +102,16 @@ final class EndpointDelivery: @unchecked Sendable {
             let status = try client.post(
                 url: endpoint.url, headers: headers, body: Array(entry.body.utf8), timeout: options.timeout)
             if (200..<300).contains(status) {
+                stats.add(.delivered)
                 do throws(StoreError) { try outbox.remove(seq: entry.seq) } catch {
                     logger.warn("webhook outbox write failed", ("error", "\(error)"))
+                    return false
                 }
-                stats.add(.delivered)
-                return
+                return true
             }
             outcome = "status \(status)"
         } catch {
-            if stopping.isSet { return }
+            if stopping.isSet { return true }
             outcome = error.description
         }
         let attempts = entry.attempts + 1
@@ -126,7 +129,9 @@ final class EndpointDelivery: @unchecked Sendable {
             }
         } catch {
             logger.warn("webhook outbox write failed", ("error", "\(error)"))
+            return false
         }
+        return true
     }
 }
 

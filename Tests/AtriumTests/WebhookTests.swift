@@ -1,4 +1,5 @@
 import AtriumJSON
+import AtriumLog
 import AtriumModel
 import AtriumStore
 import AtriumWebhook
@@ -135,5 +136,41 @@ import Testing
         try SQLiteWebhookOutbox(path: path).enqueue([OutboxEntry(endpoint: "a", room: "r", eventID: "1", body: "x")])
         #expect(try SQLiteWebhookOutbox(path: path).pending(endpoint: "a", limit: 5).map(\.eventID) == ["1"])
         #expect(try SQLiteRoomStore(path: path).schemaVersion == SQLiteRoomStore.latestSchemaVersion)
+    }
+
+    /// The hub's events become outbox entries for every endpoint, in order, before any thread runs.
+    @Test func theObserverQueuesEveryEventForEveryEndpoint() throws {
+        let outbox = MemoryWebhookOutbox()
+        var n = 0
+        let endpoints = try ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"].map {
+            WebhookEndpoint(url: try #require(WebhookURL($0)), secret: "s")
+        }
+        let hooks = try Webhooks(
+            endpoints: endpoints, outbox: outbox, makeOutbox: { () throws(StoreError) -> any WebhookOutbox in outbox },
+            options: WebhookOptions(now: { 1_000 }), logger: Logger(level: .error),
+            makeID: {
+                n += 1
+                return "evt_\(n)"
+            })
+        let room = Room(id: RoomID("rm_1"), name: "demo", createdAt: 0)
+        hooks.roomOpened(room, now: 0)
+        hooks.roomEvents(
+            [.shareLockChanged(locked: true, by: .admin), .sharePolicyChanged(room.sharePolicy, by: .admin)],
+            room: room,
+            now: 0)
+        hooks.roomEvents([.roomEnded(by: .admin)], room: room, now: 0)
+        hooks.roomClosed(room, reason: .ended, now: 0)
+        hooks.roomClosed(room, reason: .emptyTimeout, now: 0)
+        for endpoint in ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"] {
+            let bodies = try outbox.pending(endpoint: endpoint, limit: 10).map { try JSONParser.parse($0.body) }
+            #expect(
+                bodies.map { $0["type"]?.stringValue } == [
+                    "room_started", "share_lock_changed", "room_ended", "room_ended",
+                ])
+            #expect(bodies.map { $0["id"]?.stringValue } == ["evt_1", "evt_2", "evt_3", "evt_4"])
+            #expect(bodies[2]["data"]?["reason"] == .string("ended") && bodies[2]["data"]?["by"] == .string("admin"))
+            #expect(bodies[3]["data"]?["reason"] == .string("empty_timeout"))
+        }
+        #expect(hooks.queueLength == 8)
     }
 }
