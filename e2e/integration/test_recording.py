@@ -8,6 +8,8 @@ camera decoded from the file), and the recording ends when the participant leave
 import asyncio
 import json
 import os
+import re
+import signal
 import subprocess
 import time
 
@@ -201,3 +203,35 @@ def test_a_participant_recorded_h264_and_opus(recording_server, container):
         finally:
             await session.close()
     run(go(), 120)
+
+
+def test_an_ffmpeg_crash_fails_the_recording(recording_server):
+    """ffmpeg killed mid-recording: the recording is `failed` with the reason, and reported."""
+    server, rx = recording_server
+    room = "rec-crash"
+
+    async def scenario(s):
+        alice = await s.join("alice")
+        await s.publish(alice, ["screen_share"])
+        await alice.expect("share_started")
+        status, _, _, rec = server.request("POST", f"/v1/rooms/{room}/recordings", {"what": "share"})
+        assert status == 201, rec
+        await wait_state(server, room, rec["id"], ["recording"])
+        log = open(server.err_path).read()
+        line = next(ln for ln in log.splitlines() if "recording started" in ln and rec["id"] in ln)
+        pid = int(re.search(r"pid=(\d+)", line).group(1))
+        os.kill(pid, signal.SIGKILL)
+        failed = await wait_state(server, room, rec["id"], ["finished", "failed"])
+        assert failed["state"] == "failed" and failed["stopReason"] == "ffmpeg_exited", failed
+        assert "status 137" in failed["error"], failed
+        events = rx.wait_for(lambda ev: any(e["type"] == "recording_finished" for e in ev))
+        reported = next(e["data"]["recording"] for e in events if e["type"] == "recording_finished")
+        assert reported["id"] == rec["id"] and reported["state"] == "failed"
+
+    async def go():
+        session = Session(server, room)
+        try:
+            await scenario(session)
+        finally:
+            await session.close()
+    run(go(), 90)
