@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMetrics
 public import AtriumModel
+public import AtriumRecording
 public import AtriumRooms
 public import AtriumStore
 
@@ -32,6 +33,8 @@ public final class AdminAPI: HTTPHandler {
     let env: Environment
     /// The live rooms, told of changes made here (room settings, deletions, host controls).
     public var hub: Hub?
+    /// This node's recordings (ffmpeg processes); nil without a media plane.
+    public var recordings: RecordingManager?
 
     public init(
         store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
@@ -103,6 +106,10 @@ public final class AdminAPI: HTTPHandler {
         case (.shares, _): return try listShares(request, params)
         case (.share, _): return try stopShare(request, params)
         case (.shareLock, _): return try setShareLock(request, params)
+        case (.recordings, .POST): return try startRecording(request, params)
+        case (.recordings, _): return try listRecordings(request, params)
+        case (.recording, .GET): return try getRecording(request, params)
+        case (.recording, _): return try stopRecording(request, params)
         case (.signal, _):
             throw APIError(
                 status: 426, code: "upgrade_required", message: "/v1/signal speaks WebSocket: send an Upgrade request",

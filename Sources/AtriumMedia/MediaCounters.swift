@@ -99,6 +99,8 @@ public struct MediaCounters: Sendable, Equatable {
     public var dtlsFailures = 0
     /// `addConsumer` commands naming a producer of another router.
     public var consumersRefused = 0
+    /// Plain RTP packets sent to recorders (an ffmpeg on 127.0.0.1).
+    public var recordingPackets = 0
     /// Video consumers started from a key-frame cache, and those that found none to start from.
     public var cacheStarts = 0
     public var cacheMisses = 0
@@ -283,6 +285,9 @@ public struct MediaStats: Sendable, Equatable {
             "atrium_media_consumers_refused_total",
             "Consumers the worker refused: their producer belongs to another room's router.",
             [("", "\(c.consumersRefused)")])
+        counter(
+            "atrium_media_recording_packets_total", "Plain RTP packets sent to recording processes.",
+            [("", "\(c.recordingPackets)")])
         family(
             "atrium_media_peer_addresses", "gauge", "Peer addresses mapped to transports (valid ICE pairs).",
             [("", "\(peerAddresses)")])

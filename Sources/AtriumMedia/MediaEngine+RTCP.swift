@@ -211,6 +211,7 @@ extension MediaEngine {
             guard let ssrc = p.streams[k].ssrc else { continue }
             if t0 - p.streams[k].lastKeyFrameRequest >= 1,
                 p.consumers.contains(where: { $0.keyFrameStream == k && $0.transport.isSecure })
+                    || (k == 0 && p.sinks.contains(where: \.waitingForKeyFrame))
             {
                 p.streams[k].keyFrameWanted = true
             }

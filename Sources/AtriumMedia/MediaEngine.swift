@@ -36,6 +36,8 @@ final class MediaEngine {
     var byAddress: [SocketAddress: Transport] = [:]
     var producers: [String: Producer] = [:]
     var consumers: [String: Consumer] = [:]
+    /// Recording outputs by id (`addRecorder`).
+    var recorders: [String: RecordingSink] = [:]
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
@@ -520,6 +522,7 @@ final class MediaEngine {
             if !paused {
                 if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
+                for sink in p.sinks { sink.restart() }
                 requestKeyFrames(p)
             }
         case .closeProducer(let id):
@@ -556,6 +559,8 @@ final class MediaEngine {
             }
         case .allocate(let id, let allocation):
             if let t = transports[id] { allocate(t, allocation) }
+        case .addRecorder(let spec): addRecorder(spec)
+        case .closeRecorder(let id): closeRecorder(id: id)
         }
     }
 
@@ -649,6 +654,8 @@ final class MediaEngine {
     func close(_ p: Producer) {
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()
+        for sink in p.sinks { recorders[sink.spec.id] = nil }
+        p.sinks.removeAll()
         p.transport.remove(p)
         producers[p.spec.id] = nil
         p.transport.router.producers[p.spec.id] = nil

@@ -17,6 +17,25 @@ extension HubOutput {
     public func roomChanged(_ room: RoomID, state: RoomState?) {}
 }
 
+/// Why a live room closed on this node.
+public enum RoomCloseReason: String, Sendable {
+    /// It ended (`end_room`, the admin API's delete).
+    case ended
+    /// It stayed empty past its empty timeout.
+    case emptyTimeout = "empty_timeout"
+}
+
+/// Watches every room of the hub whoever the audience: webhooks and recordings. Called on the
+/// service thread, after the events were delivered; it must not block.
+public protocol HubObserver: AnyObject {
+    /// A room became live on this node (a first join loaded or created it).
+    func roomOpened(_ room: Room, now: Int64)
+    /// A change produced these events, in order; `room` is the room's settings after it.
+    func roomEvents(_ events: [RoomEvent], room: Room, now: Int64)
+    /// A live room closed: after its `roomEnded` event, or when its empty timeout passed.
+    func roomClosed(_ room: Room, reason: RoomCloseReason, now: Int64)
+}
+
 /// When joining a room that does not exist creates it.
 public enum AutoCreate: String, Sendable, CaseIterable {
     /// Never: rooms are created over the admin API.
@@ -43,6 +62,8 @@ public final class Hub {
     let makeRoomID: () -> RoomID
     public weak var output: (any HubOutput)?
     public private(set) var rooms: [RoomID: Live] = [:]
+    /// Told of every room's events, in the order they happen.
+    public var observers: [any HubObserver] = []
 
     public init(store: any RoomStore, ids: IDGenerator, autoCreate: AutoCreate, makeRoomID: @escaping () -> RoomID) {
         self.store = store
@@ -72,6 +93,7 @@ public final class Hub {
         }
         room.updatedAt = max(room.updatedAt, room.createdAt)
         rooms[room.id] = Live(state: RoomState(room: room), emptySince: now)
+        for o in observers { o.roomOpened(room, now: now) }
         return room.id
     }
 
@@ -96,6 +118,8 @@ public final class Hub {
         let ended = events.contains(where: { if case .roomEnded = $0 { true } else { false } })
         if ended { rooms[id] = nil }
         output?.roomChanged(id, state: ended ? nil : live.state)
+        if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
+        if ended { for o in observers { o.roomClosed(live.state.room, reason: .ended, now: now) } }
         return events
     }
 
@@ -127,8 +151,9 @@ public final class Hub {
         for (id, live) in rooms {
             let expired = live.state.requests.contains { $0.expiresAt <= now }
             if expired { _ = try? perform(id, now: now) { $0.expireRequests(now: now) } }
-            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout) {
+            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
                 rooms[id] = nil
+                for o in observers { o.roomClosed(live.state.room, reason: .emptyTimeout, now: now) }
             }
         }
     }

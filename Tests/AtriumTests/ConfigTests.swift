@@ -43,6 +43,22 @@ import Testing
     }
 
     /// Every problem is reported with its field, not only the first.
+    @Test func webhooksFromTheFileOrAJSONFlag() throws {
+        let file = try JSONParser.parse(
+            #"{"webhooks": [{"url": "https://app.example/hooks", "secret": "s1"}], "webhookTimeoutSeconds": 9}"#)
+        let (c1, i1) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
+        #expect(i1.isEmpty)
+        #expect(c1.webhooks == [WebhookSetting(url: "https://app.example/hooks", secret: "s1")])
+        #expect(c1.webhookTimeout == 9)
+        let (c2, i2) = ConfigLoader.resolve(
+            file: nil, environment: [:], flags: ["--webhooks": #"[{"url":"http://127.0.0.1:9/h","secret":"s"}]"#])
+        #expect(i2.isEmpty && c2.webhooks.count == 1)
+        for bad in [#"[{"url":"ftp://x","secret":"s"}]"#, #"[{"url":"http://x"}]"#, "not json", #"{"url":1}"#] {
+            let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: ["--webhooks": bad])
+            #expect(issues.map(\.field) == ["webhooks"], "\(bad)")
+        }
+    }
+
     @Test func issuesNameTheirFields() throws {
         let file = try JSONParser.parse(
             #"{"port": "http", "store": "postgres", "colour": "blue", "tls": {"cert": "/c.pem"}, "keys": {"k": "short"}}"#
