@@ -13,6 +13,15 @@ public protocol MediaPlane: AnyObject {
     func submit(_ command: MediaCommand)
     /// What the plane reported since the last call, oldest first.
     func events() -> [MediaEvent]
+    /// Each transport's figures as last copied out of the plane (RTT, loss), for `network_quality`.
+    var transportStats: [TransportStats] { get }
 }
 
-extension MediaWorker: MediaPlane {}
+extension MediaPlane {
+    /// A plane that measures nothing (test fakes).
+    public var transportStats: [TransportStats] { [] }
+}
+
+extension MediaWorker: MediaPlane {
+    public var transportStats: [TransportStats] { stats.transports }
+}

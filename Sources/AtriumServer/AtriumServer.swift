@@ -62,6 +62,7 @@ public final class AtriumServer {
     }
 
     func start() throws(ServerError) {
+        try probeAddresses()
         if config.store == .sqlite || config.dev {
             guard makeDirectories(config.dataDir) else {
                 throw .startup("cannot create data directory \(config.dataDir)")
@@ -181,6 +182,23 @@ public final class AtriumServer {
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 
+    /// Refuses an HTTP or media address this machine cannot bind (not one of its addresses, a port in
+    /// use) before anything starts, naming the port and the flag that changes it.
+    func probeAddresses() throws(ServerError) {
+        if let p = ListenProbe.check(address: config.bind, port: config.port) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.bind, port: config.port, addressFlag: "--bind", portFlag: "--port", proto: "TCP")
+            )
+        }
+        if config.udpPort >= 0, let p = ListenProbe.check(address: config.mediaBind, port: config.udpPort, udp: true) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.mediaBind, port: config.udpPort, addressFlag: "--media-bind",
+                    portFlag: "--udp-port", proto: "UDP"))
+        }
+    }
+
     /// Binds the media socket and starts the worker thread.
     func startMedia() throws(ServerError) -> MediaWorker {
         let bind: SocketAddress
@@ -203,6 +221,12 @@ public final class AtriumServer {
                     keyFrameCacheSeconds: Double(config.keyFrameCacheSeconds)),
                 logger: logger)
         } catch {
+            if case .open(let e)? = error as? UDPError {
+                throw .startup(
+                    ListenProbe.message(
+                        ListenProbe.problem(errno: e), address: config.mediaBind, port: config.udpPort,
+                        addressFlag: "--media-bind", portFlag: "--udp-port", proto: "UDP"))
+            }
             throw .startup("cannot start the media plane on UDP \(config.mediaBind):\(config.udpPort): \(error)")
         }
         do throws(MediaWorkerError) { try worker.start() } catch { throw .startup("\(error)") }

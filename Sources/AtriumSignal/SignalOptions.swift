@@ -11,6 +11,8 @@ public struct SignalOptions: Sendable {
     public var rateBurst: Double = 100
     /// Messages dropped within one second that make the server close the connection (4029).
     public var rateDropLimit = 200
+    /// Seconds between two `network_quality` pushes to each room with media.
+    public var networkQualityInterval: Int64 = 5
 
     public init() {}
 }
