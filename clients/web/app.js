@@ -1,7 +1,10 @@
 // Atrium meeting page: a join screen, the participant grid, the share stage, the controls and the
 // host panel, on top of the JavaScript client (/sdk/atrium.js). No framework, no build step.
 //
-// URL parameters: room, name, role (dev mode), identity (dev mode), token, autojoin=1.
+// URL parameters: room, name, role (dev mode), identity (dev mode), token, autojoin=1, camera=1 and
+// mic=1 (with autojoin: join with them on). In dev mode the page puts `?room=&name=` into the address
+// once joined, so a reload rejoins (the session is kept in sessionStorage) and the "Copy invite link"
+// button gives `?room=` to others.
 // For tests the page exposes `window.atriumApp` ({room, phase, connection, log, qualities, viewports}).
 //
 // Simulcast: every remote camera tile tells the server the size it is shown at (a ResizeObserver, the
@@ -9,6 +12,10 @@
 // layer; and it has a quality menu (low, medium, high: `setQuality`), the layer it never goes above.
 
 import { Room, AtriumError } from "/sdk/atrium.js";
+import { notify, clearNotices, dropNotice } from "/app/notices.js";
+import { icon, labelled, bars } from "/app/icons.js";
+import { preview, wirePreview, startPreview, stopPreview, cameraConstraints, micConstraints } from "/app/prejoin.js";
+import { layoutTiles } from "/app/layout.js";
 
 /** @typedef {import("/sdk/atrium.js").RemoteTrack} RemoteTrack */
 
@@ -45,6 +52,7 @@ const ERROR_TEXT = {
   timeout: "The server did not answer in time.",
   room_full: "The room is full.",
   room_not_found: "There is no such room, and this token may not create it.",
+  invalid_room_name: "Room names use letters, digits, _ - and . only (no spaces).",
   token_expired: "The token has expired; get a new one.",
   bad_signature: "The token is not valid for this server.",
   malformed_token: "That is not a valid token.",
@@ -79,6 +87,19 @@ const app = {
   viewports: new Map(),
   /** @type {ResizeObserver|null} watches the remote camera tiles (see observeTile) */
   resizer: null,
+  /** "grid" or "speaker" (layout.js); pinnedParticipant: the tile featured in speaker view */
+  layout: "grid",
+  pinnedParticipant: null,
+  /** participant id -> {quality, rttMs, loss} of the latest `network_quality` */
+  quality: new Map(),
+  /** what the person turned on, restored after a rejoin: {camera, mic, share} */
+  wanted: { camera: false, mic: false, share: false },
+  /** set while the page rejoins by itself after losing the session (a server restart) */
+  rejoin: null,
+  /** the last invite link copied */
+  invite: "",
+  /** dev mode: the identity this tab joined with (kept across a reload or a rejoin) */
+  identity: "",
 };
 window.atriumApp = app;
 
@@ -150,38 +171,11 @@ function rememberNames() {
 
 // ------------------------------------------------------------------ notices
 
-/**
- * Shows a notice in the aria-live region.
- * @param {{kind?: string, text: string, reason?: string, code?: string, ttl?: number}} n
- */
-function notify({ kind = "info", text, reason, code, ttl = kind === "info" ? 10000 : 30000 }) {
-  const box = $("notices");
-  const textEl = el("span", { class: "text" }, text);
-  if (code) textEl.append(" ", el("code", { "data-testid": "notice-code" }, code));
-  const item = el(
-    "div",
-    {
-      class: "notice",
-      "data-testid": "notice",
-      "data-kind": kind,
-      "data-reason": reason,
-      "data-code": code,
-      role: kind === "error" ? "alert" : undefined,
-    },
-    textEl,
-  );
-  const close = el("button", { type: "button", "aria-label": "Dismiss notice", text: "×" });
-  close.addEventListener("click", () => item.remove());
-  item.append(close);
-  box.append(item);
-  while (box.children.length > 5) box.firstElementChild.remove();
-  if (ttl) setTimeout(() => item.remove(), ttl);
-  return item;
-}
-
 /** An error notice with the protocol's code. */
 function notifyError(action, e) {
   const code = e instanceof AtriumError ? e.code : e?.code || e?.name || "error";
+  // Closing the browser's screen picker without choosing is not a failure.
+  if (code === "capture_denied" && action.includes("sharing")) return;
   const detail = ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e?.message) || "Something went wrong.";
   console.warn(action, e);
   notify({ kind: "error", text: `${action}: ${detail}`, code });
@@ -229,7 +223,8 @@ async function obtainToken(room, name, role) {
   if (!app.devMode) throw new AtriumError("missing_token", "paste a participant token to join");
   if (!room) throw new AtriumError("invalid_field", "enter a room name");
   const q = new URLSearchParams({ room, name: name || "guest", role });
-  if (params.get("identity")) q.set("identity", params.get("identity"));
+  const identity = params.get("identity") || app.identity;
+  if (identity) q.set("identity", identity);
   const r = await fetch(`/dev/token?${q}`, { cache: "no-store" });
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new AtriumError(body.error?.code || "connection_failed", body.error?.message || `HTTP ${r.status}`);
@@ -240,46 +235,206 @@ function signalURL() {
   return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/signal`;
 }
 
-async function join(ev) {
+/** Room names the server takes (docs/protocol.md, `join`): 1 to 128 of A-Z a-z 0-9 _ - . */
+const ROOM_NAME = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
+
+/** Why a room name is refused, with a suggestion, or "" when it is fine. */
+function roomNameProblem(name) {
+  if (!name) return "Enter a room name.";
+  if (ROOM_NAME.test(name)) return "";
+  const suggestion = name.trim().replace(/\s+/g, "-").replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 128);
+  return `Room names use letters, digits, _ - and . only (no spaces)${suggestion && ROOM_NAME.test(suggestion) ? `: try “${suggestion}”` : ""}.`;
+}
+
+function checkRoomField() {
+  const input = /** @type {HTMLInputElement} */ ($("join-room"));
+  const problem = input.value ? roomNameProblem(input.value.trim()) : "";
+  input.setCustomValidity(problem);
+  input.setAttribute("aria-invalid", String(!!problem));
+  const hint = $("join-room-hint");
+  hint.textContent = problem || "Letters, digits, _ - and . (no spaces).";
+  hint.dataset.state = problem ? "invalid" : "ok";
+  return problem;
+}
+
+/** The session this tab is in (sessionStorage): a reload rejoins it. */
+function savedSession() {
+  try {
+    return JSON.parse(sessionStorage.getItem("atrium.session") || "null");
+  } catch {
+    return null;
+  }
+}
+
+function saveSession() {
+  const room = app.room;
+  if (!room) return;
+  sessionStorage.setItem(
+    "atrium.session",
+    JSON.stringify({
+      room: $("join-room").value.trim(),
+      name: $("join-name").value.trim(),
+      role: /** @type {HTMLSelectElement} */ ($("join-role")).value,
+      identity: room.me.identity,
+      camera: app.wanted.camera,
+      mic: app.wanted.mic,
+    }),
+  );
+}
+
+/** The invite link of the room (dev mode: others join it with their own name). */
+function inviteLink() {
+  const name = app.room?.roomInfo?.name || $("join-room").value.trim();
+  return `${location.origin}/?room=${encodeURIComponent(name)}`;
+}
+
+/** Puts the room and the name into the address bar (dev mode), so a reload stays in the room. */
+function rememberInURL() {
+  if (!app.devMode || params.get("token")) return;
+  const q = new URLSearchParams({ room: $("join-room").value.trim() });
+  const name = $("join-name").value.trim();
+  if (name) q.set("name", name);
+  history.replaceState(null, "", `/?${q}`);
+}
+
+async function copyInvite() {
+  const link = inviteLink();
+  app.invite = link;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(link);
+    copied = true;
+  } catch {
+    // No clipboard permission (an insecure origin, a headless browser): the old way.
+    const t = /** @type {HTMLTextAreaElement} */ (el("textarea", { class: "offscreen" }));
+    t.value = link;
+    document.body.append(t);
+    t.select();
+    copied = document.execCommand("copy");
+    t.remove();
+  }
+  const n = notify({
+    text: copied ? "Invite link copied: " : "Copy this invite link: ",
+    reason: "invite",
+    key: "invite",
+  });
+  n.querySelector(".text")?.append(el("a", { href: link, "data-testid": "invite-link", text: link }));
+}
+
+async function join(ev, restore) {
   ev?.preventDefault();
-  if (app.phase === "joining") return;
+  if (app.phase === "joining" || app.room) return;
   const room = $("join-room").value.trim();
   const name = $("join-name").value.trim();
   const role = /** @type {HTMLSelectElement} */ ($("join-role")).value;
   $("join-error").hidden = true;
+  const problem = app.devMode && !$("join-token").value.trim() && !params.get("token") ? roomNameProblem(room) : "";
+  if (problem) {
+    showJoinError(problem, "invalid_room_name");
+    return false;
+  }
   setPhase("joining");
   $("join-submit").disabled = true;
   $("join-submit").textContent = "Joining…";
+  // What to turn on once in: the pre-join choice, or what was on before a rejoin or reload.
+  const want = restore ?? { camera: preview.camera, mic: preview.mic, share: false };
+  stopPreview();
   try {
     const token = await obtainToken(room, name, role);
     const r = await Room.connect(signalURL(), token, name ? { name } : {});
     enterRoom(r);
+    rememberInURL();
+    localStorage.setItem("atrium.name", name);
+    await turnOn(r, want);
+    saveSession();
+    return true;
   } catch (e) {
     const code = e instanceof AtriumError ? e.code : "error";
-    $("join-error").hidden = false;
-    fill($("join-error"), 
-      `${ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e.message)} `,
-      el("code", { "data-testid": "join-error-code" }, code),
-    );
-    setPhase("join");
+    if (!app.room) {
+      showJoinError(`${ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e.message)} `, code);
+      setPhase("join");
+      if (!app.rejoin) startPreview();
+    }
+    return false;
   } finally {
     $("join-submit").disabled = false;
     $("join-submit").textContent = "Join";
   }
 }
 
+function showJoinError(text, code) {
+  $("join-error").hidden = false;
+  fill($("join-error"), `${text} `, el("code", { "data-testid": "join-error-code" }, code));
+}
+
+/** Turns the camera and microphone on as chosen (the devices of the pre-join screen). */
+async function turnOn(room, want) {
+  const can = (s) => room.me.permissions.sources.includes(s) && room.me.role !== "viewer";
+  app.wanted = { camera: false, mic: false, share: false };
+  if (want.camera && can("camera")) {
+    await act("camera", "Could not start the camera", async () => {
+      await room.setCameraEnabled(true, cameraConstraints());
+      app.wanted.camera = true;
+    });
+  }
+  if (want.mic && can("microphone")) {
+    await act("mic", "Could not start the microphone", async () => {
+      await room.setMicrophoneEnabled(true, micConstraints());
+      app.wanted.mic = true;
+    });
+  }
+  if (want.share && can("screen_share")) {
+    // A screen capture needs a click (browsers allow getDisplayMedia only on a user gesture).
+    notify({
+      text: "Your screen share ended when the connection was lost.",
+      reason: "share_lost",
+      ttl: 0,
+      actions: [{ label: "Share again", testid: "notice-share-again", onClick: () => $("share-toggle").click() }],
+    });
+  }
+}
+
 function enterRoom(room) {
   app.room = room;
+  app.identity = room.me.identity;
   app.pinnedShare = null;
+  app.pinnedParticipant = null;
   app.speakers.clear();
   app.qualities.clear();
   app.viewports.clear();
+  app.quality.clear();
+  // Notices of the previous session (the lost connection, its stops) are stale now.
+  if (app.rejoin) clearNotices((n) => n.dataset.reason !== "share_lost");
+  app.rejoin = null;
+  $("rejoin-panel").hidden = true;
   for (const s of room.subscriptions ?? []) if (s.quality) app.qualities.set(s.trackId, s.quality);
   for (const t of app.tiles.values()) t.remove();
   app.tiles.clear();
   const on = (type, fn) => room.addEventListener(type, (e) => app.room === room && fn(/** @type {CustomEvent} */ (e).detail));
   on("state", () => {
     rememberNames();
+    render();
+  });
+  on("participant_joined", (m) => {
+    if (m.participant.id === room.me.id) return;
+    app.names.set(m.participant.id, m.participant.name || m.participant.identity);
+    notify({ text: `${m.participant.name || m.participant.identity} joined.`, reason: "participant_joined" });
+  });
+  on("participant_left", (m) => {
+    app.quality.delete(m.participantId);
+    if (app.pinnedParticipant === m.participantId) app.pinnedParticipant = null;
+    if (m.reason === "replaced") return; // the same person, from another window
+    notify({ text: `${who(m.participantId).Name} left.`, reason: "participant_left" });
+  });
+  on("network_quality", (m) => {
+    for (const q of m.participants ?? []) app.quality.set(q.participantId, q);
+    render();
+  });
+  on("track_muted", (m) => {
+    if (m.participantId === room.me.id && m.muted && m.by && m.by !== room.me.id) {
+      const t = room.me.tracks?.find((x) => x.id === m.trackId);
+      notify({ text: `${who(m.by).Name} muted your ${t?.source === "camera" ? "camera" : "microphone"}.`, reason: "muted_by_host" });
+    }
     render();
   });
   on("track", (t) => {
@@ -294,14 +449,15 @@ function enterRoom(room) {
   on("share_started", (m) => {
     if (m.share.participantId !== room.me.id) notify({ text: `${who(m.share.participantId).Name} started sharing.` });
   });
-  on("share_paused", (m) => notify({ text: `${who(m.share.participantId).Name_s} share is paused.`, ttl: 8000 }));
-  on("share_resumed", (m) => notify({ text: `${who(m.share.participantId).Name_s} share resumed.`, ttl: 8000 }));
+  on("share_paused", (m) => notify({ text: `${who(m.share.participantId).Name_s} share is paused.` }));
+  on("share_resumed", (m) => notify({ text: `${who(m.share.participantId).Name_s} share resumed.` }));
   on("share_stopped", (m) => {
     const text = (STOP_TEXT[m.reason] || ((w) => `${w.Name_s} share stopped (${m.reason}).`))(
       who(m.share.participantId),
       who(m.by),
     );
     if (app.pinnedShare === m.share.id) app.pinnedShare = null;
+    if (m.share.participantId === room.me.id) app.wanted.share = false;
     notify({ kind: "share-stopped", text, reason: m.reason });
   });
   on("share_lock_changed", (m) =>
@@ -312,10 +468,28 @@ function enterRoom(room) {
     notify({ text: `${who(m.by).Name} changed the share policy (${describePolicy(m.sharePolicy)}).` });
   });
   on("share_requested", (m) => {
-    if (m.request.participantId === room.me.id) notify({ text: "Your request to share was sent to the hosts." });
-    else notify({ text: `${who(m.request.participantId).Name} asks to share the screen.`, reason: "share_requested" });
+    if (m.request.participantId === room.me.id) {
+      notify({ text: "Your request to share was sent to the hosts." });
+      return;
+    }
+    const id = m.request.id;
+    const answer = (grant) =>
+      act(`req-${id}`, "Could not answer the request", () => room.answerShareRequest(id, grant));
+    notify({
+      text: `${who(m.request.participantId).Name} asks to share the screen.`,
+      reason: "share_requested",
+      key: `request-${id}`,
+      ttl: 0,
+      actions: room.isModerator
+        ? [
+            { label: "Allow", testid: "notice-allow", className: "primary", onClick: () => answer(true) },
+            { label: "Deny", testid: "notice-deny", onClick: () => answer(false) },
+          ]
+        : [],
+    });
   });
   on("share_request_resolved", (m) => {
+    dropNotice(`request-${m.request.id}`);
     if (m.request.participantId !== room.me.id) return;
     const text = {
       granted: `${who(m.by).Name} allowed you to share your screen.`,
@@ -336,7 +510,7 @@ function enterRoom(room) {
   });
   on("media_state", (m) => {
     if (m.state === "failed") notify({ kind: "error", text: `The ${m.target} media connection failed.`, code: "media_failed" });
-    if (m.state === "disconnected") notify({ text: `The ${m.target} media connection is interrupted…`, ttl: 8000 });
+    if (m.state === "disconnected") notify({ text: `The ${m.target} media connection is interrupted…` });
   });
   on("error", (e) => notifyError("Server", e));
   on("left", (m) => {
@@ -345,6 +519,7 @@ function enterRoom(room) {
       replaced: "You joined this room from another window or device.",
       room_ended: "The room has ended.",
     }[m.reason];
+    sessionStorage.removeItem("atrium.session");
     notify({ kind: m.reason === "room_ended" ? "info" : "error", text: text || `You left the room (${m.reason}).`, reason: m.reason, ttl: 0 });
   });
   on("reconnecting", () => setConnection("reconnecting"));
@@ -352,21 +527,56 @@ function enterRoom(room) {
     setConnection("connected");
     app.viewports.clear(); // sent again: the server may have lost them with the session's media state
     for (const tile of app.tiles.values()) scheduleViewport(tile);
-    notify({ text: "Reconnected.", reason: "reconnected", ttl: 6000 });
+    clearNotices((n) => n.dataset.kind === "error" && n.dataset.code === "media_failed");
+    notify({ text: "Reconnected.", reason: "reconnected" });
     render();
   });
   on("disconnected", (d) => {
     setConnection("disconnected");
-    if (!room.closedByUser && ![4100, 4101, 4102, 4103].includes(d.code)) {
-      notify({ kind: "error", text: "The connection to the room was lost.", code: d.reason || "disconnected", ttl: 0 });
-    }
+    const final = room.closedByUser || [4100, 4101, 4102, 4103].includes(d.code);
+    const want = { ...app.wanted, share: app.wanted.share || !!room.myShare };
     exitRoom();
+    if (!final) startRejoin(want, d.reason || "disconnected");
   });
   rememberNames();
   setConnection("connected");
   setPhase("meeting");
   fillPolicyForm(true);
   render();
+}
+
+/**
+ * The session is gone (the server restarted: `resume_failed`; or it stayed down past the resume
+ * window): the page joins again by itself, every 2 s for a minute, with the camera and microphone
+ * that were on, and offers a Rejoin button meanwhile.
+ */
+function startRejoin(want, reason) {
+  const attempt = { want, tries: 0, timer: 0, reason };
+  app.rejoin = attempt;
+  clearNotices((n) => n.dataset.kind !== "error");
+  notify({ kind: "error", text: "The connection to the room was lost. Rejoining…", code: reason, reason: "connection_lost", ttl: 0 });
+  $("rejoin-panel").hidden = false;
+  $("rejoin-status").textContent = "Rejoining the room…";
+  const tick = async () => {
+    if (app.rejoin !== attempt || app.room) return;
+    attempt.tries++;
+    const ok = await join(null, attempt.want);
+    if (ok || app.rejoin !== attempt) return;
+    if (attempt.tries >= 30) {
+      $("rejoin-status").textContent = "Could not rejoin by itself.";
+      return;
+    }
+    $("rejoin-status").textContent = `Rejoining the room… (attempt ${attempt.tries + 1})`;
+    attempt.timer = setTimeout(tick, 2000);
+  };
+  attempt.timer = setTimeout(tick, 500);
+}
+
+function rejoinNow() {
+  const attempt = app.rejoin;
+  if (attempt) clearTimeout(attempt.timer);
+  const want = attempt?.want ?? { camera: preview.camera, mic: preview.mic, share: false };
+  join(null, want);
 }
 
 function exitRoom() {
@@ -377,17 +587,21 @@ function exitRoom() {
   app.tiles.clear();
   const stage = /** @type {HTMLVideoElement} */ ($("stage-video"));
   stage.srcObject = null;
+  if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
 }
 
 async function leave() {
   const room = app.room;
   if (!room) return;
   room.closedByUser = true;
+  sessionStorage.removeItem("atrium.session");
   exitRoom();
   setConnection("disconnected");
   await room.leave();
   notify({ text: "You left the room.", reason: "left" });
+  startPreview();
 }
+
 
 // ------------------------------------------------------------------ media elements
 
@@ -479,6 +693,11 @@ function renderMeeting() {
   $("me-label").textContent = `${me.name || me.identity} · ${me.role}`;
   $("me-label").dataset.role = me.role;
   $("lock-badge").hidden = !pol.shareLocked;
+  $("copy-invite").hidden = !app.devMode;
+  const layout = $("layout-toggle");
+  labelled(layout, app.layout === "grid" ? "speaker" : "grid", app.layout === "grid" ? "Speaker view" : "Grid view");
+  layout.dataset.layout = app.layout;
+  layout.setAttribute("aria-label", app.layout === "grid" ? "Switch to the speaker view" : "Switch to the grid view");
 
   renderStage(room);
   renderTiles(room);
@@ -500,10 +719,16 @@ function renderStage(room) {
   const stage = $("stage");
   const video = /** @type {HTMLVideoElement} */ ($("stage-video"));
   $("main-area").classList.toggle("has-share", shares.length > 0);
+  const full = document.fullscreenElement === stage;
+  const fsBtn = $("stage-fullscreen");
+  labelled(fsBtn, "fullscreen", full ? "Exit full screen" : "Full screen");
+  fsBtn.setAttribute("aria-pressed", String(full));
+  fsBtn.hidden = !document.fullscreenEnabled;
   if (!shares.length) {
     stage.hidden = true;
     delete stage.dataset.shareId;
     showTrack(video, null);
+    if (full) document.exitFullscreen().catch(() => {});
     return;
   }
   const current = shares.find((s) => s.id === app.pinnedShare) ?? shares[shares.length - 1];
@@ -553,11 +778,20 @@ function renderTiles(room) {
     if (!tile) {
       const video = el("video", { autoplay: true, playsinline: true, muted: true });
       /** @type {HTMLVideoElement} */ (video).muted = true;
+      const pid = p.id;
+      const pin = el("button", { type: "button", class: "pin", "data-testid": "tile-pin" });
+      pin.addEventListener("click", () => {
+        // Pinning features the tile in the speaker view; unpinning goes back to the active speaker.
+        app.pinnedParticipant = app.pinnedParticipant === pid ? null : pid;
+        if (app.pinnedParticipant) app.layout = "speaker";
+        render();
+      });
       tile = el(
         "figure",
         { class: "tile", "data-testid": "tile", "data-participant-id": p.id },
         video,
         el("div", { class: "avatar", "aria-hidden": "true" }),
+        el("div", { class: "tile-tools" }, pin, el("span", { class: "net", "data-testid": "net-quality", hidden: true })),
         qualityMenu(p.id),
         el("figcaption", {}),
       );
@@ -606,6 +840,25 @@ function renderTiles(room) {
       "aria-label",
       `${p.name || p.identity}${self ? " (you)" : ""}${speaking?.rank === 0 ? ", speaking" : ""}`,
     );
+    const pinned = app.pinnedParticipant === p.id;
+    const pin = /** @type {HTMLElement} */ (tile.querySelector(".pin"));
+    labelled(pin, "pin", pinned ? "Unpin" : "Pin");
+    pin.setAttribute("aria-pressed", String(pinned));
+    pin.setAttribute("aria-label", `${pinned ? "Unpin" : "Pin"} ${p.name || p.identity}`);
+    tile.dataset.pinned = String(pinned);
+    const q = app.quality.get(p.id);
+    const net = /** @type {HTMLElement} */ (tile.querySelector(".net"));
+    net.hidden = !q;
+    if (q && net.dataset.quality !== `${q.quality}|${q.rttMs}|${q.loss}`) {
+      net.dataset.quality = q.quality;
+      const words = `Network ${q.quality}${q.rttMs !== undefined ? `, ${q.rttMs} ms round trip` : ""}${q.loss !== undefined ? `, ${Math.round(q.loss * 100)} % loss` : ""}`;
+      net.title = words;
+      net.setAttribute("aria-label", words);
+      net.setAttribute("role", "img");
+      fill(net, bars(q.quality), el("span", { class: "label" }, q.quality));
+    }
+    const isSharing = [...room.shares.values()].some((s) => s.participantId === p.id);
+    tile.dataset.sharing = String(isSharing);
     const caption = tile.querySelector("figcaption");
     fill(caption, 
       el("span", { class: "name", "data-testid": "tile-name" }, `${p.name || p.identity}${self ? " (you)" : ""}`),
@@ -613,6 +866,7 @@ function renderTiles(room) {
       !mic ? el("span", { class: "tag", title: "No microphone" }, "no mic") : null,
       mic?.muted ? el("span", { class: "tag muted-mic", title: "Microphone muted" }, "muted") : null,
       speaking?.rank === 0 ? el("span", { class: "tag speaking", "data-testid": "speaking" }, "speaking") : null,
+      isSharing ? el("span", { class: "tag sharing", "data-testid": "sharing-badge" }, icon("screen"), "sharing") : null,
     );
   }
   for (const [id, tile] of app.tiles) {
@@ -622,6 +876,11 @@ function renderTiles(room) {
       app.tiles.delete(id);
     }
   }
+  // Speaker view features the pinned participant, else the active speaker, else someone else.
+  const speaker = [...app.speakers.entries()].find(([, v]) => v.rank === 0)?.[0];
+  const featured =
+    app.pinnedParticipant ?? (speaker && app.tiles.has(speaker) ? speaker : people.find((p) => p.id !== room.me.id)?.id);
+  layoutTiles(grid, [...grid.children].filter((c) => c.classList.contains("tile")), app.layout, featured);
 }
 
 /** A remote camera tile's quality menu: the highest layer it receives (`setQuality`). */
@@ -719,16 +978,41 @@ function scheduleViewport(tile, delay = VIEWPORT_DEBOUNCE_MS) {
   }, delay);
 }
 
+/**
+ * Whether this participant may start a share now, and why not (docs/protocol.md section 8): checked
+ * before the browser's picker opens. "ask": the policy wants a request first.
+ * @returns {{state: "ok"|"ask"|"blocked", reason: string}}
+ */
+function shareAvailability(room, pol) {
+  const me = room.me;
+  if (room.myShare) return { state: "ok", reason: "" };
+  if (!me.permissions.sources.includes("screen_share")) {
+    return { state: "blocked", reason: "Your access does not include screen sharing." };
+  }
+  if (pol.shareLocked && !room.isModerator) return { state: "blocked", reason: "A host has locked screen sharing." };
+  if (!permittedToShare(me)) return { state: "ask", reason: "Ask a host to share your screen." };
+  const others = [...room.shares.values()].filter((s) => s.participantId !== me.id);
+  if (pol.shareMode === "single" && others.length > 0) {
+    return { state: "blocked", reason: `${who(others[0].participantId).Name} is sharing; this room allows one share at a time.` };
+  }
+  if (pol.shareMode === "multi" && others.length >= (pol.maxConcurrentShares ?? 1)) {
+    return { state: "blocked", reason: `The room's maximum of ${pol.maxConcurrentShares} shares is reached.` };
+  }
+  return { state: "ok", reason: "" };
+}
+
 function renderControls(room, pol) {
   const me = room.me;
   const viewer = me.role === "viewer" || me.permissions.sources.length === 0;
 
+  // Each button shows an icon and its state in words; pressed (highlighted) means "on".
   const mic = room.localTrack("microphone");
   const micLive = !!mic && !mic.muted;
   const micBtn = $("mic-toggle");
   micBtn.setAttribute("aria-pressed", String(micLive));
-  micBtn.textContent = micLive ? "Mute" : mic ? "Unmute" : "Start mic";
-  micBtn.setAttribute("aria-label", micLive ? "Mute the microphone" : "Turn the microphone on");
+  labelled(micBtn, "mic", micLive ? "Mic on" : "Mic off", { off: !micLive });
+  micBtn.setAttribute("aria-label", micLive ? "Microphone on: mute it (M)" : "Microphone off: turn it on (M)");
+  micBtn.title = micLive ? "Mute (M)" : "Unmute (M)";
   micBtn.dataset.state = micLive ? "on" : mic ? "muted" : "off";
   micBtn.disabled = app.busy.has("mic") || !me.permissions.sources.includes("microphone");
   micBtn.hidden = viewer;
@@ -737,65 +1021,129 @@ function renderControls(room, pol) {
   const camOn = !!cam && !cam.muted;
   const camBtn = $("camera-toggle");
   camBtn.setAttribute("aria-pressed", String(camOn));
-  camBtn.textContent = camOn ? "Stop camera" : "Start camera";
-  camBtn.setAttribute("aria-label", camOn ? "Turn the camera off" : "Turn the camera on");
+  labelled(camBtn, "camera", camOn ? "Camera on" : "Camera off", { off: !camOn });
+  camBtn.setAttribute("aria-label", camOn ? "Camera on: turn it off (V)" : "Camera off: turn it on (V)");
+  camBtn.title = camOn ? "Turn the camera off (V)" : "Turn the camera on (V)";
   camBtn.dataset.state = camOn ? "on" : "off";
   camBtn.disabled = app.busy.has("camera") || !me.permissions.sources.includes("camera");
   camBtn.hidden = viewer;
 
   const mine = room.myShare;
   const myShare = mine ? room.shares.get(mine.shareId) : null;
+  const can = shareAvailability(room, pol);
+  const pending = [...room.requests.values()].some((r) => r.participantId === me.id);
   const shareBtn = $("share-toggle");
   shareBtn.setAttribute("aria-pressed", String(!!mine));
-  shareBtn.textContent = mine ? "Stop sharing" : "Share screen";
+  labelled(shareBtn, "screen", mine ? "Stop sharing" : "Share screen");
   shareBtn.setAttribute("aria-label", mine ? "Stop sharing your screen" : "Share your screen");
   shareBtn.dataset.state = mine ? "on" : "off";
-  shareBtn.title = !mine && pol.shareLocked && !room.isModerator ? "A host has locked screen sharing" : "";
-  shareBtn.disabled = app.busy.has("share");
-  shareBtn.hidden = me.role === "viewer";
+  shareBtn.dataset.availability = can.state;
+  shareBtn.title = can.reason;
+  shareBtn.disabled = app.busy.has("share") || can.state === "blocked";
+  shareBtn.hidden = me.role === "viewer" || (can.state === "ask" && !mine);
+  const reason = $("share-reason");
+  reason.textContent = can.state === "blocked" ? can.reason : "";
+  reason.hidden = can.state !== "blocked" || me.role === "viewer";
+  if (can.state === "blocked") shareBtn.setAttribute("aria-describedby", "share-reason");
+  else shareBtn.removeAttribute("aria-describedby");
 
   const pauseBtn = $("share-pause");
   pauseBtn.hidden = !mine;
   const paused = myShare?.state === "paused";
-  pauseBtn.textContent = paused ? "Resume share" : "Pause share";
+  labelled(pauseBtn, paused ? "play" : "pause", paused ? "Resume share" : "Pause share");
   pauseBtn.setAttribute("aria-label", paused ? "Resume your screen share" : "Pause your screen share");
   pauseBtn.dataset.state = paused ? "paused" : "running";
   pauseBtn.disabled = app.busy.has("pause");
 
-  const pending = [...room.requests.values()].some((r) => r.participantId === me.id);
   const reqBtn = $("request-share");
-  reqBtn.hidden = me.role === "viewer" || !!mine || (permittedToShare(me) && !pending);
+  reqBtn.hidden = me.role === "viewer" || !!mine || !(can.state === "ask" || pending);
   reqBtn.disabled = pending || app.busy.has("request");
-  reqBtn.textContent = pending ? "Request pending…" : "Ask to share";
+  labelled(reqBtn, "hand", pending ? "Request pending…" : "Ask to share");
+
+  labelled($("leave"), "leave", "Leave");
+}
+
+/** A participant's microphone and camera: "on", "off" (muted or turned off) or "none" (not published). */
+function mediaState(room, p, source) {
+  if (p.id === room.me.id) {
+    const t = room.localTrack(source);
+    return !t ? "none" : t.muted ? "off" : "on";
+  }
+  const t = p.tracks.find((x) => x.source === source);
+  return !t ? "none" : t.muted ? "off" : "on";
 }
 
 function renderPeople(room, isMod) {
   const everyone = [room.me, ...room.participants.values()];
   $("people-count").textContent = `(${everyone.length})`;
-  fill($("people"), 
+  const sharing = new Set([...room.shares.values()].map((s) => s.participantId));
+  fill(
+    $("people"),
     ...everyone.map((p) => {
       const self = p.id === room.me.id;
       const canShare = p.permissions.sources.includes("screen_share");
+      const name = p.name || p.identity;
+      const mic = mediaState(room, p, "microphone");
+      const cam = mediaState(room, p, "camera");
+      const status = (kind, state, words) =>
+        el(
+          "span",
+          { class: `state state-${state}`, "data-testid": `person-${kind}`, "data-state": state, title: words },
+          icon(kind === "mic" ? "mic" : "camera", { off: state !== "on" }),
+          el("span", { class: "sr-only" }, words),
+        );
       const li = el(
         "li",
         { "data-testid": "person", "data-participant-id": p.id },
-        el("span", { class: "who" }, `${p.name || p.identity}${self ? " (you)" : ""}`),
+        el("span", { class: "who" }, `${name}${self ? " (you)" : ""}`),
         el("span", { class: "tag" }, p.role),
+        sharing.has(p.id) ? el("span", { class: "tag sharing", "data-testid": "person-sharing" }, "sharing") : null,
+        status("mic", mic, mic === "on" ? "Microphone on" : mic === "off" ? "Microphone muted" : "No microphone"),
+        status("camera", cam, cam === "on" ? "Camera on" : cam === "off" ? "Camera off" : "No camera"),
       );
-      // Moderators grant or revoke screen sharing (not for hosts, viewers or themselves).
-      if (isMod && !self && p.role !== "host" && p.role !== "viewer") {
-        const b = el("button", {
-          type: "button",
-          "data-testid": "perm-toggle",
-          "aria-label": `${canShare ? "Revoke" : "Allow"} screen sharing for ${p.name}`,
-          text: canShare ? "Revoke share" : "Allow share",
-        });
-        b.addEventListener("click", () =>
-          act(`perm-${p.id}`, canShare ? "Could not revoke sharing" : "Could not allow sharing", () =>
-            room.setPermission(p.id, !canShare),
-          ),
-        );
-        li.append(b);
+      if (isMod && !self) {
+        const actions = el("span", { class: "person-actions" });
+        // Moderators grant or revoke screen sharing (not for hosts or viewers).
+        if (p.role !== "host" && p.role !== "viewer") {
+          const b = el("button", {
+            type: "button",
+            "data-testid": "perm-toggle",
+            "aria-label": `${canShare ? "Revoke" : "Allow"} screen sharing for ${name}`,
+            text: canShare ? "Revoke share" : "Allow share",
+          });
+          b.addEventListener("click", () =>
+            act(`perm-${p.id}`, canShare ? "Could not revoke sharing" : "Could not allow sharing", () =>
+              room.setPermission(p.id, !canShare),
+            ),
+          );
+          actions.append(b);
+        }
+        const micTrack = p.tracks.find((t) => t.source === "microphone" && !t.muted);
+        if (micTrack) {
+          const m = el("button", { type: "button", "data-testid": "person-mute", "aria-label": `Mute ${name}` });
+          labelled(m, "mic", "Mute", { off: true });
+          m.disabled = app.busy.has(`mute-${p.id}`);
+          m.addEventListener("click", () =>
+            act(`mute-${p.id}`, `Could not mute ${name}`, () => room.muteParticipant(micTrack.id)),
+          );
+          actions.append(m);
+        }
+        // Cohosts may remove anyone but a host (docs/protocol.md, remove_participant).
+        if (room.me.role === "host" || p.role !== "host") {
+          const r = el("button", {
+            type: "button",
+            class: "danger",
+            "data-testid": "person-remove",
+            "aria-label": `Remove ${name} from the room`,
+          });
+          labelled(r, "remove", "Remove");
+          r.disabled = app.busy.has(`remove-${p.id}`);
+          r.addEventListener("click", () =>
+            act(`remove-${p.id}`, `Could not remove ${name}`, () => room.removeParticipant(p.id)),
+          );
+          actions.append(r);
+        }
+        li.append(actions);
       }
       return li;
     }),
@@ -882,7 +1230,10 @@ function wireControls() {
     act("mic", "Could not change the microphone", async () => {
       const room = app.room;
       const mic = room.localTrack("microphone");
-      await room.setMicrophoneEnabled(!mic || !!mic.muted);
+      const on = !mic || !!mic.muted;
+      await room.setMicrophoneEnabled(on, micConstraints());
+      app.wanted.mic = on;
+      saveSession();
     }),
   );
 
@@ -890,21 +1241,67 @@ function wireControls() {
     act("camera", "Could not change the camera", async () => {
       const room = app.room;
       const cam = room.localTrack("camera");
-      await room.setCameraEnabled(!cam || !!cam.muted, { width: 640, height: 360 });
+      const on = !cam || !!cam.muted;
+      await room.setCameraEnabled(on, cameraConstraints());
+      app.wanted.camera = on;
+      saveSession();
     }),
   );
 
   $("share-toggle").addEventListener("click", () =>
     act("share", app.room?.myShare ? "Could not stop sharing" : "Could not start sharing", async () => {
       const room = app.room;
-      if (room.myShare) await room.stopScreenShare("user_stopped");
-      else {
-        const share = await room.startScreenShare();
-        app.pinnedShare = null; // the stage shows the newest share: this one
-        return share;
+      if (room.myShare) {
+        await room.stopScreenShare("user_stopped");
+        app.wanted.share = false;
+        return;
       }
+      // Checked before the browser's picker opens: a share the server would refuse is not offered.
+      const can = shareAvailability(room, policy());
+      if (can.state !== "ok") throw new AtriumError(can.state === "ask" ? "not_allowed" : "share_locked", can.reason);
+      dropNotice("share_lost");
+      clearNotices((n) => n.dataset.reason === "share_lost");
+      // Share audio only when the token allows it (else the server refuses it: not_allowed).
+      const audio = room.me.permissions.sources.includes("screen_share_audio");
+      const share = await room.startScreenShare({ audio });
+      app.pinnedShare = null; // the stage shows the newest share: this one
+      app.wanted.share = true;
+      return share;
     }),
   );
+
+  $("stage-fullscreen").addEventListener("click", () => {
+    const stage = $("stage");
+    const done = () => render();
+    if (document.fullscreenElement === stage) document.exitFullscreen().then(done, done);
+    else stage.requestFullscreen().then(done, (e) => notifyError("Could not go full screen", e));
+  });
+  document.addEventListener("fullscreenchange", () => render());
+
+  $("layout-toggle").addEventListener("click", () => {
+    app.layout = app.layout === "grid" ? "speaker" : "grid";
+    if (app.layout === "grid") app.pinnedParticipant = null;
+    render();
+  });
+  window.addEventListener("resize", () => render());
+
+  labelled($("copy-invite"), "link", "Copy invite link");
+  $("copy-invite").addEventListener("click", () => copyInvite());
+  $("rejoin").addEventListener("click", () => rejoinNow());
+  $("join-room").addEventListener("input", () => checkRoomField());
+
+  // Keyboard shortcuts: M for the microphone, V for the camera (not while typing in a field).
+  document.addEventListener("keydown", (e) => {
+    if (app.phase !== "meeting" || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
+    const button = { m: "mic-toggle", v: "camera-toggle" }[e.key.toLowerCase()];
+    if (!button) return;
+    const b = /** @type {HTMLButtonElement} */ ($(button));
+    if (b.hidden || b.disabled) return;
+    e.preventDefault();
+    b.click();
+  });
 
   $("share-pause").addEventListener("click", () =>
     act("pause", "Could not pause or resume the share", async () => {
@@ -978,8 +1375,21 @@ async function start() {
     : "Paste the access token your application issued for this room.";
   // Without dev mode the token names the room: only the name and the token are asked for.
   $("join-room-fields").hidden = !app.devMode || !!urlToken;
+  wirePreview();
   setPhase("join");
-  if (params.get("autojoin") === "1") join();
+  checkRoomField();
+  // A reload of a page that was in this room rejoins it, with what was on.
+  const session = savedSession();
+  if (session && app.devMode && session.room === params.get("room")) {
+    /** @type {HTMLSelectElement} */ ($("join-role")).value = session.role || "host";
+    if (session.name) $("join-name").value = session.name;
+    app.identity = session.identity || "";
+    join(null, { camera: !!session.camera, mic: !!session.mic, share: false });
+  } else if (params.get("autojoin") === "1") {
+    join(null, { camera: params.get("camera") === "1", mic: params.get("mic") === "1", share: false });
+  } else {
+    startPreview();
+  }
 }
 
 start();
