@@ -8,10 +8,11 @@ and rejoining by itself after a server restart with the camera on again. Real cl
 
 Run inside a loopback-only network namespace (see conftest.py)."""
 import json
+import subprocess
 import time
 import urllib.parse
 
-from conftest import start_server
+from conftest import ATRIUM_BIN, start_server
 from test_meeting_page import join, page_url, tile, wait_notice, wait_stage, wait_tile_video
 
 
@@ -195,6 +196,9 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
     a.wait(f"return !!document.querySelector({badge})", 10,
            "the sharing badge on B's tile")
     assert a.js(f"return !!document.querySelector({json.dumps(person(b_id, 'sharing'))})")
+    # One share at a time (the default single mode): Alice's share button says so, before any picker.
+    a.wait("return document.querySelector('[data-testid=\"share-toggle\"]').disabled", 5, "A's share button disabled")
+    assert "one share at a time" in a.js("return document.querySelector('[data-testid=\"share-reason\"]').textContent")
     a.click("stage-fullscreen")
     a.wait("return document.fullscreenElement === document.querySelector('[data-testid=\"share-stage\"]')", 5,
            "the stage in full screen")
@@ -322,3 +326,41 @@ def test_reload_and_server_restart_rejoin_with_the_camera_on(server_dir, browser
         b.screenshot("03-rejoined")
     finally:
         s.stop()
+
+
+def test_share_with_the_readme_token_and_a_cancelled_picker(keyed_server, browsers, artifacts):
+    """The README's token (camera, microphone, screen_share: no share audio) shares without an error:
+    the page asks the browser for no share audio; and closing the browser's picker is no error."""
+    token = subprocess.run(
+        [ATRIUM_BIN, "token", "create", "--key", keyed_server.key, "--secret", keyed_server.secret, "--room", "demo",
+         "--identity", "alice", "--sources", "camera,microphone,screen_share", "--ttl", "600"],
+        capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    base = f"http://127.0.0.1:{keyed_server.port}"
+    c = browsers("c")
+    c.open(page_url(base, token=token, autojoin="1"))
+    c.wait("return document.body.dataset.phase === 'meeting'", 20, "joined with the README's token")
+    c.js("""window.__asked = [];
+            const real = navigator.mediaDevices.getDisplayMedia.bind(navigator.mediaDevices);
+            window.__cancel = true;
+            navigator.mediaDevices.getDisplayMedia = (c) => {
+              window.__asked.push(c);
+              return window.__cancel ? Promise.reject(new DOMException('Permission denied', 'NotAllowedError')) : real(c);
+            };""")
+    # The person closes the picker: nothing is shared and no error is shown.
+    c.click("share-toggle")
+    c.wait("return window.__asked.length === 1 && !document.querySelector('[data-testid=\"share-toggle\"]').disabled", 10,
+           "the picker asked and closed")
+    time.sleep(0.5)
+    assert state(c, "share-toggle") == "off"
+    assert not [n for n in c.notices() if n["kind"] == "error"], c.notices()
+    # Then shares: no share audio asked for, no not_allowed.
+    c.js("window.__cancel = false")
+    c.click("share-toggle")
+    c.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'on'", 15, "sharing")
+    me = c.js("return window.atriumApp.room.me.id")
+    wait_stage(c, me)
+    assert c.js("return window.__asked[1].audio") is False
+    assert c.js("return window.atriumApp.room.localTrack('screen_share_audio')") is None
+    time.sleep(1)
+    assert not [n for n in c.notices() if n["kind"] == "error"], c.notices()
+    c.screenshot("01-sharing-with-the-readme-token")
