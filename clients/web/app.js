@@ -1,5 +1,9 @@
 // Atrium meeting page: a join screen, the participant grid, the share stage, the controls and the
 // host panel, on top of the JavaScript client (/sdk/atrium.js). No framework, no build step.
+// This module joins, rejoins and wires the controls; the parts live beside it: state.js (the state
+// and small helpers), prejoin.js (preview, device pickers), session.js (room names, the tab's
+// session, the invite link), tiles.js and layout.js (the participant tiles and their layout),
+// people.js (the People list, the host panel), notices.js, icons.js.
 //
 // URL parameters: room, name, role (dev mode), identity (dev mode), token, autojoin=1, camera=1 and
 // mic=1 (with autojoin: join with them on). In dev mode the page puts `?room=&name=` into the address
@@ -13,161 +17,19 @@
 
 import { Room, AtriumError } from "/sdk/atrium.js";
 import { notify, clearNotices, dropNotice } from "/app/notices.js";
-import { icon, labelled, bars } from "/app/icons.js";
+import { labelled } from "/app/icons.js";
 import { preview, wirePreview, startPreview, stopPreview, cameraConstraints, micConstraints } from "/app/prejoin.js";
-import { layoutTiles } from "/app/layout.js";
+import {
+  $, params, STOP_TEXT, ERROR_TEXT, app, el, fill, setPhase, setConnection, who, rememberNames, policy,
+  permittedToShare, describePolicy,
+} from "/app/state.js";
+import {
+  roomNameProblem, checkRoomField, savedSession, saveSession, rememberInURL, copyInvite,
+} from "/app/session.js";
+import { showTrack, renderTiles, watchPixelRatio, scheduleViewport } from "/app/tiles.js";
+import { renderPeople, fillPolicyForm, renderHostPanel } from "/app/people.js";
 
 /** @typedef {import("/sdk/atrium.js").RemoteTrack} RemoteTrack */
-
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-const params = new URLSearchParams(location.search);
-
-/** Human text for each share stop reason (docs/protocol.md section 8). */
-const STOP_TEXT = {
-  user_stopped: (who) => `${who.Name} stopped sharing.`,
-  capture_ended: (who) => `${who.Name_s} screen capture ended, so the share stopped.`,
-  preempted: (who, by) => `${who.Name_s} share was replaced by ${by.name_s} share.`,
-  permission_revoked: (who, by) => `${by.Name} revoked ${who.name_s} permission to share, so the share stopped.`,
-  locked: (who, by) => `${by.Name} locked screen sharing, so ${who.name_s} share stopped.`,
-  moderated: (who, by) => `${by.Name} stopped ${who.name_s} share.`,
-  publisher_left: (who) => `${who.Name} left the room, so the share ended.`,
-  disconnected: (who) => `${who.Name} lost the connection, so the share ended.`,
-  room_ended: () => "The room ended, so the share ended.",
-};
-
-/** Human text for the error codes a person can run into (docs/protocol.md section 10). */
-const ERROR_TEXT = {
-  share_locked: "Screen sharing is locked by a host.",
-  share_in_progress: "Someone else is already sharing; this room allows one share at a time.",
-  too_many_shares: "The room's maximum of concurrent shares is reached.",
-  not_allowed: "You are not allowed to do that here.",
-  already_published: "That is already being published.",
-  request_pending: "Your request to share is already waiting for a host.",
-  request_not_found: "That request is no longer pending.",
-  share_not_found: "That share has already stopped.",
-  no_active_share: "Share audio needs a running share.",
-  capture_denied: "The capture was cancelled or the browser denied it.",
-  capture_failed: "The browser could not start the capture.",
-  disconnected: "The connection to the server is down.",
-  timeout: "The server did not answer in time.",
-  room_full: "The room is full.",
-  room_not_found: "There is no such room, and this token may not create it.",
-  invalid_room_name: "Room names use letters, digits, _ - and . only (no spaces).",
-  token_expired: "The token has expired; get a new one.",
-  bad_signature: "The token is not valid for this server.",
-  malformed_token: "That is not a valid token.",
-  wrong_room: "The token is not valid for this room.",
-  resume_failed: "The session could not be resumed; join again.",
-  media_unavailable: "This server runs without media.",
-  connection_failed: "Could not connect to the server.",
-};
-
-const app = {
-  /** @type {Room|null} */
-  room: null,
-  phase: "loading",
-  devMode: false,
-  connection: "disconnected",
-  /** a history of connection states, for tests and debugging */
-  log: [],
-  /** the share the person picked for the stage (null: the newest) */
-  pinnedShare: null,
-  /** participant id -> {level, rank} of the latest active_speakers */
-  speakers: new Map(),
-  /** HTMLElement per participant id */
-  tiles: new Map(),
-  /** HTMLAudioElement per remote track id */
-  audio: new Map(),
-  /** the participant names we know, kept after they leave (for notices) */
-  names: new Map(),
-  busy: new Set(),
-  /** remote track id -> the quality picked in its tile's menu (the server's default is "high") */
-  qualities: new Map(),
-  /** remote track id -> the viewport last sent for it: {width, height, at, result} */
-  viewports: new Map(),
-  /** @type {ResizeObserver|null} watches the remote camera tiles (see observeTile) */
-  resizer: null,
-  /** "grid" or "speaker" (layout.js); pinnedParticipant: the tile featured in speaker view */
-  layout: "grid",
-  pinnedParticipant: null,
-  /** participant id -> {quality, rttMs, loss} of the latest `network_quality` */
-  quality: new Map(),
-  /** what the person turned on, restored after a rejoin: {camera, mic, share} */
-  wanted: { camera: false, mic: false, share: false },
-  /** set while the page rejoins by itself after losing the session (a server restart) */
-  rejoin: null,
-  /** the last invite link copied */
-  invite: "",
-  /** dev mode: the identity this tab joined with (kept across a reload or a rejoin) */
-  identity: "",
-};
-window.atriumApp = app;
-
-// ------------------------------------------------------------------ small helpers
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
-
-/** Replaces a node's children, skipping null, undefined and false entries. */
-function fill(node, ...children) {
-  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
-}
-
-function setPhase(phase) {
-  app.phase = phase;
-  document.body.dataset.phase = phase;
-  $("join").hidden = phase === "meeting";
-  $("meeting").hidden = phase !== "meeting";
-}
-
-function setConnection(state) {
-  app.connection = state;
-  app.log.push({ t: Date.now(), state });
-  const badge = $("connection-state");
-  badge.dataset.state = state;
-  badge.textContent = { connected: "Connected", reconnecting: "Reconnecting…", disconnected: "Disconnected" }[state];
-  $("reconnecting-banner").hidden = state !== "reconnecting";
-}
-
-/** A participant's display name, "You" for this one. */
-function nameOf(id) {
-  if (!id) return "Someone";
-  if (id === "admin") return "An administrator";
-  if (app.room?.me?.id === id) return "You";
-  const p = app.room?.participants.get(id);
-  return p?.name || app.names.get(id) || "A participant";
-}
-
-/** Name forms for notice sentences: Name, name (sentence-internal), possessives. */
-function who(id) {
-  const n = nameOf(id);
-  const you = n === "You";
-  const lower = you ? "you" : n === "Someone" || n === "A participant" || n === "An administrator" ? n.toLowerCase() : n;
-  const possessive = (s) => (s.endsWith("s") ? `${s}'` : `${s}'s`);
-  return {
-    Name: n,
-    name: lower,
-    Name_s: you ? "Your" : possessive(n),
-    name_s: you ? "your" : possessive(lower),
-  };
-}
-
-function rememberNames() {
-  const r = app.room;
-  if (!r) return;
-  if (r.me) app.names.set(r.me.id, r.me.name);
-  for (const p of r.participants.values()) app.names.set(p.id, p.name || p.identity);
-}
 
 // ------------------------------------------------------------------ notices
 
@@ -182,7 +44,7 @@ function notifyError(action, e) {
 }
 
 /** Runs a control's action once at a time, with its failure shown as an error notice. */
-async function act(key, action, fn) {
+export async function act(key, action, fn) {
   if (app.busy.has(key)) return;
   app.busy.add(key);
   render();
@@ -233,92 +95,6 @@ async function obtainToken(room, name, role) {
 
 function signalURL() {
   return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/signal`;
-}
-
-/** Room names the server takes (docs/protocol.md, `join`): 1 to 128 of A-Z a-z 0-9 _ - . */
-const ROOM_NAME = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
-
-/** Why a room name is refused, with a suggestion, or "" when it is fine. */
-function roomNameProblem(name) {
-  if (!name) return "Enter a room name.";
-  if (ROOM_NAME.test(name)) return "";
-  const suggestion = name.trim().replace(/\s+/g, "-").replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 128);
-  return `Room names use letters, digits, _ - and . only (no spaces)${suggestion && ROOM_NAME.test(suggestion) ? `: try “${suggestion}”` : ""}.`;
-}
-
-function checkRoomField() {
-  const input = /** @type {HTMLInputElement} */ ($("join-room"));
-  const problem = input.value ? roomNameProblem(input.value.trim()) : "";
-  input.setCustomValidity(problem);
-  input.setAttribute("aria-invalid", String(!!problem));
-  const hint = $("join-room-hint");
-  hint.textContent = problem || "Letters, digits, _ - and . (no spaces).";
-  hint.dataset.state = problem ? "invalid" : "ok";
-  return problem;
-}
-
-/** The session this tab is in (sessionStorage): a reload rejoins it. */
-function savedSession() {
-  try {
-    return JSON.parse(sessionStorage.getItem("atrium.session") || "null");
-  } catch {
-    return null;
-  }
-}
-
-function saveSession() {
-  const room = app.room;
-  if (!room) return;
-  sessionStorage.setItem(
-    "atrium.session",
-    JSON.stringify({
-      room: $("join-room").value.trim(),
-      name: $("join-name").value.trim(),
-      role: /** @type {HTMLSelectElement} */ ($("join-role")).value,
-      identity: room.me.identity,
-      camera: app.wanted.camera,
-      mic: app.wanted.mic,
-    }),
-  );
-}
-
-/** The invite link of the room (dev mode: others join it with their own name). */
-function inviteLink() {
-  const name = app.room?.roomInfo?.name || $("join-room").value.trim();
-  return `${location.origin}/?room=${encodeURIComponent(name)}`;
-}
-
-/** Puts the room and the name into the address bar (dev mode), so a reload stays in the room. */
-function rememberInURL() {
-  if (!app.devMode || params.get("token")) return;
-  const q = new URLSearchParams({ room: $("join-room").value.trim() });
-  const name = $("join-name").value.trim();
-  if (name) q.set("name", name);
-  history.replaceState(null, "", `/?${q}`);
-}
-
-async function copyInvite() {
-  const link = inviteLink();
-  app.invite = link;
-  let copied = false;
-  try {
-    await navigator.clipboard.writeText(link);
-    copied = true;
-  } catch {
-    // No clipboard permission (an insecure origin, a headless browser): the old way.
-    const t = /** @type {HTMLTextAreaElement} */ (el("textarea", { class: "offscreen" }));
-    t.value = link;
-    document.body.append(t);
-    t.select();
-    copied = document.execCommand("copy");
-    t.remove();
-  }
-  const n = notify({
-    text: copied ? "Invite link copied: " : "Copy this invite link: ",
-    reason: "invite",
-    key: "invite",
-  });
-  n.querySelector(".text")?.append(el("a", { href: link, "data-testid": "invite-link", text: link }));
 }
 
 async function join(ev, restore) {
@@ -637,50 +413,17 @@ function offerAudioUnlock() {
   n.insertBefore(b, n.lastElementChild);
 }
 
-/** Points a video element at a track, keeping it when it is already the one shown. */
-function showTrack(video, track) {
-  const current = video.srcObject instanceof MediaStream ? video.srcObject.getVideoTracks()[0] : null;
-  if (track && current !== track) {
-    video.srcObject = new MediaStream([track]);
-  } else if (!track && video.srcObject) {
-    video.srcObject = null;
-  }
-  if (track && video.paused) video.play().catch(() => {});
-}
-
 // ------------------------------------------------------------------ rendering
 
 let renderQueued = false;
 /** Renders soon, once for a burst of events. */
-function render() {
+export function render() {
   if (renderQueued) return;
   renderQueued = true;
   setTimeout(() => {
     renderQueued = false;
     if (app.room && app.phase === "meeting") renderMeeting();
   }, 0);
-}
-
-function policy() {
-  return app.room?.roomInfo?.sharePolicy ?? {};
-}
-
-/** Whether the policy lets this participant share (docs/protocol.md section 8, "Permission"). */
-function permittedToShare(me) {
-  const p = policy();
-  if (!me || me.role === "viewer" || !me.permissions.sources.includes("screen_share")) return false;
-  return (
-    me.permissions.shareGranted ||
-    me.role === "host" ||
-    (me.role === "cohost" && p.whoCanShare !== "host") ||
-    (me.role === "participant" && p.whoCanShare === "anyone" && !p.shareRequestRequired)
-  );
-}
-
-function describePolicy(p) {
-  const mode = p.shareMode === "multi" ? `multi, up to ${p.maxConcurrentShares}` : p.shareMode;
-  const whoCan = { anyone: "anyone", cohost: "hosts and cohosts", host: "hosts" }[p.whoCanShare];
-  return `${mode}; ${whoCan} can share${p.shareRequestRequired ? "; participants ask first" : ""}`;
 }
 
 function renderMeeting() {
@@ -767,217 +510,6 @@ function renderStage(room) {
   );
 }
 
-function renderTiles(room) {
-  const grid = $("grid");
-  const people = [room.me, ...room.participants.values()].filter((p) => p.role !== "viewer" || p.id === room.me.id);
-  const seen = new Set();
-  let index = 0;
-  for (const p of people) {
-    seen.add(p.id);
-    let tile = app.tiles.get(p.id);
-    if (!tile) {
-      const video = el("video", { autoplay: true, playsinline: true, muted: true });
-      /** @type {HTMLVideoElement} */ (video).muted = true;
-      const pid = p.id;
-      const pin = el("button", { type: "button", class: "pin", "data-testid": "tile-pin" });
-      pin.addEventListener("click", () => {
-        // Pinning features the tile in the speaker view; unpinning goes back to the active speaker.
-        app.pinnedParticipant = app.pinnedParticipant === pid ? null : pid;
-        if (app.pinnedParticipant) app.layout = "speaker";
-        render();
-      });
-      tile = el(
-        "figure",
-        { class: "tile", "data-testid": "tile", "data-participant-id": p.id },
-        video,
-        el("div", { class: "avatar", "aria-hidden": "true" }),
-        el("div", { class: "tile-tools" }, pin, el("span", { class: "net", "data-testid": "net-quality", hidden: true })),
-        qualityMenu(p.id),
-        el("figcaption", {}),
-      );
-      app.tiles.set(p.id, tile);
-      observeTile(tile);
-    }
-    if (grid.children[index] !== tile) grid.insertBefore(tile, grid.children[index] ?? null);
-    index++;
-
-    const self = p.id === room.me.id;
-    // The camera, unless it is turned off (muted: nothing arrives, the picture would freeze).
-    const local = self ? room.localTrack("camera") : null;
-    const remoteCamera = self ? null : room.remoteTracks.find((t) => t.participantId === p.id && t.source === "camera");
-    const camera = self
-      ? local && !local.muted ? local.track : null
-      : p.tracks.find((t) => t.source === "camera")?.muted
-        ? null
-        : remoteCamera?.track;
-    // The received camera's track id: its viewport and quality menu follow it.
-    const remoteId = remoteCamera?.trackId ?? "";
-    if ((tile.dataset.trackId ?? "") !== remoteId) {
-      tile.dataset.trackId = remoteId;
-      if (remoteId) scheduleViewport(tile, 0);
-    }
-    const menu = /** @type {HTMLSelectElement} */ (tile.querySelector(".quality"));
-    menu.hidden = !remoteId || !camera;
-    if (remoteId) {
-      menu.value = app.qualities.get(remoteId) ?? "high";
-      menu.disabled = app.busy.has(`quality-${p.id}`);
-    }
-    const video = /** @type {HTMLVideoElement} */ (tile.querySelector("video"));
-    showTrack(video, camera ?? null);
-    video.hidden = !camera;
-    const avatar = /** @type {HTMLElement} */ (tile.querySelector(".avatar"));
-    avatar.hidden = !!camera;
-    avatar.textContent = (p.name || p.identity || "?").trim().charAt(0).toUpperCase();
-
-    const mic = p.tracks.find((t) => t.source === "microphone");
-    const speaking = app.speakers.get(p.id);
-    tile.dataset.name = p.name || p.identity;
-    tile.dataset.self = String(self);
-    tile.dataset.hasVideo = String(!!camera);
-    tile.dataset.speaking = String(!!speaking);
-    tile.dataset.activeSpeaker = String(speaking?.rank === 0);
-    tile.setAttribute(
-      "aria-label",
-      `${p.name || p.identity}${self ? " (you)" : ""}${speaking?.rank === 0 ? ", speaking" : ""}`,
-    );
-    const pinned = app.pinnedParticipant === p.id;
-    const pin = /** @type {HTMLElement} */ (tile.querySelector(".pin"));
-    labelled(pin, "pin", pinned ? "Unpin" : "Pin");
-    pin.setAttribute("aria-pressed", String(pinned));
-    pin.setAttribute("aria-label", `${pinned ? "Unpin" : "Pin"} ${p.name || p.identity}`);
-    tile.dataset.pinned = String(pinned);
-    const q = app.quality.get(p.id);
-    const net = /** @type {HTMLElement} */ (tile.querySelector(".net"));
-    net.hidden = !q;
-    if (q && net.dataset.quality !== `${q.quality}|${q.rttMs}|${q.loss}`) {
-      net.dataset.quality = q.quality;
-      const words = `Network ${q.quality}${q.rttMs !== undefined ? `, ${q.rttMs} ms round trip` : ""}${q.loss !== undefined ? `, ${Math.round(q.loss * 100)} % loss` : ""}`;
-      net.title = words;
-      net.setAttribute("aria-label", words);
-      net.setAttribute("role", "img");
-      fill(net, bars(q.quality), el("span", { class: "label" }, q.quality));
-    }
-    const isSharing = [...room.shares.values()].some((s) => s.participantId === p.id);
-    tile.dataset.sharing = String(isSharing);
-    const caption = tile.querySelector("figcaption");
-    fill(caption, 
-      el("span", { class: "name", "data-testid": "tile-name" }, `${p.name || p.identity}${self ? " (you)" : ""}`),
-      p.role === "host" || p.role === "cohost" ? el("span", { class: "tag" }, p.role) : null,
-      !mic ? el("span", { class: "tag", title: "No microphone" }, "no mic") : null,
-      mic?.muted ? el("span", { class: "tag muted-mic", title: "Microphone muted" }, "muted") : null,
-      speaking?.rank === 0 ? el("span", { class: "tag speaking", "data-testid": "speaking" }, "speaking") : null,
-      isSharing ? el("span", { class: "tag sharing", "data-testid": "sharing-badge" }, icon("screen"), "sharing") : null,
-    );
-  }
-  for (const [id, tile] of app.tiles) {
-    if (!seen.has(id)) {
-      app.resizer?.unobserve(tile);
-      tile.remove();
-      app.tiles.delete(id);
-    }
-  }
-  // Speaker view features the pinned participant, else the active speaker, else someone else.
-  const speaker = [...app.speakers.entries()].find(([, v]) => v.rank === 0)?.[0];
-  const featured =
-    app.pinnedParticipant ?? (speaker && app.tiles.has(speaker) ? speaker : people.find((p) => p.id !== room.me.id)?.id);
-  layoutTiles(grid, [...grid.children].filter((c) => c.classList.contains("tile")), app.layout, featured);
-}
-
-/** A remote camera tile's quality menu: the highest layer it receives (`setQuality`). */
-function qualityMenu(participantId) {
-  const menu = /** @type {HTMLSelectElement} */ (
-    el(
-      "select",
-      { class: "quality", "data-testid": "quality-select", "aria-label": "Video quality", hidden: true },
-      el("option", { value: "high", text: "High" }),
-      el("option", { value: "medium", text: "Medium" }),
-      el("option", { value: "low", text: "Low" }),
-    )
-  );
-  menu.addEventListener("change", () => {
-    const room = app.room;
-    const trackId = menu.closest(".tile")?.dataset.trackId;
-    if (!room || !trackId) return;
-    const quality = menu.value;
-    const previous = app.qualities.get(trackId) ?? "high";
-    app.qualities.set(trackId, quality); // shown while the request runs
-    act(`quality-${participantId}`, "Could not change the video quality", async () => {
-      try {
-        await room.setQuality(trackId, quality);
-      } catch (e) {
-        app.qualities.set(trackId, previous);
-        throw e;
-      }
-    });
-  });
-  return menu;
-}
-
-/** Watches a tile's size: when it changes, its camera's viewport is sent again (debounced). */
-function observeTile(tile) {
-  if (!("ResizeObserver" in window)) return;
-  app.resizer ??= new ResizeObserver((entries) => {
-    for (const entry of entries) scheduleViewport(/** @type {HTMLElement} */ (entry.target));
-  });
-  // Its size in device pixels also changes with devicePixelRatio (zoom, another screen): observed
-  // where the browser can (Chromium, Firefox); watchPixelRatio covers the others.
-  try {
-    app.resizer.observe(tile, { box: "device-pixel-content-box" });
-  } catch {
-    app.resizer.observe(tile);
-  }
-}
-
-const VIEWPORT_DEBOUNCE_MS = 300;
-
-/**
- * A change of devicePixelRatio (zoom, a window moved to another screen) changes the tiles' sizes in
- * device pixels without resizing them: every tile's viewport is sent again. A resolution query
- * matches one ratio only, so it is made again for the new one after each change.
- */
-function watchPixelRatio() {
-  if (!window.matchMedia) return;
-  const query = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-  query.addEventListener(
-    "change",
-    () => {
-      for (const tile of app.tiles.values()) scheduleViewport(tile);
-      watchPixelRatio();
-    },
-    { once: true },
-  );
-}
-
-/**
- * Sends the size a tile shows its remote camera at, in device pixels, once its size has settled: the
- * server then sends the smallest layer that covers it (the video fills the tile, object-fit cover).
- * Failures stay quiet: the picture keeps coming, only perhaps larger than needed.
- */
-function scheduleViewport(tile, delay = VIEWPORT_DEBOUNCE_MS) {
-  clearTimeout(tile.viewportTimer);
-  tile.viewportTimer = setTimeout(() => {
-    const room = app.room;
-    const trackId = tile.dataset.trackId;
-    if (!room || !trackId || !tile.isConnected) return;
-    const rect = tile.getBoundingClientRect();
-    const dpr = window.devicePixelRatio || 1;
-    const width = Math.round(rect.width * dpr);
-    const height = Math.round(rect.height * dpr);
-    const last = app.viewports.get(trackId);
-    if (last && last.width === width && last.height === height) return;
-    /** result: the server's answer (null from a server without `set_viewport`); done once it came */
-    const entry = { width, height, at: Date.now(), result: null, done: false };
-    app.viewports.set(trackId, entry);
-    room.setViewport(trackId, width, height).then(
-      (result) => Object.assign(entry, { result, done: true }),
-      (e) => {
-        Object.assign(entry, { result: { error: e?.code ?? String(e) }, done: true });
-        console.warn("set_viewport", e);
-      },
-    );
-  }, delay);
-}
-
 /**
  * Whether this participant may start a share now, and why not (docs/protocol.md section 8): checked
  * before the browser's picker opens. "ask": the policy wants a request first.
@@ -1061,164 +593,6 @@ function renderControls(room, pol) {
   labelled(reqBtn, "hand", pending ? "Request pending…" : "Ask to share");
 
   labelled($("leave"), "leave", "Leave");
-}
-
-/** A participant's microphone and camera: "on", "off" (muted or turned off) or "none" (not published). */
-function mediaState(room, p, source) {
-  if (p.id === room.me.id) {
-    const t = room.localTrack(source);
-    return !t ? "none" : t.muted ? "off" : "on";
-  }
-  const t = p.tracks.find((x) => x.source === source);
-  return !t ? "none" : t.muted ? "off" : "on";
-}
-
-function renderPeople(room, isMod) {
-  const everyone = [room.me, ...room.participants.values()];
-  $("people-count").textContent = `(${everyone.length})`;
-  const sharing = new Set([...room.shares.values()].map((s) => s.participantId));
-  fill(
-    $("people"),
-    ...everyone.map((p) => {
-      const self = p.id === room.me.id;
-      const canShare = p.permissions.sources.includes("screen_share");
-      const name = p.name || p.identity;
-      const mic = mediaState(room, p, "microphone");
-      const cam = mediaState(room, p, "camera");
-      const status = (kind, state, words) =>
-        el(
-          "span",
-          { class: `state state-${state}`, "data-testid": `person-${kind}`, "data-state": state, title: words },
-          icon(kind === "mic" ? "mic" : "camera", { off: state !== "on" }),
-          el("span", { class: "sr-only" }, words),
-        );
-      const li = el(
-        "li",
-        { "data-testid": "person", "data-participant-id": p.id },
-        el("span", { class: "who" }, `${name}${self ? " (you)" : ""}`),
-        el("span", { class: "tag" }, p.role),
-        sharing.has(p.id) ? el("span", { class: "tag sharing", "data-testid": "person-sharing" }, "sharing") : null,
-        status("mic", mic, mic === "on" ? "Microphone on" : mic === "off" ? "Microphone muted" : "No microphone"),
-        status("camera", cam, cam === "on" ? "Camera on" : cam === "off" ? "Camera off" : "No camera"),
-      );
-      if (isMod && !self) {
-        const actions = el("span", { class: "person-actions" });
-        // Moderators grant or revoke screen sharing (not for hosts or viewers).
-        if (p.role !== "host" && p.role !== "viewer") {
-          const b = el("button", {
-            type: "button",
-            "data-testid": "perm-toggle",
-            "aria-label": `${canShare ? "Revoke" : "Allow"} screen sharing for ${name}`,
-            text: canShare ? "Revoke share" : "Allow share",
-          });
-          b.addEventListener("click", () =>
-            act(`perm-${p.id}`, canShare ? "Could not revoke sharing" : "Could not allow sharing", () =>
-              room.setPermission(p.id, !canShare),
-            ),
-          );
-          actions.append(b);
-        }
-        const micTrack = p.tracks.find((t) => t.source === "microphone" && !t.muted);
-        if (micTrack) {
-          const m = el("button", { type: "button", "data-testid": "person-mute", "aria-label": `Mute ${name}` });
-          labelled(m, "mic", "Mute", { off: true });
-          m.disabled = app.busy.has(`mute-${p.id}`);
-          m.addEventListener("click", () =>
-            act(`mute-${p.id}`, `Could not mute ${name}`, () => room.muteParticipant(micTrack.id)),
-          );
-          actions.append(m);
-        }
-        // Cohosts may remove anyone but a host (docs/protocol.md, remove_participant).
-        if (room.me.role === "host" || p.role !== "host") {
-          const r = el("button", {
-            type: "button",
-            class: "danger",
-            "data-testid": "person-remove",
-            "aria-label": `Remove ${name} from the room`,
-          });
-          labelled(r, "remove", "Remove");
-          r.disabled = app.busy.has(`remove-${p.id}`);
-          r.addEventListener("click", () =>
-            act(`remove-${p.id}`, `Could not remove ${name}`, () => room.removeParticipant(p.id)),
-          );
-          actions.append(r);
-        }
-        li.append(actions);
-      }
-      return li;
-    }),
-  );
-}
-
-/** Fills the policy form from the room's policy (force: also when the person is editing it). */
-function fillPolicyForm(force) {
-  const p = policy();
-  const form = $("policy-form");
-  if (!force && form.dataset.dirty === "true") return;
-  /** @type {HTMLSelectElement} */ ($("policy-mode")).value = p.shareMode ?? "single";
-  /** @type {HTMLInputElement} */ ($("policy-max")).value = String(p.maxConcurrentShares ?? 1);
-  /** @type {HTMLSelectElement} */ ($("policy-who")).value = p.whoCanShare ?? "anyone";
-  /** @type {HTMLInputElement} */ ($("policy-request")).checked = !!p.shareRequestRequired;
-  form.dataset.dirty = "false";
-}
-
-function renderHostPanel(room, isMod, pol) {
-  const panel = $("host-panel");
-  panel.hidden = !isMod;
-  if (!isMod) return;
-  const host = room.me.role === "host";
-  $("host-only-note").hidden = host;
-  const lock = /** @type {HTMLInputElement} */ ($("lock-toggle"));
-  lock.checked = !!pol.shareLocked;
-  lock.disabled = !host || app.busy.has("lock");
-  for (const id of ["policy-mode", "policy-max", "policy-who", "policy-request", "policy-apply"]) {
-    /** @type {HTMLInputElement} */ ($(id)).disabled = !host || app.busy.has("policy");
-  }
-  fillPolicyForm(false);
-
-  const requests = [...room.requests.values()].filter((r) => r.participantId !== room.me.id);
-  $("request-empty").hidden = requests.length > 0;
-  fill($("request-list"), 
-    ...requests.map((r) => {
-      const name = who(r.participantId).Name;
-      const grant = el("button", { type: "button", "data-testid": "request-grant", "data-request-id": r.id, "data-participant-id": r.participantId, "aria-label": `Allow ${name} to share`, text: "Allow" });
-      const deny = el("button", { type: "button", "data-testid": "request-deny", "data-request-id": r.id, "data-participant-id": r.participantId, "aria-label": `Decline ${name}'s request`, text: "Decline" });
-      grant.addEventListener("click", () => act(`req-${r.id}`, "Could not answer the request", () => room.answerShareRequest(r.id, true)));
-      deny.addEventListener("click", () => act(`req-${r.id}`, "Could not answer the request", () => room.answerShareRequest(r.id, false)));
-      return el(
-        "li",
-        { "data-testid": "share-request", "data-request-id": r.id, "data-participant-id": r.participantId },
-        el("span", { class: "who" }, `${name} asks to share`),
-        grant,
-        deny,
-      );
-    }),
-  );
-
-  const shares = [...room.shares.values()];
-  $("host-shares-empty").hidden = shares.length > 0;
-  fill($("host-shares"), 
-    ...shares.map((s) => {
-      const w = who(s.participantId);
-      const stop = el("button", {
-        type: "button",
-        class: "danger",
-        "data-testid": "host-share-stop",
-        "data-share-id": s.id,
-        "data-participant-id": s.participantId,
-        "aria-label": `Stop ${w.name_s} share`,
-        text: "Stop",
-      });
-      stop.disabled = app.busy.has(`stop-${s.id}`);
-      stop.addEventListener("click", () => act(`stop-${s.id}`, "Could not stop the share", () => room.stopShare(s.id)));
-      return el(
-        "li",
-        { "data-testid": "host-share", "data-share-id": s.id, "data-participant-id": s.participantId },
-        el("span", { class: "who" }, `${w.Name_s} share${s.state === "paused" ? " (paused)" : ""}`),
-        stop,
-      );
-    }),
-  );
 }
 
 // ------------------------------------------------------------------ controls

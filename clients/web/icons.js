@@ -34,8 +34,14 @@ export function icon(name, { off = false } = {}) {
   return span;
 }
 
-/** Sets a button's content to an icon and a visible label. */
+/**
+ * Sets a button's content to an icon and a visible label; unchanged content is left alone, so that a
+ * click in progress (mousedown on the label, mouseup after a render) is not lost.
+ */
 export function labelled(button, name, label, options) {
+  const key = `${name}|${label}|${options?.off ? 1 : 0}`;
+  if (button.dataset.iconKey === key) return;
+  button.dataset.iconKey = key;
   const text = document.createElement("span");
   text.className = "label";
   text.textContent = label;

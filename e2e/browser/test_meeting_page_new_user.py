@@ -55,6 +55,22 @@ def wait_person(b, pid, what, want, timeout=15):
            timeout, f"{b.name}: {pid}'s {what} {want} in the People list")
 
 
+def click_fresh(b, selector, timeout=10):
+    """Clicks the element `selector` finds, finding it again when the page re-rendered it meanwhile (the
+    People list is rebuilt on every change)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    deadline = time.time() + timeout
+    while True:
+        try:
+            b.driver.find_element("css selector", selector).click()
+            return
+        except StaleElementReferenceException:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def controls_uncovered(b):
     """Every visible button of the controls bar, the host panel and the People list is the element at
     its own centre (no notice lies over it)."""
@@ -161,7 +177,7 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
     # Speaker view, and a pin: B's tile is featured, large, above A's.
     a.click("layout-toggle")
     a.wait("return document.querySelector('[data-testid=\"participant-grid\"]').dataset.layout === 'speaker'", 5, "speaker view")
-    a.driver.find_element("css selector", tile(b_id) + ' [data-testid="tile-pin"]').click()
+    click_fresh(a, tile(b_id) + ' [data-testid="tile-pin"]')
     a.wait(f"return document.querySelector({json.dumps(tile(b_id))}).dataset.featured === 'true'", 5, "B featured")
     big = a.js(f"return document.querySelector({json.dumps(tile(b_id))}).getBoundingClientRect().width")
     small = a.js(f"return document.querySelector({json.dumps(tile(a_id))}).getBoundingClientRect().width")
@@ -183,7 +199,7 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
     wait_person(b, a_id, "camera", "on")
 
     # The host mutes Bob from the People list: Bob's page shows his mic muted and says who did it.
-    a.driver.find_element("css selector", f'[data-participant-id="{b_id}"] [data-testid="person-mute"]').click()
+    click_fresh(a, f'[data-participant-id="{b_id}"] [data-testid="person-mute"]')
     wait_person(a, b_id, "mic", "off")
     b.wait("return document.querySelector('[data-testid=\"mic-toggle\"]').dataset.state === 'muted'", 10, "B muted")
     n = wait_notice(b, reason="muted_by_host")
@@ -225,7 +241,7 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
            20, "the join notice expired")
 
     # The host removes Bob: Bob is told and stays out (no rejoin by itself); Alice sees him leave.
-    a.driver.find_element("css selector", f'[data-participant-id="{b_id}"] [data-testid="person-remove"]').click()
+    click_fresh(a, f'[data-participant-id="{b_id}"] [data-testid="person-remove"]')
     n = wait_notice(b, reason="removed")
     assert "removed you" in n["text"], n
     b.wait("return document.body.dataset.phase === 'join'", 10, "B on the join screen")
