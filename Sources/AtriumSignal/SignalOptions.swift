@@ -1,3 +1,5 @@
+public import AtriumAuth
+
 /// Limits and timers of the signaling endpoint.
 public struct SignalOptions: Sendable {
     /// Seconds a new connection has to send its token.
@@ -13,6 +15,9 @@ public struct SignalOptions: Sendable {
     public var rateDropLimit = 200
     /// Seconds between two `network_quality` pushes to each room with media.
     public var networkQualityInterval: Int64 = 5
+    /// TURN servers and the secret their time-limited credentials are signed with; nil: none given to
+    /// clients (they reach the media plane directly, over UDP or ICE-TCP).
+    public var turn: TURNSettings?
 
     public init() {}
 }
