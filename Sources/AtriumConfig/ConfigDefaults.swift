@@ -30,6 +30,8 @@ enum ConfigDefaults {
         case "media.maxPublishBitrate": return String(c.maxPublishBitrate)
         case "media.keyFrameCacheBytes": return String(c.keyFrameCacheBytes)
         case "media.keyFrameCacheSeconds": return String(c.keyFrameCacheSeconds)
+        case "media.tcpPort": return "\(c.mediaTCPPort) (off)"
+        case "turn.ttlSeconds": return String(c.turnTTL)
         default: return "none"
         }
     }
