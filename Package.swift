@@ -127,7 +127,7 @@ let package = Package(
             swiftSettings: strict),
 
         // The meeting page, its assets and the JavaScript client, served over HTTP.
-        .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON"], swiftSettings: strict),
+        .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
         // Composition root and the command line.
         .target(
             name: "AtriumServer",

@@ -178,6 +178,8 @@ public struct TransportStats: Sendable, Equatable {
     public var connected: Bool
     /// Round-trip time from the peer's receiver reports, seconds; nil until measured.
     public var rtt: Double?
+    /// The latest fraction of media lost (0 to 1), from receiver reports; nil until reported.
+    public var loss: Double?
     public var packetsIn = 0
     public var bytesIn = 0
     public var packetsOut = 0
@@ -412,5 +414,15 @@ public struct MediaStats: Sendable, Equatable {
             out += "atrium_media_first_frame_seconds_count{source=\"\(source)\"} \(c.firstFrame.counts[s])\n"
         }
         return out
+    }
+}
+
+extension TransportStats {
+    /// A transport's figures as a test's fake plane reports them.
+    public init(id: String, label: String, connected: Bool, rtt: Double?) {
+        self.id = id
+        self.label = label
+        self.connected = connected
+        self.rtt = rtt
     }
 }

@@ -691,7 +691,8 @@ final class MediaEngine {
         s.routers = routers.count
         s.transports = transports.values.map {
             TransportStats(
-                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
+                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, loss: $0.loss,
+                packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
                 retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.hasEstimate ? $0.rate.estimate : nil,
                 allocated: $0.allocated, wanted: $0.wanted, pausedTracks: $0.pausedTracks,

@@ -86,6 +86,7 @@ public final class Hub {
         if let stored {
             room = stored
         } else {
+            guard Room.isValidName(scope) || RoomID.isWellFormed(scope) else { throw .invalidRoomName(scope) }
             let allowed = autoCreate == .any || (autoCreate == .grant && grants.roomCreate)
             guard allowed, Room.isValidName(scope), !RoomID.isWellFormed(scope) else { throw .roomNotFound(scope) }
             room = Room(id: makeRoomID(), name: scope, createdAt: now)

@@ -72,6 +72,7 @@ public final class AtriumServer {
     }
 
     func start() throws(ServerError) {
+        try probeAddresses()
         if config.store == .sqlite || config.dev {
             guard makeDirectories(config.dataDir) else {
                 throw .startup("cannot create data directory \(config.dataDir)")
@@ -265,6 +266,31 @@ public final class AtriumServer {
         return hooks
     }
 
+    /// Refuses an HTTP or media address this machine cannot bind (not one of its addresses, a port in
+    /// use) before anything starts, naming the port and the flag that changes it.
+    func probeAddresses() throws(ServerError) {
+        if let p = ListenProbe.check(address: config.bind, port: config.port) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.bind, port: config.port, addressFlag: "--bind", portFlag: "--port", proto: "TCP")
+            )
+        }
+        if config.udpPort >= 0, let p = ListenProbe.check(address: config.mediaBind, port: config.udpPort, udp: true) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.mediaBind, port: config.udpPort, addressFlag: "--media-bind",
+                    portFlag: "--udp-port", proto: "UDP"))
+        }
+        if config.udpPort >= 0, config.mediaTCPPort >= 0,
+            let p = ListenProbe.check(address: config.mediaBind, port: config.mediaTCPPort)
+        {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.mediaBind, port: config.mediaTCPPort, addressFlag: "--media-bind",
+                    portFlag: "--media-tcp-port", proto: "TCP"))
+        }
+    }
+
     /// Binds the media socket and starts the worker thread.
     func startMedia() throws(ServerError) -> MediaWorker {
         let bind: SocketAddress
@@ -287,6 +313,12 @@ public final class AtriumServer {
         do {
             worker = try MediaWorker(configuration: media, logger: logger)
         } catch {
+            if case .open(let e)? = error as? UDPError {
+                throw .startup(
+                    ListenProbe.message(
+                        ListenProbe.problem(errno: e), address: config.mediaBind, port: config.udpPort,
+                        addressFlag: "--media-bind", portFlag: "--udp-port", proto: "UDP"))
+            }
             throw .startup(
                 "cannot start the media plane on UDP \(config.udpPort) / TCP \(config.mediaTCPPort) of \(config.mediaBind): \(error)"
             )

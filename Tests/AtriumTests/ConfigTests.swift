@@ -102,3 +102,13 @@ import Testing
         #expect(c.mediaAnnounce == ["203.0.113.7", "198.51.100.2"])
     }
 }
+
+/// `atrium serve --help` prints each setting's default from a fresh `ServerConfig`: every setting
+/// without a value of its own (keys, TLS files, CORS, TURN servers) says "none", the others theirs.
+@Test func everySettingHasItsDefaultInTheHelp() {
+    let optional: Set<String> = ["keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret"]
+    for f in ConfigLoader.settingFlags {
+        #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")
+    }
+    #expect(ConfigLoader.settingFlags.first { $0.path == "port" }?.defaultText == String(ServerConfig().port))
+}
