@@ -11,8 +11,8 @@ BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
 BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
-# (a lossy viewer's firewall in the network tests).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables
+# (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
@@ -39,9 +39,13 @@ test-deps: deps
 	  [ $$p = iproute2 ] && command -v ip >/dev/null && continue; \
 	  [ $$p = util-linux ] && command -v unshare >/dev/null && continue; \
 	  [ $$p = nftables ] && command -v nft >/dev/null && continue; \
+	  [ $$p = coturn ] && command -v turnserver >/dev/null && continue; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	@# Debian starts coturn's own service where systemd runs: the tests start the coturn they need.
+	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled coturn >/dev/null 2>&1; then \
+	  $(SUDO) systemctl disable --now coturn >/dev/null 2>&1 || true; fi
 	@$(PYTHON) e2e/check_requirements.py e2e/requirements.txt || { echo "installing Python packages"; \
 	  $(PYTHON) -m pip install -q -r e2e/requirements.txt 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --break-system-packages -r e2e/requirements.txt; }
@@ -65,9 +69,10 @@ unit:
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration
 
-## Tests that shape one client's link (nftables rules): in a private network namespace with only loopback.
+## Tests that shape one client's link (nftables rules) and the TURN tests with the coturn they start:
+## in a private network namespace with only loopback.
 netns: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py e2e/integration/test_turn.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root).

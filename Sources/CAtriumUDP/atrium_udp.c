@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <netinet/udp.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -161,6 +162,56 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
     return (int)done;
 }
 
+int atrium_tcp_listen(const struct sockaddr_storage *address, struct sockaddr_storage *bound, int backlog) {
+    int family = address->ss_family;
+    if (family != AF_INET && family != AF_INET6) return -EAFNOSUPPORT;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) return -errno;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+        bind(fd, (const struct sockaddr *)address, address_length(address)) != 0 || listen(fd, backlog) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    socklen_t length = sizeof *bound;
+    if (getsockname(fd, (struct sockaddr *)bound, &length) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer) {
+    socklen_t length = sizeof *peer;
+    int c = accept4(fd, (struct sockaddr *)peer, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    int one = 1;
+    (void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (send_buffer > 0) (void)setsockopt(c, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+    return c;
+}
+
+long atrium_tcp_recv(int fd, uint8_t *buffer, size_t length) {
+    ssize_t n = recv(fd, buffer, length, MSG_DONTWAIT);
+    if (n < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    return (long)n;
+}
+
+long atrium_tcp_send(int fd, const uint8_t *buffer, size_t length) {
+    ssize_t n = send(fd, buffer, length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    return (long)n;
+}
+
+int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | (writable ? EPOLLOUT : 0);
+    ev.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -errno;
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
