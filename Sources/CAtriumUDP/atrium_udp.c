@@ -212,6 +212,8 @@ int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable) {
     ev.events = EPOLLIN | (writable ? EPOLLOUT : 0);
     ev.data.u64 = token;
     return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -errno;
+}
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
