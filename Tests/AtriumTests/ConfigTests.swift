@@ -104,9 +104,9 @@ import Testing
 }
 
 /// `atrium serve --help` prints each setting's default from a fresh `ServerConfig`: every setting
-/// without a value of its own (keys, TLS files, CORS, TURN servers) says "none", the others theirs.
+/// without a value of its own (keys, TLS files, CORS, TURN servers, webhooks) says "none", the others theirs.
 @Test func everySettingHasItsDefaultInTheHelp() {
-    let optional: Set<String> = ["keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret"]
+    let optional: Set<String> = ["keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks"]
     for f in ConfigLoader.settingFlags {
         #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")
     }
