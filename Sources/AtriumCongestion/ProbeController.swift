@@ -1,7 +1,7 @@
 /// When to probe a viewer's path for more bandwidth (libwebrtc's `ProbeController`, reduced to what
 /// an SFU needs): only while the estimate is what limits the viewer (it would take more than the
-/// estimate allows), never while the delay signal says overuse. A probe asks for twice the estimate
-/// (at most a quarter more than the viewer would take); one that came back near its target is
+/// estimate allows, counting the allocator's step-up margin), never while the delay signal says overuse. A probe asks for twice the estimate
+/// (at most a quarter more than the viewer would take with the room a step up needs); one that came back near its target is
 /// followed by the next soon ("probing further"), one that did not waits a while. Pure value: the
 /// owner sends the cluster it returns and reports its result.
 public struct ProbeController: Equatable, Sendable {
@@ -42,8 +42,11 @@ public struct ProbeController: Equatable, Sendable {
             pending = nil
             notBefore = max(notBefore, now + Self.backoffDelay - Self.resultTimeout)
         }
-        guard pending == nil, !overusing, now >= notBefore, wanted > estimate * 1.05 else { return nil }
-        let target = min(maximum, min(2 * estimate, 1.25 * wanted))
+        // Limited: the estimate does not leave the room a step up needs (`Allocator.upMargin`), so a
+        // viewer whose estimate just covers its top layers is still probed until it may take them.
+        let room = wanted * Allocator.upMargin
+        guard pending == nil, !overusing, now >= notBefore, room > estimate * 1.05 else { return nil }
+        let target = min(maximum, min(2 * estimate, 1.25 * room))
         guard target > estimate else { return nil }
         let probe = Probe(cluster: nextCluster, bitrate: target, duration: Self.duration)
         pending = (nextCluster, target, now)
