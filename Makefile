@@ -136,6 +136,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
