@@ -118,8 +118,12 @@ public final class ClusterNode: RoomRouter {
         }
     }
 
+    /// The other node running a room, if it still listens: a killed owner is no owner (a resume then
+    /// fails as `resume_failed`, and an admin call is answered here).
     public func owner(of room: RoomID) -> String? {
-        guard let owner = try? directory.owner(of: room), owner != id else { return nil }
+        guard let owner = try? directory.owner(of: room), owner != id,
+            (try? directory.listening([owner]))?.contains(owner) == true
+        else { return nil }
         return owner.rawValue
     }
 

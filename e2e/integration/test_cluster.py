@@ -13,7 +13,7 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import joined, run
+from signal_client import connect, joined, run
 
 TEST_TIMEOUT = 120
 
@@ -257,12 +257,22 @@ def test_the_owner_killed_clients_rejoin_through_another_node_with_policy_and_lo
                 alice = await joined(alice_entry, "alice", room="failover")
                 opened.append(alice)
 
+            carol = await joined(owner, "carol", room="failover")   # straight on the owner
+            opened.append(carol)
+            carol_resume = carol.resume_token
+
             killed_at = time.time()
             owner.stop(sig.SIGKILL)
             # The entry nodes see the owner stop listening and tell their clients the room moved.
             for client in (alice, bob):
                 code, _ = await client.wait_closed(10)
                 assert code == 4104, code
+            # The client of the dead node: its socket drops, its resume elsewhere fails, it joins again.
+            await carol.wait_closed(10)
+            carol2 = await connect(entries[1], "carol", room="failover")
+            opened.append(carol2)
+            await carol2.refused("resume", code="resume_failed", protocol=1, resumeToken=carol_resume)
+            await carol2.join()
             alice2 = await joined(alice_entry, "alice", room="failover")
             opened.append(alice2)
             bob2 = await joined(entries[0], "bob", room="failover")
