@@ -6,6 +6,7 @@ import AtriumEdge
 import AtriumHTTP
 import AtriumLog
 import AtriumMedia
+import AtriumMetrics
 import AtriumModel
 import AtriumRedis
 import AtriumRooms
@@ -76,6 +77,26 @@ final class ClusterParts {
         logger.info(
             "cluster node", ("id", node.id.rawValue), ("redis", url.description), ("url", publicURL),
             ("registered", String(node.isConnected)))
+    }
+
+    /// The cluster's gauges and counters on `/metrics` (docs/admin-api.md).
+    func register(_ metrics: MetricsRegistry) {
+        let node = node, relay = relay
+        metrics.gauge("atrium_cluster_redis_up", help: "1 while the last call to the cluster's Redis succeeded.") {
+            node.isConnected ? 1 : 0
+        }
+        metrics.gauge("atrium_cluster_nodes", help: "Live nodes as of the last heartbeat.") {
+            Double(node.knownNodes.count)
+        }
+        metrics.gauge("atrium_cluster_relayed_out_sessions", help: "Sessions entered here, run on another node.") {
+            Double(relay.relayedSessions)
+        }
+        metrics.gauge("atrium_cluster_relayed_in_sessions", help: "Sessions run here that entered elsewhere.") {
+            Double(relay.ownedRelayedSessions)
+        }
+        metrics.counter(
+            "atrium_cluster_relay_dropped_total", help: "Inbox messages that were malformed or for sessions gone."
+        ) { Double(relay.dropped) }
     }
 
     func tick() {

@@ -168,6 +168,7 @@ public final class AtriumServer {
             cluster?.tick()
         }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
+        if let cluster = self.cluster { cluster.register(metrics) }
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
             Double(edge.webSocketCount)
         }

@@ -61,6 +61,16 @@ def test_every_node_lists_the_three_nodes_with_their_addresses(cluster):
             assert len(n["mediaAddresses"]) == 1 and n["mediaAddresses"][0].startswith("127.0.0.1:")
             assert set(n["load"]) == {"rooms", "participants", "forwardedPackets", "cpuPercent"}
             assert n["draining"] is False
+    # The metrics count the nodes as of each node's last heartbeat (every 5 s).
+    for node in cluster.nodes:
+        deadline = time.time() + 12
+        while True:
+            metrics = node.request("GET", "/metrics", token=None)[2].decode()
+            lines = [l for l in metrics.splitlines() if l.startswith("atrium_cluster_")]
+            if "atrium_cluster_nodes 3" in lines or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert "atrium_cluster_redis_up 1" in lines and "atrium_cluster_nodes 3" in lines, lines
     # The list is an admin call: a participant token is refused.
     status, _, _, body = cluster.nodes[0].request("GET", "/v1/nodes", token=None)
     assert status == 401
