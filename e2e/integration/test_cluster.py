@@ -182,6 +182,37 @@ def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_sha
     run(go(), TEST_TIMEOUT)
 
 
+def test_a_dropped_session_resumes_through_a_third_node(cluster):
+    """The resume window works across nodes: a participant relayed through one node loses its socket
+    and resumes through another; the others see nothing but its state coming back."""
+    async def go():
+        opened = []
+        try:
+            host = await joined(cluster.nodes[0], "host", room="resume-across", role="host")
+            opened.append(host)
+            owner = cluster.owner(host.snapshot["room"]["id"])
+            others = [n for n in cluster.nodes if n.node_id != owner]
+            dana = await joined(others[0], "dana", room="resume-across")
+            opened.append(dana)
+            await host.expect("participant_joined", lambda m: m["participant"]["identity"] == "dana")
+            token, pid = dana.resume_token, dana.participant_id
+            dana.abort()
+            dana2 = await connect(others[1], "dana", room="resume-across")
+            opened.append(dana2)
+            snapshot = await dana2.resume(token)
+            assert snapshot["participant"]["id"] == pid
+            assert [p["identity"] for p in snapshot["participants"]] == ["host"]
+            # The resumed session works: a request through the third node, its event seen by the host.
+            await dana2.request("update", name="Dana")
+            await host.expect("participant_updated", lambda m: m["participant"]["name"] == "Dana", timeout=5)
+            assert not [e for e in host.events if e.get("type") == "participant_left"]
+        finally:
+            for c in reversed(opened):
+                await c.close()
+
+    run(go(), TEST_TIMEOUT)
+
+
 def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_work(fresh_cluster):
     c = fresh_cluster
     n1 = c.nodes[0]
