@@ -80,13 +80,16 @@ browser: test-deps build
 ## the media suite (the signaling thread and the media worker; not its bitrate test, which measures a
 ## rate the instrumented build is too slow to give, nor the 400-join burst, whose single Python client the
 ## instrumented server starves of CPU until the server rightly sees it as a stalled reader); a reported race makes the server exit and the
-## suite fail.
+## suite fail. Then the cluster's signaling relay (the Redis subscriber thread handing inbox messages to the
+## service thread) through the three-node suite's signaling tests.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q e2e/integration/test_websocket.py e2e/integration/test_websocket_backpressure.py \
 	  e2e/integration/test_edge_protocols.py $(wildcard e2e/integration/test_signal_*.py) \
 	  e2e/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
+	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	  $(PYTHON) -m pytest -q e2e/integration/test_cluster.py -k "lists or listed or locks or resumes"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS
