@@ -11,9 +11,10 @@ BUILD_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-build.txt)
 BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
-# (a lossy viewer's firewall in the network tests), redis-server (with redis-cli: the cluster tests'
-# Redis, e2e/integration/test_cluster.py, and the Redis unit tests).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables redis-server
+# (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start),
+# redis-server (with redis-cli: the cluster tests' Redis, e2e/integration/test_cluster.py, and the Redis
+# unit tests).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn redis-server
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
@@ -40,9 +41,16 @@ test-deps: deps
 	  [ $$p = iproute2 ] && command -v ip >/dev/null && continue; \
 	  [ $$p = util-linux ] && command -v unshare >/dev/null && continue; \
 	  [ $$p = nftables ] && command -v nft >/dev/null && continue; \
+	  [ $$p = coturn ] && command -v turnserver >/dev/null && continue; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	@# Debian starts coturn's own service where systemd runs: the tests start the coturn they need.
+	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled coturn >/dev/null 2>&1; then \
+	  $(SUDO) systemctl disable --now coturn >/dev/null 2>&1 || true; fi
+	@# The same for redis-server: the cluster tests start their own Redis on free ports.
+	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled redis-server >/dev/null 2>&1; then \
+	  $(SUDO) systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
 	@$(PYTHON) e2e/check_requirements.py e2e/requirements.txt || { echo "installing Python packages"; \
 	  $(PYTHON) -m pip install -q -r e2e/requirements.txt 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --break-system-packages -r e2e/requirements.txt; }
@@ -66,9 +74,10 @@ unit:
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration
 
-## Tests that shape one client's link (nftables rules): in a private network namespace with only loopback.
+## Tests that shape one client's link (nftables rules) and the TURN tests with the coturn they start:
+## in a private network namespace with only loopback.
 netns: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration/test_netns_media.py e2e/integration/test_turn.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root).
@@ -131,9 +140,12 @@ bench-deps: test-deps
 ## load (1,000 participants joining 100 rooms; bench/signal_load.py), media forwarding (one
 ## publisher, four subscribers; bench/media_forward.py) and simulcast forwarding (one publisher with a
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
-## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py).
+## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py),
+## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
+	$(SWIFT) build -c release --product SRTPBench
+	$(PYTHON) bench/srtp_bench.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py

@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
         .target(name: "CAtriumUDP"),
+        // AES-CTR, AES-GCM and HMAC-SHA1 contexts for AtriumSRTP's OpenSSL backend (a real C target: the
+        // allocation-free HMAC restart goes through SHA1_* calls OpenSSL 3.0 marks deprecated).
+        .target(name: "CAtriumSRTP", dependencies: ["COpenSSL"]),
 
         // Wire formats and pure values.
         .target(name: "AtriumModel", swiftSettings: strict),
@@ -47,7 +50,8 @@ let package = Package(
         // Bandwidth estimation toward receivers, as pure values (Google congestion control's trendline
         // and rate control).
         .target(name: "AtriumCongestion", swiftSettings: strict),
-        .target(name: "AtriumSRTP", dependencies: ["CSRTP"], swiftSettings: strict),
+        // SRTP/SRTCP (AES-CM-HMAC-SHA1-80, AEAD-AES-128-GCM) over OpenSSL, or libsrtp2 (its reference).
+        .target(name: "AtriumSRTP", dependencies: ["CSRTP", "CAtriumSRTP"], swiftSettings: strict),
         // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
         .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
 
@@ -152,6 +156,10 @@ let package = Package(
             name: "FuzzJSON", dependencies: ["AtriumJSON", "FuzzSupport"], path: "Fuzz/JSON", swiftSettings: imports),
         .executableTarget(
             name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS", swiftSettings: imports),
+
+        // `make bench`: SRTP nanoseconds per packet, per profile and backend (bench/srtp_bench.py runs it).
+        .executableTarget(
+            name: "SRTPBench", dependencies: ["AtriumSRTP"], path: "bench/SRTPBench", swiftSettings: strict),
 
         .testTarget(
             name: "AtriumTests",

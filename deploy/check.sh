@@ -184,6 +184,20 @@ if grep -q -w curl deploy/docker-compose.yml && ! printf '%s\n' "${runtime_pkgs[
     fail "docker-compose.yml: healthcheck uses curl but packages-runtime.txt does not list curl"
 fi
 
+# --- coturn (docs/firewalls.md) ----------------------------------------------------------------
+# The compose service runs deploy/turnserver.conf with the secret from atrium.env: the file itself
+# must check credentials with a shared secret and never hold one. The ICE-TCP port is published.
+for want in 'coturn:' 'deploy/Dockerfile.coturn' 'turnserver.conf' 'ATRIUM_TURN_SECRET' '8802:8802'; do
+    grep -q -F "$want" deploy/docker-compose.yml || fail "docker-compose.yml lacks $want"
+done
+grep -q -x 'use-auth-secret' deploy/turnserver.conf && pass "turnserver.conf: use-auth-secret" \
+    || fail "turnserver.conf lacks use-auth-secret"
+if grep -q '^static-auth-secret' deploy/turnserver.conf; then
+    fail "turnserver.conf must not hold the secret (it comes from atrium.env)"
+fi
+grep -q -x 'coturn' <(sed -e 's/#.*//' deploy/Dockerfile.coturn | grep -o -w coturn | head -1) \
+    || fail "Dockerfile.coturn does not install Debian's coturn"
+
 # --- systemd unit -----------------------------------------------------------------------------
 unit=deploy/atrium.service
 for want in 'Type=simple' 'ExecStart=/usr/local/bin/atrium serve --config /etc/atrium/atrium.json' \

@@ -169,6 +169,41 @@ struct ConfigField: Sendable {
             return nil
         },
         integer(
+            "media.tcpPort", "ATRIUM_MEDIA_TCP_PORT", "--media-tcp-port",
+            "TCP port of the passive ICE-TCP candidate, on media.bind (0: any free port; -1: off)", -1...65535,
+            "expected a port number from 0 to 65535, or -1 for no ICE-TCP"
+        ) { $0.mediaTCPPort = $1 },
+        ConfigField(
+            path: "turn.urls", env: "ATRIUM_TURN_URLS", flag: "--turn-urls",
+            help: "TURN/TURNS URLs handed to clients (comma-separated), e.g. turn:turn.example.com:3478?transport=udp"
+        ) { c, raw in
+            let list: [String]
+            switch raw {
+            case .json(.array(let a)):
+                let texts = a.compactMap(\.stringValue)
+                guard texts.count == a.count else { return "expected an array of turn: or turns: URLs" }
+                list = texts
+            case .json(.string(let s)), .text(let s):
+                list = s.split(separator: ",").map { String($0).trimmingSpaces }
+            default: return "expected turn: or turns: URLs separated by commas"
+            }
+            for u in list where !ServerConfig.isTURNURL(u) {
+                return "\"\(u)\" is not a turn: or turns: URL (RFC 7065: turn:host[:port][?transport=udp|tcp])"
+            }
+            c.turnURLs = list
+            return nil
+        },
+        nonEmptyText(
+            "turn.secret", "ATRIUM_TURN_SECRET", "--turn-secret",
+            "coturn's static-auth-secret: TURN credentials are signed with it (TURN REST API)",
+            "expected the shared secret of coturn's use-auth-secret"
+        ) { $0.turnSecret = $1 },
+        integer(
+            "turn.ttlSeconds", "ATRIUM_TURN_TTL", "--turn-ttl",
+            "seconds a TURN credential handed out at join or resume stays valid", 60...604_800,
+            "expected 60 to 604800 seconds"
+        ) { $0.turnTTL = $1 },
+        integer(
             "media.testLossPercent", "ATRIUM_MEDIA_LOSS_PERCENT", "--media-loss-percent",
             "testing only: drop this percentage of media datagrams at random", 0...50, "expected 0 to 50"
         ) { $0.mediaLossPercent = $1 },

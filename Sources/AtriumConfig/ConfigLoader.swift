@@ -81,6 +81,24 @@ public enum ConfigLoader {
                         message: "media.bind \(c.mediaBind) needs media.announce: the address peers reach"))
             }
         }
+        if let secret = c.turnSecret {
+            if c.turnURLs.isEmpty {
+                out.append(
+                    ConfigIssue(field: "turn.urls", source: "config", message: "turn.secret needs turn.urls"))
+            }
+            if !c.dev && secret.utf8.count < ServerConfig.minimumSecretLength {
+                out.append(
+                    ConfigIssue(
+                        field: "turn.secret", source: "config",
+                        message: "turn.secret is shorter than \(ServerConfig.minimumSecretLength) bytes"))
+            }
+        }
+        if c.mediaTCPPort >= 0 && c.udpPort < 0 {
+            out.append(
+                ConfigIssue(
+                    field: "media.tcpPort", source: "config",
+                    message: "ICE-TCP is part of the media plane, which media.udpPort -1 turns off"))
+        }
         for (key, secret) in c.keys.sorted(by: { $0.key < $1.key }) {
             if key.isEmpty || key.contains(where: { $0 == ":" || $0 == "," || $0.isWhitespace }) {
                 out.append(

@@ -50,6 +50,8 @@ public struct ServerConfig: Equatable, Sendable {
     public var udpPort = 8801
     /// The address the media socket binds.
     public var mediaBind = "127.0.0.1"
+    /// The passive ICE-TCP candidate's port on `mediaBind` (0: any free port; -1: no ICE-TCP).
+    public var mediaTCPPort = -1
     /// Addresses announced as ICE candidates (public address, 1:1 NAT); the bind address when empty.
     public var mediaAnnounce: [String] = []
     /// Testing only: percentage of media datagrams dropped at random.
@@ -68,7 +70,32 @@ public struct ServerConfig: Equatable, Sendable {
     /// and port when nil.
     public var publicURL: String?
 
+    /// TURN servers handed to every participant at join and resume (`turn:` / `turns:` URLs, RFC 7065),
+    /// with credentials signed by coturn's `static-auth-secret` and valid for `turnTTL` seconds.
+    public var turnURLs: [String] = []
+    public var turnSecret: String?
+    public var turnTTL = 86_400
+
     public init() {}
+
+    /// A `turn:` or `turns:` URI as RFC 7065 section 3.1 has it: a host (or `[v6]`), an optional port,
+    /// an optional `?transport=udp|tcp`; no spaces, quotes or other characters a client could misread.
+    public static func isTURNURL(_ text: String) -> Bool {
+        let rest: Substring
+        if text.hasPrefix("turn:") {
+            rest = text.dropFirst(5)
+        } else if text.hasPrefix("turns:") {
+            rest = text.dropFirst(6)
+        } else {
+            return false
+        }
+        let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let hostPort = parts.first, !hostPort.isEmpty, hostPort.utf8.count <= 255,
+            hostPort.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) })
+        else { return false }
+        if parts.count == 2 { return parts[1] == "transport=udp" || parts[1] == "transport=tcp" }
+        return true
+    }
 }
 
 /// One problem in the configuration, named by its field (the config file's dotted path).

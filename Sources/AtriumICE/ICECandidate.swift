@@ -45,6 +45,15 @@ public struct ICECandidate: Hashable, Sendable {
         UInt32(typePreference) << 24 | UInt32(localPreference) << 8 | (256 - UInt32(component))
     }
 
+    /// RFC 6544 section 4.2: a TCP candidate's local preference is
+    /// `(2^13) * direction-pref + other-pref`, with direction-pref 4 for a passive host candidate (6 for
+    /// active, 2 for simultaneous-open). Below 65535 - n, so each passive TCP candidate ranks under the
+    /// UDP ones of the same address (a peer uses TCP only when UDP fails).
+    public static func passiveTCPLocalPreference(index: Int) -> UInt16 {
+        let otherPreference = 8191 - min(max(index, 0), 8191)
+        return UInt16(4 << 13 | otherPreference)
+    }
+
     /// The attribute value, as a browser's `RTCIceCandidate.candidate` has it:
     /// `candidate:1 1 udp 2130706431 127.0.0.1 40000 typ host`. IPv6 addresses go without brackets.
     public var attributeValue: String {

@@ -235,6 +235,11 @@ public struct MediaConfiguration: Sendable {
     public var bind: SocketAddress
     /// Addresses written into candidates; the bound address when empty. Never auto-detected.
     public var announced: [SocketAddress]
+    /// The TCP address of the passive ICE-TCP candidate (RFC 6544; port 0: ephemeral); nil: no ICE-TCP.
+    public var tcpBind: SocketAddress?
+    /// ICE-TCP limits: connections at once, bytes queued toward one peer, and the seconds a connection
+    /// may stay without a valid check, without any input, or with output the peer does not take.
+    public var tcpLimits = TCPLimits()
     /// Testing only: drop this percentage of received and sent RTP/RTCP datagrams at random.
     public var lossPercent: Int
     /// The highest bitrate announced to publishers (REMB), per transport, bits per second.
@@ -270,4 +275,22 @@ public struct MediaConfiguration: Sendable {
         self.lossPercent = lossPercent
         self.maxPublishBitrate = maxPublishBitrate
     }
+}
+
+/// The bounds that keep one ICE-TCP peer from costing the others (`MediaEngine+TCP`).
+public struct TCPLimits: Sendable, Equatable {
+    /// Connections open at once; one more is closed at accept (`limit`).
+    public var maxConnections = 1024
+    /// Bytes of frames waiting for one peer to read; what does not fit is dropped (`tcp_queue_full`).
+    public var outputQueueBytes = 256 * 1024
+    /// The kernel's send buffer per connection (SO_SNDBUF).
+    public var kernelSendBuffer = 256 * 1024
+    /// Seconds from accept to the first valid ICE check on the connection (`idle`).
+    public var checkTimeout: Double = 10
+    /// Seconds without a byte from the peer (a browser sends consent checks every 5 s or so: `idle`).
+    public var idleTimeout: Double = 30
+    /// Seconds output may wait without the peer taking a byte (`stalled`).
+    public var stallTimeout: Double = 5
+
+    public init() {}
 }

@@ -42,6 +42,8 @@ public enum DropReason: Int, Sendable, CaseIterable {
     case unnegotiatedStream
     /// A publisher's RTX copy of a packet that already arrived (its padding, a late repair).
     case duplicate
+    /// A datagram for an ICE-TCP peer whose output queue is full (a peer that reads too slowly).
+    case tcpQueueFull
 
     public var label: String {
         switch self {
@@ -64,6 +66,7 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .otherLayer: "other_layer"
         case .unnegotiatedStream: "unnegotiated_stream"
         case .duplicate: "duplicate"
+        case .tcpQueueFull: "tcp_queue_full"
         }
     }
 }
@@ -96,7 +99,22 @@ public struct MediaCounters: Sendable, Equatable {
     public var firstFrame = FirstFrameHistogram()
     /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
     public var sendFailures = 0
+    /// Messages handed to the kernel (a segmented one carries several datagrams), datagrams sent inside
+    /// segmented (UDP GSO) messages, and times the kernel refused segmentation (it then stays off).
+    /// Copied from the socket after each send.
+    public var udpMessages = 0
+    public var udpSegmentedDatagrams = 0
+    public var udpSegmentationFallbacks = 0
     public var dropped = [Int](repeating: 0, count: DropReason.allCases.count)
+    /// ICE-TCP: connections accepted, accept(2) failures, connections closed by reason, RFC 4571 frames
+    /// and bytes in and out.
+    public var tcpAccepted = 0
+    public var tcpAcceptFailures = 0
+    public var tcpClosed = [Int](repeating: 0, count: TCPCloseReason.allCases.count)
+    public var tcpFramesIn = 0
+    public var tcpFramesOut = 0
+    public var tcpBytesIn = 0
+    public var tcpBytesOut = 0
 
     public init() {}
 
@@ -172,6 +190,8 @@ public struct MediaStats: Sendable, Equatable {
     public var peerAddresses = 0
     /// Rooms with media in the worker.
     public var routers = 0
+    /// Open ICE-TCP connections.
+    public var tcpConnections = 0
 
     public init() {}
 
@@ -230,12 +250,37 @@ public struct MediaStats: Sendable, Equatable {
             "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
             [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])
         counter(
+            "atrium_media_udp_messages_total",
+            "Messages the media worker handed to the kernel; a segmented (GSO) one carries several datagrams.",
+            [("", "\(c.udpMessages)")])
+        counter(
+            "atrium_media_udp_segmented_datagrams_total", "Datagrams sent inside segmented (UDP GSO) messages.",
+            [("", "\(c.udpSegmentedDatagrams)")])
+        counter(
+            "atrium_media_udp_segmentation_fallbacks_total",
+            "Times the kernel refused UDP GSO; the worker then sends without it.",
+            [("", "\(c.udpSegmentationFallbacks)")])
+        counter(
             "atrium_media_consumers_refused_total",
             "Consumers the worker refused: their producer belongs to another room's router.",
             [("", "\(c.consumersRefused)")])
         family(
             "atrium_media_peer_addresses", "gauge", "Peer addresses mapped to transports (valid ICE pairs).",
             [("", "\(peerAddresses)")])
+        family(
+            "atrium_media_tcp_connections", "gauge", "Open ICE-TCP connections.", [("", "\(tcpConnections)")])
+        counter(
+            "atrium_media_tcp_accepted_total", "ICE-TCP connections accepted (and accept(2) failures).",
+            [("result=\"ok\"", "\(c.tcpAccepted)"), ("result=\"failed\"", "\(c.tcpAcceptFailures)")])
+        counter(
+            "atrium_media_tcp_closed_total", "ICE-TCP connections closed by the worker or the peer, by reason.",
+            TCPCloseReason.allCases.map { ("reason=\"\($0.label)\"", "\(c.tcpClosed[$0.rawValue])") })
+        counter(
+            "atrium_media_tcp_frames_total", "RFC 4571 frames received from and queued to ICE-TCP peers.",
+            inOut(c.tcpFramesIn, c.tcpFramesOut))
+        counter(
+            "atrium_media_tcp_bytes_total", "Bytes read from and written to ICE-TCP connections, framing included.",
+            inOut(c.tcpBytesIn, c.tcpBytesOut))
         family(
             "atrium_media_routers", "gauge", "Rooms with media in the worker (one router each).",
             [("", "\(routers)")])

@@ -17,6 +17,8 @@ import AtriumUDP
 final class MediaEngine {
     let io: MediaIO
     let poller: EpollPoller
+    /// The passive ICE-TCP socket (`MediaEngine+TCP`), when configured.
+    let tcpListener: TCPListener?
     let certificate: DTLSCertificate
     let config: MediaConfiguration
     let logger: Logger
@@ -38,6 +40,16 @@ final class MediaEngine {
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
     var events: [MediaEvent] = []
+    /// ICE-TCP connections by poller token and by peer address, those written in the current flush,
+    /// and those to close after the round in hand.
+    var tcpConnections: [UInt64: TCPConnection] = [:]
+    var tcpByAddress: [SocketAddress: TCPConnection] = [:]
+    var tcpDirty: [TCPConnection] = []
+    var tcpDoomed: [TCPConnection] = []
+    var nextTCPToken: UInt64 = 3
+    var lastTCPSweep: Double = 0
+    /// Set while the listener is off the poller after an accept failure.
+    var tcpAcceptPausedAt: Double?
 
     var rx: [Datagram]
     /// The poller's readable tokens, kept between waits so that waiting allocates nothing.
@@ -64,8 +76,15 @@ final class MediaEngine {
         } else {
             let socket = try UDPSocket(bindingTo: config.bind, batchSize: 32, maxDatagramSize: Self.slotCapacity)
             try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
-            try poller.register(socket, token: 1)
+            try poller.register(socket, token: Self.udpToken)
             io = .udp(socket)
+        }
+        if memory == nil, let tcpBind = config.tcpBind {
+            let listener = try TCPListener(bindingTo: tcpBind)
+            try poller.register(listener, token: Self.tcpListenerToken)
+            tcpListener = listener
+        } else {
+            tcpListener = nil
         }
         certificate = try DTLSCertificate()
         let local = io.localAddress
@@ -74,9 +93,11 @@ final class MediaEngine {
         epoch = self.clock.now
         clockSource = clock
         random = MediaRandom(seed: config.randomSeed)
-        // 32 for the socket's batch, one more for replays from the key-frame caches.
-        rx = (0..<33).map { _ in Datagram(capacity: Self.slotCapacity) }
+        // 32 for the socket's batch, one more for replays from the key-frame caches, one for ICE-TCP frames.
+        rx = (0..<34).map { _ in Datagram(capacity: Self.slotCapacity) }
         tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
+        tcpDirty.reserveCapacity(64)
+        tcpDoomed.reserveCapacity(64)
     }
 
     /// Seconds since the engine started (the packet path's clock).
@@ -118,7 +139,19 @@ final class MediaEngine {
     /// returns (the caller loops and applies commands when the wakeup fired).
     func runOnce(timeout: Duration) throws -> Bool {
         let woken = try poller.wait(timeout: timeout, ready: &ready)
-        if !ready.isEmpty, case .udp(let socket) = io {
+        var udpReady = false
+        for token in ready {
+            if token == Self.udpToken {
+                udpReady = true
+            } else {
+                serviceTCP(token)
+            }
+        }
+        if tcpListener != nil {
+            flush()
+            sweepTCP(now: now)
+        }
+        if udpReady, case .udp(let socket) = io {
             var rounds = 0
             while rounds < 16 {
                 let n = try socket.receive(into: &rx)
@@ -387,6 +420,10 @@ final class MediaEngine {
 
     func flush() {
         guard txCount > 0 else { return }
+        if !tcpByAddress.isEmpty {
+            divertToTCP()
+            guard txCount > 0 else { return }
+        }
         guard case .udp(let socket) = io else {
             if case .memory(let m) = io { m.sent += tx[0..<txCount] }
             txCount = 0
@@ -400,6 +437,12 @@ final class MediaEngine {
             for r in socket.refusals {
                 counters.drop(.sendRefused)
                 byAddress[tx[r.index].address]?.sendErrors += 1
+            }
+            counters.udpMessages = socket.messagesSent
+            counters.udpSegmentedDatagrams = socket.segmentedDatagrams
+            if socket.segmentationFallbacks > counters.udpSegmentationFallbacks {
+                counters.udpSegmentationFallbacks = socket.segmentationFallbacks
+                logger.warn("the kernel refused UDP GSO; sending without it")
             }
         } catch {
             counters.sendFailures += 1
@@ -576,7 +619,11 @@ final class MediaEngine {
         for c in t.consumers { close(c, bye: false) }
         for p in t.producers { close(p) }
         byUfrag = byUfrag.filter { $0.value !== t }
-        for a in t.addresses where byAddress[a] === t { byAddress[a] = nil }
+        for a in t.addresses where byAddress[a] === t {
+            byAddress[a] = nil
+            // Its ICE-TCP connections go with it (after the round in hand).
+            if let c = tcpByAddress[a] { doom(c, .shutdown) }
+        }
         if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
         report(t, .closed)
         t.router.transports[t.id] = nil
@@ -619,6 +666,7 @@ final class MediaEngine {
         var s = MediaStats()
         s.counters = counters
         s.peerAddresses = byAddress.count
+        s.tcpConnections = tcpConnections.count
         s.routers = routers.count
         s.transports = transports.values.map {
             TransportStats(

@@ -15,6 +15,9 @@ public final class MediaWorker: Sendable {
     public let localAddress: SocketAddress
     /// The addresses announced as ICE candidates.
     public let candidateAddresses: [SocketAddress]
+    /// The addresses announced as passive ICE-TCP candidates (the announced addresses with the bound
+    /// TCP port); empty without ICE-TCP.
+    public let tcpCandidateAddresses: [SocketAddress]
     /// `sha-256` digest of the worker's DTLS certificate, for `a=fingerprint`.
     public let fingerprint: [UInt8]
 
@@ -34,6 +37,12 @@ public final class MediaWorker: Sendable {
         let port = localAddress.port
         candidateAddresses =
             configuration.announced.isEmpty ? [localAddress] : configuration.announced.map { $0.withPort(port) }
+        if let tcp = engine.tcpListener?.localAddress {
+            tcpCandidateAddresses =
+                configuration.announced.isEmpty ? [tcp] : configuration.announced.map { $0.withPort(tcp.port) }
+        } else {
+            tcpCandidateAddresses = []
+        }
         fingerprint = engine.certificate.fingerprint.digest
         wakeup = engine.poller.wakeup
         box = EngineBox(engine)

@@ -87,7 +87,7 @@ public final class MediaCoordinator {
 
     let plane: any MediaPlane
     let fingerprint: Fingerprint
-    let candidates: [Candidate]
+    var candidates: [Candidate]
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
@@ -116,6 +116,16 @@ public final class MediaCoordinator {
                     typePreference: ICECandidate.hostTypePreference, localPreference: UInt16(65535 - i),
                     component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
                 kind: .host)
+        }
+        // RFC 6544 passive candidates after the UDP ones, with a lower priority.
+        candidates += plane.tcpCandidateAddresses.enumerated().map { i, a in
+            Candidate(
+                foundation: "\(plane.candidateAddresses.count + i + 1)", component: 1, transport: "tcp",
+                priority: ICECandidate.priority(
+                    typePreference: ICECandidate.hostTypePreference,
+                    localPreference: ICECandidate.passiveTCPLocalPreference(index: i),
+                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
+                kind: .host, tcpType: "passive")
         }
         sessionID = UInt64.random(in: 1...UInt64(Int64.max), using: &rng)
     }

@@ -9,10 +9,16 @@ public protocol MediaPlane: AnyObject {
     var fingerprint: [UInt8] { get }
     /// The addresses written into every answer's and offer's host candidates, in order.
     var candidateAddresses: [SocketAddress] { get }
+    /// The addresses of the passive ICE-TCP candidates (RFC 6544), after the UDP ones; empty without.
+    var tcpCandidateAddresses: [SocketAddress] { get }
     /// Hands a command to the plane; commands apply in the order they are submitted.
     func submit(_ command: MediaCommand)
     /// What the plane reported since the last call, oldest first.
     func events() -> [MediaEvent]
+}
+
+extension MediaPlane {
+    public var tcpCandidateAddresses: [SocketAddress] { [] }
 }
 
 extension MediaWorker: MediaPlane {}

@@ -91,6 +91,10 @@ public final class AtriumServer {
         guard !keys.isEmpty else {
             throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
         }
+        // Like the keys, the TURN secret belongs in the environment, so `config check` cannot see it.
+        if !config.turnURLs.isEmpty && config.turnSecret == nil {
+            throw .startup("turn.urls needs turn.secret (ATRIUM_TURN_SECRET): coturn's static-auth-secret")
+        }
         let store: any RoomStore
         if config.redis != nil {
             // A cluster: room settings live in Redis, shared by every node.
@@ -124,6 +128,10 @@ public final class AtriumServer {
         signalOptions.authTimeout = Double(config.signalAuthTimeout)
         signalOptions.idleTimeout = Int64(config.signalIdleTimeout)
         signalOptions.resumeWindow = Int64(config.resumeWindow)
+        if let secret = config.turnSecret, !config.turnURLs.isEmpty {
+            signalOptions.turn = TURNSettings(
+                urls: config.turnURLs, secret: Array(secret.utf8), ttl: Int64(config.turnTTL))
+        }
         let signal = SignalEndpoint(
             verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
             makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
@@ -223,21 +231,24 @@ public final class AtriumServer {
         if announced.isEmpty && (config.mediaBind == "0.0.0.0" || config.mediaBind == "::") {
             throw .startup("--media-bind \(config.mediaBind) needs --media-announce: the address peers reach")
         }
+        var media = MediaConfiguration(
+            bind: bind, announced: announced, lossPercent: config.mediaLossPercent,
+            maxPublishBitrate: UInt64(config.maxPublishBitrate), keyFrameCacheBytes: config.keyFrameCacheBytes,
+            keyFrameCacheSeconds: Double(config.keyFrameCacheSeconds))
+        if config.mediaTCPPort >= 0 { media.tcpBind = bind.withPort(UInt16(config.mediaTCPPort)) }
         let worker: MediaWorker
         do {
-            worker = try MediaWorker(
-                configuration: MediaConfiguration(
-                    bind: bind, announced: announced, lossPercent: config.mediaLossPercent,
-                    maxPublishBitrate: UInt64(config.maxPublishBitrate), keyFrameCacheBytes: config.keyFrameCacheBytes,
-                    keyFrameCacheSeconds: Double(config.keyFrameCacheSeconds)),
-                logger: logger)
+            worker = try MediaWorker(configuration: media, logger: logger)
         } catch {
-            throw .startup("cannot start the media plane on UDP \(config.mediaBind):\(config.udpPort): \(error)")
+            throw .startup(
+                "cannot start the media plane on UDP \(config.udpPort) / TCP \(config.mediaTCPPort) of \(config.mediaBind): \(error)"
+            )
         }
         do throws(MediaWorkerError) { try worker.start() } catch { throw .startup("\(error)") }
         logger.info(
             "media listening", ("udp", "\(worker.localAddress)"), ("port", String(worker.localAddress.port)),
-            ("candidates", worker.candidateAddresses.map { "\($0)" }.joined(separator: ",")))
+            ("candidates", worker.candidateAddresses.map { "\($0)" }.joined(separator: ",")),
+            ("tcp_candidates", worker.tcpCandidateAddresses.map { "\($0)" }.joined(separator: ",")))
         if config.mediaLossPercent > 0 {
             logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
         }

@@ -209,7 +209,9 @@ extension SignalEndpoint {
         // A subscriber offer made during the join (tracks already published) follows the result.
         media?.resumed(pid)
         flushMedia()
-        return HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        var result = HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        result["iceServers"] = iceServers(identity: claims.identity, participant: pid)
+        return result
     }
 
     /// Rebinds a participant whose socket dropped to this connection, within the resume window.
@@ -241,6 +243,23 @@ extension SignalEndpoint {
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
         media?.resumed(pid)
         flushMedia()
-        return HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        var result = HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
+        result["iceServers"] = iceServers(identity: claims.identity, participant: pid)
+        return result
+    }
+
+    /// The `RTCIceServer`s a participant gets: the configured TURN servers with credentials made now,
+    /// valid for the configured TTL (new ones at every resume). Empty without TURN, or when the clock
+    /// gives no valid expiry.
+    func iceServers(identity: String, participant: ParticipantID) -> JSONValue {
+        guard let turn = options.turn,
+            let c = turn.credential(identity: identity, fallback: participant.rawValue, now: now())
+        else { return .array([]) }
+        return .array([
+            .object([
+                "urls": .array(c.urls.map(JSONValue.string)), "username": .string(c.username),
+                "credential": .string(c.credential),
+            ])
+        ])
     }
 }

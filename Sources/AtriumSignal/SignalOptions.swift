@@ -1,3 +1,5 @@
+public import AtriumAuth
+
 /// Limits and timers of the signaling endpoint.
 public struct SignalOptions: Sendable {
     /// Seconds a new connection has to send its token.
@@ -11,6 +13,9 @@ public struct SignalOptions: Sendable {
     public var rateBurst: Double = 100
     /// Messages dropped within one second that make the server close the connection (4029).
     public var rateDropLimit = 200
+    /// TURN servers and the secret their time-limited credentials are signed with; nil: none given to
+    /// clients (they reach the media plane directly, over UDP or ICE-TCP).
+    public var turn: TURNSettings?
 
     public init() {}
 }

@@ -51,6 +51,39 @@ public final class EpollPoller {
         guard rc == 0 else { throw .poll(errno: -rc) }
     }
 
+    /// Reports `token` whenever the listener has connections waiting.
+    public func register(_ listener: TCPListener, token: UInt64) throws(UDPError) {
+        try add(listener.fileDescriptor, token: token)
+    }
+
+    /// Stops reporting the listener (the owner pauses accepting, e.g. out of descriptors).
+    public func deregister(_ listener: TCPListener) {
+        _ = atrium_epoll_remove(fileDescriptor, listener.fileDescriptor)
+    }
+
+    /// Reports `token` whenever `stream` has bytes (or its end) waiting, and, after
+    /// `watchWritable(_:token:true)`, whenever it can take more.
+    public func register(_ stream: TCPStream, token: UInt64) throws(UDPError) {
+        try add(stream.fileDescriptor, token: token)
+    }
+
+    /// Also reports `stream` when writable (`writable`), or again only when readable.
+    public func watchWritable(_ stream: TCPStream, token: UInt64, _ writable: Bool) throws(UDPError) {
+        let rc = atrium_epoll_modify(fileDescriptor, stream.fileDescriptor, token, writable ? 1 : 0)
+        guard rc == 0 else { throw .poll(errno: -rc) }
+    }
+
+    /// Closing a stream's descriptor removes it from the set; this does it before.
+    public func deregister(_ stream: TCPStream) {
+        _ = atrium_epoll_remove(fileDescriptor, stream.fileDescriptor)
+    }
+
+    private func add(_ fd: Int32, token: UInt64) throws(UDPError) {
+        guard token != Self.wakeupToken else { throw .reservedToken }
+        let rc = atrium_epoll_add(fileDescriptor, fd, token)
+        guard rc == 0 else { throw .poll(errno: -rc) }
+    }
+
     public func deregister(_ socket: UDPSocket) throws(UDPError) {
         let rc = atrium_epoll_remove(fileDescriptor, socket.fileDescriptor)
         guard rc == 0 else { throw .poll(errno: -rc) }

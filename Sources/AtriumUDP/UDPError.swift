@@ -7,6 +7,8 @@ public enum UDPError: Error, Equatable, Sendable {
     case open(errno: Int32)
     /// setsockopt(2) or getsockopt(2) failed.
     case socketOption(errno: Int32)
+    /// accept4(2) failed with something other than "nothing waiting".
+    case accept(errno: Int32)
     /// recvmmsg(2) failed with something other than "nothing waiting".
     case receive(errno: Int32)
     /// sendmmsg(2) failed with something other than "socket buffer full".

@@ -1,7 +1,9 @@
 internal import CAtriumUDP
 
 /// A non-blocking UDP socket bound to one local address, moving datagrams in batches with recvmmsg(2)
-/// and sendmmsg(2).
+/// and sendmmsg(2), and on the way out with UDP generic segmentation offload (GSO, `UDP_SEGMENT`):
+/// a run of same-size datagrams to one destination (a video frame's packets to one viewer) is one
+/// message the kernel cuts up, which costs one pass through the stack instead of one per datagram.
 ///
 /// The socket owns its descriptor (closed in `deinit`) and preallocated slots for one batch in each
 /// direction: receiving copies each datagram from its slot into the caller's `Datagram` (whose capacity is
@@ -34,10 +36,23 @@ public final class UDPSocket {
     /// The largest batch the C layer takes in one call (`ATRIUM_UDP_MAX_BATCH`).
     public static let maxBatchSize = 64
 
+    /// Whether `send` groups each batch by destination and hands runs of same-size datagrams to the
+    /// kernel as one segmented message. On by default; turned off for good when the kernel refuses a
+    /// segmented send (EIO or EINVAL: no GSO on this kernel or device), counted in
+    /// `segmentationFallbacks`, and the batch goes on as plain sendmmsg.
+    public var segmentationOffload: Bool
+    /// Times the kernel refused segmentation (at most once per socket, since it then stays off).
+    public private(set) var segmentationFallbacks = 0
+    /// Messages handed to the kernel, and datagrams that went out inside segmented ones.
+    public private(set) var messagesSent = 0
+    public private(set) var segmentedDatagrams = 0
+    private let sendStatus: UnsafeMutablePointer<Int32>
+
     /// Opens a socket bound to `address` (port 0: an ephemeral port). IPv6 sockets are IPv6-only.
-    public init(bindingTo address: SocketAddress, batchSize: Int = 32, maxDatagramSize: Int = 1500)
-        throws(UDPError)
-    {
+    public init(
+        bindingTo address: SocketAddress, batchSize: Int = 32, maxDatagramSize: Int = 1500,
+        segmentationOffload: Bool = true
+    ) throws(UDPError) {
         var requested = sockaddr_storage()
         var bound = sockaddr_storage()
         address.write(to: &requested)
@@ -52,6 +67,7 @@ public final class UDPSocket {
         }
         fileDescriptor = fd
         localAddress = local
+        self.segmentationOffload = segmentationOffload
         self.batchSize = min(max(batchSize, 1), Self.maxBatchSize)
         self.maxDatagramSize = max(maxDatagramSize, 1)
         let slotBytes = self.batchSize * self.maxDatagramSize
@@ -64,6 +80,8 @@ public final class UDPSocket {
         sendDestinations = .allocate(capacity: self.batchSize)
         sendErrors = .allocate(capacity: self.batchSize)
         sendErrors.initialize(repeating: 0, count: self.batchSize)
+        sendStatus = .allocate(capacity: self.batchSize)
+        sendStatus.initialize(repeating: 0, count: self.batchSize)
         refusals.reserveCapacity(Self.maxBatchSize)
         receiveSources.initialize(repeating: sockaddr_storage(), count: self.batchSize)
         sendDestinations.initialize(repeating: sockaddr_storage(), count: self.batchSize)
@@ -79,6 +97,14 @@ public final class UDPSocket {
         sendLengths.deallocate()
         sendDestinations.deallocate()
         sendErrors.deallocate()
+        sendStatus.deallocate()
+    }
+
+    /// Makes the kernel refuse segmented sends on this socket (SO_NO_CHECK), as a kernel without GSO
+    /// would: for tests of the fallback.
+    func refuseSegmentation() throws(UDPError) {
+        let rc = atrium_udp_refuse_segmentation(fileDescriptor)
+        guard rc == 0 else { throw .socketOption(errno: -rc) }
     }
 
     /// Sets SO_RCVBUF and/or SO_SNDBUF. The kernel doubles the value for its bookkeeping and caps it at
@@ -121,11 +147,12 @@ public final class UDPSocket {
         return Int(n)
     }
 
-    /// Sends the datagrams in order, `batchSize` per system call, and returns how many were handled:
-    /// sent, or refused for their destination alone (listed in `refusals`). Fewer than
-    /// `datagrams.count` means the socket buffer filled up: the owner retries the rest when the socket
-    /// is writable again, or drops them. Every payload is checked against `maxDatagramSize` before
-    /// anything is sent.
+    /// Sends the datagrams, `batchSize` per system call, and returns how many were handled: sent, or
+    /// refused for their destination alone (listed in `refusals`). Fewer than `datagrams.count` means
+    /// the socket buffer filled up and that many were not sent: the owner drops them. Each
+    /// destination's datagrams go out in their order; with `segmentationOffload` the order between
+    /// destinations may change. Every payload is checked against `maxDatagramSize` before anything is
+    /// sent.
     public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
 
     /// `send` for a slice of a batch array (the media worker's case), specialized here: no allocation.
@@ -151,9 +178,30 @@ public final class UDPSocket {
                 count += 1
                 index = datagrams.index(after: index)
             }
+            if segmentationOffload {
+                var gso: Int32 = 1
+                var messages: Int32 = 0
+                var segmented: Int32 = 0
+                let n = atrium_udp_send_batch(
+                    fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations,
+                    sendStatus, &gso, &messages, &segmented)
+                guard n >= 0 else { throw .send(errno: -n) }
+                if gso == 0 {
+                    segmentationOffload = false
+                    segmentationFallbacks += 1
+                }
+                messagesSent += Int(messages)
+                segmentedDatagrams += Int(segmented)
+                for i in 0..<count where sendStatus[i] < 0 { refusals.append((sent + i, -sendStatus[i])) }
+                // Datagrams the full buffer kept are dropped, not retried; later batches may still fit.
+                sent += Int(n)
+                if Int(n) < count { break }
+                continue
+            }
             let n = atrium_udp_sendmmsg(
                 fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations, sendErrors)
             guard n >= 0 else { throw .send(errno: -n) }
+            messagesSent += Int(n)
             for i in 0..<Int(n) where sendErrors[i] != 0 { refusals.append((sent + i, -sendErrors[i])) }
             sent += Int(n)
             if Int(n) < count { break }

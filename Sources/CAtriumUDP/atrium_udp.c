@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -158,6 +160,206 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
         done += 1;
     }
     return (int)done;
+}
+
+int atrium_tcp_listen(const struct sockaddr_storage *address, struct sockaddr_storage *bound, int backlog) {
+    int family = address->ss_family;
+    if (family != AF_INET && family != AF_INET6) return -EAFNOSUPPORT;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) return -errno;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+        bind(fd, (const struct sockaddr *)address, address_length(address)) != 0 || listen(fd, backlog) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    socklen_t length = sizeof *bound;
+    if (getsockname(fd, (struct sockaddr *)bound, &length) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer) {
+    socklen_t length = sizeof *peer;
+    int c = accept4(fd, (struct sockaddr *)peer, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    int one = 1;
+    (void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (send_buffer > 0) (void)setsockopt(c, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+    return c;
+}
+
+long atrium_tcp_recv(int fd, uint8_t *buffer, size_t length) {
+    ssize_t n = recv(fd, buffer, length, MSG_DONTWAIT);
+    if (n < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    return (long)n;
+}
+
+long atrium_tcp_send(int fd, const uint8_t *buffer, size_t length) {
+    ssize_t n = send(fd, buffer, length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+    return (long)n;
+}
+
+int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | (writable ? EPOLLOUT : 0);
+    ev.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+/// A cheap key for grouping by destination: family, port and the address's low bits; equal keys are
+/// confirmed with memcmp.
+static uint64_t destination_key(const struct sockaddr_storage *a) {
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
+        return ((uint64_t)AF_INET << 48) | ((uint64_t)sin->sin_port << 32) | sin->sin_addr.s_addr;
+    }
+    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
+    uint32_t tail;
+    memcpy(&tail, (const uint8_t *)&sin6->sin6_addr + 12, sizeof tail);
+    return ((uint64_t)AF_INET6 << 48) | ((uint64_t)sin6->sin6_port << 32) | tail;
+}
+
+static int same_destination(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
+    return a->ss_family == b->ss_family && memcmp(a, b, address_length(a)) == 0;
+}
+
+/// One message of a batch: `segments` datagrams starting at position `first` of the order.
+struct batch_message {
+    unsigned int first;
+    unsigned int segments;
+    uint16_t segment_size;
+};
+
+int atrium_udp_send_batch(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
+                          const struct sockaddr_storage *destinations, int *status, int *gso, int *messages,
+                          int *segmented) {
+    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    *messages = 0;
+    *segmented = 0;
+    if (count == 0) return 0;
+    // Group by destination, keeping each destination's order: O(n^2) over at most 64 keys.
+    unsigned int order[ATRIUM_UDP_MAX_BATCH];
+    uint64_t keys[ATRIUM_UDP_MAX_BATCH];
+    uint8_t placed[ATRIUM_UDP_MAX_BATCH];
+    for (unsigned int i = 0; i < count; i++) {
+        keys[i] = destination_key(&destinations[i]);
+        placed[i] = 0;
+        status[i] = 1;
+    }
+    unsigned int n = 0;
+    for (unsigned int i = 0; i < count; i++) {
+        if (placed[i]) continue;
+        placed[i] = 1;
+        order[n++] = i;
+        for (unsigned int j = i + 1; j < count; j++) {
+            if (!placed[j] && keys[j] == keys[i] && same_destination(&destinations[j], &destinations[i])) {
+                placed[j] = 1;
+                order[n++] = j;
+            }
+        }
+    }
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
+    struct batch_message plan[ATRIUM_UDP_MAX_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } control[ATRIUM_UDP_MAX_BATCH];
+    for (unsigned int k = 0; k < count; k++) {
+        iov[k].iov_base = (void *)(buffer + (size_t)order[k] * stride);
+        iov[k].iov_len = lengths[order[k]] < stride ? lengths[order[k]] : stride;
+    }
+    unsigned int handled = 0;
+    unsigned int start = 0;  // position in `order` from which the plan is (re)built
+rebuild:;
+    unsigned int m = 0;
+    for (unsigned int k = start; k < count;) {
+        unsigned int first = order[k];
+        size_t size = iov[k].iov_len;
+        unsigned int run = 1;
+        if (*gso && size > 0 && size <= UINT16_MAX) {
+            size_t total = size;
+            while (k + run < count && run < ATRIUM_UDP_GSO_MAX_SEGMENTS &&
+                   keys[order[k + run]] == keys[first] &&
+                   same_destination(&destinations[order[k + run]], &destinations[first])) {
+                size_t next = iov[k + run].iov_len;
+                if (next > size || next == 0 || total + next > ATRIUM_UDP_GSO_MAX_BYTES) break;
+                total += next;
+                run += 1;
+                if (next < size) break;  // a shorter datagram ends the run
+            }
+        }
+        plan[m].first = k;
+        plan[m].segments = run;
+        plan[m].segment_size = run > 1 ? (uint16_t)size : 0;
+        struct msghdr *h = &msgs[m].msg_hdr;
+        memset(&msgs[m], 0, sizeof msgs[m]);
+        h->msg_iov = &iov[k];
+        h->msg_iovlen = run;
+        h->msg_name = (void *)&destinations[first];
+        h->msg_namelen = address_length(&destinations[first]);
+        if (run > 1) {
+            memset(&control[m], 0, sizeof control[m]);
+            h->msg_control = control[m].buf;
+            h->msg_controllen = sizeof control[m].buf;
+            struct cmsghdr *c = CMSG_FIRSTHDR(h);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t segment = (uint16_t)size;
+            memcpy(CMSG_DATA(c), &segment, sizeof segment);
+        }
+        m += 1;
+        k += run;
+    }
+    unsigned int done = 0;
+    while (done < m) {
+        int sent = sendmmsg(fd, msgs + done, m - done, MSG_DONTWAIT);
+        if (sent > 0) {
+            for (unsigned int x = done; x < done + (unsigned int)sent; x++) {
+                for (unsigned int s = 0; s < plan[x].segments; s++) status[order[plan[x].first + s]] = 0;
+                handled += plan[x].segments;
+                *messages += 1;
+                if (plan[x].segments > 1) *segmented += (int)plan[x].segments;
+            }
+            done += (unsigned int)sent;
+            continue;
+        }
+        if (sent < 0 && errno == EINTR) continue;
+        if (sent == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+        int e = errno;
+        if (e == EBADF || e == ENOTSOCK || e == EFAULT) return handled > 0 ? (int)handled : -e;
+        if (plan[done].segments > 1 && (e == EIO || e == EINVAL)) {
+            // No segmentation here: send the rest one datagram at a time.
+            *gso = 0;
+            start = plan[done].first;
+            goto rebuild;
+        }
+        // Refused for this destination alone: the message's datagrams are counted refused, the batch
+        // resumes after it.
+        for (unsigned int s = 0; s < plan[done].segments; s++) status[order[plan[done].first + s]] = -e;
+        handled += plan[done].segments;
+        *messages += 1;
+        done += 1;
+    }
+    return (int)handled;
+}
+
+int atrium_udp_refuse_segmentation(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &on, sizeof on) == 0 ? 0 : -errno;
 }
 
 int atrium_close(int fd) { return close(fd) == 0 ? 0 : -errno; }

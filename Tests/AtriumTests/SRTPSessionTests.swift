@@ -2,12 +2,12 @@ import Testing
 
 @testable import AtriumSRTP
 
-private func pair(_ profile: SRTPProfile) throws -> (SRTPSession, SRTPSession) {
+private func pair(_ profile: SRTPProfile, _ backend: SRTPBackend) throws -> (SRTPSession, SRTPSession) {
     let key = [UInt8](repeating: 0x11, count: profile.keyLength)
     let salt = [UInt8](repeating: 0x22, count: profile.saltLength)
     return (
-        try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .outbound),
-        try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .inbound)
+        try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .outbound, backend: backend),
+        try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .inbound, backend: backend)
     )
 }
 
@@ -21,9 +21,9 @@ private let rtcpReceiverReport: [UInt8] =
     [0x81, 0xc9, 0x00, 0x07, 0x12, 0x34, 0x56, 0x78] + [UInt8](repeating: 5, count: 24)
 
 @Suite struct SRTPSessionTests {
-    @Test(arguments: SRTPProfile.allCases)
-    func roundTripsRTPAndRTCP(_ profile: SRTPProfile) throws {
-        let (sender, receiver) = try pair(profile)
+    @Test(arguments: SRTPProfile.allCases, SRTPBackend.allCases)
+    func roundTripsRTPAndRTCP(_ profile: SRTPProfile, _ backend: SRTPBackend) throws {
+        let (sender, receiver) = try pair(profile, backend)
         for seq in UInt16(65530)...UInt16(65535) {
             let plain = rtp(seq: seq)
             var packet = plain
@@ -41,9 +41,9 @@ private let rtcpReceiverReport: [UInt8] =
     }
 
     /// The in-place API writes exactly the profile's overhead and nothing past it.
-    @Test(arguments: SRTPProfile.allCases)
-    func writesNothingPastTheTrailer(_ profile: SRTPProfile) throws {
-        let (sender, receiver) = try pair(profile)
+    @Test(arguments: SRTPProfile.allCases, SRTPBackend.allCases)
+    func writesNothingPastTheTrailer(_ profile: SRTPProfile, _ backend: SRTPBackend) throws {
+        let (sender, receiver) = try pair(profile, backend)
         let plain = rtp(seq: 1, payload: 1000)
         var buffer = plain + [UInt8](repeating: 0xEE, count: SRTPSession.maximumTrailerLength)
         let length = try buffer.withUnsafeMutableBytes { try sender.protect(rtp: $0, length: plain.count) }
@@ -53,9 +53,9 @@ private let rtcpReceiverReport: [UInt8] =
         #expect(Array(buffer.prefix(back)) == plain)
     }
 
-    @Test(arguments: SRTPProfile.allCases)
-    func tamperedPacketsFailAuthentication(_ profile: SRTPProfile) throws {
-        let (sender, receiver) = try pair(profile)
+    @Test(arguments: SRTPProfile.allCases, SRTPBackend.allCases)
+    func tamperedPacketsFailAuthentication(_ profile: SRTPProfile, _ backend: SRTPBackend) throws {
+        let (sender, receiver) = try pair(profile, backend)
         var packet = rtp(seq: 10)
         try sender.protect(rtp: &packet)
         for index in [1, 11, 12, 40, packet.count - 1] {
@@ -72,9 +72,9 @@ private let rtcpReceiverReport: [UInt8] =
         try receiver.unprotect(srtp: &packet)
     }
 
-    @Test(arguments: SRTPProfile.allCases)
-    func replayedPacketsAreRefused(_ profile: SRTPProfile) throws {
-        let (sender, receiver) = try pair(profile)
+    @Test(arguments: SRTPProfile.allCases, SRTPBackend.allCases)
+    func replayedPacketsAreRefused(_ profile: SRTPProfile, _ backend: SRTPBackend) throws {
+        let (sender, receiver) = try pair(profile, backend)
         // Protected now, delivered after the receiver's window has moved past it.
         var old = rtp(seq: 90)
         try sender.protect(rtp: &old)
@@ -98,17 +98,19 @@ private let rtcpReceiverReport: [UInt8] =
         #expect(throws: SRTPError.replayed) { try receiver.unprotect(srtp: &old) }
     }
 
-    @Test func outboundRefusesRepeatedSequenceUnlessAllowed() throws {
+    @Test(arguments: SRTPBackend.allCases)
+    func outboundRefusesRepeatedSequenceUnlessAllowed(_ backend: SRTPBackend) throws {
         let key = [UInt8](repeating: 1, count: 16)
         let salt = [UInt8](repeating: 2, count: 12)
-        let strict = try SRTPSession(profile: .aeadAES128GCM, masterKey: key, masterSalt: salt, direction: .outbound)
+        let strict = try SRTPSession(
+            profile: .aeadAES128GCM, masterKey: key, masterSalt: salt, direction: .outbound, backend: backend)
         var a = rtp(seq: 5)
         var b = rtp(seq: 5)
         try strict.protect(rtp: &a)
         #expect(throws: SRTPError.replayed) { try strict.protect(rtp: &b) }
         let lenient = try SRTPSession(
             profile: .aeadAES128GCM, masterKey: key, masterSalt: salt, direction: .outbound,
-            allowRepeatTransmission: true)
+            allowRepeatTransmission: true, backend: backend)
         var c = rtp(seq: 5)
         var d = rtp(seq: 5)
         try lenient.protect(rtp: &c)
@@ -116,13 +118,14 @@ private let rtcpReceiverReport: [UInt8] =
         #expect(c == d)
     }
 
-    @Test func badLengthsAndKeysAreTypedErrors() throws {
+    @Test(arguments: SRTPBackend.allCases)
+    func badLengthsAndKeysAreTypedErrors(_ backend: SRTPBackend) throws {
         #expect(throws: SRTPError.invalidKeyLength(expected: 28, actual: 30)) {
             try SRTPSession(
                 profile: .aeadAES128GCM, masterKey: [UInt8](repeating: 0, count: 16),
                 masterSalt: [UInt8](repeating: 0, count: 14), direction: .outbound)
         }
-        let (sender, receiver) = try pair(.aesCM128HMACSHA1_80)
+        let (sender, receiver) = try pair(.aesCM128HMACSHA1_80, backend)
         var short: [UInt8] = [0x80, 0, 0, 1]
         #expect(throws: SRTPError.badLength) { try sender.protect(rtp: &short) }
         #expect(throws: SRTPError.badLength) { try receiver.unprotectRTCP(&short) }

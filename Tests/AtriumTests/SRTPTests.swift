@@ -10,16 +10,23 @@ private let gcmMasterSalt = hex("a0a1a2a3a4a5a6a7a8a9aaab")
 private let referenceRTP = hex("800f1234decafbadcafebabe") + [UInt8](repeating: 0xab, count: 16)
 private let referenceRTCP = hex("81c8000bcafebabe") + [UInt8](repeating: 0xab, count: 16)
 
-private func outbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) throws -> SRTPSession {
-    try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .outbound)
+private func outbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8], _ backend: SRTPBackend) throws
+    -> SRTPSession
+{
+    try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .outbound, backend: backend)
 }
 
-private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) throws -> SRTPSession {
-    try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .inbound)
+private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8], _ backend: SRTPBackend) throws
+    -> SRTPSession
+{
+    try SRTPSession(profile: profile, masterKey: key, masterSalt: salt, direction: .inbound, backend: backend)
 }
+
+private let cases: [(UInt32, UInt16)] = [(0xcafe_babe, 0x1234), (0, 0), (0xffff_ffff, 0xfffe), (0x1234_5678, 7)]
 
 /// RFC 3711 Appendix B and RFC 7714 section 16 vectors: first the reference implementation against
-/// the RFC, then libsrtp (through `SRTPSession`) against the reference and libsrtp's own vectors.
+/// the RFC, then both backends of `SRTPSession` (OpenSSL and libsrtp) against the reference and
+/// libsrtp's own vectors.
 @Suite struct SRTPVectorTests {
     /// RFC 3711 B.2: the AES-CM keystream for session key 2B7E..., counter F0F1...FD0000.
     @Test func rfc3711AppendixB2Keystream() {
@@ -41,10 +48,11 @@ private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) th
         #expect(derive(1, 20) == hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
     }
 
-    /// libsrtp with the B.3 master key produces exactly what RFC 3711's transform predicts from the
-    /// B.3 session keys, for several SSRCs and sequence numbers.
-    @Test(arguments: [(UInt32(0xcafe_babe), UInt16(0x1234)), (0, 0), (0xffff_ffff, 0xfffe), (0x1234_5678, 7)])
-    func rfc3711AESCMThroughLibsrtp(ssrc: UInt32, seq: UInt16) throws {
+    /// Each backend with the B.3 master key produces exactly what RFC 3711's transform predicts from
+    /// the B.3 session keys, for several SSRCs and sequence numbers.
+    @Test(arguments: SRTPBackend.allCases, cases)
+    func rfc3711AESCMThroughSession(_ backend: SRTPBackend, _ c: (UInt32, UInt16)) throws {
+        let (ssrc, seq) = c
         var packet: [UInt8] = [0x80, 0x60, UInt8(seq >> 8), UInt8(seq & 0xff), 0, 0, 0x0b, 0xb8]
         packet += (0..<4).map { UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32($0))) }
         packet += (0..<37).map { UInt8($0) }
@@ -52,21 +60,22 @@ private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) th
             packet, cipherKey: hex("C61E7A93744F39EE10734AFE3FF7A087"), salt: hex("30CBBC08863D8C85D49DB34A9AE1"),
             authKey: hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
         var protected = packet
-        try outbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt).protect(rtp: &protected)
+        try outbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt, backend).protect(rtp: &protected)
         #expect(protected == expected)
     }
 
     /// libsrtp's own AES_CM_128_HMAC_SHA1_80 vector (srtp_validate), which uses the B.3 master key.
-    @Test func libsrtpValidateAESCM() throws {
+    @Test(arguments: SRTPBackend.allCases)
+    func libsrtpValidateAESCM(_ backend: SRTPBackend) throws {
         let expected = hex("800f1234decafbadcafebabe4e55dc4ce79978d88ca4d215949d2402b78d6acc99ea179b8dbb")
         var packet = referenceRTP
-        try outbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt).protect(rtp: &packet)
+        try outbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt, backend).protect(rtp: &packet)
         #expect(packet == expected)
         let reference = SRTPReference.protectCM(
             referenceRTP, cipherKey: hex("C61E7A93744F39EE10734AFE3FF7A087"),
             salt: hex("30CBBC08863D8C85D49DB34A9AE1"), authKey: hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
         #expect(reference == expected)
-        try inbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt).unprotect(srtp: &packet)
+        try inbound(.aesCM128HMACSHA1_80, b3MasterKey, b3MasterSalt, backend).unprotect(srtp: &packet)
         #expect(packet == referenceRTP)
     }
 
@@ -81,23 +90,25 @@ private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) th
         #expect(encrypted == expected)
     }
 
-    /// libsrtp's AEAD_AES_128_GCM output equals RFC 7714's transform (checked above against section 16)
-    /// applied to session keys from the RFC 3711 KDF (RFC 7714 section 11).
-    @Test(arguments: [(UInt32(0xcafe_babe), UInt16(0x1234)), (0x5501_a0b2, 0xf17b), (1, 0)])
-    func rfc7714GCMThroughLibsrtp(ssrc: UInt32, seq: UInt16) throws {
+    /// Each backend's AEAD_AES_128_GCM output equals RFC 7714's transform (checked above against section
+    /// 16) applied to session keys from the RFC 3711 KDF (RFC 7714 section 11).
+    @Test(arguments: SRTPBackend.allCases, [(UInt32(0xcafe_babe), UInt16(0x1234)), (0x5501_a0b2, 0xf17b), (1, 0)])
+    func rfc7714GCMThroughSession(_ backend: SRTPBackend, _ c: (UInt32, UInt16)) throws {
+        let (ssrc, seq) = c
         var packet: [UInt8] = [0x80, 0x40, UInt8(seq >> 8), UInt8(seq & 0xff), 0x80, 0x41, 0xf8, 0xd3]
         packet += (0..<4).map { UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32($0))) }
         packet += Array("Gallia est omnis divisa in partes tres".utf8)
         let key = SRTPReference.derive(masterKey: gcmMasterKey, masterSalt: gcmMasterSalt, label: 0, count: 16)
         let salt = SRTPReference.derive(masterKey: gcmMasterKey, masterSalt: gcmMasterSalt, label: 2, count: 12)
         var protected = packet
-        try outbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt).protect(rtp: &protected)
+        try outbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt, backend).protect(rtp: &protected)
         #expect(protected == SRTPReference.protectGCM(packet, key: key, salt: salt))
     }
 
     /// libsrtp's own GCM vectors (srtp_validate_gcm): RTP, and RTCP with SRTCP index 1.
-    @Test func libsrtpValidateGCM() throws {
-        let sender = try outbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt)
+    @Test(arguments: SRTPBackend.allCases)
+    func libsrtpValidateGCM(_ backend: SRTPBackend) throws {
+        let sender = try outbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt, backend)
         var rtp = referenceRTP
         try sender.protect(rtp: &rtp)
         #expect(rtp == hex("800f1234decafbadcafebabec5002ede04cfdd2eb91159e0880aa06ed2976826f796b201df3131a127e8a392"))
@@ -107,7 +118,7 @@ private func inbound(_ profile: SRTPProfile, _ key: [UInt8], _ salt: [UInt8]) th
             rtcp
                 == hex(
                     "81c8000bcafebabec98b8b5df0392a55852b6c21ac8e7025c52c6fbea2b3b446ea31123ba88ce61e80000001"))
-        let receiver = try inbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt)
+        let receiver = try inbound(.aeadAES128GCM, gcmMasterKey, gcmMasterSalt, backend)
         try receiver.unprotect(srtp: &rtp)
         try receiver.unprotectRTCP(&rtcp)
         #expect(rtp == referenceRTP && rtcp == referenceRTCP)

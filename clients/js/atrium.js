@@ -219,8 +219,11 @@ export class Room extends EventTarget {
    * Opens the WebSocket, authenticates and joins.
    * @param {string} url      `ws(s)://HOST:PORT/v1/signal`
    * @param {string} token    a participant token
-   * @param {{name?: string, metadata?: string, autoSubscribe?: boolean, simulcast?: boolean}} [options]
-   *   `simulcast` (default true): publish cameras and screen shares as simulcast (see the file's header)
+   * @param {{name?: string, metadata?: string, autoSubscribe?: boolean, simulcast?: boolean,
+   *   iceTransportPolicy?: RTCIceTransportPolicy}} [options]
+   *   `simulcast` (default true): publish cameras and screen shares as simulcast (see the file's header);
+   *   `iceTransportPolicy` ("all" by default): "relay" sends media only through the TURN servers the
+   *   server hands out at join and resume (`iceServers`, docs/protocol.md)
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
@@ -248,6 +251,8 @@ export class Room extends EventTarget {
     this.url = url;
     this.token = token;
     this.options = options;
+    /** TURN servers with time-limited credentials, from the last join or resume result. */
+    this.iceServers = [];
     /** @type {WebSocket|null} */
     this.ws = null;
     this.nextId = 1;
@@ -487,6 +492,17 @@ export class Room extends EventTarget {
     this.me = s.participant;
     this.roomInfo = s.room;
     this.resumeToken = s.resumeToken;
+    // Fresh TURN credentials at every join and resume; connections already open take them for their
+    // next ICE gathering (a restart).
+    this.iceServers = Array.isArray(s.iceServers) ? s.iceServers : [];
+    for (const pc of [this.publisher, this.subscriber]) {
+      if (!pc) continue;
+      try {
+        pc.setConfiguration({ ...pc.getConfiguration(), iceServers: this.iceServers });
+      } catch {
+        /* a closed connection */
+      }
+    }
     this.participants = new Map(s.participants.map((p) => [p.id, p]));
     this.shares = new Map(s.shares.map((sh) => [sh.id, sh]));
     this.subscriptions = s.subscriptions || [];
@@ -497,6 +513,12 @@ export class Room extends EventTarget {
     const mine = new Set(this.me.tracks.map((t) => t.id));
     for (const t of [...this.localTracks.values()]) if (!mine.has(t.trackId)) this._endLocal(t.trackId, false);
     this._emit("state", { type: "snapshot" });
+  }
+
+  /** @private The configuration of both connections: the server's TURN servers, the chosen policy. */
+  _rtcConfig() {
+    const policy = this.options.iceTransportPolicy;
+    return { ...RTC_CONFIG, iceServers: this.iceServers, ...(policy ? { iceTransportPolicy: policy } : {}) };
   }
 
   /** @private */
@@ -1000,7 +1022,7 @@ export class Room extends EventTarget {
 
   /** @private */
   _createPublisher() {
-    const pc = new RTCPeerConnection(RTC_CONFIG);
+    const pc = new RTCPeerConnection(this._rtcConfig());
     pc.onicecandidate = (e) => {
       if (e.candidate) this._send({ type: "ice_candidate", target: "publisher", candidate: e.candidate.candidate });
     };
@@ -1050,7 +1072,7 @@ export class Room extends EventTarget {
       this.remote.clear();
     }
     if (!this.subscriber) {
-      const pc = new RTCPeerConnection(RTC_CONFIG);
+      const pc = new RTCPeerConnection(this._rtcConfig());
       pc.onicecandidate = (e) => {
         if (e.candidate) this._send({ type: "ice_candidate", target: "subscriber", candidate: e.candidate.candidate });
       };

@@ -39,7 +39,7 @@ import time
 import aioice.ice
 import av
 import numpy as np
-from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCPeerConnection,
+from aiortc import (MediaStreamTrack, RTCBundlePolicy, RTCConfiguration, RTCIceServer, RTCPeerConnection,
                     RTCRtpSender, RTCSessionDescription)
 from aiortc.codecs.vpx import VpxPayloadDescriptor
 from aiortc.rtp import RTCP_PSFB_APP, RTCP_PSFB_FIR, RTCP_PSFB_PLI, RtcpPsfbPacket, unpack_remb_fci
@@ -56,10 +56,13 @@ aioice.ice.get_host_addresses = _loopback_only
 
 
 
-def peer_connection():
+def peer_connection(ice_servers=None):
     """An RTCPeerConnection for Atrium: one BUNDLE transport (aiortc's default policy sends nothing
-    on a second video track), and no ICE servers (aiortc would add a public STUN server)."""
-    return RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
+    on a second video track), and no ICE servers (aiortc would add a public STUN server) unless
+    `ice_servers` (the join result's `iceServers`) are given."""
+    servers = [RTCIceServer(urls=s["urls"], username=s.get("username"), credential=s.get("credential"))
+               for s in ice_servers or []]
+    return RTCPeerConnection(RTCConfiguration(iceServers=servers, bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
 
 
 # -- synthetic sources -----------------------------------------------------------------------------
@@ -509,7 +512,8 @@ class Publisher:
 
     @classmethod
     async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
-                    fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=()):
+                    fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=(), ice_servers=None,
+                    relay_only=False):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
         (a misbehaving client). A refused `publish_offer` raises SignalError.
@@ -521,13 +525,15 @@ class Publisher:
         no PLI, FIR or REMB (a static screen: one key frame, at the start; the worker still counts
         the requests), and the worker's VP8 encoders are VBR (`use_vbr_vp8`; `vbr_vp8` alone asks
         only for that: a static screen that answers key-frame requests); those in `ignore_remb` act
-        on no REMB (so that they send key frames only when asked)."""
+        on no REMB (so that they send key frames only when asked). `ice_servers` (a join result's
+        `iceServers`) are the worker's TURN servers; with `relay_only` it gathers no host candidate."""
         worker = await _Worker.spawn()
         try:
             offer = await worker.call("offer", sources=list(sources), busy=list(busy),
                                       codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264,
                                       ignore_key_frame_requests=list(ignore_key_frame_requests), vbr_vp8=vbr_vp8,
-                                      ignore_remb=list(ignore_remb))
+                                      ignore_remb=list(ignore_remb), ice_servers=ice_servers,
+                                      relay_only=relay_only)
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
@@ -677,8 +683,15 @@ async def _serve_publisher(reader):
         return {"encoder": type(enc).__name__, "targetBitrate": getattr(enc, "target_bitrate", None)}
 
     async def handle(req):
+        nonlocal pc
         op = req["op"]
         if op == "offer":
+            if req.get("relay_only"):
+                # No host candidates: the only way out is the TURN server's relay.
+                aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: []
+            if req.get("ice_servers"):
+                await pc.close()
+                pc = peer_connection(req["ice_servers"])
             if req.get("fast_h264"):
                 use_fast_x264()
             busy = set(req.get("busy") or ())
@@ -707,6 +720,14 @@ async def _serve_publisher(reader):
                     key_frames[source] = KeyFrameCounter(t.sender._RTCRtpSender__transport, t.sender)
                     t.sender._RTCRtpSender__transport = key_frames[source]
             return {}
+        if op == "ice_pair":
+            # The nominated pair of the (one, bundled) ICE transport, as aioice has it.
+            connection = next(iter(transceivers.values())).sender.transport.transport._connection
+            pair = next(iter(connection._nominated.values()), None)
+            if pair is None:
+                return None
+            return {"local": pair.local_candidate.type, "remote": pair.remote_candidate.type,
+                    "remote_port": pair.remote_candidate.port}
         if op == "stats":
             sent, sent_bytes = {}, {}
             for source, t in transceivers.items():

@@ -42,6 +42,44 @@ int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int cou
 int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
                         const struct sockaddr_storage *destinations, int *errors);
 
+/// ICE-TCP (RFC 6544) needs a passive TCP port beside the UDP one. Opens a non-blocking, close-on-exec
+/// TCP socket bound to `address` with SO_REUSEADDR, listening with `backlog`; stores the bound address in
+/// `bound`. Returns the fd or -errno.
+int atrium_tcp_listen(const struct sockaddr_storage *address, struct sockaddr_storage *bound, int backlog);
+/// Accepts one connection without blocking (non-blocking, close-on-exec, TCP_NODELAY, SO_SNDBUF set to
+/// `send_buffer` when > 0); stores the peer in `peer`. Returns the fd, -EAGAIN when none is waiting, or -errno.
+int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer);
+/// Reads up to `length` bytes without blocking: returns the count, 0 at end of stream, -EAGAIN when
+/// nothing is waiting, or -errno.
+long atrium_tcp_recv(int fd, uint8_t *buffer, size_t length);
+/// Writes up to `length` bytes without blocking and without SIGPIPE: returns the count, -EAGAIN when the
+/// send buffer is full, or -errno.
+long atrium_tcp_send(int fd, const uint8_t *buffer, size_t length);
+/// Changes what `fd` is watched for: readability, plus writability when `writable` is nonzero.
+int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable);
+/// The most datagrams one UDP GSO send carries (the kernel's UDP_MAX_SEGMENTS) and the most bytes.
+#define ATRIUM_UDP_GSO_MAX_SEGMENTS 64
+#define ATRIUM_UDP_GSO_MAX_BYTES 65000
+
+/// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams laid out as for atrium_udp_sendmmsg, with
+/// UDP generic segmentation offload (Linux 4.18+, `UDP_SEGMENT`) when `*gso` is 1: the datagrams are
+/// grouped by destination (each destination's datagrams keep their order; the order between
+/// destinations may change), and a run of two or more to one destination of the same length (the last
+/// one may be shorter) goes to the kernel as one message that it cuts into datagrams. Everything else
+/// goes out as single datagrams in the same sendmmsg calls. When the kernel refuses a segmented message
+/// with EIO or EINVAL (no GSO on this kernel or device), `*gso` is set to 0 and the batch continues
+/// without it. `status[i]` is 0 when datagram i was sent, -errno when it was refused for its
+/// destination alone, 1 when it was not sent because the socket buffer filled up. Returns how many were
+/// handled (sent or refused), or -errno when the socket itself failed before anything was handled.
+/// `*messages` gets the number of messages passed to the kernel and `*segmented` how many datagrams
+/// went out inside segmented ones.
+int atrium_udp_send_batch(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
+                          const struct sockaddr_storage *destinations, int *status, int *gso, int *messages,
+                          int *segmented);
+/// Sets SO_NO_CHECK (UDP checksums off), which makes the kernel refuse UDP_SEGMENT sends with EINVAL:
+/// how the tests stand in for a kernel without GSO. Returns 0 or -errno.
+int atrium_udp_refuse_segmentation(int fd);
+
 /// Closes a descriptor; returns 0 or -errno.
 int atrium_close(int fd);
 
