@@ -107,7 +107,7 @@ let package = Package(
             name: "AtriumMediaControl",
             dependencies: [
                 "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
-                "AtriumUDP", "AtriumForwarding",
+                "AtriumUDP", "AtriumForwarding", "AtriumCongestion",
             ],
             swiftSettings: strict
         ),

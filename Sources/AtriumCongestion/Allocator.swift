@@ -39,11 +39,20 @@ public enum Allocator {
         public var ceiling: Int
         public var activeSpeaker: Bool
         public var onStage: Bool
+        /// What the last allocation gave it: going up from there (a better layer, or back from a
+        /// pause) needs `upMargin` times the layer's bitrate, so a track does not flap between two
+        /// choices on a noisy estimate.
+        public var current: Choice?
+        /// False while the track is held after a step down (the owner's back-off): it may keep or
+        /// lower its choice, not raise it.
+        public var mayGoUp: Bool
 
         public init(
             id: String, kind: Kind, bitrate: Double = 0, layers: [Layer] = [], ceiling: Int = .max,
-            activeSpeaker: Bool = false, onStage: Bool = false
+            activeSpeaker: Bool = false, onStage: Bool = false, current: Choice? = nil, mayGoUp: Bool = true
         ) {
+            self.current = current
+            self.mayGoUp = mayGoUp
             self.id = id
             self.kind = kind
             self.bitrate = bitrate
@@ -65,6 +74,26 @@ public enum Allocator {
         public var choices: [String: Choice]
         /// What the choices add up to, bits per second (may pass the estimate by a share's floor).
         public var allocated: Double
+        /// What the tracks would take with no limit (each at the top layer under its ceiling): more
+        /// than `allocated` means the estimate limits this viewer, which is when probing pays.
+        public var wanted: Double = 0
+    }
+
+    /// Going up needs this much more than the layer's bitrate (hysteresis).
+    public static let upMargin = 1.2
+
+    /// Whether `layer` would be more than the track has now (or it is paused now).
+    static func isUp(_ layer: Layer, from current: Choice?) -> Bool {
+        switch current {
+        case .none, .audio: false
+        case .paused: true
+        case .layer(let s, let t): (layer.spatial, layer.temporal) > (s, t)
+        }
+    }
+
+    static func cost(_ layer: Layer, _ track: Track) -> Double {
+        guard isUp(layer, from: track.current) else { return layer.bitrate }
+        return track.mayGoUp ? layer.bitrate * upMargin : .infinity
     }
 
     public static func allocate(estimate: Double, tracks: [Track]) -> Result {
@@ -76,6 +105,15 @@ public enum Allocator {
             left -= bitrate
             allocated += bitrate
         }
+        var wanted = 0.0
+        for t in tracks {
+            if t.kind == .audio {
+                wanted += t.bitrate
+            } else {
+                let usable = t.layers.filter { $0.spatial <= t.ceiling }
+                wanted += (usable.isEmpty ? t.layers : usable).map(\.bitrate).max() ?? 0
+            }
+        }
         for t in tracks where t.kind == .audio { take(t.id, .audio, t.bitrate) }
         // Screen shares on stage first, then the other shares; resolution before frame rate.
         let shares = tracks.filter { $0.kind == .screenShare }.sorted { $0.onStage && !$1.onStage }
@@ -84,7 +122,7 @@ public enum Allocator {
             let candidates = (usable.isEmpty ? t.layers : usable).sorted {
                 ($0.width * $0.height, $0.framesPerSecond) > ($1.width * $1.height, $1.framesPerSecond)
             }
-            if let fit = candidates.first(where: { $0.bitrate <= left }) {
+            if let fit = candidates.first(where: { cost($0, t) <= left }) {
                 take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
             } else if t.onStage, let floor = candidates.min(by: { $0.bitrate < $1.bitrate }) {
                 // The shared screen stays readable: its floor even past the estimate.
@@ -96,7 +134,7 @@ public enum Allocator {
         // Cameras: the active speaker first, then in the given order; the best layer that fits.
         let cameras = tracks.filter { $0.kind == .camera }.sorted { $0.activeSpeaker && !$1.activeSpeaker }
         for t in cameras {
-            let fit = t.layers.filter { $0.spatial <= t.ceiling && $0.bitrate <= left }
+            let fit = t.layers.filter { $0.spatial <= t.ceiling && cost($0, t) <= left }
                 .max { ($0.spatial, $0.temporal) < ($1.spatial, $1.temporal) }
             if let fit {
                 take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
@@ -104,6 +142,6 @@ public enum Allocator {
                 choices[t.id] = .paused
             }
         }
-        return Result(choices: choices, allocated: allocated)
+        return Result(choices: choices, allocated: allocated, wanted: wanted)
     }
 }

@@ -13,7 +13,13 @@ public struct RateController: Equatable, Sendable {
     private var lastDecreaseRate: Double?
     private var holdUntil = 0.0
 
-    public init(initial: Double = 1_000_000, minimum: Double = 100_000, maximum: Double = 20_000_000) {
+    /// The estimate before any feedback: 1 Mbit/s, in the range libwebrtc starts a call at, so a
+    /// viewer starts on a usable layer and probing takes it up (or the first overuse down).
+    public static let initialEstimate = 1_000_000.0
+
+    public init(
+        initial: Double = RateController.initialEstimate, minimum: Double = 100_000, maximum: Double = 20_000_000
+    ) {
         self.minimum = minimum
         self.maximum = maximum
         estimate = initial
@@ -25,6 +31,7 @@ public struct RateController: Equatable, Sendable {
     public mutating func update(signal: TrendlineEstimator.Signal, acknowledged: Double, now: Double) {
         let elapsed = min(max(now - (lastUpdate ?? now), 0), 1)
         lastUpdate = now
+        let before = delayBased
         switch signal {
         case .overusing:
             // Back off below what gets through; hold a moment before growing again.
@@ -44,8 +51,11 @@ public struct RateController: Equatable, Sendable {
             } else {
                 delayBased *= 1 + 0.08 * elapsed
             }
-            // Never far above what is acknowledged: an estimate that grows in the void is no estimate.
-            if acknowledged > 0 { delayBased = min(delayBased, 1.5 * acknowledged + 10_000) }
+            // Never growing far above what is acknowledged (an estimate that grows in the void is no
+            // estimate), but never cut for it either: a viewer that is sent little (its layers held
+            // back, only audio) keeps the estimate it had (libwebrtc's AimdRateControl clamp).
+            let cap = 1.5 * acknowledged + 10_000
+            if acknowledged > 0, delayBased > cap { delayBased = max(before, cap) }
         }
         delayBased = min(max(delayBased, minimum), maximum)
         estimate = min(delayBased, lossBased)
@@ -65,5 +75,26 @@ public struct RateController: Equatable, Sendable {
         // The loss side never holds the estimate far above the delay side's.
         lossBased = min(lossBased, max(delayBased, minimum) * 1.5)
         estimate = min(delayBased, lossBased)
+    }
+
+    /// A probe cluster's result (`ProbeBitrateEstimator`): the path carried this much, so the
+    /// estimate takes it at once when it is higher (libwebrtc's `SetEstimate` after a probe), on both
+    /// sides; nothing is learned from a lower one (the delay side backs off by itself).
+    public mutating func probed(_ bitrate: Double, now: Double) {
+        guard bitrate > estimate else { return }
+        let b = min(bitrate, maximum)
+        delayBased = max(delayBased, b)
+        lossBased = max(lossBased, b)
+        lastDecreaseRate = nil
+        estimate = min(delayBased, lossBased)
+    }
+
+    /// A receiver's own estimate (REMB, from a subscriber that offers no transport-wide feedback):
+    /// taken as it is, within the bounds.
+    public mutating func received(_ bitrate: Double) {
+        let b = min(max(bitrate, minimum), maximum)
+        delayBased = b
+        lossBased = b
+        estimate = b
     }
 }

@@ -22,8 +22,10 @@ public struct TrendlineEstimator: Equatable, Sendable {
     private var firstArrival: Double?
     private var history: [(x: Double, y: Double)] = []
     private var deltas = 0
-    /// The adaptive threshold (seconds of modified trend), its last update, and the overuse run.
-    private var threshold = 0.0125
+    /// The adaptive threshold on the modified trend (libwebrtc's units: the slope is unitless, scaled
+    /// by the number of deltas and the gain, and compared with 12.5 at first), its last update, and the
+    /// overuse run.
+    private var threshold = 12.5
     private var lastThresholdUpdate: Double?
     private var overuseSince: Double?
     private var overuseCount = 0
@@ -102,14 +104,14 @@ public struct TrendlineEstimator: Equatable, Sendable {
     }
 
     /// The threshold follows the trend (slowly up, faster down) so that a competing flow does not
-    /// starve this one, within 6-600 ms.
+    /// starve this one, within 6-600.
     private mutating func adaptThreshold(_ modified: Double, now: Double) {
         let last = lastThresholdUpdate ?? now
         lastThresholdUpdate = now
-        guard abs(modified) <= threshold + 0.015 else { return }
+        guard abs(modified) <= threshold + 15 else { return }
         let k = abs(modified) < threshold ? 0.039 : 0.0087
         let elapsed = min(now - last, 0.1)
         threshold += k * (abs(modified) - threshold) * elapsed * 1000
-        threshold = min(max(threshold, 0.006), 0.6)
+        threshold = min(max(threshold, 6), 600)
     }
 }

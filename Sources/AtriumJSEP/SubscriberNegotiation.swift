@@ -74,6 +74,8 @@ public enum SubscriberNegotiation {
                     RTCPFeedback(payloadType: pt, type: "nack"),
                     RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli"),
                     RTCPFeedback(payloadType: pt, type: "transport-cc"),
+                    // For a receiver that takes only REMB: its own estimate is then used.
+                    RTCPFeedback(payloadType: pt, type: "goog-remb"),
                 ] : []
             m.appendCodec(
                 payloadType: pt, server: s.codec, parameters: s.parameters, feedback: feedback,

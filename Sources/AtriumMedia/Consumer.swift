@@ -42,6 +42,10 @@ final class Consumer {
     var selector: LayerSelector?
     var preference: LayerPreference
     var vp8: VP8Rewriter?
+    /// The allocator's ceiling for this viewer's link (nil: none yet), and whether it paused the
+    /// consumer for bandwidth (`MediaCommand.allocate`).
+    var ceiling: VideoLayer?
+    var bandwidthPaused = false
     /// SVC only: the per-packet layer decision, and whether the last packet admitted ends the
     /// forwarded picture (its marker bit is set).
     var svc: SVCSelector?
@@ -117,11 +121,14 @@ final class Consumer {
         let spatial = LayerChoice.spatial(
             quality: preference.quality, viewport: preference.viewport, layers: layers,
             screenShare: producer.isScreenShare)
-        return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers)
+        guard let ceiling else { return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers) }
+        return VideoLayer(
+            spatial: min(spatial, ceiling.spatial), temporal: min(Self.allTemporalLayers, ceiling.temporal))
     }
 
     /// The stream a key frame is needed from: the one to start on or to switch to; nil when none.
     var keyFrameStream: Int? {
+        if bandwidthPaused { return nil }
         if let v = svc {
             guard let c = v.current else { return 0 }
             return v.target.spatial > c.spatial ? 0 : nil

@@ -21,6 +21,59 @@ public enum MediaCommand: Sendable {
     /// The viewer's wish for a consumer of a layered track changed (quality, viewport).
     case setPreference(consumer: String, LayerPreference)
     case closeConsumer(id: String)
+    /// What the coordinator's allocator gave a subscriber transport's consumers from its estimate
+    /// (issue 12): each consumer's layer ceiling, or a pause; what it adds up to and what the viewer
+    /// would take unconstrained (the engine probes for more while the second is higher).
+    case allocate(transport: String, TransportAllocation)
+}
+
+/// One subscriber transport's share of its estimate (`MediaCommand.allocate`).
+public struct TransportAllocation: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var consumer: String
+        /// The highest layer it may forward (nil: no ceiling, audio or a single stream).
+        public var ceiling: VideoLayer?
+        /// Not forwarded to this viewer until a later allocation resumes it.
+        public var paused: Bool
+
+        public init(consumer: String, ceiling: VideoLayer?, paused: Bool) {
+            self.consumer = consumer
+            self.ceiling = ceiling
+            self.paused = paused
+        }
+    }
+
+    public var allocated: Double
+    public var wanted: Double
+    public var entries: [Entry]
+
+    public init(allocated: Double, wanted: Double, entries: [Entry]) {
+        self.allocated = allocated
+        self.wanted = wanted
+        self.entries = entries
+    }
+}
+
+/// One layer of a video producer as measured on arrival (`MediaEvent.layers`): a simulcast stream,
+/// or the whole stream of a single-stream track.
+public struct LayerStats: Sendable, Equatable {
+    /// Bits per second over the last second (0: nothing arrived; the last rate it had is kept in
+    /// `lastBitrate`).
+    public var bitrate: Double
+    public var lastBitrate: Double
+    public var width: Int
+    public var height: Int
+    public var framesPerSecond: Int
+    public var arriving: Bool
+
+    public init(bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool) {
+        self.bitrate = bitrate
+        self.lastBitrate = lastBitrate
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.arriving = arriving
+    }
 }
 
 /// What a viewer asked for a track: its quality, and the size of the tile it shows a camera in
@@ -213,6 +266,13 @@ public enum MediaEvent: Sendable, Equatable {
     /// The rids of a simulcast producer that some consumer wants now (the bottom one always), bottom
     /// first: the publisher may turn the others off. Reported when it changes.
     case layersWanted(producer: String, rids: [String])
+    /// A subscriber transport's bandwidth estimate (transport-wide feedback or REMB), bits per
+    /// second: reported first, then when it moved by more than 10 %.
+    case estimate(transport: String, bitrate: Double)
+    /// The layers of a video producer as they arrive, bottom first (each second, when a rate moved by
+    /// more than 20 %, a frame rate or size changed, or a stream started or stopped).
+    case layers(producer: String, [LayerStats])
+    /// Audio producers' rates are not reported: the allocator counts each at a fixed rate.
 }
 
 public enum ProducerEndReason: String, Sendable {

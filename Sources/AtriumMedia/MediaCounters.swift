@@ -44,6 +44,11 @@ public enum DropReason: Int, Sendable, CaseIterable {
     case duplicate
     /// A datagram for an ICE-TCP peer whose output queue is full (a peer that reads too slowly).
     case tcpQueueFull
+    /// Of a track the allocator paused for this viewer: its link has no room for it.
+    case bandwidth
+    /// A packet for a viewer whose pacer queue was full (its link cannot keep up even with the
+    /// lowest layers): the receiver asks for it again (NACK) if it still needs it.
+    case pacerOverflow
 
     public var label: String {
         switch self {
@@ -67,6 +72,8 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .unnegotiatedStream: "unnegotiated_stream"
         case .duplicate: "duplicate"
         case .tcpQueueFull: "tcp_queue_full"
+        case .bandwidth: "bandwidth"
+        case .pacerOverflow: "pacer_overflow"
         }
     }
 }
@@ -179,6 +186,18 @@ public struct TransportStats: Sendable, Equatable {
     public var retransmissionsRefused = 0
     /// Toward a subscriber with transport-wide feedback: the estimated bandwidth, bits per second.
     public var estimate: Double?
+    /// The allocator's last word for this viewer: bits per second given, bits per second its tracks
+    /// would take, tracks paused for bandwidth; nil before the first allocation.
+    public var allocated: Double?
+    public var wanted: Double?
+    public var pausedTracks = 0
+    /// Probe clusters sent and their padding bytes.
+    public var probes = 0
+    public var probeBytes = 0
+    /// The pacer: packets held back at least once, dropped on a full queue, waiting now.
+    public var pacerDelayed = 0
+    public var pacerDropped = 0
+    public var pacerQueued = 0
 }
 
 /// What `/metrics` shows of the media plane: copied out of the worker about once a second.
@@ -308,6 +327,37 @@ public struct MediaStats: Sendable, Equatable {
             "atrium_media_transport_estimate_bits", "gauge",
             "Estimated bandwidth toward each subscriber connection with transport-wide feedback, bits per second.",
             transports.compactMap { t in t.estimate.map { ("transport=\"\(t.label)\"", "\(Int($0))") } })
+        family(
+            "atrium_media_transport_allocated_bits", "gauge",
+            "What the allocator gave each subscriber connection's tracks from its estimate, bits per second.",
+            transports.compactMap { t in t.allocated.map { ("transport=\"\(t.label)\"", "\(Int($0))") } })
+        family(
+            "atrium_media_transport_wanted_bits", "gauge",
+            "What each subscriber connection's tracks would take at the layers its viewer asked for, bits per second.",
+            transports.compactMap { t in t.wanted.map { ("transport=\"\(t.label)\"", "\(Int($0))") } })
+        family(
+            "atrium_media_transport_paused_tracks", "gauge",
+            "Video tracks the allocator paused for a subscriber connection (its link has no room for them).",
+            transports.compactMap { t in t.allocated.map { _ in ("transport=\"\(t.label)\"", "\(t.pausedTracks)") } })
+        counter(
+            "atrium_media_transport_probes_total", "Probe clusters sent to a subscriber connection.",
+            transports.compactMap { t in t.estimate.map { _ in ("transport=\"\(t.label)\"", "\(t.probes)") } })
+        counter(
+            "atrium_media_transport_probe_bytes_total", "Padding bytes sent in probe clusters.",
+            transports.compactMap { t in t.estimate.map { _ in ("transport=\"\(t.label)\"", "\(t.probeBytes)") } })
+        counter(
+            "atrium_media_transport_paced_total",
+            "Packets to a subscriber connection by what its pacer did: held back for its rate, dropped on a full queue.",
+            transports.filter { $0.estimate != nil }.flatMap { t in
+                [
+                    ("transport=\"\(t.label)\",outcome=\"delayed\"", "\(t.pacerDelayed)"),
+                    ("transport=\"\(t.label)\",outcome=\"dropped\"", "\(t.pacerDropped)"),
+                ]
+            })
+        family(
+            "atrium_media_transport_pacer_queued_packets", "gauge",
+            "Packets waiting in each subscriber connection's pacer.",
+            transports.filter { $0.estimate != nil }.map { ("transport=\"\($0.label)\"", "\($0.pacerQueued)") })
         counter(
             "atrium_media_track_packets_total",
             "RTP packets per track: received (in) and sent to all its subscribers (out).",

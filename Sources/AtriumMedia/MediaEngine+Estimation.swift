@@ -5,20 +5,25 @@ import AtriumUDP
 /// Bandwidth toward subscribers (issue 12's estimation): every packet sent to a subscriber transport
 /// that negotiated transport-cc carries a transport-wide sequence number (written over the
 /// publisher's own element, renumbered, so nothing grows), and the subscriber's feedback drives a
-/// trendline estimator and rate controller per transport. The estimate is measured and exposed; it
-/// does not choose layers yet.
+/// trendline estimator and rate controller per transport, and the probe clusters' packets (tagged in
+/// `sentCluster`) the probe estimator. The estimate goes to the coordinator (`MediaEvent.estimate`),
+/// whose allocator fits the viewer's layers into it (`MediaEngine+Allocation`).
 extension MediaEngine {
     static let sentRing = 4096
 
     /// Writes the next transport-wide sequence number into the packet in `slot` (whose extension
-    /// value at `range` is the publisher's), and notes when and how big it went.
-    func numberForEstimation(slot: Int, range: Range<Int>, on t: Transport) {
-        guard range.count == 2 else { return }
+    /// value at `range` is the publisher's), and notes when and how big it went and the probe cluster
+    /// it belongs to (-1: none). Returns the number (-1 when the range cannot hold one).
+    @discardableResult
+    func numberForEstimation(slot: Int, range: Range<Int>, on t: Transport, cluster: Int16 = -1) -> Int32 {
+        guard range.count == 2 else { return -1 }
         if t.sentAt.isEmpty {
             t.sentAt = [Double](repeating: 0, count: Self.sentRing)
             t.sentSize = [Int32](repeating: 0, count: Self.sentRing)
             t.sentTag = [Int32](repeating: -1, count: Self.sentRing)
+            t.sentCluster = [Int16](repeating: -1, count: Self.sentRing)
             t.estimating = true
+            t.rembEstimate = false
         }
         let seq = t.sendSequence
         t.sendSequence &+= 1
@@ -28,6 +33,8 @@ extension MediaEngine {
         t.sentAt[i] = now
         t.sentSize[i] = Int32(truncatingIfNeeded: tx[slot].payload.count)
         t.sentTag[i] = Int32(seq)
+        t.sentCluster[i] = cluster
+        return Int32(seq)
     }
 
     /// A subscriber's transport-wide feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01):
@@ -50,6 +57,14 @@ extension MediaEngine {
             t.feedbackReceived += 1
             t.ackedBytes += Int(t.sentSize[i])
             _ = t.trend.packet(sent: t.sentAt[i], arrived: arrival)
+            if t.sentCluster[i] >= 0,
+                let probed = t.probeEstimator.packet(
+                    cluster: Int(t.sentCluster[i]), sent: t.sentAt[i], arrived: arrival, size: Int(t.sentSize[i]),
+                    expectedBytes: t.probeCluster.cluster == Int(t.sentCluster[i]) ? t.probeCluster.bytes : 0)
+            {
+                t.rate.probed(probed, now: t0)
+                t.probes.result(cluster: Int(t.sentCluster[i]), bitrate: probed, now: t0)
+            }
         }
         let last = t.lastRateUpdate ?? t0
         if t.lastRateUpdate == nil { t.lastRateUpdate = t0 }
@@ -64,6 +79,29 @@ extension MediaEngine {
             t.feedbackReceived = 0
             t.feedbackLost = 0
             t.lastLossUpdate = t0
+        }
+    }
+}
+
+extension MediaEngine {
+    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, kept
+    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`) and
+    /// exposed as its estimate. It neither paces nor allocates: a REMB receiver reports about 1.5 times
+    /// what it gets and cannot be probed, so allocating by it would pin a viewer to its current layers.
+    func receiveREMB(_ remb: ReceiverEstimatedMaximumBitrate, on t: Transport) {
+        guard !t.estimating, !t.consumers.isEmpty else { return }
+        t.rembEstimate = true
+        t.rate.received(Double(min(remb.bitrate, 1 << 40)))
+    }
+
+    /// Every tick: an estimate that moved by more than a tenth since the coordinator last heard of it
+    /// is reported.
+    func reportEstimates() {
+        for t in transports.values where t.estimating {
+            let e = t.rate.estimate
+            if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
+            t.reportedEstimate = e
+            events.append(.estimate(transport: t.id, bitrate: e))
         }
     }
 }

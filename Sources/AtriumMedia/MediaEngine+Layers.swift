@@ -29,7 +29,7 @@ extension MediaEngine {
     func reportWanted(_ p: Producer) {
         guard p.isSimulcast else { return }
         var wanted: UInt8 = 1
-        for c in p.consumers where !c.closed { wanted |= 1 << c.desiredLayer.spatial }
+        for c in p.consumers where !c.closed && !c.bandwidthPaused { wanted |= 1 << c.desiredLayer.spatial }
         let rids = p.streams.indices.filter { wanted & (1 << $0) != 0 }.compactMap { p.streams[$0].rid }
         guard rids != p.reportedWanted else { return }
         p.reportedWanted = rids

@@ -51,6 +51,8 @@ extension MediaEngine {
                 }
             case .transportWideFeedback(let fb):
                 receiveTransportFeedback(fb, on: t)
+            case .receiverEstimatedMaximumBitrate(let remb):
+                receiveREMB(remb, on: t)
             case .goodbye(let bye):
                 // The publisher's sender for this SSRC stopped (RFC 3550 section 6.6).
                 // A simulcast track ends when every stream it learned said so.
@@ -169,6 +171,10 @@ extension MediaEngine {
             }
         }
         advanceReplays()
+        reportEstimates()
+        startProbes()
+        advanceProbes()
+        drainPacers()
         if t0 - lastLevels >= 0.5 {
             lastLevels = t0
             var levels: [AudioLevel] = []
@@ -190,6 +196,7 @@ extension MediaEngine {
                 p.streams[k].frames = 0
             }
         }
+        reportLayers(elapsed: elapsed)
         for t in transports.values {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }

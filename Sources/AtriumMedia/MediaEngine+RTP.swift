@@ -128,6 +128,7 @@ extension MediaEngine {
         t.packetsIn += 1
         t.bytesIn += length
         p.streams[k].packetsIn += 1
+        p.streams[k].bytes += length
         p.streams[k].lastPacketAt = t0
         if headerInfo.marker { p.streams[k].frames += 1 }
         if p.availableMask & (1 << k) == 0 { streamsChanged(p) }
@@ -161,6 +162,10 @@ extension MediaEngine {
         for c in p.consumers {
             // A consumer started from the cache takes the stream's packets from there until it caught up.
             if c.replay != nil { continue }
+            if c.bandwidthPaused {
+                counters.drop(.bandwidth)
+                continue
+            }
             deliver(
                 i, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
                 timestamp: timestamp, now: t0)
@@ -328,18 +333,22 @@ extension MediaEngine {
     /// ... saved up to this many bytes (a lost key frame's worth), starting from the same.
     static let retransmissionBurst = 96 * 1024
 
-    /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`.
+    /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`
+    /// (video toward a paced subscriber may wait in its pacer first, unencrypted).
     func send(
         slot: Int, consumer c: Consumer, producer p: Producer, header: RTPHeader, srtp: SRTPSession,
         to peer: SocketAddress, fields: RTPPacketWriter.Rewrite
     ) -> Bool {
+        var twccOffset: Int32 = -1
         do {
             try RTPPacketWriter.rewrite(&tx[slot].payload, fields)
             // The publisher's transport-wide number is replaced by this transport's own (renumbered).
             let twccIn = p.transport.twccExtensionID
             let twccOut = c.transport.twccExtensionID
-            if let twccIn, twccOut != nil, let r = header.extensionValueRange(id: twccIn, in: tx[slot].payload) {
-                numberForEstimation(slot: slot, range: r, on: c.transport)
+            if let twccIn, twccOut != nil, let r = header.extensionValueRange(id: twccIn, in: tx[slot].payload),
+                r.count == 2
+            {
+                twccOffset = Int32(r.lowerBound)
             }
             if let profile = header.extensionProfile {
                 let audioIn = p.spec.audioLevelID
@@ -357,6 +366,33 @@ extension MediaEngine {
                     return nil
                 }
             }
+        } catch {
+            counters.drop(.malformed)
+            return false
+        }
+        tx[slot].address = peer
+        let t = c.transport
+        let plain = tx[slot].payload.count
+        c.packetsOut += 1
+        c.bytesOut += plain
+        p.packetsOut += 1
+        p.bytesOut += plain
+        if !pace(slot: slot, on: t, video: p.isVideo, twccOffset: twccOffset) { return true }
+        return seal(slot: slot, on: t, srtp: srtp, twccOffset: twccOffset)
+    }
+
+    /// Numbers (transport-wide), encrypts and counts the packet in `slot`, which joins the batch.
+    func seal(slot: Int, on t: Transport, srtp: SRTPSession, twccOffset: Int32) -> Bool {
+        if twccOffset >= 0 {
+            // Media sent while a probe cluster is under way belongs to it (libwebrtc's way): the
+            // padding only tops it up to the cluster's rate.
+            let at = Int(twccOffset)
+            let cluster = t.probing.map { Int16(truncatingIfNeeded: $0.cluster) } ?? -1
+            if numberForEstimation(slot: slot, range: at..<at + 2, on: t, cluster: cluster) >= 0, cluster >= 0 {
+                t.probing?.sentBytes += tx[slot].payload.count
+            }
+        }
+        do {
             let length = tx[slot].payload.count
             tx[slot].payload.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
             let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
@@ -367,15 +403,10 @@ extension MediaEngine {
             counters.drop(.malformed)
             return false
         }
-        tx[slot].address = peer
         txCount += 1
         let bytes = tx[slot].payload.count
-        c.packetsOut += 1
-        c.bytesOut += bytes
-        p.packetsOut += 1
-        p.bytesOut += bytes
-        c.transport.packetsOut += 1
-        c.transport.bytesOut += bytes
+        t.packetsOut += 1
+        t.bytesOut += bytes
         counters.packetsOut += 1
         counters.bytesOut += bytes
         return true

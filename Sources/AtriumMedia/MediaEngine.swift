@@ -39,6 +39,8 @@ final class MediaEngine {
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
+    /// Subscriber transports whose pacer holds packets (`MediaEngine+Pacer`).
+    var pacing: [Transport] = []
     var events: [MediaEvent] = []
     /// ICE-TCP connections by poller token and by peer address, those written in the current flush,
     /// and those to close after the round in hand.
@@ -100,6 +102,10 @@ final class MediaEngine {
         tcpDoomed.reserveCapacity(64)
     }
 
+    /// Whether something waits for time rather than packets (a pacer's queue, a probe being sent):
+    /// the worker then waits for at most a few milliseconds.
+    var hasPendingSends: Bool { !pacing.isEmpty || transports.values.contains { $0.probing != nil } }
+
     /// Seconds since the engine started (the packet path's clock).
     @inline(__always) var now: Double {
         switch clockSource {
@@ -157,6 +163,7 @@ final class MediaEngine {
                 let n = try socket.receive(into: &rx)
                 if n == 0 { break }
                 for i in 0..<n { receive(i) }
+                drainPacers()
                 flush()
                 rounds += 1
             }
@@ -165,8 +172,11 @@ final class MediaEngine {
         if t - lastTick >= 0.02 {
             lastTick = t
             tick(t)
-            flush()
+        } else {
+            advanceProbes()
+            drainPacers()
         }
+        flush()
         return woken
     }
 
@@ -544,6 +554,8 @@ final class MediaEngine {
                 close(c, bye: true)
                 reportWanted(c.producer)
             }
+        case .allocate(let id, let allocation):
+            if let t = transports[id] { allocate(t, allocation) }
         }
     }
 
@@ -626,6 +638,8 @@ final class MediaEngine {
         }
         if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
         report(t, .closed)
+        t.paced.removeAll()
+        pacing.removeAll { $0 === t }
         t.router.transports[t.id] = nil
         if t.router.transports.isEmpty, routers[t.router.id] === t.router { routers[t.router.id] = nil }
     }
@@ -672,7 +686,10 @@ final class MediaEngine {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
-                retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.estimating ? $0.rate.estimate : nil)
+                retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.hasEstimate ? $0.rate.estimate : nil,
+                allocated: $0.allocated, wanted: $0.wanted, pausedTracks: $0.pausedTracks,
+                probes: $0.probes.probesSent, probeBytes: $0.probeBytes, pacerDelayed: $0.pacerDelayed,
+                pacerDropped: $0.pacerDropped, pacerQueued: $0.paced.count)
         }
         s.tracks = producers.values.map { p in
             TrackStats(

@@ -36,6 +36,8 @@ final class Producer {
     var structure: DependencyStructure?
     /// The rids last reported as wanted (`MediaEvent.layersWanted`); nil before the first report.
     var reportedWanted: [String]?
+    /// The layers last reported to the coordinator (`MediaEvent.layers`).
+    var reportedLayers: [LayerStats] = []
 
     static let keyFrameRequestInterval = 0.3
     /// A stream without a packet for this long has stopped arriving: its viewers move down a layer.
@@ -122,6 +124,11 @@ struct ReceiveStream {
     /// Frames (packets with the marker bit) since the last once-a-second count, and that count.
     var frames = 0
     var framesPerSecond = 0
+    /// Bytes since the last once-a-second count, the rate that count gave (bits per second) and the
+    /// last nonzero one (a stream the publisher turned off keeps what it cost).
+    var bytes = 0
+    var bitrate = 0.0
+    var lastBitrate = 0.0
 
     init(
         rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool,

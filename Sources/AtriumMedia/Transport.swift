@@ -68,6 +68,29 @@ final class Transport {
     var feedbackReceived = 0
     var feedbackLost = 0
     var lastLossUpdate: Double = 0
+    /// The probe cluster each sent sequence number belonged to (same ring; -1 none), the estimator
+    /// of their results, when to probe, and the cluster being sent (`MediaEngine+Probing`).
+    var sentCluster: [Int16] = []
+    var probeEstimator = ProbeBitrateEstimator()
+    var probes = ProbeController()
+    var probing: ProbeInProgress?
+    /// The last cluster started and the bytes it was to send (judged once 80 % of them are reported).
+    var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
+    var probeBytes = 0
+    /// A subscriber without transport-wide feedback that sends REMB: its estimate, exposed only.
+    var rembEstimate = false
+    /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
+    var reportedEstimate: Double?
+    /// The allocator's last word (`MediaCommand.allocate`): nil before the first.
+    var allocated: Double?
+    var wanted: Double?
+    var pausedTracks = 0
+    /// The pacer: a token bucket at `pacingFactor` times the estimate and the packets it holds back
+    /// (`MediaEngine+Pacer`), with what it did.
+    var bucket: TokenBucket?
+    var paced = PacerQueue()
+    var pacerDelayed = 0
+    var pacerDropped = 0
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0
@@ -88,6 +111,8 @@ final class Transport {
     }
 
     var isSecure: Bool { srtpIn != nil && srtpOut != nil }
+    /// Whether something estimates the bandwidth toward this subscriber.
+    var hasEstimate: Bool { estimating || rembEstimate }
 
     func add(_ p: Producer) {
         // A transceiver given a new track (RTCRtpSender.replaceTrack) keeps its SSRCs, and Chromium no

@@ -22,7 +22,24 @@ extension MediaCoordinator {
     /// layers wanted to the publisher (`layers_wanted`); the `active_speakers` to broadcast are returned.
     package func drainEvents(rooms: any MediaRooms, now: Int64) -> [ActiveSpeakers] {
         var out: [ActiveSpeakers] = []
+        var reallocate = false
+        defer {
+            if reallocate { allocateAll() }
+            allocateReleased()
+        }
         for event in plane.events() {
+            if case .estimate(let transport, let bitrate) = event {
+                estimates[transport] = bitrate
+                reallocate = true
+                continue
+            }
+            if case .layers(let id, let layers) = event {
+                let track = TrackID(id)
+                guard producers[track] != nil else { continue }
+                layerStats[track] = layers
+                reallocate = true
+                continue
+            }
             if case .producerEnded(let id, _) = event {
                 captureEnded(TrackID(id), rooms: rooms, now: now)
                 continue
@@ -60,6 +77,7 @@ extension MediaCoordinator {
                 let loudest = (byRoom[room] ?? []).sorted { $0.1 < $1.1 }.prefix(Self.maxSpeakers)
                 let ids = loudest.map(\.0)
                 guard ids != speakers[room] ?? [] else { continue }
+                if ids.first != speakers[room]?.first { reallocate = true }
                 speakers[room] = ids.isEmpty ? nil : ids
                 let list = loudest.map { pid, dBov in
                     // Linear amplitude, 1 at 0 dBov, rounded to three places.

@@ -121,6 +121,8 @@ extension MediaCoordinator {
         let again = sub.dirty
         peer.subscriber = sub
         peers[pid] = peer
+        // New consumers get their share of the viewer's estimate at once.
+        allocate(pid)
         if again { negotiate(pid) }
     }
 

@@ -16,6 +16,7 @@ extension MediaCoordinator {
             guard let track = state?.tracks[trackID] else {
                 producers[trackID] = nil
                 wantedLayers[trackID] = nil
+                layerStats[trackID] = nil
                 if info.submitted { plane.submit(.closeProducer(id: trackID.rawValue)) }
                 if var peer = peers[info.owner], var pub = peer.publisher {
                     pub.bindings = pub.bindings.filter { $0.value != trackID }
@@ -43,14 +44,19 @@ extension MediaCoordinator {
         // Participants who left lose their transports.
         for (pid, peer) in peers where peer.room == room && state?.participants[pid] == nil {
             if let pub = peer.publisher { plane.submit(.closeTransport(id: pub.transport)) }
-            if let sub = peer.subscriber { plane.submit(.closeTransport(id: sub.transport)) }
+            if let sub = peer.subscriber {
+                plane.submit(.closeTransport(id: sub.transport))
+                estimates[sub.transport] = nil
+            }
             peers[pid] = nil
             viewports[pid] = nil
+            allocations[pid] = nil
         }
         guard let state else {
             // The room ended: its router goes with everything still on it.
             plane.submit(.closeRouter(id: room.rawValue))
             speakers[room] = nil
+            stage[room] = nil
             return
         }
         // Each participant receives what it is subscribed to among the tracks that have media.
@@ -59,6 +65,10 @@ extension MediaCoordinator {
             let wanted = Set(p.subscriptions.keys.filter { producers[$0] != nil })
             updateSubscriber(pid, room: room, state: state, wanted: wanted)
         }
+        // Subscriptions, qualities, viewports and the stage may have changed: each viewer's share of
+        // its estimate again.
+        updateStage(room, state)
+        allocateAll(in: room)
     }
 
     func updateSubscriber(_ pid: ParticipantID, room: RoomID, state: RoomState, wanted: Set<TrackID>) {

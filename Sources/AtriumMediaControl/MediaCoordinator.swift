@@ -99,6 +99,19 @@ public final class MediaCoordinator {
     var wantedLayers: [TrackID: [String]] = [:]
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
+    /// What the allocator works from (`MediaCoordinator+Allocation`): each subscriber transport's
+    /// estimate, each video track's measured layers, the screen-share tracks on stage per room, and
+    /// what it last gave each viewer.
+    var estimates: [String: Double] = [:]
+    var layerStats: [TrackID: [LayerStats]] = [:]
+    var stage: [RoomID: Set<TrackID>] = [:]
+    var allocations: [ParticipantID: ViewerAllocation] = [:]
+    /// Seconds on a monotonic clock, for the allocator's holds (tests set their own).
+    var clock: () -> Double = {
+        let c = ContinuousClock()
+        let start = c.now
+        return { Double((c.now - start).components.seconds) + Double((c.now - start).components.attoseconds) * 1e-18 }
+    }()
     var counter: UInt64 = 0
     /// Counts producers recorded, for their `serial`.
     var producerSerial: UInt64 = 0

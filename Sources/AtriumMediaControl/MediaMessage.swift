@@ -20,6 +20,10 @@ package enum MediaMessage: Equatable, Sendable {
     case layersWanted(track: TrackID, rids: [String])
     /// A transport of the participant's changed state (`publisher` or `subscriber`).
     case mediaState(target: String, state: MediaEvent.TransportState)
+    /// A track this viewer is subscribed to is no longer forwarded to it (reason `bandwidth`: its
+    /// link has no room for it), or is again.
+    case trackPaused(track: TrackID, reason: String)
+    case trackResumed(track: TrackID, reason: String)
 
     package var json: JSONObject {
         switch self {
@@ -42,6 +46,10 @@ package enum MediaMessage: Equatable, Sendable {
             ]
         case .mediaState(let target, let state):
             return ["type": "media_state", "target": .string(target), "state": .string(state.rawValue)]
+        case .trackPaused(let track, let reason):
+            return ["type": "track_paused", "trackId": .string(track.rawValue), "reason": .string(reason)]
+        case .trackResumed(let track, let reason):
+            return ["type": "track_resumed", "trackId": .string(track.rawValue), "reason": .string(reason)]
         }
     }
 }

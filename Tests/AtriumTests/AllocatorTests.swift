@@ -69,4 +69,39 @@ import Testing
         let fits = Allocator.allocate(estimate: 900_000, tracks: [Self.mic, Self.camera("a"), Self.camera("b")])
         #expect(fits.allocated <= 900_000)
     }
+
+    static func held(_ current: Allocator.Choice?, mayGoUp: Bool = true) -> Allocator.Track {
+        var t = camera("a")
+        t.current = current
+        t.mayGoUp = mayGoUp
+        return t
+    }
+
+    /// Hysteresis: (estimate, the camera's current choice, whether it may go up, expected).
+    @Test(
+        arguments: [
+            // 190 kbit/s fits the bottom layer (150k) after audio from nothing, but not a resume (180k).
+            (190_000, nil, true, Allocator.Choice.layer(spatial: 0, temporal: 0)),
+            (190_000, .paused, true, .paused),
+            (240_000, .paused, true, .layer(spatial: 0, temporal: 0)),
+            // Going up a layer needs a fifth more than the layer; staying needs only the layer.
+            (600_000, .layer(spatial: 0, temporal: 0), true, .layer(spatial: 0, temporal: 0)),
+            (600_000, .layer(spatial: 1, temporal: 0), true, .layer(spatial: 1, temporal: 0)),
+            (700_000, .layer(spatial: 0, temporal: 0), true, .layer(spatial: 1, temporal: 0)),
+            // Held after a step down: it keeps what it has, or goes lower, never higher.
+            (5_000_000, .layer(spatial: 0, temporal: 0), false, .layer(spatial: 0, temporal: 0)),
+            (5_000_000, .paused, false, .paused),
+            (100_000, .layer(spatial: 1, temporal: 0), false, .paused),
+        ] as [(Double, Allocator.Choice?, Bool, Allocator.Choice)])
+    func aStepUpNeedsMoreRoomAndWaitsOutAHold(
+        _ estimate: Double, _ current: Allocator.Choice?, _ mayGoUp: Bool, _ expected: Allocator.Choice
+    ) {
+        let r = Allocator.allocate(estimate: estimate, tracks: [Self.mic, Self.held(current, mayGoUp: mayGoUp)])
+        #expect(r.choices["a"] == expected, "at \(Int(estimate / 1000)) kbit/s from \(String(describing: current))")
+    }
+
+    @Test func wantedIsWhatTheTracksWouldTakeUnderTheirCeilings() {
+        let r = Allocator.allocate(estimate: 100_000, tracks: [Self.mic, Self.share, Self.camera("a", ceiling: 1)])
+        #expect(r.wanted == 40_000 + 2_000_000 + 500_000)
+    }
 }

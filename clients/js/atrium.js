@@ -59,6 +59,8 @@
  * @property {string} participantId        its publisher
  * @property {Source} source
  * @property {string} mid                  the subscriber connection's transceiver
+ * @property {string} [pausedReason]       set while the server does not forward it to us (`bandwidth`:
+ *                                         our link has no room for it; `track_paused`/`track_resumed`)
  */
 
 /**
@@ -212,6 +214,9 @@ const AUTH_ERRORS = new Set([
  *   a failed subscriber negotiation, or `layers_failed` when the browser refused to turn a simulcast
  *   encoding on or off).
  * `layers_wanted` is acted on (the encodings not listed are turned off) before it is dispatched.
+ * `track_paused` / `track_resumed` (the server stopped or restarted forwarding one of our received tracks,
+ * `reason` `bandwidth`) set and clear the RemoteTrack's `pausedReason` before they are dispatched: a
+ * page may show the tile as paused rather than frozen.
  * A pushed `error` message is dispatched only as `error` (with an AtriumError as detail).
  */
 export class Room extends EventTarget {
@@ -450,6 +455,14 @@ export class Room extends EventTarget {
         if (this.localTracks.has(msg.trackId)) this._endLocal(msg.trackId, false);
         break;
       }
+      case "track_paused":
+      case "track_resumed":
+        for (const r of this.remote.values()) {
+          if (r.trackId !== msg.trackId) continue;
+          if (msg.type === "track_paused") r.pausedReason = msg.reason;
+          else delete r.pausedReason;
+        }
+        break;
       case "track_muted": {
         const t = this._participant(msg.participantId)?.tracks.find((x) => x.id === msg.trackId);
         if (t) t.muted = msg.muted;

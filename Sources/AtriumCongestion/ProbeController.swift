@@ -1,0 +1,61 @@
+/// When to probe a viewer's path for more bandwidth (libwebrtc's `ProbeController`, reduced to what
+/// an SFU needs): only while the estimate is what limits the viewer (it would take more than the
+/// estimate allows), never while the delay signal says overuse. A probe asks for twice the estimate
+/// (at most a quarter more than the viewer would take); one that came back near its target is
+/// followed by the next soon ("probing further"), one that did not waits a while. Pure value: the
+/// owner sends the cluster it returns and reports its result.
+public struct ProbeController: Equatable, Sendable {
+    public struct Probe: Equatable, Sendable {
+        public var cluster: Int
+        /// Bits per second the cluster is sent at.
+        public var bitrate: Double
+        /// How long it lasts, seconds.
+        public var duration: Double
+    }
+
+    /// A probe that came back with at least this share of its target is followed soon.
+    static let furtherRatio = 0.8
+    static let furtherDelay = 0.5
+    /// After a probe that found nothing more, or one whose result never came.
+    static let backoffDelay = 5.0
+    static let resultTimeout = 1.0
+    public static let duration = 0.04
+
+    public let maximum: Double
+    private var nextCluster = 0
+    private var pending: (cluster: Int, bitrate: Double, sent: Double)?
+    private var notBefore = 0.0
+    public private(set) var probesSent = 0
+
+    public init(maximum: Double = 20_000_000) {
+        self.maximum = maximum
+    }
+
+    public static func == (a: ProbeController, b: ProbeController) -> Bool {
+        a.nextCluster == b.nextCluster && a.notBefore == b.notBefore && a.probesSent == b.probesSent
+    }
+
+    /// A probe to send now, if one is due: the estimate, what the viewer's tracks would take
+    /// unconstrained, and whether the delay side overuses.
+    public mutating func probe(estimate: Double, wanted: Double, overusing: Bool, now: Double) -> Probe? {
+        if let p = pending, now - p.sent > Self.resultTimeout {
+            pending = nil
+            notBefore = max(notBefore, now + Self.backoffDelay - Self.resultTimeout)
+        }
+        guard pending == nil, !overusing, now >= notBefore, wanted > estimate * 1.05 else { return nil }
+        let target = min(maximum, min(2 * estimate, 1.25 * wanted))
+        guard target > estimate else { return nil }
+        let probe = Probe(cluster: nextCluster, bitrate: target, duration: Self.duration)
+        pending = (nextCluster, target, now)
+        nextCluster = (nextCluster + 1) & 0x7FFF
+        probesSent += 1
+        return probe
+    }
+
+    /// The estimate a cluster's feedback gave (`ProbeBitrateEstimator`).
+    public mutating func result(cluster: Int, bitrate: Double, now: Double) {
+        guard let p = pending, p.cluster == cluster else { return }
+        pending = nil
+        notBefore = now + (bitrate >= Self.furtherRatio * p.bitrate ? Self.furtherDelay : Self.backoffDelay)
+    }
+}

@@ -1,0 +1,69 @@
+import AtriumCongestion
+import AtriumSRTP
+import AtriumUDP
+
+/// The pacer per subscriber transport (issue 12): once a transport has an estimate, its video leaves
+/// at most at `pacingFactor` times it (a token bucket), so a key frame or a burst of retransmissions
+/// is spread over tens of milliseconds instead of overflowing a slow link's queue at once. Audio is
+/// never held (it takes its tokens anyway). What waits sits unencrypted in a bounded ring of
+/// preallocated buffers (`PacerQueue`) and is numbered and encrypted when it leaves; a full queue
+/// drops (`pacer_overflow`, counted per transport), and the viewer's NACK asks again if it must.
+extension MediaEngine {
+    /// libwebrtc paces at 2.5 times its target; the estimate here is already the link's (a slow
+    /// link's queue is short), so one and a half.
+    static let pacingFactor = 1.5
+    static let minimumPacingRate = 200_000.0
+    static let maximumDelay = 0.5
+    static let minimumQueueBytes = 64_000.0
+
+    /// Whether the packet in `slot` toward `t` may leave now; if not it waits in the pacer (or is
+    /// dropped when the pacer is full) and the slot is free again.
+    func pace(slot: Int, on t: Transport, video: Bool, twccOffset: Int32) -> Bool {
+        guard t.estimating else { return true }
+        let t0 = now
+        let rate = max(t.rate.estimate * Self.pacingFactor, Self.minimumPacingRate)
+        var bucket = t.bucket ?? TokenBucket(rate: rate, now: t0)
+        defer { t.bucket = bucket }
+        if bucket.rate != rate { bucket.setRate(rate) }
+        let bytes = tx[slot].payload.count + SRTPSession.maximumTrailerLength
+        guard video else {
+            bucket.force(bytes, now: t0)
+            return true
+        }
+        if t.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
+        // Bounded in time too: what would wait longer than `maximumDelay` at the pacing rate (but a
+        // key frame's worth always fits) is dropped rather than delaying everything after it.
+        let limit = max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+        if Double(t.paced.bytes + bytes) <= limit,
+            t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
+        {
+            t.pacerDelayed += 1
+            if t.paced.count == 1 { pacing.append(t) }
+        } else {
+            t.pacerDropped += 1
+            counters.drop(.pacerOverflow)
+        }
+        return false
+    }
+
+    /// Sends what the pacers' budgets allow now (every loop round and tick).
+    func drainPacers() {
+        guard !pacing.isEmpty else { return }
+        let t0 = now
+        for t in pacing {
+            guard var bucket = t.bucket, let srtp = t.srtpOut else {
+                t.paced.removeAll()
+                continue
+            }
+            while let size = t.paced.headSize, bucket.take(size + SRTPSession.maximumTrailerLength, now: t0) {
+                if txCount == tx.count { flush() }
+                let slot = txCount
+                guard let (address, offset) = t.paced.pop(into: &tx[slot].payload) else { break }
+                tx[slot].address = address
+                _ = seal(slot: slot, on: t, srtp: srtp, twccOffset: offset)
+            }
+            t.bucket = bucket
+        }
+        pacing.removeAll { $0.paced.isEmpty }
+    }
+}

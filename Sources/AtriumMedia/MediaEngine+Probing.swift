@@ -1,0 +1,114 @@
+import AtriumBytes
+import AtriumCongestion
+import AtriumSRTP
+import AtriumUDP
+
+/// A probe cluster being sent: padding at `bitrate` from `start` for the controller's duration.
+struct ProbeInProgress {
+    var cluster: Int
+    var bitrate: Double
+    var start: Double
+    var sentBytes = 0
+    var packets = 0
+}
+
+/// Probing a subscriber's path for more bandwidth (issue 12): while its allocation is held below what
+/// its tracks would take by the estimate (`ProbeController`), clusters of padding-only RTP on one of
+/// its video consumers' RTX SSRC are sent at twice the estimate for 40 ms. They carry the transport's
+/// own sequence numbers and are tagged with their cluster, so its feedback measures what the path
+/// carried (`ProbeBitrateEstimator`) and the estimate jumps there instead of creeping up by 8 % a
+/// second. A receiver drops padding-only RTX after counting it for its feedback.
+extension MediaEngine {
+    /// RTP padding carries its own length in its last byte: at most 255 bytes.
+    static let probePadding = 240
+    /// A cluster is never fewer packets than the probe estimator needs to judge it.
+    static let probeMinimumPackets = 6
+
+    /// Every tick: starts the probes that are due.
+    func startProbes() {
+        let t0 = now
+        for t in transports.values where t.estimating && t.probing == nil && t.isSecure {
+            guard let wanted = t.wanted, probeCarrier(t) != nil else { continue }
+            if let probe = t.probes.probe(
+                estimate: t.rate.estimate, wanted: wanted, overusing: t.trend.signal == .overusing, now: t0)
+            {
+                t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))
+                t.probing = ProbeInProgress(cluster: probe.cluster, bitrate: probe.bitrate, start: t0)
+            }
+        }
+    }
+
+    /// The consumer whose RTX SSRC carries the padding: a video consumer that has sent something.
+    func probeCarrier(_ t: Transport) -> Consumer? {
+        t.consumers.first {
+            $0.producer.isVideo && $0.spec.rtxSSRC != nil && $0.spec.rtxPayloadType != nil && $0.packetsOut > 0
+        }
+    }
+
+    /// Sends what the clusters in progress owe by now (called every loop round and tick).
+    func advanceProbes() {
+        let t0 = now
+        for t in transports.values {
+            guard var p = t.probing else { continue }
+            guard let c = probeCarrier(t), let srtp = t.srtpOut, let peer = t.peer, let id = t.twccExtensionID
+            else {
+                t.probing = nil
+                continue
+            }
+            let elapsed = t0 - p.start
+            let due = Int(p.bitrate / 8 * min(elapsed + 0.005, ProbeController.duration))
+            while p.sentBytes < due || (elapsed >= ProbeController.duration && p.packets < Self.probeMinimumPackets) {
+                guard sendPadding(on: t, carrier: c, extensionID: id, srtp: srtp, to: peer, cluster: p.cluster)
+                else { break }
+                p.sentBytes += Self.probePadding + 20
+                p.packets += 1
+            }
+            t.probing = elapsed >= ProbeController.duration ? nil : p
+        }
+    }
+
+    /// One padding-only RTP packet (RFC 3550 section 5.1: P set, the last byte the padding's length)
+    /// on the carrier's RTX SSRC with the transport-wide sequence number extension.
+    func sendPadding(
+        on t: Transport, carrier c: Consumer, extensionID: UInt8, srtp: SRTPSession, to peer: SocketAddress,
+        cluster: Int
+    ) -> Bool {
+        guard let ssrc = c.spec.rtxSSRC, let pt = c.spec.rtxPayloadType else { return false }
+        if txCount == tx.count { flush() }
+        let slot = txCount
+        let seq = c.rtxSequence
+        c.rtxSequence &+= 1
+        let ts = c.lastTimestamp
+        tx[slot].payload.removeAll(keepingCapacity: true)
+        // V=2, P, X; then the RFC 8285 one-byte header with one element of two bytes and a pad byte.
+        tx[slot].payload.append(0xB0)
+        tx[slot].payload.append(pt & 0x7F)
+        tx[slot].payload.appendBigEndian(seq)
+        tx[slot].payload.appendBigEndian(ts)
+        tx[slot].payload.appendBigEndian(ssrc)
+        tx[slot].payload.appendBigEndian(UInt32(0xBEDE_0001))
+        tx[slot].payload.append((extensionID & 0x0F) << 4 | 1)
+        tx[slot].payload.append(contentsOf: repeatElement(0, count: 3))
+        tx[slot].payload.append(contentsOf: repeatElement(0, count: Self.probePadding - 1))
+        tx[slot].payload.append(UInt8(Self.probePadding))
+        numberForEstimation(slot: slot, range: 17..<19, on: t, cluster: Int16(truncatingIfNeeded: cluster))
+        let length = tx[slot].payload.count
+        tx[slot].payload.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
+        do {
+            let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
+                try srtp.protect(rtp: buf, length: length)
+            }
+            tx[slot].payload.removeLast(tx[slot].payload.count - protected)
+        } catch {
+            return false
+        }
+        tx[slot].address = peer
+        txCount += 1
+        t.probeBytes += tx[slot].payload.count
+        t.packetsOut += 1
+        t.bytesOut += tx[slot].payload.count
+        counters.packetsOut += 1
+        counters.bytesOut += tx[slot].payload.count
+        return true
+    }
+}

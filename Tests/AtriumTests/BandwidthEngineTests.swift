@@ -1,0 +1,224 @@
+import AtriumDTLS
+import AtriumForwarding
+import AtriumRTP
+import Testing
+
+@testable import AtriumMedia
+
+/// The engine's side of issue 12, in memory: a viewer behind a 300 kbit/s link whose feedback
+/// the test computes. Its pacer spreads a key frame at 1.5 times the estimate, audio passes at once, a
+/// bandwidth pause stops the camera (counted) and a resume starts it on a key frame, and a viewer held
+/// back by its estimate gets probe clusters (padding-only RTX with transport-wide numbers).
+@Suite struct BandwidthEngineTests {
+    final class Link {
+        let media: EmbeddedMedia
+        let publisher: EmbeddedPeer
+        let viewer: EmbeddedPeer
+        var sequence: UInt16 = 0
+        var audioSequence: UInt16 = 0
+        var recorder = TransportWideRecorder()
+        var linkFree = 0.0
+        var inFlight: [(seq: UInt16, arrival: Double)] = []
+        /// What reached the viewer: (arrival time, packet).
+        var received: [(Double, [UInt8])] = []
+        let capacity: Double
+
+        init(capacity: Double) throws {
+            self.capacity = capacity
+            media = try EmbeddedMedia()
+            let fp = media.engine.certificate.fingerprint
+            publisher = try EmbeddedPeer(port: 47_100, transport: "pub", serverFingerprint: fp)
+            viewer = try EmbeddedPeer(port: 47_101, transport: "sub", serverFingerprint: fp)
+            try publisher.connect(to: media, midExtensionID: 1, transportWideCC: 3)
+            try viewer.connect(to: media, transportWideCC: 4)
+            media.apply(
+                .addProducer(
+                    ProducerSpec(
+                        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
+                        clockRate: 90_000, payloadType: 96, rtxPayloadType: 97, ssrc: 7000, rtxSSRC: 7001,
+                        audioLevelID: nil, absSendTimeID: nil, paused: false)))
+            media.apply(
+                .addProducer(
+                    ProducerSpec(
+                        id: "mic", transport: "pub", mid: "1", source: "microphone", kind: .audio, videoCodec: nil,
+                        clockRate: 48_000, payloadType: 111, rtxPayloadType: nil, ssrc: 7100, rtxSSRC: nil,
+                        audioLevelID: nil, absSendTimeID: nil, paused: false)))
+            media.apply(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: "c", producer: "cam", transport: "sub", ssrc: 8000, rtxSSRC: 8001, payloadType: 96,
+                        rtxPayloadType: 97, nack: true, audioLevelID: nil, absSendTimeID: nil)))
+            media.apply(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: "a", producer: "mic", transport: "sub", ssrc: 8100, rtxSSRC: nil, payloadType: 111,
+                        rtxPayloadType: nil, nack: false, audioLevelID: nil, absSendTimeID: nil)))
+        }
+
+        func video(keyFrame: Bool, size: Int = 1200) throws {
+            let payload: [UInt8] =
+                (keyFrame ? [0x10, 0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A] : [0x10, 0x51])
+                + [UInt8](repeating: 0, count: size)
+            try publisher.send(
+                rtp: RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: sequence, timestamp: UInt32(sequence) * 900, ssrc: 7000,
+                    marker: true,
+                    extensions: [
+                        RTPHeaderExtensionElement(id: 1, value: Array("0".utf8)),
+                        RTPHeaderExtensionElement(id: 3, value: [0, 0]),
+                    ], payload: payload), to: media)
+            sequence &+= 1
+            carry()
+        }
+
+        func audio() throws {
+            try publisher.send(
+                rtp: RTPPacketWriter.packet(
+                    payloadType: 111, sequenceNumber: audioSequence, timestamp: UInt32(audioSequence) * 960,
+                    ssrc: 7100, marker: false,
+                    extensions: [
+                        RTPHeaderExtensionElement(id: 1, value: Array("1".utf8)),
+                        RTPHeaderExtensionElement(id: 3, value: [0, 0]),
+                    ], payload: [UInt8](repeating: 1, count: 100)), to: media)
+            audioSequence &+= 1
+            carry()
+        }
+
+        /// What the engine sent goes through the link's queue.
+        func carry() {
+            let before = viewer.rtp.count
+            try? viewer.receive(from: media)
+            for p in viewer.rtp[before...] {
+                let sent = media.clock.now
+                linkFree = max(linkFree, sent) + Double(p.count * 8) / capacity
+                received.append((linkFree, p))
+                if let h = try? RTPHeader(parsing: p), let r = h.extensionValueRange(id: 4, in: p), r.count == 2 {
+                    inFlight.append((UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1]), linkFree))
+                }
+            }
+        }
+
+        /// Moves time on by 10 ms, reporting what came out of the link every 100 ms.
+        func step(_ n: Int) throws {
+            media.advance(by: 0.01)
+            carry()
+            for f in inFlight where f.arrival <= media.clock.now {
+                recorder.record(f.seq, at: Int64(f.arrival * 1_000_000))
+            }
+            inFlight.removeAll { $0.arrival <= media.clock.now }
+            if n % 10 == 9 {
+                var feedback: [RTCPPacket] = []
+                while let fb = recorder.feedback(senderSSRC: 1, mediaSSRC: 8000) {
+                    feedback.append(.transportWideFeedback(fb))
+                }
+                if !feedback.isEmpty { try viewer.send(rtcp: feedback, to: media) }
+            }
+        }
+
+        var estimate: Double? { media.engine.snapshot().transports.first { $0.id == "sub" }?.estimate }
+
+        func ssrcs(_ packets: [(Double, [UInt8])]) -> [UInt32] {
+            packets.compactMap { try? RTPHeader(parsing: $0.1).ssrc }
+        }
+    }
+
+    /// Five seconds of a 600 kbit/s camera with audio: the estimate settles near the link.
+    static func settled(capacity: Double) throws -> Link {
+        let link = try Link(capacity: capacity)
+        for n in 0..<500 {
+            if n % 2 == 0 { try link.video(keyFrame: n == 0, size: 1400) }
+            if n % 2 == 1 { try link.audio() }
+            try link.step(n)
+        }
+        return link
+    }
+
+    @Test func theKeyFrameOfASlowViewerIsPacedAndAudioPassesAtOnce() throws {
+        let link = try Self.settled(capacity: 300_000)
+        let estimate = try #require(link.estimate)
+        #expect(estimate < 450_000, "\(Int(estimate))")
+        // A 48 kB key frame arrives at once, then one audio packet.
+        link.viewer.rtp.removeAll()
+        let before = link.viewer.rtp.count
+        try link.video(keyFrame: true)
+        for _ in 0..<39 { try link.video(keyFrame: false) }
+        try link.audio()
+        let atOnce = link.viewer.rtp[before...]
+        let audio = atOnce.filter { (try? RTPHeader(parsing: $0).ssrc) == 8100 }
+        #expect(audio.count == 1, "audio is never held")
+        #expect(atOnce.count < 20, "the burst is paced: \(atOnce.count) of 41 at once")
+        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(stats.pacerDelayed > 0 && stats.pacerQueued > 0)
+        // It drains at 1.5 times the estimate: 48 kB at 1.5 x 300-450 kbit/s is 0.6 to 0.9 s.
+        var waited = 0
+        while link.media.engine.snapshot().transports.first(where: { $0.id == "sub" })?.pacerQueued ?? 0 > 0,
+            waited < 300
+        {
+            try link.step(waited)
+            waited += 1
+        }
+        #expect(waited > 10 && waited < 150, "drained in \(waited * 10) ms")
+    }
+
+    @Test func aPausedCameraStopsAndResumesOnAKeyFrame() throws {
+        let link = try Self.settled(capacity: 300_000)
+        link.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 48_000, wanted: 700_000,
+                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: true)])))
+        for _ in 0..<150 { try link.step(1) }
+        link.viewer.rtp.removeAll()
+        for n in 0..<20 {
+            try link.video(keyFrame: false)
+            try link.audio()
+            try link.step(n)
+        }
+        let ssrcs = link.viewer.rtp.compactMap { try? RTPHeader(parsing: $0).ssrc }
+        #expect(!ssrcs.contains(8000), "a paused camera forwards nothing")
+        #expect(ssrcs.contains(8100), "audio goes on")
+        #expect(link.media.engine.counters.dropped[DropReason.bandwidth.rawValue] >= 20)
+        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(stats.pausedTracks == 1 && stats.allocated == 48_000)
+        // Resumed: it starts again on a key frame (the cached picture, or one asked of the publisher).
+        link.viewer.rtp.removeAll()
+        link.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 600_000, wanted: 700_000,
+                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        try link.video(keyFrame: false)
+        try link.video(keyFrame: true)
+        for n in 0..<20 { try link.step(n) }
+        let first = try #require(
+            link.viewer.rtp.first { (try? RTPHeader(parsing: $0).ssrc) == 8000 }, "back after the resume")
+        let h = try RTPHeader(parsing: first)
+        #expect(first[h.payloadRange.lowerBound + 1] == 0x50, "starting on a key frame")
+    }
+
+    @Test func aViewerHeldBackByItsEstimateIsProbed() throws {
+        let link = try Self.settled(capacity: 5_000_000)
+        link.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 650_000, wanted: 3_000_000,
+                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        link.viewer.rtp.removeAll()
+        for n in 0..<300 {
+            if n % 2 == 0 { try link.video(keyFrame: false, size: 1400) }
+            try link.step(n)
+        }
+        let padding = link.viewer.rtp.filter { p in
+            guard let h = try? RTPHeader(parsing: p) else { return false }
+            return h.ssrc == 8001 && p[0] & 0x20 != 0 && h.extensionValueRange(id: 4, in: p) != nil
+        }
+        #expect(padding.count >= 6, "padding-only RTX with transport-wide numbers: \(padding.count)")
+        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(stats.probes >= 1 && stats.probeBytes > 0)
+        let estimate = try #require(stats.estimate)
+        #expect(estimate > 1_500_000, "the probes found the room: \(Int(estimate))")
+    }
+}

@@ -1,0 +1,76 @@
+import AtriumForwarding
+import AtriumJSON
+import AtriumMedia
+import AtriumSDP
+import Testing
+
+@testable import AtriumMediaControl
+@testable import AtriumSignal
+
+/// The allocation wired through the coordinator, against the fake media plane: a viewer's estimate
+/// and the camera's measured layers in (worker events), the consumer's ceiling or pause out
+/// (`allocate`), and the viewer told of a pause and a resume.
+@Suite struct MediaAllocationTests {
+    @Test func theEstimateSetsCeilingsPausesAndResumes() throws {
+        let w = MediaCoordinatorTests.World()
+        let a = w.connect("alice")
+        let b = w.connect("bob")
+        let ids = try w.publish(
+            a, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: MediaCoordinatorTests.simulcastTracks)
+        let camera = try #require(ids["1"])
+        let offer = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
+        let sdp = try SessionDescription.parse(try #require(offer["sdp"]?.stringValue))
+        _ = try w.request(
+            b,
+            [
+                "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
+                "sdp": .string(JSEPTests.answer(to: sdp)),
+            ])
+        nonisolated(unsafe) var now = 0.0
+        w.endpoint.media?.clock = { now }
+        let consumer = try #require(
+            w.plane.take().compactMap { c -> ConsumerSpec? in
+                if case .addConsumer(let spec) = c { spec } else { nil }
+            }.first { $0.producer == camera })
+        func layer(_ kbits: Double, _ width: Int) -> LayerStats {
+            LayerStats(
+                bitrate: kbits * 1000, lastBitrate: kbits * 1000, width: width, height: width * 9 / 16,
+                framesPerSecond: 30, arriving: true)
+        }
+        func allocation(after events: [MediaEvent]) -> TransportAllocation.Entry? {
+            w.plane.queued = events
+            w.endpoint.drainMedia()
+            let given = w.plane.take().compactMap { c -> TransportAllocation? in
+                if case .allocate(let t, let a) = c, t == consumer.transport { a } else { nil }
+            }
+            return given.last?.entries.first { $0.consumer == consumer.id }
+        }
+        let layers = MediaEvent.layers(producer: camera, [layer(150, 320), layer(500, 640), layer(1500, 1280)])
+        // 700 kbit/s: audio, then the middle layer.
+        let middle = allocation(after: [layers, .estimate(transport: consumer.transport, bitrate: 700_000)])
+        #expect(
+            middle
+                == TransportAllocation.Entry(
+                    consumer: consumer.id, ceiling: VideoLayer(spatial: 1, temporal: 7), paused: false))
+        // 120 kbit/s: no room for the camera after audio: paused, and bob is told.
+        let before = b.sent.count
+        let paused = allocation(after: [.estimate(transport: consumer.transport, bitrate: 120_000)])
+        #expect(paused?.paused == true)
+        let pushed = b.sent[before...].filter { $0["type"] == .string("track_paused") }
+        #expect(pushed == [.object(["type": "track_paused", "trackId": .string(camera), "reason": "bandwidth"])])
+        #expect(a.sent.allSatisfy { $0["type"] != .string("track_paused") }, "only the viewer hears it")
+        // Just enough for the bottom layer is not enough to resume (a fifth more is needed).
+        #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 200_000)]) == nil)
+        // 3 Mbit/s at once: held (a track that stepped down waits 2 s before it steps up).
+        now = 1
+        #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)]) == nil)
+        // Past the hold: the top layer, and bob is told it is back.
+        now = 2.5
+        let top = allocation(after: [])
+        #expect(
+            top
+                == TransportAllocation.Entry(
+                    consumer: consumer.id, ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false))
+        #expect(b.sent.last == .object(["type": "track_resumed", "trackId": .string(camera), "reason": "bandwidth"]))
+    }
+}

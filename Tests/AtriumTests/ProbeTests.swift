@@ -1,0 +1,148 @@
+import Testing
+
+@testable import AtriumCongestion
+
+/// Probing as libwebrtc does it: a cluster's feedback measured (`ProbeBitrateEstimator`), when to
+/// probe (`ProbeController`), the start value and a probe's result in the rate controller, and the
+/// whole loop against a simulated bottleneck: a viewer held back by its estimate finds the link's
+/// capacity within seconds instead of creeping up by 8 % a second.
+@Suite struct ProbeTests {
+    /// (name, packets, send spacing, arrival spacing, expected estimate or nil)
+    static let clusters: [(String, Int, Double, Double, Double?)] = [
+        ("unsaturated: the send rate", 10, 0.004, 0.004, 2_400_000),
+        ("saturated: 95 % of the arrival rate", 10, 0.004, 0.016, 0.95 * 600_000),
+        ("arrivals a little slower: the lower rate", 10, 0.004, 0.0042, 2_400_000 * 0.004 / 0.0042),
+        ("too few packets reported", 3, 0.004, 0.004, nil),
+        ("arrivals over twice as fast: a measurement error", 10, 0.004, 0.001, nil),
+        ("all sent at once: no send interval", 10, 0, 0.004, nil),
+    ]
+
+    @Test(arguments: clusters)
+    func aClusterIsJudgedFromItsFeedback(_ row: (String, Int, Double, Double, Double?)) {
+        let (name, count, sendSpacing, arrivalSpacing, expected) = row
+        var e = ProbeBitrateEstimator()
+        var result: Double?
+        for i in 0..<count {
+            let r = e.packet(
+                cluster: 3, sent: 1 + Double(i) * sendSpacing, arrived: 1.05 + Double(i) * arrivalSpacing,
+                size: 1200)
+            result = result ?? r
+        }
+        if let expected {
+            let r = result ?? 0
+            #expect(abs(r - expected) < expected * 0.01, "\(name): \(Int(r))")
+        } else {
+            #expect(result == nil, "\(name)")
+        }
+    }
+
+    @Test func probesOnlyWhileTheEstimateLimitsTheViewer() {
+        var c = ProbeController()
+        #expect(c.probe(estimate: 1_000_000, wanted: 900_000, overusing: false, now: 0) == nil, "not limited")
+        #expect(c.probe(estimate: 1_000_000, wanted: 3_000_000, overusing: true, now: 0) == nil, "overusing")
+        let first = c.probe(estimate: 1_000_000, wanted: 3_000_000, overusing: false, now: 0)
+        #expect(first?.bitrate == 2_000_000, "twice the estimate")
+        #expect(c.probe(estimate: 1_000_000, wanted: 3_000_000, overusing: false, now: 0.1) == nil, "one at a time")
+        // A result near the target: probing further soon.
+        c.result(cluster: first?.cluster ?? -1, bitrate: 1_900_000, now: 0.2)
+        #expect(c.probe(estimate: 1_900_000, wanted: 3_000_000, overusing: false, now: 0.5) == nil)
+        let second = c.probe(estimate: 1_900_000, wanted: 3_000_000, overusing: false, now: 0.71)
+        #expect(second?.bitrate == 3_750_000, "a quarter above what is wanted, below twice the estimate")
+        // A result far below: the next waits five seconds.
+        c.result(cluster: second?.cluster ?? -1, bitrate: 2_000_000, now: 0.8)
+        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 5.7) == nil)
+        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 5.81) != nil)
+        #expect(c.probesSent == 3)
+    }
+
+    @Test func theStartValueHoldsWhileLittleIsSentAndAProbeRaisesIt() {
+        var r = RateController()
+        #expect(r.estimate == RateController.initialEstimate)
+        // Only audio goes out (40 kbit/s acknowledged): the estimate is not cut to 1.5 times that.
+        for i in 1...20 { r.update(signal: .normal, acknowledged: 40_000, now: Double(i) * 0.5) }
+        #expect(r.estimate >= RateController.initialEstimate, "\(Int(r.estimate))")
+        r.probed(2_500_000, now: 11)
+        #expect(r.estimate == 2_500_000)
+        r.probed(1_000_000, now: 12)
+        #expect(r.estimate == 2_500_000, "a lower result teaches nothing")
+        r.received(300_000)
+        #expect(r.estimate == 300_000, "a receiver's REMB is taken as it is")
+    }
+
+    /// The loop with probing: media at the smaller of the estimate and the demand, clusters when the
+    /// controller asks (media sent meanwhile counts toward them), through a queue drained at the
+    /// link's capacity (20 ms propagation); feedback every 100 ms. Returns the estimate each second.
+    static func run(phases: [(Double, Double)], seconds: Int, demand: Double, initial: Double) -> [Double] {
+        var trend = TrendlineEstimator()
+        var rate = RateController(initial: initial)
+        var probes = ProbeController()
+        var judge = ProbeBitrateEstimator()
+        var linkFree = 0.0
+        var pending: [(sent: Double, arrived: Double, bytes: Int, cluster: Int)] = []
+        var acked: [(Double, Int)] = []
+        var probe: (cluster: Int, bitrate: Double, start: Double, sent: Int)?
+        var mediaCredit = 0.0
+        var out: [Double] = []
+        let step = 0.001
+        var t = 0.0
+        var nextFeedback = 0.1
+        while t < Double(seconds) {
+            let capacity = phases.last { $0.0 <= t }?.1 ?? phases[0].1
+            func send(_ bytes: Int) {
+                let cluster = probe?.cluster ?? -1
+                if probe != nil { probe?.sent += bytes }
+                guard linkFree - t < 0.3 else { return }  // tail drop
+                linkFree = max(linkFree, t) + Double(bytes * 8) / capacity
+                pending.append((t, linkFree + 0.02, bytes, cluster))
+            }
+            mediaCredit += min(rate.estimate, demand) / 8 * step
+            while mediaCredit >= 1200 {
+                send(1200)
+                mediaCredit -= 1200
+            }
+            if probe == nil,
+                let p = probes.probe(
+                    estimate: rate.estimate, wanted: demand, overusing: trend.signal == .overusing, now: t)
+            {
+                probe = (p.cluster, p.bitrate, t, 0)
+            }
+            if let p = probe {
+                while let q = probe, Double(q.sent) < p.bitrate / 8 * (t - p.start + step) { send(260) }
+                if t - p.start >= ProbeController.duration { probe = nil }
+            }
+            if t >= nextFeedback {
+                nextFeedback += 0.1
+                for p in pending where p.arrived <= t {
+                    _ = trend.packet(sent: p.sent, arrived: p.arrived)
+                    acked.append((p.arrived, p.bytes))
+                    if p.cluster >= 0,
+                        let r = judge.packet(cluster: p.cluster, sent: p.sent, arrived: p.arrived, size: p.bytes)
+                    {
+                        rate.probed(r, now: t)
+                        probes.result(cluster: p.cluster, bitrate: r, now: t)
+                    }
+                }
+                pending.removeAll { $0.arrived <= t }
+                acked.removeAll { $0.0 < t - 0.5 }
+                rate.update(
+                    signal: trend.signal, acknowledged: Double(acked.reduce(0) { $0 + $1.1 } * 8) / min(0.5, t), now: t)
+            }
+            t += step
+            if Int(t / step) % 1000 == 0 { out.append(rate.estimate) }
+        }
+        return out
+    }
+
+    @Test func aViewerHeldBackFindsTheLinkWithinSeconds() {
+        // Starting low (300 kbit/s) on a 4 Mbit/s link, with 2.5 Mbit/s of layers wanted.
+        let e = Self.run(phases: [(0, 4_000_000)], seconds: 10, demand: 2_500_000, initial: 300_000)
+        #expect(e[4] >= 2_000_000, "\(e.map { Int($0 / 1000) })")
+    }
+
+    @Test func aLinkThatOpensAgainIsFoundWithinTenSeconds() {
+        // 250 kbit/s for 15 s, then 5 Mbit/s: back above the demand's 80 % within 10 s.
+        let e = Self.run(phases: [(0, 250_000), (15, 5_000_000)], seconds: 26, demand: 2_500_000, initial: 1_000_000)
+        #expect(e[13] < 400_000, "\(e.map { Int($0 / 1000) })")
+        #expect(e[24] >= 2_000_000, "\(e.map { Int($0 / 1000) })")
+    }
+}
