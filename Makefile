@@ -12,9 +12,9 @@ BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
 # (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start),
-# redis-server (with redis-cli: the cluster tests' Redis, e2e/integration/test_cluster.py, and the Redis
-# unit tests).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn redis-server
+# ffmpeg and ffprobe (the recording tests), redis-server (with redis-cli: the cluster tests' Redis,
+# e2e/integration/test_cluster.py, and the Redis unit tests).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn ffmpeg redis-server
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev

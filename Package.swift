@@ -29,6 +29,8 @@ let package = Package(
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
         .target(name: "CAtriumUDP"),
+        // posix_spawn with every inherited descriptor closed (addclosefrom_np needs _GNU_SOURCE).
+        .target(name: "CAtriumSpawn"),
         // AES-CTR, AES-GCM and HMAC-SHA1 contexts for AtriumSRTP's OpenSSL backend (a real C target: the
         // allocation-free HMAC restart goes through SHA1_* calls OpenSSL 3.0 marks deprecated).
         .target(name: "CAtriumSRTP", dependencies: ["COpenSSL"]),
@@ -98,6 +100,7 @@ let package = Package(
             name: "AtriumAdminAPI",
             dependencies: [
                 "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
+                "AtriumRecording",
             ],
             swiftSettings: strict
         ),
@@ -120,8 +123,24 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Webhooks: room events signed and delivered from a durable outbox, one thread per endpoint, over
+        // a small HTTP/1.1 client (OpenSSL for https).
+        .target(
+            name: "AtriumWebhook",
+            dependencies: [
+                "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
+            ],
+            swiftSettings: strict
+        ),
+
+        // Recordings: ffmpeg processes the server starts and supervises, fed plain RTP by the media worker.
+        .target(
+            name: "AtriumRecording",
+            dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumLog", "CAtriumSpawn"],
+            swiftSettings: strict),
+
         // The meeting page, its assets and the JavaScript client, served over HTTP.
-        .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON"], swiftSettings: strict),
+        .target(name: "AtriumWeb", dependencies: ["AtriumHTTP", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
         // Composition root and the command line.
         .target(
             name: "AtriumServer",
@@ -129,7 +148,7 @@ let package = Package(
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
                 "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumCluster", "AtriumRedis",
-                "AtriumHTTP",
+                "AtriumHTTP", "AtriumWebhook", "AtriumRecording",
             ],
             swiftSettings: strict
         ),
@@ -168,7 +187,7 @@ let package = Package(
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
-                "AtriumCongestion", "AtriumRedis", "AtriumCluster",
+                "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -597,6 +597,11 @@ async def run_atrium(args, workdir):
                                 lambda: atrium_metric(server, "atrium_media_packets_total", direction="out"))
         figures["errors"] = [f"sub-{i}: stopped answering offers: {s.error!r}"
                              for i, s in enumerate(subscribers) if s.error]
+        # The send path since the server started: messages handed to the kernel against packets sent,
+        # and how many went out inside UDP GSO messages (0 from a server without these metrics).
+        figures["udp"] = (await atrium_metric(server, "atrium_media_udp_messages_total"),
+                          await atrium_metric(server, "atrium_media_udp_segmented_datagrams_total"),
+                          await atrium_metric(server, "atrium_media_packets_total", direction="out"))
         return figures
     finally:
         if worker is not None:
@@ -841,6 +846,12 @@ def report(args, results, wall):
     row("packets delivered (subscribers' count)", [r["delivered"] for r in results])
     row("delivered packet rate (packets/s)", [r["pps"] for r in results], "{:.0f}", ratio=True)
     row("server's own count of packets out (1/s)", [r["server_counter"] for r in results], "{:.0f}")
+    row("kernel messages per packet out (GSO: several per message)",
+        [r["udp"][0] / r["udp"][2] if r.get("udp") and r["udp"][0] and r["udp"][2] else None for r in results],
+        "{:.2f}")
+    row("packets out inside UDP GSO messages (%)",
+        [100 * r["udp"][1] / r["udp"][2] if r.get("udp") and r["udp"][0] and r["udp"][2] else None
+         for r in results], "{:.0f}")
     row("publisher sent, camera/screen/mic", ["/".join(str(r["sent"][s]) for s in SOURCES) for r in results])
     row("publisher got: key frame requests / NACKed", [f"{r['pli']}/{r['nack']}" for r in results])
     row("packets per subscriber", [spread([s["packets"] for s in r["subs"]]) for r in results])

@@ -19,6 +19,12 @@ struct APIError: Error {
             details: ["field": .string(field)])
     }
 
+    /// A room name outside `A-Z a-z 0-9 _ - .` (1 to 128): its own code, so a page can say what to type.
+    static func invalidRoomName(_ message: String) -> APIError {
+        APIError(
+            status: 422, code: "invalid_room_name", message: "name: \(message)", details: ["field": .string("name")])
+    }
+
     static func malformedJSON(_ e: JSONParseError) -> APIError {
         APIError(
             status: 400, code: "malformed_json", message: "the body is not valid JSON: \(e.description)",
@@ -57,7 +63,7 @@ struct APIError: Error {
         let status: Int =
             switch e {
             case .participantNotFound, .trackNotFound, .shareNotFound, .requestNotFound, .roomNotFound: 404
-            case .invalidField, .badRequest: 422
+            case .invalidField, .badRequest, .invalidRoomName: 422
             case .notAllowed: 403
             case .clusterUnavailable, .roomElsewhere: 503
             default: 409

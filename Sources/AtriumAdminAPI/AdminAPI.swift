@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMetrics
 public import AtriumModel
+public import AtriumRecording
 public import AtriumRooms
 public import AtriumStore
 
@@ -34,6 +35,8 @@ public final class AdminAPI: HTTPHandler {
     public var hub: Hub?
     /// The nodes (one, or the cluster's) and the relay of live-room calls to the node running the room.
     public var nodes: (any NodeDirectory)?
+    /// This node's recordings (ffmpeg processes); nil without a media plane.
+    public var recordings: RecordingManager?
 
     public init(
         store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
@@ -107,6 +110,10 @@ public final class AdminAPI: HTTPHandler {
         case (.share, _): return try stopShare(request, params)
         case (.shareLock, _): return try setShareLock(request, params)
         case (.nodes, _): return try listNodes(request)
+        case (.recordings, .POST): return try startRecording(request, params)
+        case (.recordings, _): return try listRecordings(request, params)
+        case (.recording, .GET): return try getRecording(request, params)
+        case (.recording, _): return try stopRecording(request, params)
         case (.signal, _):
             throw APIError(
                 status: 426, code: "upgrade_required", message: "/v1/signal speaks WebSocket: send an Upgrade request",

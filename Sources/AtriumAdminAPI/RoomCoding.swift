@@ -37,7 +37,7 @@ enum RoomCoding {
             case .null: room.name = nil
             case .string(let s):
                 guard Room.isValidName(s) else {
-                    throw .invalidField("name", "must be 1 to \(Room.maxNameLength) characters of A-Z a-z 0-9 _ - .")
+                    throw .invalidRoomName(Room.invalidNameMessage(s))
                 }
                 guard !RoomID.isWellFormed(s) else {
                     throw .invalidField("name", "must not have the shape of a room id")

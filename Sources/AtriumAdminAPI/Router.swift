@@ -16,6 +16,8 @@ enum Route: String, CaseIterable {
     case share = "/v1/rooms/{roomId}/shares/{shareId}"
     case shareLock = "/v1/rooms/{roomId}/share-lock"
     case nodes = "/v1/nodes"
+    case recordings = "/v1/rooms/{roomId}/recordings"
+    case recording = "/v1/rooms/{roomId}/recordings/{recordingId}"
     /// The WebSocket endpoint; the edge hands upgrades to the signaling endpoint, plain requests come here.
     case signal = "/v1/signal"
 
@@ -31,6 +33,8 @@ enum Route: String, CaseIterable {
         case .muteTrack: [.POST]
         case .share: [.DELETE]
         case .shareLock: [.PUT]
+        case .recordings: [.GET, .POST]
+        case .recording: [.GET, .DELETE]
         case .signal: [.GET]
         }
     }

@@ -255,6 +255,40 @@ struct ConfigField: Sendable {
             c.publicURL = s
             return nil
         },
+        ConfigField(
+            path: "webhooks", env: "ATRIUM_WEBHOOKS", flag: "--webhooks",
+            help: "webhook endpoints, a JSON array of {\"url\", \"secret\"}"
+        ) { c, raw in
+            let value: JSONValue
+            switch raw {
+            case .json(.string(let s)), .text(let s):
+                guard let v = try? JSONParser.parse(s) else { return "expected a JSON array of {\"url\", \"secret\"}" }
+                value = v
+            case .json(let v): value = v
+            }
+            guard let a = value.arrayValue else { return "expected a JSON array of {\"url\", \"secret\"}" }
+            var out: [WebhookSetting] = []
+            for (i, e) in a.enumerated() {
+                guard let url = e["url"]?.stringValue, let secret = e["secret"]?.stringValue else {
+                    return "endpoint \(i) needs a \"url\" and a \"secret\" string"
+                }
+                guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                    return "endpoint \(i): the url must start with http:// or https://"
+                }
+                guard !secret.isEmpty else { return "endpoint \(i): the secret must not be empty" }
+                out.append(WebhookSetting(url: url, secret: secret))
+            }
+            c.webhooks = out
+            return nil
+        },
+        integer(
+            "webhookTimeoutSeconds", "ATRIUM_WEBHOOK_TIMEOUT", "--webhook-timeout",
+            "seconds one webhook attempt may take before it is retried", 1...120, "expected 1 to 120 seconds"
+        ) { $0.webhookTimeout = $1 },
+        nonEmptyText(
+            "recording.ffmpeg", "ATRIUM_FFMPEG", "--ffmpeg", "the ffmpeg run for recordings (path or name in PATH)",
+            "expected a path"
+        ) { $0.ffmpeg = $1 },
     ]
 
     /// An integer setting that must lie in `range`; `message` explains a refusal.

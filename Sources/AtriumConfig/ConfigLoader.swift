@@ -4,9 +4,9 @@ public import AtriumJSON
 /// Resolves a `ServerConfig` from its sources with precedence flag > environment > file > default,
 /// collecting every problem with its field rather than stopping at the first.
 public enum ConfigLoader {
-    /// Every flag `serve` takes for a setting, with its help text (for usage output).
-    public static var settingFlags: [(flag: String, env: String, path: String, help: String)] {
-        ConfigField.all.map { ($0.flag, $0.env, $0.path, $0.help) }
+    /// Every flag `serve` takes for a setting, with its help text and its default (for usage output).
+    public static var settingFlags: [(flag: String, env: String, path: String, help: String, defaultText: String)] {
+        ConfigField.all.map { ($0.flag, $0.env, $0.path, $0.help, ConfigDefaults.text($0.path)) }
     }
 
     /// Flags that take no value.
@@ -56,6 +56,14 @@ public enum ConfigLoader {
     /// Checks that span fields.
     static func validate(_ c: ServerConfig) -> [ConfigIssue] {
         var out: [ConfigIssue] = []
+        if !IPAddressText.isValid(c.bind) {
+            out.append(
+                ConfigIssue(
+                    field: "bind", source: "config",
+                    message:
+                        "\"\(c.bind)\" is not an IPv4 or IPv6 address (use 127.0.0.1, 0.0.0.0 or an address of this machine)"
+                ))
+        }
         if (c.tlsCert == nil) != (c.tlsKey == nil) {
             out.append(
                 ConfigIssue(

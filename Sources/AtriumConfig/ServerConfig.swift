@@ -69,6 +69,12 @@ public struct ServerConfig: Equatable, Sendable {
     /// Where clients and the other nodes reach this node's HTTP and WebSocket; from the bind address
     /// and port when nil.
     public var publicURL: String?
+    /// Where room events are POSTed, each endpoint with its own signing secret (docs/webhooks.md).
+    public var webhooks: [WebhookSetting] = []
+    /// Seconds one webhook attempt may take before it is retried.
+    public var webhookTimeout = 5
+    /// The ffmpeg the server runs for recordings (a path, or a name looked up in PATH).
+    public var ffmpeg = "ffmpeg"
 
     /// TURN servers handed to every participant at join and resume (`turn:` / `turns:` URLs, RFC 7065),
     /// with credentials signed by coturn's `static-auth-secret` and valid for `turnTTL` seconds.
@@ -95,6 +101,17 @@ public struct ServerConfig: Equatable, Sendable {
         else { return false }
         if parts.count == 2 { return parts[1] == "transport=udp" || parts[1] == "transport=tcp" }
         return true
+    }
+}
+
+/// One webhook endpoint as configured.
+public struct WebhookSetting: Equatable, Sendable {
+    public var url: String
+    public var secret: String
+
+    public init(url: String, secret: String) {
+        self.url = url
+        self.secret = secret
     }
 }
 

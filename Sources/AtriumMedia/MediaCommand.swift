@@ -25,6 +25,29 @@ public enum MediaCommand: Sendable {
     /// (issue 12): each consumer's layer ceiling, or a pause; what it adds up to and what the viewer
     /// would take unconstrained (the engine probes for more while the second is higher).
     case allocate(transport: String, TransportAllocation)
+    /// Copies a producer's packets, decrypted, as plain RTP to a recording process on this machine.
+    case addRecorder(RecorderSpec)
+    case closeRecorder(id: String)
+}
+
+/// A recording output of one producer (a consumer-like sink): its packets go unencrypted to
+/// `destination` (an ffmpeg listening on 127.0.0.1), with one SSRC, gap-free sequence numbers and a
+/// continuous timeline across the sharer's pauses, starting on a key frame. Of a simulcast producer
+/// it records the bottom stream; of an SVC one every layer.
+public struct RecorderSpec: Sendable, Equatable {
+    public var id: String
+    public var producer: String
+    public var destination: SocketAddress
+    public var ssrc: UInt32
+    public var payloadType: UInt8
+
+    public init(id: String, producer: String, destination: SocketAddress, ssrc: UInt32, payloadType: UInt8) {
+        self.id = id
+        self.producer = producer
+        self.destination = destination
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+    }
 }
 
 /// One subscriber transport's share of its estimate (`MediaCommand.allocate`).

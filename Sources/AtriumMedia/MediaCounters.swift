@@ -99,6 +99,8 @@ public struct MediaCounters: Sendable, Equatable {
     public var dtlsFailures = 0
     /// `addConsumer` commands naming a producer of another router.
     public var consumersRefused = 0
+    /// Plain RTP packets sent to recorders (an ffmpeg on 127.0.0.1).
+    public var recordingPackets = 0
     /// Video consumers started from a key-frame cache, and those that found none to start from.
     public var cacheStarts = 0
     public var cacheMisses = 0
@@ -176,6 +178,8 @@ public struct TransportStats: Sendable, Equatable {
     public var connected: Bool
     /// Round-trip time from the peer's receiver reports, seconds; nil until measured.
     public var rtt: Double?
+    /// The latest fraction of media lost (0 to 1), from receiver reports; nil until reported.
+    public var loss: Double?
     public var packetsIn = 0
     public var bytesIn = 0
     public var packetsOut = 0
@@ -283,6 +287,9 @@ public struct MediaStats: Sendable, Equatable {
             "atrium_media_consumers_refused_total",
             "Consumers the worker refused: their producer belongs to another room's router.",
             [("", "\(c.consumersRefused)")])
+        counter(
+            "atrium_media_recording_packets_total", "Plain RTP packets sent to recording processes.",
+            [("", "\(c.recordingPackets)")])
         family(
             "atrium_media_peer_addresses", "gauge", "Peer addresses mapped to transports (valid ICE pairs).",
             [("", "\(peerAddresses)")])
@@ -407,5 +414,15 @@ public struct MediaStats: Sendable, Equatable {
             out += "atrium_media_first_frame_seconds_count{source=\"\(source)\"} \(c.firstFrame.counts[s])\n"
         }
         return out
+    }
+}
+
+extension TransportStats {
+    /// A transport's figures as a test's fake plane reports them.
+    public init(id: String, label: String, connected: Bool, rtt: Double?) {
+        self.id = id
+        self.label = label
+        self.connected = connected
+        self.rtt = rtt
     }
 }

@@ -132,8 +132,13 @@ extension MediaEngine {
             on: p.transport)
     }
 
-    /// Round-trip time from a report block about one of our streams (RFC 3550 section 6.4.1).
+    /// Round-trip time from a report block about one of our streams (RFC 3550 section 6.4.1), and the
+    /// worst fraction lost the peer reports about them (section 6.4.1, "fraction lost"), for
+    /// `network_quality`.
     func receiveReports(_ reports: [ReceptionReport], on t: Transport) {
+        var worst: UInt8?
+        for r in reports where t.consumersBySSRC[r.ssrc] != nil { worst = max(worst ?? 0, r.fractionLost) }
+        if let worst { t.loss = Double(worst) / 256 }
         for r in reports where r.lastSenderReport != 0 && t.consumersBySSRC[r.ssrc] != nil {
             let middle = UInt32(truncatingIfNeeded: Self.ntpNow() >> 16)
             let delta = middle &- r.lastSenderReport &- r.delaySinceLastSenderReport
@@ -211,6 +216,7 @@ extension MediaEngine {
             guard let ssrc = p.streams[k].ssrc else { continue }
             if t0 - p.streams[k].lastKeyFrameRequest >= 1,
                 p.consumers.contains(where: { $0.keyFrameStream == k && $0.transport.isSecure })
+                    || (k == 0 && p.sinks.contains(where: \.waitingForKeyFrame))
             {
                 p.streams[k].keyFrameWanted = true
             }
@@ -251,6 +257,7 @@ extension MediaEngine {
         let incoming = Double(t.bytesSinceReport * 8) / max(elapsed, 0.001)
         t.bytesSinceReport = 0
         let loss = Double(worst) / 256
+        t.loss = loss
         if loss < 0.02 {
             // Headroom over what arrives, growing slowly beyond it: an encoder held back by the
             // estimate gets room to climb, one limited by its content is not pushed.

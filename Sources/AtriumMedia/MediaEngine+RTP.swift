@@ -150,8 +150,11 @@ extension MediaEngine {
             counters.drop(.paused)
             return
         }
-        guard !p.consumers.isEmpty || caching else { return }
-        let info = classify(i, producer: p, header: headerInfo, recovered: recovered, keyFrameNeeded: caching)
+        guard !p.consumers.isEmpty || caching || !p.sinks.isEmpty else { return }
+        let recording = !p.sinks.isEmpty
+        let info = classify(
+            i, producer: p, header: headerInfo, recovered: recovered,
+            keyFrameNeeded: caching || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
         if caching {
             if p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
                 // Past its bound: a key frame refills it (throttled as every request).
@@ -169,6 +172,9 @@ extension MediaEngine {
             deliver(
                 i, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
                 timestamp: timestamp, now: t0)
+        }
+        if recording {
+            record(i, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
         }
     }
 

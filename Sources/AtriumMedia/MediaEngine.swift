@@ -36,6 +36,8 @@ final class MediaEngine {
     var byAddress: [SocketAddress: Transport] = [:]
     var producers: [String: Producer] = [:]
     var consumers: [String: Consumer] = [:]
+    /// Recording outputs by id (`addRecorder`).
+    var recorders: [String: RecordingSink] = [:]
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
@@ -520,6 +522,7 @@ final class MediaEngine {
             if !paused {
                 if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
+                for sink in p.sinks { sink.restart() }
                 requestKeyFrames(p)
             }
         case .closeProducer(let id):
@@ -556,6 +559,8 @@ final class MediaEngine {
             }
         case .allocate(let id, let allocation):
             if let t = transports[id] { allocate(t, allocation) }
+        case .addRecorder(let spec): addRecorder(spec)
+        case .closeRecorder(let id): closeRecorder(id: id)
         }
     }
 
@@ -649,6 +654,8 @@ final class MediaEngine {
     func close(_ p: Producer) {
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()
+        for sink in p.sinks { recorders[sink.spec.id] = nil }
+        p.sinks.removeAll()
         p.transport.remove(p)
         producers[p.spec.id] = nil
         p.transport.router.producers[p.spec.id] = nil
@@ -684,7 +691,8 @@ final class MediaEngine {
         s.routers = routers.count
         s.transports = transports.values.map {
             TransportStats(
-                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, packetsIn: $0.packetsIn,
+                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, loss: $0.loss,
+                packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
                 retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.hasEstimate ? $0.rate.estimate : nil,
                 allocated: $0.allocated, wanted: $0.wanted, pausedTracks: $0.pausedTracks,

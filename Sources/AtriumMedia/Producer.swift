@@ -12,6 +12,8 @@ final class Producer {
     var streams: [ReceiveStream]
     var paused: Bool
     var consumers: [Consumer] = []
+    /// Recording outputs fed with its packets.
+    var sinks: [RecordingSink] = []
     var packetsIn = 0
     var bytesIn = 0
     var packetsOut = 0

@@ -53,6 +53,9 @@ final class Transport {
     /// sent, capped (`MediaEngine.retransmissionBudget`).
     var retransmissionAllowance = MediaEngine.retransmissionBurst
     var rtt: Double?
+    /// The latest fraction of media lost on this transport (0 to 1): from the subscriber's receiver
+    /// reports toward a subscriber, from our own reception statistics from a publisher.
+    var loss: Double?
     /// Toward a subscriber that negotiated transport-wide feedback: the next transport-wide sequence
     /// number, when each one went and how big it was (ring of 4096), and the estimate built from the
     /// feedback (`MediaEngine+Estimation`).

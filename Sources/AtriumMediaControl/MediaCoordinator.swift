@@ -1,7 +1,7 @@
 import AtriumForwarding
 import AtriumICE
 import AtriumJSEP
-import AtriumMedia
+package import AtriumMedia
 import AtriumModel
 package import AtriumRooms
 import AtriumSDP
@@ -197,5 +197,14 @@ public final class MediaCoordinator {
     func nextID(_ prefix: String) -> String {
         counter += 1
         return "\(prefix)\(counter)"
+    }
+}
+
+extension MediaCoordinator {
+    /// The producer the worker has for a track, for a recorder to follow; nil while the track has no
+    /// media in the worker yet.
+    package func producer(of track: TrackID) -> ProducerSpec? {
+        guard let info = producers[track], info.submitted else { return nil }
+        return info.spec
     }
 }

@@ -15,10 +15,16 @@ public protocol MediaPlane: AnyObject {
     func submit(_ command: MediaCommand)
     /// What the plane reported since the last call, oldest first.
     func events() -> [MediaEvent]
+    /// Each transport's figures as last copied out of the plane (RTT, loss), for `network_quality`.
+    var transportStats: [TransportStats] { get }
 }
 
 extension MediaPlane {
+    /// A plane that measures nothing and has no ICE-TCP (test fakes).
+    public var transportStats: [TransportStats] { [] }
     public var tcpCandidateAddresses: [SocketAddress] { [] }
 }
 
-extension MediaWorker: MediaPlane {}
+extension MediaWorker: MediaPlane {
+    public var transportStats: [TransportStats] { stats.transports }
+}

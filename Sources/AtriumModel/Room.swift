@@ -38,6 +38,11 @@ public struct Room: Equatable, Sendable {
         }
     }
 
+    /// Why `name` is refused (`invalid_room_name`), in the words every surface uses.
+    public static func invalidNameMessage(_ name: String) -> String {
+        "\"\(name)\" is not a valid room name: 1 to \(maxNameLength) characters of A-Z a-z 0-9 _ - . (no spaces)"
+    }
+
     /// Whether a token's room scope (a name or an id) designates this room.
     public func matchesScope(_ scope: String) -> Bool {
         scope == id.rawValue || (name != nil && scope == name)

@@ -17,6 +17,25 @@ extension HubOutput {
     public func roomChanged(_ room: RoomID, state: RoomState?) {}
 }
 
+/// Why a live room closed on this node.
+public enum RoomCloseReason: String, Sendable {
+    /// It ended (`end_room`, the admin API's delete).
+    case ended
+    /// It stayed empty past its empty timeout.
+    case emptyTimeout = "empty_timeout"
+}
+
+/// Watches every room of the hub whoever the audience: webhooks and recordings. Called on the
+/// service thread, after the events were delivered; it must not block.
+public protocol HubObserver: AnyObject {
+    /// A room became live on this node (a first join loaded or created it).
+    func roomOpened(_ room: Room, now: Int64)
+    /// A change produced these events, in order; `room` is the room's settings after it.
+    func roomEvents(_ events: [RoomEvent], room: Room, now: Int64)
+    /// A live room closed: after its `roomEnded` event, or when its empty timeout passed.
+    func roomClosed(_ room: Room, reason: RoomCloseReason, now: Int64)
+}
+
 /// When joining a room that does not exist creates it.
 public enum AutoCreate: String, Sendable, CaseIterable {
     /// Never: rooms are created over the admin API.
@@ -48,6 +67,8 @@ public final class Hub {
     /// to the node each room is placed on next.
     public var draining = false
     public private(set) var rooms: [RoomID: Live] = [:]
+    /// Told of every room's events, in the order they happen.
+    public var observers: [any HubObserver] = []
 
     public init(store: any RoomStore, ids: IDGenerator, autoCreate: AutoCreate, makeRoomID: @escaping () -> RoomID) {
         self.store = store
@@ -70,6 +91,7 @@ public final class Hub {
         if let stored {
             room = stored
         } else {
+            guard Room.isValidName(scope) || RoomID.isWellFormed(scope) else { throw .invalidRoomName(scope) }
             let allowed = autoCreate == .any || (autoCreate == .grant && grants.roomCreate)
             guard allowed, Room.isValidName(scope), !RoomID.isWellFormed(scope) else { throw .roomNotFound(scope) }
             room = Room(id: makeRoomID(), name: scope, createdAt: now)
@@ -82,6 +104,7 @@ public final class Hub {
         }
         room.updatedAt = max(room.updatedAt, room.createdAt)
         rooms[room.id] = Live(state: RoomState(room: room), emptySince: now)
+        for o in observers { o.roomOpened(room, now: now) }
         return room.id
     }
 
@@ -117,6 +140,8 @@ public final class Hub {
             router.released(id)
         }
         output?.roomChanged(id, state: ended ? nil : live.state)
+        if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
+        if ended { for o in observers { o.roomClosed(live.state.room, reason: .ended, now: now) } }
         return events
     }
 
@@ -148,9 +173,10 @@ public final class Hub {
         for (id, live) in rooms {
             let expired = live.state.requests.contains { $0.expiresAt <= now }
             if expired { _ = try? perform(id, now: now) { $0.expireRequests(now: now) } }
-            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout) {
+            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
                 rooms[id] = nil
                 router.released(id)
+                for o in observers { o.roomClosed(live.state.room, reason: .emptyTimeout, now: now) }
             }
         }
     }

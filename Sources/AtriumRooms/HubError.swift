@@ -1,3 +1,5 @@
+import AtriumModel
+
 /// Why the hub refused a request. Each case has a documented code (docs/protocol.md, openapi.yaml).
 public enum HubError: Error, Equatable, Sendable {
     case badRequest(String)
@@ -7,6 +9,8 @@ public enum HubError: Error, Equatable, Sendable {
     case alreadyJoined
     case roomFull
     case roomNotFound(String)
+    /// The token's room is neither a valid room name nor a room id: no such room can exist.
+    case invalidRoomName(String)
     case notAllowed(String)
     case shareLocked
     case shareInProgress
@@ -38,6 +42,7 @@ public enum HubError: Error, Equatable, Sendable {
         case .alreadyJoined: "already_joined"
         case .roomFull: "room_full"
         case .roomNotFound: "room_not_found"
+        case .invalidRoomName: "invalid_room_name"
         case .notAllowed: "not_allowed"
         case .shareLocked: "share_locked"
         case .shareInProgress: "share_in_progress"
@@ -67,6 +72,8 @@ public enum HubError: Error, Equatable, Sendable {
         case .alreadyJoined: "this connection has already joined"
         case .roomFull: "the room is full"
         case .roomNotFound(let r): "no room \"\(r)\" and this token may not create it"
+        case .invalidRoomName(let r):
+            Room.invalidNameMessage(r)
         case .notAllowed(let m): m
         case .shareLocked: "sharing is locked by a host"
         case .shareInProgress: "another share is in progress"

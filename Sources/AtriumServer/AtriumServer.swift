@@ -9,11 +9,17 @@ import AtriumMedia
 import AtriumMediaControl
 import AtriumMetrics
 import AtriumModel
+import AtriumRecording
 import AtriumRooms
 import AtriumSignal
 import AtriumStore
 import AtriumUDP
 import AtriumWeb
+import AtriumWebhook
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 public enum ServerError: Error, CustomStringConvertible {
     case startup(String)
@@ -40,6 +46,8 @@ public final class AtriumServer {
     var cluster: ClusterParts?
     var signalEndpoint: SignalEndpoint?
     var hub: Hub?
+    var webhooks: Webhooks?
+    var recordings: RecordingManager?
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -62,14 +70,17 @@ public final class AtriumServer {
         cluster?.stop()
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         media?.onEvents(nil)
+        recordings?.shutdown()
         edge?.shutdown()
         media?.stop()
+        webhooks?.stop()
         store?.close()
         logger.info("stopped")
         return 0
     }
 
     func start() throws(ServerError) {
+        try probeAddresses()
         if config.store == .sqlite || config.dev {
             guard makeDirectories(config.dataDir) else {
                 throw .startup("cannot create data directory \(config.dataDir)")
@@ -138,11 +149,42 @@ public final class AtriumServer {
         api.hub = hub
         signalEndpoint = signal
         self.hub = hub
+        if !config.webhooks.isEmpty {
+            let w = try startWebhooks()
+            hub.observers.append(w)
+            webhooks = w
+            metrics.counter("atrium_webhook_delivered_total", help: "Webhook events acknowledged by an endpoint.") {
+                Double(w.stats.delivered)
+            }
+            metrics.counter(
+                "atrium_webhook_retried_total", help: "Webhook attempts that failed and were scheduled again."
+            ) { Double(w.stats.retried) }
+            metrics.counter(
+                "atrium_webhook_failed_total", help: "Webhook events abandoned after their last attempt or not queued."
+            ) { Double(w.stats.failed) }
+            metrics.gauge("atrium_webhook_queue_length", help: "Webhook deliveries waiting in the outbox.") {
+                Double(w.queueLength)
+            }
+        }
         if config.udpPort >= 0 {
             let worker = try startMedia()
-            signal.media = MediaCoordinator(plane: worker)
+            let coordinator = MediaCoordinator(plane: worker)
+            signal.media = coordinator
             media = worker
             metrics.text { worker.stats.prometheus() }
+            let rec = RecordingManager(
+                directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
+                plane: MediaRecordingPlane(coordinator: coordinator, worker: worker), logger: logger,
+                now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
+                makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
+                random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
+            let hooks = webhooks
+            rec.onEvent = { type, room, name, data in
+                hooks?.emit(type: type, room: room, roomName: name, data: data, now: Clock.unixSeconds())
+            }
+            hub.observers.append(rec)
+            api.recordings = rec
+            recordings = rec
         }
         var options = EdgeOptions()
         options.bindAddress = config.bind
@@ -171,9 +213,11 @@ public final class AtriumServer {
         let web = WebHandler(root: config.webDir, next: api, devToken: devToken)
         let edge = EdgeServer(options: options, http: web, webSockets: [signal], logger: logger)
         let cluster = self.cluster
+        let rec = recordings
         edge.onTick = {
             signal.tick()
             cluster?.tick()
+            rec?.tick()
         }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
         if let cluster = self.cluster { cluster.register(metrics) }
@@ -218,6 +262,62 @@ public final class AtriumServer {
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 
+    /// Opens the webhook outbox (in the room store's SQLite file, or in memory) and starts one delivery
+    /// thread per endpoint; what a previous run left queued is delivered first.
+    func startWebhooks() throws(ServerError) -> Webhooks {
+        var endpoints: [WebhookEndpoint] = []
+        for w in config.webhooks {
+            guard let url = WebhookURL(w.url) else { throw .startup("webhook url \(w.url) is not a valid http(s) URL") }
+            endpoints.append(WebhookEndpoint(url: url, secret: w.secret))
+        }
+        let path = config.dataDir + "/atrium.sqlite"
+        let memory = config.store == .memory ? MemoryWebhookOutbox() : nil
+        let hooks: Webhooks
+        do throws(StoreError) {
+            let outbox: any WebhookOutbox
+            if let memory { outbox = memory } else { outbox = try SQLiteWebhookOutbox(path: path) }
+            hooks = try Webhooks(
+                endpoints: endpoints, outbox: outbox,
+                makeOutbox: { () throws(StoreError) -> any WebhookOutbox in
+                    if let memory { return memory }
+                    return try SQLiteWebhookOutbox(path: path)
+                },
+                options: WebhookOptions(timeout: Double(config.webhookTimeout), now: { Int64(Clock.unixMillis()) }),
+                logger: logger, makeID: { "evt_" + Base64URL.encode(SecureRandom.bytes(15)) })
+        } catch {
+            throw .startup("cannot open the webhook outbox \(path): \(error)")
+        }
+        guard hooks.start() else { throw .startup("cannot start the webhook delivery threads") }
+        logger.info(
+            "webhooks on", ("endpoints", String(endpoints.count)), ("queued", String(hooks.queueLength)))
+        return hooks
+    }
+
+    /// Refuses an HTTP or media address this machine cannot bind (not one of its addresses, a port in
+    /// use) before anything starts, naming the port and the flag that changes it.
+    func probeAddresses() throws(ServerError) {
+        if let p = ListenProbe.check(address: config.bind, port: config.port) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.bind, port: config.port, addressFlag: "--bind", portFlag: "--port", proto: "TCP")
+            )
+        }
+        if config.udpPort >= 0, let p = ListenProbe.check(address: config.mediaBind, port: config.udpPort, udp: true) {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.mediaBind, port: config.udpPort, addressFlag: "--media-bind",
+                    portFlag: "--udp-port", proto: "UDP"))
+        }
+        if config.udpPort >= 0, config.mediaTCPPort >= 0,
+            let p = ListenProbe.check(address: config.mediaBind, port: config.mediaTCPPort)
+        {
+            throw .startup(
+                ListenProbe.message(
+                    p, address: config.mediaBind, port: config.mediaTCPPort, addressFlag: "--media-bind",
+                    portFlag: "--media-tcp-port", proto: "TCP"))
+        }
+    }
+
     /// Binds the media socket and starts the worker thread.
     func startMedia() throws(ServerError) -> MediaWorker {
         let bind: SocketAddress
@@ -240,6 +340,12 @@ public final class AtriumServer {
         do {
             worker = try MediaWorker(configuration: media, logger: logger)
         } catch {
+            if case .open(let e)? = error as? UDPError {
+                throw .startup(
+                    ListenProbe.message(
+                        ListenProbe.problem(errno: e), address: config.mediaBind, port: config.udpPort,
+                        addressFlag: "--media-bind", portFlag: "--udp-port", proto: "UDP"))
+            }
             throw .startup(
                 "cannot start the media plane on UDP \(config.udpPort) / TCP \(config.mediaTCPPort) of \(config.mediaBind): \(error)"
             )
@@ -253,6 +359,13 @@ public final class AtriumServer {
             logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
         }
         return worker
+    }
+
+    /// The directory as an absolute path (recordings report where their files are).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     static func hostPort(_ host: String, _ port: Int) -> String {

@@ -64,6 +64,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     public var media: MediaCoordinator?
     /// The cluster's relay to the node running a room; nil on one node.
     public var relay: (any SignalRelay)?
+    /// When `network_quality` was last pushed.
+    var lastNetworkQuality: Int64 = 0
 
     public var authenticatedCount: Int { sessions.values.filter { $0.claims != nil }.count }
 
@@ -322,6 +324,18 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         }
         hub.tick(now: t)
         drainMedia()
+        if t - lastNetworkQuality >= options.networkQualityInterval {
+            lastNetworkQuality = t
+            pushNetworkQuality()
+        }
+    }
+
+    /// `network_quality` to every member of each room whose participants have media transports.
+    func pushNetworkQuality() {
+        guard let media else { return }
+        for (room, entries) in media.networkQuality() where !entries.isEmpty {
+            if let state = hub.state(room) { broadcast(NetworkQuality.message(entries), to: state.order) }
+        }
     }
 
     /// Handles what the media worker reported: `media_state`, `active_speakers`, captures that ended.

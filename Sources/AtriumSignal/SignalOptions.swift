@@ -13,6 +13,8 @@ public struct SignalOptions: Sendable {
     public var rateBurst: Double = 100
     /// Messages dropped within one second that make the server close the connection (4029).
     public var rateDropLimit = 200
+    /// Seconds between two `network_quality` pushes to each room with media.
+    public var networkQualityInterval: Int64 = 5
     /// TURN servers and the secret their time-limited credentials are signed with; nil: none given to
     /// clients (they reach the media plane directly, over UDP or ICE-TCP).
     public var turn: TURNSettings?

@@ -18,7 +18,20 @@ enum Migrations {
             share_request_required INTEGER NOT NULL,
             share_locked INTEGER NOT NULL
         );
+        """,
+        // 2: the webhook outbox: events waiting for delivery, per endpoint, in order (`seq`).
         """
+        CREATE TABLE webhook_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            endpoint TEXT NOT NULL,
+            room TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            body TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX webhook_outbox_endpoint ON webhook_outbox (endpoint, seq);
+        """,
     ]
 
     static var latest: Int { all.count }

@@ -1,5 +1,6 @@
 public import AtriumHTTP
 import AtriumJSON
+import AtriumModel
 
 #if canImport(Glibc)
     import Glibc
@@ -78,6 +79,16 @@ public final class WebHandler: HTTPHandler {
         let q = Dictionary(request.query.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         guard let room = q["room"], !room.isEmpty, room.utf8.count <= 128 else {
             return invalidQuery("room", "room: is required (1 to 128 bytes)")
+        }
+        guard Room.isValidName(room) || RoomID.isWellFormed(room) else {
+            return HTTPResponse(
+                status: 422, headers: [("content-type", "application/json")],
+                body: JSONValue.object([
+                    "error": .object([
+                        "code": .string("invalid_room_name"), "field": .string("room"),
+                        "message": .string(Room.invalidNameMessage(room)),
+                    ])
+                ]).bytes())
         }
         let name = q["name"].flatMap { $0.isEmpty ? nil : $0 } ?? "guest"
         guard name.utf8.count <= 256 else { return invalidQuery("name", "name: longer than 256 bytes") }

@@ -35,4 +35,9 @@ static inline long long atrium_dtls_get_timeout_us(SSL *ssl) {
     return (long long)tv.tv_sec * 1000000LL + (long long)tv.tv_usec;
 }
 
+/* TLS client (AtriumWebhook): SNI is a macro. */
+static inline long atrium_ssl_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+
 #endif

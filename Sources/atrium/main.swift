@@ -10,33 +10,14 @@ import AtriumServer
 #endif
 
 /// `atrium serve | token create | config check | version | help`.
-let usage = """
-    Usage:
-      atrium serve [--config FILE] [--bind ADDR] [--port N] [--store sqlite|memory] [--data-dir DIR]
-                   [--keys KEY:SECRET[,KEY:SECRET]] [--dev] [other settings below]
-      atrium token create --key K --secret S [--room R] --identity I [--name N]
-                   [--role host|cohost|participant|viewer]
-                   [--sources camera,microphone,screen_share,screen_share_audio] [--admin] [--ttl SECONDS]
-      atrium config check FILE
-      atrium version
-
-    Settings (flag, environment variable, config file field); precedence flag > environment > file > default:
-    """
-
-func settingsHelp() -> String {
-    ConfigLoader.settingFlags.map { f in
-        "  \(f.flag.padding(24))\(f.env.padding(28))\(f.path.padding(26))\(f.help)"
-    }.joined(separator: "\n")
-}
-
-extension String {
-    func padding(_ n: Int) -> String { count >= n ? self + " " : self + String(repeating: " ", count: n - count) }
-}
-
 func fail(_ message: String, code: Int32 = 2) -> Never {
-    let bytes = Array(("atrium: " + message + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    writeStderr("atrium: " + message + "\n")
     exit(code)
+}
+
+func writeStderr(_ text: String) {
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 func environment() -> [String: String] {
@@ -61,13 +42,29 @@ func loadConfigFile(_ path: String) -> JSONValue {
     }
 }
 
+func parse(
+    _ args: ArraySlice<String>, command: String, valueFlags: Set<String>, switches: Set<String> = [],
+    positionals: Int = 0, usage: String
+) -> Arguments {
+    let parsed: Arguments
+    do {
+        parsed = try Arguments(
+            args, command: command, valueFlags: valueFlags, switches: switches, positionals: positionals)
+    } catch {
+        fail(error.message)
+    }
+    if parsed.help {
+        print(usage)
+        exit(0)
+    }
+    return parsed
+}
+
 func serve(_ args: ArraySlice<String>) -> Int32 {
     let valueFlags = Set(ConfigLoader.settingFlags.map(\.flag)).union(["--config"]).subtracting(
         ConfigLoader.booleanFlags)
-    let parsed: Arguments
-    do { parsed = try Arguments(args, valueFlags: valueFlags, switches: ConfigLoader.booleanFlags) } catch {
-        fail("\(error.message)\n\(usage)\n\(settingsHelp())")
-    }
+    let parsed = parse(
+        args, command: "serve", valueFlags: valueFlags, switches: ConfigLoader.booleanFlags, usage: Usage.serve)
     let env = environment()
     let configPath = parsed.flags["--config"] ?? env["ATRIUM_CONFIG"]
     let file = configPath.map(loadConfigFile)
@@ -79,26 +76,37 @@ func serve(_ args: ArraySlice<String>) -> Int32 {
     return AtriumServer(config: config, logger: logger).run()
 }
 
+/// The key and secret the README's quick start shows in place of the real ones.
+let placeholderKey = "devxxxxxxx"
+let placeholderSecret = "..."
+
 func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
-    let parsed: Arguments
-    do {
-        parsed = try Arguments(
-            args,
-            valueFlags: [
-                "--key", "--secret", "--room", "--identity", "--name", "--role",
-                "--sources", "--ttl",
-            ], switches: ["--admin"])
-    } catch {
-        fail("\(error.message)\n\(usage)")
-    }
+    let parsed = parse(
+        args, command: "token create",
+        valueFlags: ["--key", "--secret", "--room", "--identity", "--name", "--role", "--sources", "--ttl"],
+        switches: ["--admin"], usage: Usage.tokenCreate)
     let f = parsed.flags
     guard let key = f["--key"], let secret = f["--secret"] else { fail("token create needs --key and --secret") }
+    if key == placeholderKey || secret == placeholderSecret {
+        fail(
+            "token create: --key \(placeholderKey) and --secret \(placeholderSecret) are the README's placeholders: "
+                + "use the API key and secret the server printed (\"API key:\", \"API secret:\") "
+                + "or the ones it was given with --keys")
+    }
+    guard secret.utf8.count >= ServerConfig.minimumSecretLength else {
+        fail(
+            "token create: the secret is \(secret.utf8.count) bytes; secrets must have at least "
+                + "\(ServerConfig.minimumSecretLength) bytes (the server refuses shorter ones outside --dev)")
+    }
     guard let identity = f["--identity"], ParticipantIdentity.isValid(identity) else {
         fail("token create needs --identity: 1 to 256 characters, no control characters or '/', not '.' or '..'")
     }
     let admin = f["--admin"] == "true"
     let room = f["--room"]
     guard room != nil || admin else { fail("token create needs --room (or --admin for a token valid in every room)") }
+    if let room, !Room.isValidName(room), !RoomID.isWellFormed(room) {
+        fail("token create: --room " + Room.invalidNameMessage(room))
+    }
     var grants = Grants()
     grants.room = room
     grants.roomJoin = room != nil
@@ -137,15 +145,45 @@ func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
 }
 
 func configCheck(_ args: ArraySlice<String>) -> Int32 {
-    guard let path = args.first, args.count == 1 else { fail("usage: atrium config check FILE") }
+    let parsed = parse(args, command: "config check", valueFlags: [], positionals: 1, usage: Usage.configCheck)
+    guard let path = parsed.positional.first else { fail("usage: atrium config check FILE") }
     let file = loadConfigFile(path)
-    let (_, issues) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
-    if issues.isEmpty {
-        print("\(path): ok")
-        return 0
+    let (config, issues) = ConfigLoader.resolve(file: file, environment: environment(), flags: [:])
+    var errors = issues.map { "\($0.field): \($0.message)" }
+    if issues.allSatisfy({ $0.field != "bind" }),
+        let p = ListenProbe.check(address: config.bind, port: 0), p == .notLocal || p == .notAnAddress
+    {
+        errors.append(
+            "bind: "
+                + ListenProbe.message(
+                    p, address: config.bind, port: config.port, addressFlag: "--bind", portFlag: "--port", proto: "TCP")
+        )
     }
-    for issue in issues { print("\(path): \(issue.field): \(issue.message)") }
-    return 1
+    if config.udpPort >= 0, issues.allSatisfy({ $0.field != "media.bind" }),
+        let p = ListenProbe.check(address: config.mediaBind, port: 0, udp: true), p == .notLocal
+    {
+        errors.append(
+            "media.bind: "
+                + ListenProbe.message(
+                    p, address: config.mediaBind, port: config.udpPort, addressFlag: "--media-bind",
+                    portFlag: "--udp-port", proto: "UDP"))
+    }
+    for line in errors { print("\(path): \(line)") }
+    var warnings: [String] = []
+    for (field, file) in [("tls.cert", config.tlsCert), ("tls.key", config.tlsKey)] {
+        if let file, readWholeFile(file) == nil {
+            warnings.append("\(field): cannot read \(file): serve refuses to start without it")
+        }
+    }
+    if config.keys.isEmpty && !config.dev {
+        warnings.append(
+            "keys: no API keys (in the file's \"keys\" or ATRIUM_KEYS): serve refuses to start without --keys, "
+                + "ATRIUM_KEYS or dev")
+    }
+    for line in warnings { print("\(path): warning: \(line)") }
+    guard errors.isEmpty else { return 1 }
+    print("\(path): ok")
+    return 0
 }
 
 let argv = CommandLine.arguments
@@ -156,11 +194,18 @@ case "serve": code = serve(argv.dropFirst(2))
 case "token" where argv.count > 2 && argv[2] == "create": code = tokenCreate(argv.dropFirst(3))
 case "config" where argv.count > 2 && argv[2] == "check": code = configCheck(argv.dropFirst(3))
 case "version", "--version":
+    guard argv.count == 2 else { fail("version: unexpected argument \"\(argv[2])\"") }
     print("atrium \(AtriumServer.version)")
     code = 0
-case "help", "--help", "-h":
-    print(usage + "\n" + settingsHelp())
+case "help", "--help":
+    print(Usage.overview)
     code = 0
-default: fail("unknown command \(command)\n\(usage)")
+case "token", "config":
+    let sub = argv.count > 2 ? " \(argv[2])" : ""
+    let want = command == "token" ? "token create" : "config check"
+    fail("unknown command \"\(command)\(sub)\"; did you mean 'atrium \(want)'?\nRun 'atrium --help' for the commands.")
+case let word where word.hasPrefix("-"):
+    fail("unknown option \(word) (options start with two dashes, e.g. --help)\nRun 'atrium --help' for the commands.")
+default: fail("unknown command \"\(command)\"\nRun 'atrium --help' for the commands.")
 }
 exit(code)

@@ -119,7 +119,7 @@ final class APIHarness {
             (.POST, "/v1/rooms", #"{"name":"#, nil, nil, 400, "malformed_json"),
             (.POST, "/v1/rooms", "[1]", nil, nil, 400, "invalid_body"),
             (.POST, "/v1/rooms", #"{"name":"a"}"#, nil, "text/plain", 415, "unsupported_media_type"),
-            (.POST, "/v1/rooms", #"{"name":"bad name"}"#, nil, nil, 422, "invalid_field"),
+            (.POST, "/v1/rooms", #"{"name":"bad name"}"#, nil, nil, 422, "invalid_room_name"),
             (.POST, "/v1/rooms", #"{"colour":"blue"}"#, nil, nil, 422, "invalid_field"),
             (.POST, "/v1/rooms", #"{"maxParticipants":-1}"#, nil, nil, 422, "invalid_field"),
             (.POST, "/v1/rooms", #"{"maxParticipants":1.5}"#, nil, nil, 422, "invalid_field"),

@@ -43,6 +43,22 @@ import Testing
     }
 
     /// Every problem is reported with its field, not only the first.
+    @Test func webhooksFromTheFileOrAJSONFlag() throws {
+        let file = try JSONParser.parse(
+            #"{"webhooks": [{"url": "https://app.example/hooks", "secret": "s1"}], "webhookTimeoutSeconds": 9}"#)
+        let (c1, i1) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
+        #expect(i1.isEmpty)
+        #expect(c1.webhooks == [WebhookSetting(url: "https://app.example/hooks", secret: "s1")])
+        #expect(c1.webhookTimeout == 9)
+        let (c2, i2) = ConfigLoader.resolve(
+            file: nil, environment: [:], flags: ["--webhooks": #"[{"url":"http://127.0.0.1:9/h","secret":"s"}]"#])
+        #expect(i2.isEmpty && c2.webhooks.count == 1)
+        for bad in [#"[{"url":"ftp://x","secret":"s"}]"#, #"[{"url":"http://x"}]"#, "not json", #"{"url":1}"#] {
+            let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: ["--webhooks": bad])
+            #expect(issues.map(\.field) == ["webhooks"], "\(bad)")
+        }
+    }
+
     @Test func issuesNameTheirFields() throws {
         let file = try JSONParser.parse(
             #"{"port": "http", "store": "postgres", "colour": "blue", "tls": {"cert": "/c.pem"}, "keys": {"k": "short"}}"#
@@ -98,4 +114,14 @@ import Testing
         #expect(ok.isEmpty, "\(ok)")
         #expect(c.mediaAnnounce == ["203.0.113.7", "198.51.100.2"])
     }
+}
+
+/// `atrium serve --help` prints each setting's default from a fresh `ServerConfig`: every setting
+/// without a value of its own (keys, TLS files, CORS, TURN servers) says "none", the others theirs.
+@Test func everySettingHasItsDefaultInTheHelp() {
+    let optional: Set<String> = ["keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret"]
+    for f in ConfigLoader.settingFlags {
+        #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")
+    }
+    #expect(ConfigLoader.settingFlags.first { $0.path == "port" }?.defaultText == String(ServerConfig().port))
 }

@@ -19,6 +19,8 @@ final class FakeMediaPlane: MediaPlane {
     let candidateAddresses: [SocketAddress] = [.loopbackV4(port: 40000)]
     var commands: [MediaCommand] = []
     var queued: [MediaEvent] = []
+    /// What `transportStats` reports (`network_quality`).
+    var transportStats: [TransportStats] = []
 
     func submit(_ command: MediaCommand) { commands.append(command) }
 

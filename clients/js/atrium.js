@@ -466,6 +466,13 @@ export class Room extends EventTarget {
       case "track_muted": {
         const t = this._participant(msg.participantId)?.tracks.find((x) => x.id === msg.trackId);
         if (t) t.muted = msg.muted;
+        // A moderator muted one of ours (`mute_participant`): it stops sending, as our own mute does;
+        // only we can turn it on again (setMicrophoneEnabled, setCameraEnabled).
+        const local = this.localTracks.get(msg.trackId);
+        if (local && msg.muted && !local.muted) {
+          local.muted = true;
+          local.track.enabled = false;
+        }
         break;
       }
       case "share_started":
@@ -896,11 +903,12 @@ export class Room extends EventTarget {
   /**
    * Turns the microphone on (publishing it the first time) or off (muted: it sends silence).
    * @param {boolean} enabled
+   * @param {MediaTrackConstraints|boolean} [constraints]  for the first capture (e.g. a deviceId)
    */
-  async setMicrophoneEnabled(enabled) {
+  async setMicrophoneEnabled(enabled, constraints = true) {
     const local = this.localTrack("microphone");
     if (!local) {
-      if (enabled) await this.publishMicrophone();
+      if (enabled) await this.publishMicrophone(constraints);
       return;
     }
     await this.setMuted(local.trackId, !enabled);

@@ -165,7 +165,7 @@ def _keep_server_logs(s, artifacts):
 class Browser:
     """One headless Chromium session (selenium) with helpers for the meeting page."""
 
-    def __init__(self, name, artifacts, width=1280, height=800, audio_file=None, video_file=None):
+    def __init__(self, name, artifacts, width=1280, height=800, audio_file=None, video_file=None, flags=()):
         from selenium import webdriver
         from selenium.webdriver.chrome.options import Options
         from selenium.webdriver.chrome.service import Service
@@ -174,6 +174,7 @@ class Browser:
         self.artifacts = artifacts
         o = Options()
         o.binary_location = CHROMIUM
+        extra_flags = flags
         flags = CHROME_FLAGS + [f"--window-size={max(width, 800)},{height + 200}"]
         if audio_file:
             flags.append(f"--use-file-for-fake-audio-capture={audio_file}")
@@ -181,6 +182,7 @@ class Browser:
             # The camera (getUserMedia) only: getDisplayMedia keeps Chromium's fake screen, the green
             # test pattern (checked with Chromium 156; see camera_y4m).
             flags.append(f"--use-file-for-fake-video-capture={video_file}")
+        flags += list(extra_flags)
         for flag in flags:
             o.add_argument(flag)
         o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -229,6 +231,23 @@ class Browser:
     def q(self, testid, extra=""):
         """A CSS selector for a data-testid."""
         return f'[data-testid="{testid}"]{extra}'
+
+    def real_click(self, testid, extra=""):
+        """A mouse click at the element's centre, whatever its state (disabled buttons included): what a
+        person's click would hit there, whether or not the element is on top."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.by import By
+
+        e = self.driver.find_element(By.CSS_SELECTOR, self.q(testid, extra))
+        ActionChains(self.driver).move_to_element(e).click().perform()
+
+    def top_element_is(self, testid, extra=""):
+        """Whether the element's centre is its own (nothing, a notice say, lies over it)."""
+        sel = self.q(testid, extra)
+        return self.js(
+            f"const e = document.querySelector({json.dumps(sel)}); if (!e) return false;"
+            "const r = e.getBoundingClientRect(); const t = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+            "return !!t && (t === e || e.contains(t));")
 
     def click(self, testid, extra="", timeout=10):
         """Clicks the first visible, enabled element with that data-testid (like a person would)."""
@@ -369,8 +388,9 @@ def browsers(artifacts, tone_wav):
     else Chromium's green test pattern); every one is closed after the test."""
     opened = []
 
-    def make(name, width=1280, height=800, camera=None):
-        b = Browser(name, artifacts, width, height, audio_file=tone_wav, video_file=camera and camera.path)
+    def make(name, width=1280, height=800, camera=None, flags=()):
+        b = Browser(name, artifacts, width, height, audio_file=tone_wav, video_file=camera and camera.path,
+                    flags=flags)
         opened.append(b)
         return b
 

@@ -349,11 +349,16 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, 
     b.wait("return !document.querySelector('[data-testid=\"lock-badge\"]').hidden", 5, "the lock badge on B's page")
     b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'off'", 10, "B's share button reset")
 
-    # B tries again: the page reports the protocol's code.
-    b.click("share-toggle")
-    n = wait_notice(b, kind="error", code="share_locked")
-    assert "locked" in n["text"], n
+    # B's share button is disabled while locked, with the reason beside it (issue 18: checked before
+    # the browser's picker opens); a real click on it does nothing.
+    b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').disabled", 5, "B's share button disabled")
+    assert b.visible("share-reason")
+    assert "locked" in b.js("return document.querySelector('[data-testid=\"share-reason\"]').textContent")
+    assert b.js("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.availability") == "blocked"
+    b.real_click("share-toggle")
+    time.sleep(0.5)
     assert b.js("return window.atriumApp.room.myShare") is None
+    assert not [n for n in b.notices() if n["kind"] == "error"], b.notices()
     assert stage_state(a)["shown"] is False
     a.screenshot("06-locked")
     b.screenshot("06-locked")
@@ -413,14 +418,16 @@ def test_host_controls_requests_picker_and_moderation(dev_server, browsers, arti
     a.click("policy-apply")
     b.wait("return window.atriumApp.room.roomInfo.sharePolicy.shareRequestRequired === true", 10, "B sees the policy")
 
-    # B may not share without a grant: the page says so with the code, and offers to ask.
-    b.click("share-toggle")
-    wait_notice(b, kind="error", code="not_allowed")
+    # B may not share without a grant: "Ask to share" replaces the share button (issue 18).
+    b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').hidden", 10, "B's share button replaced")
+    assert b.visible("request-share")
     b.click("request-share")
     a.wait(f"return !!document.querySelector('[data-testid=\"share-request\"][data-participant-id=\"{b_id}\"]')", 10,
            "B's request in A's host panel")
+    # A allows it with the notice's own button (a real click: nothing covers it).
+    a.wait("return !!document.querySelector('[data-testid=\"notice-allow\"]')", 10, "the request notice's Allow")
     a.screenshot("01-request")
-    a.click("request-grant")
+    a.click("notice-allow")
     wait_notice(b, reason="request_granted")
     b.wait("return document.querySelector('[data-testid=\"request-share\"]').hidden", 10, "the ask button gone")
 

@@ -1,0 +1,76 @@
+package import AtriumJSON
+package import AtriumMedia
+package import AtriumModel
+package import AtriumRooms
+
+/// A participant's network quality as `network_quality` reports it (docs/protocol.md section 14):
+/// built from what the media plane measures on the participant's transports, the round-trip time
+/// from RTCP receiver reports (RFC 3550 section 6.4.1) and the fraction of media lost (the
+/// subscriber's receiver reports about what it is sent; our own reception statistics of what a
+/// publisher sends). The worse transport decides.
+package struct NetworkQuality: Equatable, Sendable {
+    package enum Level: String, Sendable {
+        case excellent, good, poor
+        /// Every transport of the participant is disconnected.
+        case lost
+    }
+
+    package var participant: ParticipantID
+    package var level: Level
+    /// Seconds; nil until measured.
+    package var rtt: Double?
+    /// 0 to 1; nil until reported.
+    package var loss: Double?
+
+    /// Under 2 % loss and 150 ms is excellent, under 10 % and 400 ms good, worse is poor; nil
+    /// when nothing is measured yet.
+    package static func level(rtt: Double?, loss: Double?) -> Level? {
+        guard rtt != nil || loss != nil else { return nil }
+        let r = rtt ?? 0
+        let l = loss ?? 0
+        if l < 0.02 && r < 0.15 { return .excellent }
+        if l < 0.10 && r < 0.40 { return .good }
+        return .poor
+    }
+
+    /// One participant's entry from the statistics of its transports (connected or not).
+    package static func of(_ participant: ParticipantID, transports: [TransportStats]) -> NetworkQuality? {
+        guard !transports.isEmpty else { return nil }
+        let rtt = transports.compactMap(\.rtt).max()
+        let loss = transports.compactMap(\.loss).max()
+        if !transports.contains(where: \.connected) {
+            return NetworkQuality(participant: participant, level: .lost, rtt: rtt, loss: loss)
+        }
+        guard let level = level(rtt: rtt, loss: loss) else { return nil }
+        return NetworkQuality(participant: participant, level: level, rtt: rtt, loss: loss)
+    }
+
+    package var json: JSONValue {
+        var o: JSONObject = ["participantId": .string(participant.rawValue), "quality": .string(level.rawValue)]
+        if let rtt { o["rttMs"] = .int(Int64((rtt * 1000).rounded())) }
+        if let loss { o["loss"] = .double((loss * 1000).rounded() / 1000) }
+        return .object(o)
+    }
+
+    /// The `network_quality` message of a room.
+    package static func message(_ entries: [NetworkQuality]) -> JSONObject {
+        ["type": "network_quality", "participants": .array(entries.map(\.json))]
+    }
+}
+
+extension MediaCoordinator {
+    /// Every participant with media transports the plane has reported, by room (participants in
+    /// join order of the coordinator's map, sorted by id for a stable message).
+    package func networkQuality() -> [RoomID: [NetworkQuality]] {
+        let stats = Dictionary(plane.transportStats.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var out: [RoomID: [NetworkQuality]] = [:]
+        for (pid, peer) in peers {
+            let ids = [peer.publisher?.transport, peer.subscriber?.transport].compactMap { $0 }
+            if let q = NetworkQuality.of(pid, transports: ids.compactMap { stats[$0] }) {
+                out[peer.room, default: []].append(q)
+            }
+        }
+        for room in out.keys { out[room]?.sort { $0.participant.rawValue < $1.participant.rawValue } }
+        return out
+    }
+}

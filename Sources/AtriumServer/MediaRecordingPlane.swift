@@ -1,0 +1,38 @@
+import AtriumMedia
+import AtriumMediaControl
+import AtriumModel
+import AtriumRecording
+import AtriumRooms
+import AtriumUDP
+
+/// Recordings' view of the media plane: a track's producer from the coordinator, recorders on the
+/// worker. Recorders send to 127.0.0.1 only: the ffmpeg the server runs on this machine.
+final class MediaRecordingPlane: RecordingPlane {
+    let coordinator: MediaCoordinator
+    let worker: MediaWorker
+
+    init(coordinator: MediaCoordinator, worker: MediaWorker) {
+        self.coordinator = coordinator
+        self.worker = worker
+    }
+
+    func recordable(_ track: TrackID) -> RecordableTrack? {
+        guard let spec = coordinator.producer(of: track) else { return nil }
+        return RecordableTrack(
+            producer: spec.id, kind: spec.kind == .audio ? .audio : .video, codec: spec.videoCodec ?? "opus",
+            clockRate: spec.clockRate)
+    }
+
+    func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8) {
+        guard let p = UInt16(exactly: port) else { return }
+        worker.submit(
+            .addRecorder(
+                RecorderSpec(
+                    id: recorder, producer: producer, destination: .v4(address: 0x7F00_0001, port: p), ssrc: ssrc,
+                    payloadType: payloadType)))
+    }
+
+    func detach(recorder: String) {
+        worker.submit(.closeRecorder(id: recorder))
+    }
+}

@@ -1,0 +1,67 @@
+import AtriumConfig
+
+/// The usage text of each command (`atrium COMMAND --help`), with every default.
+enum Usage {
+    static let overview = """
+        Usage:
+          atrium serve [options]          run the server (atrium serve --help lists every setting)
+          atrium token create [options]   mint a participant or admin token (atrium token create --help)
+          atrium config check FILE        check a config file (atrium config check --help)
+          atrium version                  print the version
+          atrium help                     this text
+
+        Options start with two dashes (--port 8800 or --port=8800).
+        """
+
+    static var serve: String {
+        """
+        Usage: atrium serve [--config FILE] [--dev] [settings]
+
+        Runs the HTTP, WebSocket and media server until SIGINT or SIGTERM.
+          --config FILE                 a JSON config file (also ATRIUM_CONFIG); default: none
+          --help                        this text
+
+        Settings (flag, environment variable, config file field, default); precedence flag > environment > file > default:
+        \(settingsTable)
+        """
+    }
+
+    static var settingsTable: String {
+        ConfigLoader.settingFlags.map { f in
+            "  \(f.flag.padded(32))\(f.env.padded(36))\(f.path.padded(34))default \(f.defaultText)\n"
+                + "      \(f.help)"
+        }.joined(separator: "\n")
+    }
+
+    static let tokenCreate = """
+        Usage: atrium token create --key K --secret S --identity I [--room R] [options]
+
+        Signs a token (JWT, HS256) with an API key of the server and prints it on one line.
+          --key K             API key id, as configured with --keys KEY:SECRET (required)
+          --secret S          its secret, at least \(ServerConfig.minimumSecretLength) bytes (required)
+          --identity I        the participant's identity (required)
+          --room R            the room it may join; required without --admin
+          --name N            display name; default: none (the identity is shown)
+          --role ROLE         host, cohost, participant or viewer; default: participant
+          --sources LIST      sources it may publish, comma-separated; default: all of
+                              camera,microphone,screen_share,screen_share_audio (none for a viewer)
+          --admin             also roomCreate, roomList and roomAdmin (in room R, or every room); default: off
+          --ttl SECONDS       lifetime; default: 21600 (6 h), at most 31622400 (366 days)
+          --help              this text
+        """
+
+    static let configCheck = """
+        Usage: atrium config check FILE
+
+        Checks a JSON config file as `atrium serve --config FILE` would read it, with the ATRIUM_*
+        environment variables of this shell: every invalid field and a bind or media.bind address that
+        is not one of this machine's (errors: exit 1); then, as warnings, what serve also needs from the
+        machine it runs on: TLS files it can read and API keys (in the file, ATRIUM_KEYS or --keys,
+        unless dev). Prints "FILE: ok" and exits 0 without errors; exit 2 on a usage error.
+          --help              this text
+        """
+}
+
+extension String {
+    func padded(_ n: Int) -> String { count >= n ? self + " " : self + String(repeating: " ", count: n - count) }
+}

@@ -1,0 +1,142 @@
+// The pre-join screen's preview: the camera and microphone the person will join with, each with a
+// device picker and an on/off toggle. The choice is kept (localStorage) and used when joining: the
+// camera and microphone are published from the chosen devices (deviceId, exact).
+
+import { labelled } from "/app/icons.js";
+
+const $ = (id) => /** @type {any} */ (document.getElementById(id));
+
+export const preview = {
+  /** @type {MediaStream|null} */
+  stream: null,
+  camera: localStorage.getItem("atrium.camera") !== "off",
+  mic: localStorage.getItem("atrium.mic") !== "off",
+  cameraDevice: localStorage.getItem("atrium.cameraDevice") || "",
+  micDevice: localStorage.getItem("atrium.micDevice") || "",
+  /** why the preview could not start (the browser refused, no device), shown under it */
+  problem: "",
+};
+
+/** The constraints joining uses for the camera (640x360, from the chosen device). */
+export function cameraConstraints() {
+  return {
+    width: 640,
+    height: 360,
+    ...(preview.cameraDevice ? { deviceId: { exact: preview.cameraDevice } } : {}),
+  };
+}
+
+/** The constraints joining uses for the microphone. */
+export function micConstraints() {
+  return preview.micDevice ? { deviceId: { exact: preview.micDevice } } : true;
+}
+
+function stopStream() {
+  for (const t of preview.stream?.getTracks() ?? []) t.stop();
+  preview.stream = null;
+  $("preview-video").srcObject = null;
+}
+
+/** Starts (or restarts) the preview with the chosen devices; toggled-off ones are not captured. */
+export async function startPreview() {
+  stopStream();
+  preview.problem = "";
+  renderPreview();
+  if (!navigator.mediaDevices?.getUserMedia || (!preview.camera && !preview.mic)) return;
+  try {
+    preview.stream = await navigator.mediaDevices.getUserMedia({
+      video: preview.camera ? cameraConstraints() : false,
+      audio: preview.mic ? micConstraints() : false,
+    });
+    if (document.body.dataset.phase !== "join") return stopPreview();
+    $("preview-video").srcObject = preview.stream;
+    // The devices a person chose without a saved choice are the ones the browser picked.
+    const cam = preview.stream.getVideoTracks()[0];
+    const mic = preview.stream.getAudioTracks()[0];
+    if (cam && !preview.cameraDevice) preview.cameraDevice = cam.getSettings().deviceId || "";
+    if (mic && !preview.micDevice) preview.micDevice = mic.getSettings().deviceId || "";
+  } catch (e) {
+    // A saved device that is gone: fall back to the default once.
+    if (e?.name === "OverconstrainedError" && (preview.cameraDevice || preview.micDevice)) {
+      preview.cameraDevice = preview.micDevice = "";
+      return startPreview();
+    }
+    preview.problem = e?.name === "NotAllowedError" ? "The browser blocked the camera and microphone." : "No preview: " + (e?.message || e);
+  }
+  await listDevices();
+  renderPreview();
+}
+
+/** Stops the preview (joining captures again, from the same devices). */
+export function stopPreview() {
+  stopStream();
+}
+
+/** Fills both pickers (labels are known once a capture was allowed). */
+export async function listDevices() {
+  if (!navigator.mediaDevices?.enumerateDevices) return;
+  const devices = await navigator.mediaDevices.enumerateDevices();
+  fillPicker($("device-camera"), devices.filter((d) => d.kind === "videoinput"), preview.cameraDevice, "Camera");
+  fillPicker($("device-mic"), devices.filter((d) => d.kind === "audioinput"), preview.micDevice, "Microphone");
+}
+
+function fillPicker(select, devices, chosen, kind) {
+  select.replaceChildren(
+    ...devices.map((d, i) => {
+      const o = document.createElement("option");
+      o.value = d.deviceId;
+      o.textContent = d.label || `${kind} ${i + 1}`;
+      o.selected = d.deviceId === chosen;
+      return o;
+    }),
+  );
+  select.disabled = devices.length === 0;
+}
+
+export function renderPreview() {
+  const cam = $("preview-camera");
+  const mic = $("preview-mic");
+  labelled(cam, "camera", preview.camera ? "Camera on" : "Camera off", { off: !preview.camera });
+  labelled(mic, "mic", preview.mic ? "Mic on" : "Mic off", { off: !preview.mic });
+  cam.setAttribute("aria-pressed", String(preview.camera));
+  mic.setAttribute("aria-pressed", String(preview.mic));
+  cam.dataset.state = preview.camera ? "on" : "off";
+  mic.dataset.state = preview.mic ? "on" : "off";
+  const live = !!preview.stream?.getVideoTracks().length;
+  $("preview-off").hidden = live;
+  $("preview-off").textContent = preview.problem || (preview.camera ? "Starting the camera…" : "Camera is off");
+}
+
+function save() {
+  localStorage.setItem("atrium.camera", preview.camera ? "on" : "off");
+  localStorage.setItem("atrium.mic", preview.mic ? "on" : "off");
+  localStorage.setItem("atrium.cameraDevice", preview.cameraDevice);
+  localStorage.setItem("atrium.micDevice", preview.micDevice);
+}
+
+/** Wires the toggles and pickers of the pre-join screen. */
+export function wirePreview() {
+  $("preview-camera").addEventListener("click", () => {
+    preview.camera = !preview.camera;
+    save();
+    startPreview();
+  });
+  $("preview-mic").addEventListener("click", () => {
+    preview.mic = !preview.mic;
+    save();
+    startPreview();
+  });
+  $("device-camera").addEventListener("change", (e) => {
+    preview.cameraDevice = e.target.value;
+    preview.camera = true;
+    save();
+    startPreview();
+  });
+  $("device-mic").addEventListener("change", (e) => {
+    preview.micDevice = e.target.value;
+    preview.mic = true;
+    save();
+    startPreview();
+  });
+  renderPreview();
+}
