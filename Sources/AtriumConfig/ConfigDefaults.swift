@@ -32,6 +32,8 @@ enum ConfigDefaults {
         case "media.keyFrameCacheSeconds": return String(c.keyFrameCacheSeconds)
         case "media.tcpPort": return "\(c.mediaTCPPort) (off)"
         case "turn.ttlSeconds": return String(c.turnTTL)
+        case "webhookTimeoutSeconds": return String(c.webhookTimeout)
+        case "recording.ffmpeg": return c.ffmpeg
         default: return "none"
         }
     }

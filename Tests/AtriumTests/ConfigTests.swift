@@ -117,11 +117,12 @@ import Testing
 }
 
 /// `atrium serve --help` prints each setting's default from a fresh `ServerConfig`: every setting
-/// without a value of its own (keys, TLS files, CORS, TURN servers, the cluster) says "none", the others theirs.
+/// without a value of its own (keys, TLS files, CORS, TURN servers, webhooks, the cluster) says "none", the
+/// others theirs.
 @Test func everySettingHasItsDefaultInTheHelp() {
     let optional: Set<String> = [
-        "keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "cluster.redis", "cluster.nodeId",
-        "cluster.publicUrl",
+        "keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks", "cluster.redis",
+        "cluster.nodeId", "cluster.publicUrl",
     ]
     for f in ConfigLoader.settingFlags {
         #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")
