@@ -12,8 +12,9 @@ BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # Tools the tests call: curl (README's quick start), systemd-analyze (deploy check), python with pip,
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
 # (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start),
-# ffmpeg and ffprobe (the recording tests).
-TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn ffmpeg
+# ffmpeg and ffprobe (the recording tests), redis-server (with redis-cli: the cluster tests' Redis,
+# e2e/integration/test_cluster.py, and the Redis unit tests).
+TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn ffmpeg redis-server
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
@@ -47,6 +48,9 @@ test-deps: deps
 	@# Debian starts coturn's own service where systemd runs: the tests start the coturn they need.
 	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled coturn >/dev/null 2>&1; then \
 	  $(SUDO) systemctl disable --now coturn >/dev/null 2>&1 || true; fi
+	@# The same for redis-server: the cluster tests start their own Redis on free ports.
+	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled redis-server >/dev/null 2>&1; then \
+	  $(SUDO) systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
 	@$(PYTHON) e2e/check_requirements.py e2e/requirements.txt || { echo "installing Python packages"; \
 	  $(PYTHON) -m pip install -q -r e2e/requirements.txt 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --break-system-packages -r e2e/requirements.txt; }
@@ -85,13 +89,16 @@ browser: test-deps build
 ## the media suite (the signaling thread and the media worker; not its bitrate test, which measures a
 ## rate the instrumented build is too slow to give, nor the 400-join burst, whose single Python client the
 ## instrumented server starves of CPU until the server rightly sees it as a stalled reader); a reported race makes the server exit and the
-## suite fail.
+## suite fail. Then the cluster's signaling relay (the Redis subscriber thread handing inbox messages to the
+## service thread) through the three-node suite's signaling tests.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q e2e/integration/test_websocket.py e2e/integration/test_websocket_backpressure.py \
 	  e2e/integration/test_edge_protocols.py $(wildcard e2e/integration/test_signal_*.py) \
 	  e2e/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
+	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	  $(PYTHON) -m pytest -q e2e/integration/test_cluster.py -k "lists or listed or locks or resumes"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS
@@ -146,6 +153,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
 	ATRIUM_BENCH=1 $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter BandwidthBench
 

@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // hiredis's .pc adds a flag SwiftPM refuses: the module map links `hiredis` itself.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // Process-level C helpers Swift cannot write safely: signal handling, the housekeeping ticker, lws log limits.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
@@ -73,6 +75,8 @@ let package = Package(
         .target(
             name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
+        // Redis for the cluster: connections, typed replies, reconnects, a pub/sub thread (hiredis).
+        .target(name: "AtriumRedis", dependencies: ["CHiredis"], swiftSettings: strict),
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),
         .target(
             name: "AtriumEdge",
@@ -82,6 +86,15 @@ let package = Package(
         // Rooms: the pure room and share state machine, and the hub that owns the live rooms.
         .target(
             name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore", "AtriumJSON"],
+            swiftSettings: strict),
+        // The cluster over Redis: node records and heartbeats, room ownership and placement, the Redis
+        // room store, and the relay of sessions and admin calls to the node that owns a room.
+        .target(
+            name: "AtriumCluster",
+            dependencies: [
+                "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
+                "AtriumAdminAPI",
+            ],
             swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
@@ -134,7 +147,8 @@ let package = Package(
             dependencies: [
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
-                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumWebhook", "AtriumRecording",
+                "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumCluster", "AtriumRedis",
+                "AtriumHTTP", "AtriumWebhook", "AtriumRecording",
             ],
             swiftSettings: strict
         ),
@@ -173,7 +187,7 @@ let package = Package(
                 "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
-                "AtriumCongestion", "AtriumWebhook", "AtriumRecording",
+                "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -53,6 +53,8 @@ struct APIError: Error {
             APIError(status: 404, code: "room_not_found", message: "no room \"\(id)\"")
         case .schemaTooNew, .backend:
             APIError(status: 503, code: "store_unavailable", message: "the room store failed: \(e)")
+        case .unavailable(let m):
+            APIError(status: 503, code: "cluster_unavailable", message: "the cluster's Redis cannot be reached: \(m)")
         }
     }
 
@@ -63,6 +65,7 @@ struct APIError: Error {
             case .participantNotFound, .trackNotFound, .shareNotFound, .requestNotFound, .roomNotFound: 404
             case .invalidField, .badRequest, .invalidRoomName: 422
             case .notAllowed: 403
+            case .clusterUnavailable, .roomElsewhere: 503
             default: 409
             }
         var err = APIError(status: status, code: e.code, message: e.message)

@@ -33,6 +33,8 @@ public final class AdminAPI: HTTPHandler {
     let env: Environment
     /// The live rooms, told of changes made here (room settings, deletions, host controls).
     public var hub: Hub?
+    /// The nodes (one, or the cluster's) and the relay of live-room calls to the node running the room.
+    public var nodes: (any NodeDirectory)?
     /// This node's recordings (ffmpeg processes); nil without a media plane.
     public var recordings: RecordingManager?
 
@@ -79,6 +81,7 @@ public final class AdminAPI: HTTPHandler {
             throw APIError(status: 404, code: "not_found", message: "no route for \(request.path)")
         }
         if request.method == .OPTIONS { return preflight(route) }
+        if let response = forwarded(request, route, params) { return response }
         guard route.methods.contains(request.method) else {
             throw APIError(
                 status: 405, code: "method_not_allowed",
@@ -106,6 +109,7 @@ public final class AdminAPI: HTTPHandler {
         case (.shares, _): return try listShares(request, params)
         case (.share, _): return try stopShare(request, params)
         case (.shareLock, _): return try setShareLock(request, params)
+        case (.nodes, _): return try listNodes(request)
         case (.recordings, .POST): return try startRecording(request, params)
         case (.recordings, _): return try listRecordings(request, params)
         case (.recording, .GET): return try getRecording(request, params)
@@ -117,7 +121,22 @@ public final class AdminAPI: HTTPHandler {
         }
     }
 
+    /// A call on a live room that another node runs goes there (cluster), answered as that node does.
+    private func forwarded(_ request: HTTPRequest, _ route: Route, _ params: [String: String]) -> HTTPResponse? {
+        guard let nodes, route.methods.contains(request.method), let key = params["roomId"] else { return nil }
+        switch route {
+        case .participants, .participant, .muteTrack, .shares, .share, .shareLock: break
+        case .room where request.method == .PATCH || request.method == .DELETE: break
+        default: return nil
+        }
+        guard let room = try? store.room(idOrName: key) else { return nil }
+        return nodes.forward(request, room: room.id)
+    }
+
     private func readiness() -> HTTPResponse {
+        if let nodes, let problem = nodes.unready() {
+            return Self.errorResponse(APIError(status: 503, code: "cluster_unavailable", message: problem))
+        }
         do throws(StoreError) {
             try store.ping()
             return Self.json(200, ["status": .string("ready")])

@@ -15,6 +15,7 @@ enum Route: String, CaseIterable {
     case shares = "/v1/rooms/{roomId}/shares"
     case share = "/v1/rooms/{roomId}/shares/{shareId}"
     case shareLock = "/v1/rooms/{roomId}/share-lock"
+    case nodes = "/v1/nodes"
     case recordings = "/v1/rooms/{roomId}/recordings"
     case recording = "/v1/rooms/{roomId}/recordings/{recordingId}"
     /// The WebSocket endpoint; the edge hands upgrades to the signaling endpoint, plain requests come here.
@@ -27,7 +28,7 @@ enum Route: String, CaseIterable {
         case .rooms: [.GET, .POST]
         case .room: [.GET, .PATCH, .DELETE]
         case .tokens: [.POST]
-        case .participants, .shares: [.GET]
+        case .participants, .shares, .nodes: [.GET]
         case .participant: [.GET, .PATCH, .DELETE]
         case .muteTrack: [.POST]
         case .share: [.DELETE]

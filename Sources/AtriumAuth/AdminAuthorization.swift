@@ -9,6 +9,8 @@ public enum AdminAction: Sendable {
     case administerRoom(Room)
     /// Mint a token for a room given by name or id.
     case mintToken(room: String)
+    /// List the cluster's nodes (`GET /v1/nodes`): an admin token for every room.
+    case listNodes
 }
 
 extension TokenClaims {
@@ -31,6 +33,9 @@ extension TokenClaims {
         case .mintToken(let room):
             guard grants.roomAdmin else { throw .missingGrant("roomAdmin") }
             if let scope, scope != room { throw .wrongRoom(room) }
+        case .listNodes:
+            guard grants.roomAdmin else { throw .missingGrant("roomAdmin") }
+            if let scope { throw .wrongRoom(scope) }
         }
     }
 }

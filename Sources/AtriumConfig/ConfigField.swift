@@ -223,6 +223,39 @@ struct ConfigField: Sendable {
             "expected 1 to 3600 seconds"
         ) { $0.keyFrameCacheSeconds = $1 },
         ConfigField(
+            path: "cluster.redis", env: "ATRIUM_REDIS", flag: "--redis",
+            help: "Redis URL (redis://host:port[/db]) that turns the cluster on"
+        ) { c, raw in
+            guard let s = text(raw), s.hasPrefix("redis://"), s.count > 8 else {
+                return "expected a URL such as redis://127.0.0.1:6379"
+            }
+            c.redis = s
+            return nil
+        },
+        ConfigField(
+            path: "cluster.nodeId", env: "ATRIUM_NODE_ID", flag: "--node-id",
+            help: "this node's id in the cluster (1 to 64 of A-Z a-z 0-9 _ - .); random when unset"
+        ) { c, raw in
+            guard let s = text(raw), !s.isEmpty, s.utf8.count <= 64,
+                s.utf8.allSatisfy({ c in
+                    (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F
+                        || c == 0x2D || c == 0x2E
+                })
+            else { return "expected 1 to 64 characters of A-Z a-z 0-9 _ - ." }
+            c.nodeID = s
+            return nil
+        },
+        ConfigField(
+            path: "cluster.publicUrl", env: "ATRIUM_PUBLIC_URL", flag: "--public-url",
+            help: "where clients and other nodes reach this node (http[s]://host:port)"
+        ) { c, raw in
+            guard let s = text(raw), s.hasPrefix("http://") || s.hasPrefix("https://") else {
+                return "expected a URL such as http://10.0.0.5:8800"
+            }
+            c.publicURL = s
+            return nil
+        },
+        ConfigField(
             path: "webhooks", env: "ATRIUM_WEBHOOKS", flag: "--webhooks",
             help: "webhook endpoints, a JSON array of {\"url\", \"secret\"}"
         ) { c, raw in

@@ -62,6 +62,13 @@ public struct ServerConfig: Equatable, Sendable {
     /// frame it is served.
     public var keyFrameCacheBytes = 4 << 20
     public var keyFrameCacheSeconds = 300
+    /// The cluster's Redis (`redis://host:port[/db]`); nil runs a single node (docs/cluster.md).
+    public var redis: String?
+    /// This node's id in the cluster; made at start when nil.
+    public var nodeID: String?
+    /// Where clients and the other nodes reach this node's HTTP and WebSocket; from the bind address
+    /// and port when nil.
+    public var publicURL: String?
     /// Where room events are POSTed, each endpoint with its own signing secret (docs/webhooks.md).
     public var webhooks: [WebhookSetting] = []
     /// Seconds one webhook attempt may take before it is retried.

@@ -131,6 +131,16 @@ public final class EdgeServer {
         return atrium_stop_signal()
     }
 
+    /// Serves on after `run` returned (a drain): until `done` says so or `seconds` have passed,
+    /// whatever signals arrive meanwhile.
+    public func serve(until done: () -> Bool, seconds: Double, monotonic: () -> Double) {
+        guard let ctx = context else { return }
+        let end = monotonic() + seconds
+        while !done() && monotonic() < end {
+            if lws_service(ctx, 0) < 0 { break }
+        }
+    }
+
     /// Closes every WebSocket with `code` (e.g. 1001 going away), then the listening socket and the rest.
     public func closeWebSockets(code: UInt16, reason: String) {
         for s in sockets.values { s.close(code: code, reason: reason) }

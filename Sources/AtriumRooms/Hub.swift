@@ -61,6 +61,11 @@ public final class Hub {
     let autoCreate: AutoCreate
     let makeRoomID: () -> RoomID
     public weak var output: (any HubOutput)?
+    /// Which node runs each room (`LocalRoomRouter` on one node).
+    public var router: any RoomRouter = LocalRoomRouter()
+    /// Draining (cluster, SIGTERM): joins no longer enter the rooms live here; the router sends them
+    /// to the node each room is placed on next.
+    public var draining = false
     public private(set) var rooms: [RoomID: Live] = [:]
     /// Told of every room's events, in the order they happen.
     public var observers: [any HubObserver] = []
@@ -79,9 +84,9 @@ public final class Hub {
 
     /// Finds the live room for a token's scope (a name or an id), loading it from the store or creating it.
     public func open(scope: String, grants: Grants, now: Int64) throws(HubError) -> RoomID {
-        if let live = rooms.first(where: { $0.value.state.room.matchesScope(scope) }) { return live.key }
+        if !draining, let live = rooms.first(where: { $0.value.state.room.matchesScope(scope) }) { return live.key }
         let stored: Room?
-        do { stored = try store.room(idOrName: scope) } catch { throw .badRequest("the room store failed: \(error)") }
+        do { stored = try store.room(idOrName: scope) } catch { throw Self.storeFailure(error) }
         var room: Room
         if let stored {
             room = stored
@@ -90,12 +95,25 @@ public final class Hub {
             let allowed = autoCreate == .any || (autoCreate == .grant && grants.roomCreate)
             guard allowed, Room.isValidName(scope), !RoomID.isWellFormed(scope) else { throw .roomNotFound(scope) }
             room = Room(id: makeRoomID(), name: scope, createdAt: now)
-            do { try store.insert(room) } catch { throw .badRequest("the room store failed: \(error)") }
+            do { try store.insert(room) } catch { throw Self.storeFailure(error) }
+        }
+        switch router.claim(room.id) {
+        case .here: break
+        case .elsewhere(let node): throw .roomElsewhere(node: node)
+        case .unavailable(let m): throw .clusterUnavailable(m)
         }
         room.updatedAt = max(room.updatedAt, room.createdAt)
         rooms[room.id] = Live(state: RoomState(room: room), emptySince: now)
         for o in observers { o.roomOpened(room, now: now) }
         return room.id
+    }
+
+    /// The other node running the room a scope names, if one does (cluster); nil when it is live here,
+    /// on no node, or the store cannot say.
+    public func remoteOwner(scope: String) -> String? {
+        if !draining && rooms.contains(where: { $0.value.state.room.matchesScope(scope) }) { return nil }
+        guard let stored = try? store.room(idOrName: scope) else { return nil }
+        return router.owner(of: stored.id)
     }
 
     /// Runs a change on a room and delivers its events. Persists the room when its settings changed.
@@ -117,7 +135,10 @@ public final class Hub {
         }
         dispatch(events, room: id, before: previous, after: live.state)
         let ended = events.contains(where: { if case .roomEnded = $0 { true } else { false } })
-        if ended { rooms[id] = nil }
+        if ended {
+            rooms[id] = nil
+            router.released(id)
+        }
         output?.roomChanged(id, state: ended ? nil : live.state)
         if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
         if ended { for o in observers { o.roomClosed(live.state.room, reason: .ended, now: now) } }
@@ -154,6 +175,7 @@ public final class Hub {
             if expired { _ = try? perform(id, now: now) { $0.expireRequests(now: now) } }
             if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
                 rooms[id] = nil
+                router.released(id)
                 for o in observers { o.roomClosed(live.state.room, reason: .emptyTimeout, now: now) }
             }
         }
@@ -169,6 +191,12 @@ public final class Hub {
     public func roomDeleted(_ id: RoomID, now: Int64) {
         guard rooms[id] != nil else { return }
         _ = try? perform(id, now: now) { (s: inout RoomState) throws(HubError) in try s.end(by: .admin) }
-        rooms[id] = nil
+        if rooms.removeValue(forKey: id) != nil { router.released(id) }
+    }
+
+    /// A store failure while opening a room: Redis out of reach is `cluster_unavailable`.
+    static func storeFailure(_ error: StoreError) -> HubError {
+        if case .unavailable(let m) = error { return .clusterUnavailable(m) }
+        return .badRequest("the room store failed: \(error)")
     }
 }

@@ -27,6 +27,11 @@ public enum HubError: Error, Equatable, Sendable {
     case rateLimited
     /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
     case media(code: String, message: String)
+    /// Cluster: the room is live on another node (the signaling endpoint relays the session there;
+    /// a client sees this code only when that relay cannot be made).
+    case roomElsewhere(node: String)
+    /// Cluster: Redis cannot be reached, so a room that is not live here cannot be opened.
+    case clusterUnavailable(String)
 
     public var code: String {
         switch self {
@@ -53,6 +58,8 @@ public enum HubError: Error, Equatable, Sendable {
         case .resumeFailed: "resume_failed"
         case .rateLimited: "rate_limited"
         case .media(let code, _): code
+        case .roomElsewhere: "room_elsewhere"
+        case .clusterUnavailable: "cluster_unavailable"
         }
     }
 
@@ -82,6 +89,8 @@ public enum HubError: Error, Equatable, Sendable {
         case .resumeFailed: "the session cannot be resumed; join again"
         case .rateLimited: "too many messages; slow down"
         case .media(_, let message): message
+        case .roomElsewhere(let node): "the room is live on node \(node), which cannot be reached"
+        case .clusterUnavailable(let m): "the cluster's Redis cannot be reached: \(m)"
         }
     }
 }

@@ -1,5 +1,6 @@
 import AtriumAdminAPI
 import AtriumAuth
+import AtriumCluster
 public import AtriumConfig
 import AtriumCrypto
 import AtriumEdge
@@ -42,6 +43,9 @@ public final class AtriumServer {
     var store: (any RoomStore)?
     var devCredentials: DevCredentials?
     var media: MediaWorker?
+    var cluster: ClusterParts?
+    var signalEndpoint: SignalEndpoint?
+    var hub: Hub?
     var webhooks: Webhooks?
     var recordings: RecordingManager?
 
@@ -59,7 +63,11 @@ public final class AtriumServer {
             return 1
         }
         let signal = edge?.run() ?? 0
+        if let cluster, let edge, let endpoint = signalEndpoint, let hub {
+            drain(cluster, edge, endpoint, hub)
+        }
         logger.info("shutting down", ("signal", String(signal)))
+        cluster?.stop()
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         media?.onEvents(nil)
         recordings?.shutdown()
@@ -99,12 +107,19 @@ public final class AtriumServer {
             throw .startup("turn.urls needs turn.secret (ATRIUM_TURN_SECRET): coturn's static-auth-secret")
         }
         let store: any RoomStore
-        switch config.store {
-        case .memory: store = MemoryRoomStore()
-        case .sqlite:
-            let path = config.dataDir + "/atrium.sqlite"
-            do throws(StoreError) { store = try SQLiteRoomStore(path: path) } catch {
-                throw .startup("cannot open the room store \(path): \(error)")
+        if config.redis != nil {
+            // A cluster: room settings live in Redis, shared by every node.
+            let parts = try ClusterParts(config: config)
+            cluster = parts
+            store = RedisRoomStore(redis: parts.redis, keys: parts.keys)
+        } else {
+            switch config.store {
+            case .memory: store = MemoryRoomStore()
+            case .sqlite:
+                let path = config.dataDir + "/atrium.sqlite"
+                do throws(StoreError) { store = try SQLiteRoomStore(path: path) } catch {
+                    throw .startup("cannot open the room store \(path): \(error)")
+                }
             }
         }
         self.store = store
@@ -132,6 +147,8 @@ public final class AtriumServer {
             verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
             makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
         api.hub = hub
+        signalEndpoint = signal
+        self.hub = hub
         if !config.webhooks.isEmpty {
             let w = try startWebhooks()
             hub.observers.append(w)
@@ -195,12 +212,15 @@ public final class AtriumServer {
         }
         let web = WebHandler(root: config.webDir, next: api, devToken: devToken)
         let edge = EdgeServer(options: options, http: web, webSockets: [signal], logger: logger)
+        let cluster = self.cluster
         let rec = recordings
         edge.onTick = {
             signal.tick()
+            cluster?.tick()
             rec?.tick()
         }
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
+        if let cluster = self.cluster { cluster.register(metrics) }
         metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
             Double(edge.webSocketCount)
         }
@@ -224,14 +244,21 @@ public final class AtriumServer {
             throw .startup("\(error)")
         }
         self.edge = edge
-        edge.onWake = { signal.drainMedia() }
+        edge.onWake = {
+            signal.drainMedia()
+            cluster?.relay.drain()
+        }
         if let media, let waker = edge.waker { media.onEvents { waker.wake() } }
         let scheme = config.tlsCert == nil ? "http" : "https"
         let host = config.bind.contains(":") ? "[\(config.bind)]" : config.bind
         let base = "\(scheme)://\(host):\(port)"
         logger.info(
-            "listening", ("url", base), ("port", String(port)), ("store", config.store.rawValue),
+            "listening", ("url", base), ("port", String(port)),
+            ("store", config.redis == nil ? config.store.rawValue : "redis"),
             ("version", Self.version))
+        cluster?.attach(
+            hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
+            waker: edge.waker, logger: logger)
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 

@@ -219,6 +219,11 @@ extension SignalEndpoint {
         guard session.member == nil else { throw .alreadyJoined }
         try checkProtocol(f)
         let token = try f.string("resumeToken", max: 128)
+        if byResumeToken[token] == nil, let scope = session.claims?.grants.room,
+            let node = hub.remoteOwner(scope: scope)
+        {
+            throw .roomElsewhere(node: node)
+        }
         guard let pid = byResumeToken[token], var member = members[pid], let claims = session.claims,
             let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity,
             let scope = claims.grants.room, state.room.matchesScope(scope)

@@ -16,6 +16,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     final class Session {
         let connection: any WebSocketConnection
         var claims: TokenClaims?
+        /// The token it authenticated with (handed to the owner node when the session is relayed).
+        var token: String?
+        /// The session runs on another node: its messages go through `relay`.
+        var relayed = false
         var member: Member?
         var lastSeen: Int64
         var tokens: Double
@@ -58,6 +62,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     /// The media plane's signaling side; nil when the server runs without media. What it has for
     /// participants is sent after each call into it (`flushMedia`).
     public var media: MediaCoordinator?
+    /// The cluster's relay to the node running a room; nil on one node.
+    public var relay: (any SignalRelay)?
     /// When `network_quality` was last pushed.
     var lastNetworkQuality: Int64 = 0
 
@@ -92,6 +98,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         guard let session = sessions[connection.id], !session.closing else { return }
         session.lastSeen = now()
         guard admit(session) else { return }
+        if session.relayed, let relay {
+            relay.forward(connection, message: message)
+            return
+        }
         let parsed: JSONValue
         do {
             parsed = try JSONParser.parse(message)
@@ -123,6 +133,14 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             if let id { reply["id"] = id }
             reply["data"] = .object(result)
             send(session, reply)
+        } catch .roomElsewhere(let node) {
+            // The room runs on another node: hand the session over, this first request included.
+            if let relay, let token = session.token, relay.open(connection, node: node, token: token, first: message) {
+                session.relayed = true
+            } else {
+                let e = HubError.roomElsewhere(node: node)
+                send(session, error: e.code, e.message, id: id)
+            }
         } catch {
             send(session, error: error.code, error.message, id: id)
         }
@@ -140,6 +158,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
 
     public func closed(_ connection: any WebSocketConnection) {
         guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        if session.relayed { relay?.closed(connection) }
         guard let member = session.member, members[member.participant]?.connection == connection.id else { return }
         // The socket is gone but the participant stays for the resume window; the others see nothing yet.
         members[member.participant]?.connection = nil
@@ -170,6 +189,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             return
         }
         session.claims = claims
+        session.token = token
         send(
             session,
             [
@@ -274,6 +294,18 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             }
         close(s, code, reason.rawValue)
     }
+
+    /// Drain (cluster, SIGTERM): tells every session its room moves (`{"type":"move","reason":...}`,
+    /// docs/protocol.md) and closes it with 4104 `moved`; clients join again through any node and the
+    /// room is placed on a node that does not drain.
+    public func moveAll(reason: String) {
+        for s in sessions.values where !s.closing {
+            if s.claims != nil { send(s, ["type": "move", "reason": .string(reason)]) }
+            close(s, SignalCloseCode.moved, "moved")
+        }
+    }
+
+    public var sessionCount: Int { sessions.count }
 
     // MARK: - Housekeeping
 

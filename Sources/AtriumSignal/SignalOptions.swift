@@ -34,4 +34,6 @@ public enum SignalCloseCode {
     public static let replaced: UInt16 = 4101
     public static let removed: UInt16 = 4102
     public static let roomEnded: UInt16 = 4103
+    /// Cluster: the room moved (its node left the cluster or drains): connect again and join.
+    public static let moved: UInt16 = 4104
 }

@@ -7,8 +7,11 @@ public enum StoreError: Error, Equatable, Sendable {
     case notFound(RoomID)
     /// The database file was written by a newer Atrium whose schema this one does not know.
     case schemaTooNew(found: Int, known: Int)
-    /// The backend failed (I/O, corruption, unreachable); the message is the backend's.
+    /// The backend failed (I/O, corruption); the message is the backend's.
     case backend(String)
+    /// The cluster's shared store (Redis) cannot be reached: what needs it fails until it is back
+    /// (`503 cluster_unavailable`); live rooms keep running.
+    case unavailable(String)
 }
 
 /// Where rooms live. Single-node Atrium uses `SQLiteRoomStore` (or `MemoryRoomStore` for ephemeral runs);

@@ -75,9 +75,22 @@ import Testing
         #expect(issues.isEmpty)
     }
 
-    @Test(arguments: ["--port=-1", "--port=65536", "--port=abc", "--keys=nocolon", "--keys=:x", "--max-body-bytes=1"])
+    @Test func clusterSettings() throws {
+        let file = try JSONParser.parse(#"{"cluster": {"redis": "redis://10.0.0.9:6379/1", "nodeId": "n-1"}}"#)
+        let (c, issues) = ConfigLoader.resolve(
+            file: file, environment: ["ATRIUM_PUBLIC_URL": "http://10.0.0.5:8800"], flags: ["--node-id": "n.2"])
+        #expect(issues.isEmpty)
+        #expect(c.redis == "redis://10.0.0.9:6379/1" && c.nodeID == "n.2" && c.publicURL == "http://10.0.0.5:8800")
+        let (single, _) = ConfigLoader.resolve(file: nil, environment: [:], flags: [:])
+        #expect(single.redis == nil && single.nodeID == nil && single.publicURL == nil)
+    }
+
+    @Test(arguments: [
+        "--port=-1", "--port=65536", "--port=abc", "--keys=nocolon", "--keys=:x", "--max-body-bytes=1",
+        "--redis=http://x", "--redis=redis://", "--node-id=a/b", "--node-id=", "--public-url=10.0.0.1:8800",
+    ])
     func badFlagValues(_ arg: String) {
-        let parts = arg.split(separator: "=", maxSplits: 1).map(String.init)
+        let parts = arg.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: [parts[0]: parts[1]])
         #expect(!issues.isEmpty)
     }
@@ -104,9 +117,13 @@ import Testing
 }
 
 /// `atrium serve --help` prints each setting's default from a fresh `ServerConfig`: every setting
-/// without a value of its own (keys, TLS files, CORS, TURN servers, webhooks) says "none", the others theirs.
+/// without a value of its own (keys, TLS files, CORS, TURN servers, webhooks, the cluster) says "none", the
+/// others theirs.
 @Test func everySettingHasItsDefaultInTheHelp() {
-    let optional: Set<String> = ["keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks"]
+    let optional: Set<String> = [
+        "keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks", "cluster.redis",
+        "cluster.nodeId", "cluster.publicUrl",
+    ]
     for f in ConfigLoader.settingFlags {
         #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")
     }

@@ -206,6 +206,9 @@ const AUTH_ERRORS = new Set([
  *   `track` (detail: RemoteTrack), `track_ended` (detail: RemoteTrack),
  *   `local_track_ended` (detail: LocalTrack; e.g. the person stopped the capture in the browser),
  *   `reconnecting` (detail: {code, reason, attempt}), `reconnected`, `disconnected` (detail: {code, reason}),
+ *   `rejoined` (detail: {participant}; the resume failed, e.g. the room's node left a cluster and the
+ *   socket closed with 4104 `moved`: the client joined again as a new participant and publishes its
+ *   live captures again),
  *   `state` (the room state changed: participants, tracks, shares, requests, policy, local tracks),
  *   `error` (detail: AtriumError; an error the server pushed without a request, e.g. `rate_limited`,
  *   a failed subscriber negotiation, or `layers_failed` when the browser refused to turn a simulcast
@@ -572,6 +575,9 @@ export class Room extends EventTarget {
         return;
       } catch (e) {
         if (e instanceof AtriumError && e.code === "resume_failed") {
+          // The session is gone (its node left the cluster, close 4104 `moved`, or the window passed):
+          // join again on this socket as a new participant and publish the same captures again.
+          if (await this._rejoin()) return;
           final = { code, reason: "resume_failed" };
           break;
         }
@@ -589,6 +595,54 @@ export class Room extends EventTarget {
       /* already closed */
     }
     this._emit("disconnected", final);
+  }
+
+  /**
+   * @private After a failed resume: a fresh `join` on the open socket, then every live capture
+   * published again (in the order it was first published). Dispatches `rejoined` (detail: the new
+   * participant). Returns false when the join is refused (the caller gives up and disconnects).
+   */
+  async _rejoin() {
+    const captures = [...this.localTracks.values()].filter((t) => t.track.readyState === "live");
+    // The old peer connections belonged to the lost session; the captures keep running.
+    this.publisher?.close();
+    this.publisher = null;
+    this.publishMids.clear();
+    this.idle = [];
+    this.layouts = new WeakMap();
+    this.wantedLayers.clear();
+    this.senderChains.clear();
+    this.localTracks.clear();
+    this.subscriber?.close();
+    this.subscriber = null;
+    for (const r of this.remote.values()) this._emit("track_ended", r);
+    this.remote.clear();
+    this.offered.clear();
+    this.negotiation = Promise.resolve();
+    this.subscriberChain = Promise.resolve();
+    let snapshot;
+    try {
+      snapshot = await this.request("join", {
+        protocol: PROTOCOL,
+        ...(this.options.name ? { name: this.options.name } : {}),
+        ...(this.options.metadata ? { metadata: this.options.metadata } : {}),
+        ...(this.options.autoSubscribe === false ? { autoSubscribe: false } : {}),
+      });
+    } catch {
+      for (const t of captures) t.track.stop();
+      return false;
+    }
+    this.reconnecting = false;
+    this._applySnapshot(snapshot);
+    this._emit("rejoined", { participant: this.me });
+    for (const t of captures) {
+      try {
+        await this.publishTrack(t.track, t.source);
+      } catch (e) {
+        this._emit("error", e);
+      }
+    }
+    return true;
   }
 
   /** @private */

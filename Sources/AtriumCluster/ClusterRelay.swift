@@ -1,0 +1,239 @@
+public import AtriumHTTP
+import AtriumJSON
+import AtriumModel
+public import AtriumRedis
+public import AtriumSignal
+
+/// Relays what reaches this node for rooms another node runs, over Redis pub/sub (one inbox channel
+/// per node, `ClusterKeys.inbox`): signaling sessions (the client's socket stays here, its messages
+/// go to the owner and the owner's come back; docs/cluster.md) and admin calls on live rooms. Runs on
+/// the service thread; the subscriber thread only queues and wakes it.
+public final class ClusterRelay: SignalRelay {
+    let node: ClusterNode
+    let redis: RedisClient
+    let keys: ClusterKeys
+    public var subscriber: RedisSubscriber?
+    /// The owner side: this node's signaling endpoint and HTTP handler.
+    public weak var signal: (any WebSocketHandler)?
+    public weak var http: (any HTTPHandler)?
+    /// How long an admin call waits for the owner's answer.
+    public var callTimeoutMillis = 3000
+
+    struct Entry {
+        var session: String
+        var node: String
+        var connection: any WebSocketConnection
+    }
+
+    /// Sessions entered here and run elsewhere, by local connection id, and their keys.
+    var entries: [UInt64: Entry] = [:]
+    var entryBySession: [String: UInt64] = [:]
+    /// Sessions run here that entered elsewhere, by session key.
+    var owned: [String: RelayedConnection] = [:]
+    var closedOwned: [RelayedConnection] = []
+    var nextConnectionID: UInt64 = 1 << 62
+    var calls = 0
+    /// Inbox messages that were not valid relay messages, or for sessions gone.
+    public private(set) var dropped = 0
+
+    public init(node: ClusterNode, redis: RedisClient, keys: ClusterKeys) {
+        self.node = node
+        self.redis = redis
+        self.keys = keys
+    }
+
+    var me: String { node.id.rawValue }
+    public var relayedSessions: Int { entries.count }
+    public var ownedRelayedSessions: Int { owned.count }
+
+    // MARK: - Entry side (SignalRelay)
+
+    public func open(_ connection: any WebSocketConnection, node target: String, token: String, first: [UInt8])
+        -> Bool
+    {
+        guard NodeID.isValid(target), target != me else { return false }
+        let key = "\(me):\(connection.id)"
+        guard publish(to: target, .open(from: me, session: key, token: token, first: Self.text(first))) else {
+            return false
+        }
+        entries[connection.id] = Entry(session: key, node: target, connection: connection)
+        entryBySession[key] = connection.id
+        return true
+    }
+
+    public func forward(_ connection: any WebSocketConnection, message: [UInt8]) {
+        guard let e = entries[connection.id] else { return }
+        if !publish(to: e.node, .message(from: me, session: e.session, data: Self.text(message))) {
+            drop(entry: connection.id, code: SignalCloseCode.moved, reason: "moved")
+        }
+    }
+
+    public func closed(_ connection: any WebSocketConnection) {
+        guard let e = entries.removeValue(forKey: connection.id) else { return }
+        entryBySession[e.session] = nil
+        _ = publish(to: e.node, .close(from: me, session: e.session, code: 1001, reason: "client gone"))
+    }
+
+    /// Closes a client whose session's node cannot be reached: it reconnects and joins again.
+    func drop(entry id: UInt64, code: UInt16, reason: String) {
+        guard let e = entries.removeValue(forKey: id) else { return }
+        entryBySession[e.session] = nil
+        e.connection.close(code: code, reason: reason)
+    }
+
+    // MARK: - Owner side
+
+    func sendToEntry(_ c: RelayedConnection, _ text: [UInt8]) -> Bool {
+        publish(to: c.peer, .message(from: me, session: c.session, data: Self.text(text)))
+    }
+
+    func closeFromOwner(_ c: RelayedConnection, code: UInt16, reason: String) {
+        _ = publish(to: c.peer, .close(from: me, session: c.session, code: Int(code), reason: reason))
+        if owned.removeValue(forKey: c.session) != nil { closedOwned.append(c) }
+    }
+
+    // MARK: - Inbox
+
+    /// Handles what the subscriber queued (called when it wakes the service thread, and on ticks).
+    public func drain() {
+        if let subscriber {
+            for m in subscriber.drain() {
+                guard let r = RelayMessage(bytes: m.payload) else {
+                    dropped += 1
+                    continue
+                }
+                handle(r)
+            }
+        }
+        finishClosed()
+    }
+
+    func handle(_ r: RelayMessage) {
+        switch r {
+        case .open(let from, let session, let token, let first):
+            guard let signal, NodeID.isValid(from) else { return }
+            let c = RelayedConnection(id: nextConnectionID, session: session, peer: from, token: token, relay: self)
+            nextConnectionID &+= 1
+            owned[session] = c
+            signal.opened(c)
+            if !c.closed { signal.received(c, message: Array(first.utf8), binary: false) }
+        case .message(_, let session, let data):
+            if let c = owned[session], let signal {
+                signal.received(c, message: Array(data.utf8), binary: false)
+            } else if let id = entryBySession[session], let e = entries[id] {
+                if !e.connection.send(text: Array(data.utf8)) {
+                    drop(entry: id, code: 4009, reason: "slow_consumer")
+                }
+            } else {
+                dropped += 1
+            }
+        case .close(_, let session, let code, let reason):
+            if let c = owned.removeValue(forKey: session) {
+                c.closed = true
+                closedOwned.append(c)
+            } else if let id = entryBySession[session] {
+                drop(entry: id, code: UInt16(clamping: code), reason: reason)
+            }
+        case .http(let from, let call, let request):
+            answer(call, from: from, request)
+        case .httpReply:
+            dropped += 1  // its caller gave up waiting
+        }
+        finishClosed()
+    }
+
+    /// The owner's endpoint learns that a relayed session's socket is gone (outside its own calls).
+    func finishClosed() {
+        while !closedOwned.isEmpty {
+            let c = closedOwned.removeFirst()
+            signal?.closed(c)
+        }
+    }
+
+    /// Every tick: sessions relayed to a node that stopped listening (killed, expired) are closed
+    /// with `moved`, so their clients reconnect and join the room where it is placed next; sessions
+    /// relayed here from a node that left are ended like lost sockets.
+    public func tick() {
+        guard node.isConnected else { return }
+        let peers = Set(entries.values.map(\.node) + owned.values.map(\.peer)).map { NodeID($0) }
+        guard !peers.isEmpty, let listening = try? node.directory.listening(peers) else { return }
+        let live = Set(listening.map(\.rawValue))
+        for (id, e) in entries where !live.contains(e.node) {
+            drop(entry: id, code: SignalCloseCode.moved, reason: "moved")
+        }
+        for (key, c) in owned where !live.contains(c.peer) {
+            owned[key] = nil
+            c.closed = true
+            closedOwned.append(c)
+        }
+        finishClosed()
+    }
+
+    /// Closes every client relayed from here and every session relayed to here (drain, shutdown).
+    public func closeAll(code: UInt16, reason: String) {
+        for id in Array(entries.keys) { drop(entry: id, code: code, reason: reason) }
+        for c in owned.values { c.close(code: code, reason: reason) }
+        finishClosed()
+    }
+
+    // MARK: - Admin calls
+
+    /// Runs an admin call relayed from another node through this node's handler and sends the answer.
+    func answer(_ call: String, from: String, _ r: RelayedRequest) {
+        guard let http, let method = HTTPMethod(rawValue: r.method), NodeID.isValid(from) else { return }
+        var headers: [String: String] = [:]
+        for (k, v) in r.headers { headers[k] = v }
+        headers[Self.relayedHeader] = "1"
+        let request = HTTPRequest(
+            method: method, path: r.path, query: r.query.map { (name: $0.0, value: $0.1) }, headers: headers,
+            body: Array(r.body.utf8))
+        let response = http.handle(request)
+        let reply = RelayMessage.httpReply(
+            call: call, status: response.status, headers: response.headers.map { ($0.name, $0.value) },
+            body: Self.text(response.body))
+        _ = publish(to: from, reply)
+    }
+
+    /// Marks a call relayed from another node, so it is never relayed again.
+    public static let relayedHeader = "x-atrium-relayed"
+
+    /// Sends a call to `target` and waits for its answer (the service thread blocks for at most
+    /// `callTimeoutMillis`; the owner answers within one round trip through Redis).
+    public func call(_ request: HTTPRequest, on target: String) -> HTTPResponse {
+        calls += 1
+        let id = "\(me):\(calls)"
+        let r = RelayedRequest(
+            method: request.method.rawValue, path: request.path, query: request.query.map { ($0.name, $0.value) },
+            headers: request.headers.map { ($0.key, $0.value) }, body: Self.text(request.body))
+        guard let subscriber, publish(to: target, .http(from: me, call: id, request: r)) else {
+            return Self.unavailable("the node running the room cannot be reached")
+        }
+        let answer = subscriber.take(within: callTimeoutMillis) { m in
+            guard case .httpReply(let call, _, _, _) = RelayMessage(bytes: m.payload) else { return false }
+            return call == id
+        }
+        guard let answer, case .httpReply(_, let status, let headers, let body) = RelayMessage(bytes: answer.payload)
+        else { return Self.unavailable("the node running the room did not answer in time") }
+        return HTTPResponse(
+            status: status, headers: headers.filter { $0.0 != "content-length" }.map { (name: $0.0, value: $0.1) },
+            body: Array(body.utf8))
+    }
+
+    static func unavailable(_ message: String) -> HTTPResponse {
+        let body: JSONValue = .object([
+            "error": .object(["code": "cluster_unavailable", "message": .string(message)])
+        ])
+        return HTTPResponse(status: 503, headers: [("content-type", "application/json")], body: body.bytes())
+    }
+
+    // MARK: - Publishing
+
+    /// Publishes to a node's inbox; false when Redis fails or nobody listens there.
+    func publish(to target: String, _ message: RelayMessage) -> Bool {
+        let payload = message.json.serialized()
+        guard let n = try? redis.run(["PUBLISH", keys.inbox(NodeID(target)), payload]).integer else { return false }
+        return n > 0
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+}

@@ -1,0 +1,89 @@
+public import AtriumJSON
+
+/// What a node tells the cluster about itself in each heartbeat (docs/cluster.md).
+public struct NodeInfo: Equatable, Sendable {
+    public var id: NodeID
+    /// Where clients and other nodes reach its HTTP API and WebSocket (`--public-url`).
+    public var url: String
+    /// The media addresses it announces as ICE candidates (`host:port`): media goes there directly.
+    public var mediaAddresses: [String]
+    public var load: NodeLoad
+    /// Draining (SIGTERM): it takes no new rooms.
+    public var draining: Bool
+    public var startedAt: Int64
+    /// Wall-clock seconds of the heartbeat that wrote this record.
+    public var updatedAt: Int64
+
+    public init(
+        id: NodeID, url: String, mediaAddresses: [String], load: NodeLoad = NodeLoad(), draining: Bool = false,
+        startedAt: Int64, updatedAt: Int64
+    ) {
+        self.id = id
+        self.url = url
+        self.mediaAddresses = mediaAddresses
+        self.load = load
+        self.draining = draining
+        self.startedAt = startedAt
+        self.updatedAt = updatedAt
+    }
+
+    public var json: JSONValue {
+        .object([
+            "id": .string(id.rawValue), "url": .string(url),
+            "mediaAddresses": .array(mediaAddresses.map { .string($0) }),
+            "load": load.json, "draining": .bool(draining), "startedAt": .int(startedAt), "updatedAt": .int(updatedAt),
+        ])
+    }
+
+    /// Reads a record another node wrote; nil when it is not one.
+    public init?(json v: JSONValue) {
+        guard let id = v["id"]?.stringValue, NodeID.isValid(id), let url = v["url"]?.stringValue,
+            let load = v["load"].flatMap(NodeLoad.init(json:))
+        else { return nil }
+        self.init(
+            id: NodeID(id), url: url, mediaAddresses: v["mediaAddresses"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            load: load, draining: v["draining"]?.boolValue ?? false, startedAt: v["startedAt"]?.int64Value ?? 0,
+            updatedAt: v["updatedAt"]?.int64Value ?? 0)
+    }
+}
+
+/// A node's load as placement weighs it.
+public struct NodeLoad: Equatable, Sendable {
+    public var rooms = 0
+    public var participants = 0
+    /// Media packets forwarded since the node started.
+    public var forwardedPackets: UInt64 = 0
+    /// Process CPU over the last heartbeat period, percent of one core.
+    public var cpuPercent = 0.0
+
+    public init(rooms: Int = 0, participants: Int = 0, forwardedPackets: UInt64 = 0, cpuPercent: Double = 0) {
+        self.rooms = rooms
+        self.participants = participants
+        self.forwardedPackets = forwardedPackets
+        self.cpuPercent = cpuPercent
+    }
+
+    /// One number to compare nodes by: participants weigh most (each is signaling and media), then
+    /// rooms, then CPU beyond what those explain.
+    public var score: Double { Double(participants) + 5 * Double(rooms) + cpuPercent }
+
+    public var json: JSONValue {
+        .object([
+            "rooms": .int(Int64(rooms)), "participants": .int(Int64(participants)),
+            "forwardedPackets": .int(Int64(clamping: forwardedPackets)),
+            "cpuPercent": .double((cpuPercent * 10).rounded() / 10),
+        ])
+    }
+
+    public init?(json v: JSONValue) {
+        guard let r = v["rooms"]?.int64Value, let p = v["participants"]?.int64Value else { return nil }
+        rooms = Int(clamping: r)
+        participants = Int(clamping: p)
+        forwardedPackets = UInt64(clamping: v["forwardedPackets"]?.int64Value ?? 0)
+        switch v["cpuPercent"] {
+        case .double(let d): cpuPercent = d
+        case .int(let n): cpuPercent = Double(n)
+        default: cpuPercent = 0
+        }
+    }
+}

@@ -1,0 +1,31 @@
+public import AtriumModel
+
+/// Whether this node may run a room live (the answer of `RoomRouter.claim`).
+public enum RoomClaim: Equatable, Sendable {
+    /// This node owns the room now (it was free, placed here, or already ours).
+    case here
+    /// Another live node owns it (or was chosen for it): the session goes there.
+    case elsewhere(node: String)
+    /// The cluster cannot be asked (Redis unreachable): a room not live here cannot open.
+    case unavailable(String)
+}
+
+/// The seam between the hub and the cluster (LiveKit's router): which node runs a live room. One node
+/// uses `LocalRoomRouter` (every room is here); `--redis` supplies the cluster's router, which claims
+/// rooms atomically in Redis and places new ones on the least-loaded node.
+public protocol RoomRouter: AnyObject {
+    /// Asked before a room becomes live on this node.
+    func claim(_ room: RoomID) -> RoomClaim
+    /// The room is no longer live here (ended, deleted, closed when empty).
+    func released(_ room: RoomID)
+    /// The other node that runs a room live now, if one does (nil: here, nowhere, or unknown).
+    func owner(of room: RoomID) -> String?
+}
+
+/// A single node: every room is here.
+public final class LocalRoomRouter: RoomRouter {
+    public init() {}
+    public func claim(_ room: RoomID) -> RoomClaim { .here }
+    public func released(_ room: RoomID) {}
+    public func owner(of room: RoomID) -> String? { nil }
+}

@@ -1,0 +1,152 @@
+import AtriumAdminAPI
+import AtriumCluster
+import AtriumConfig
+import AtriumCrypto
+import AtriumEdge
+import AtriumHTTP
+import AtriumLog
+import AtriumMedia
+import AtriumMetrics
+import AtriumModel
+import AtriumRedis
+import AtriumRooms
+import AtriumSignal
+import AtriumStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The cluster's pieces (`--redis`), built by the composition root: the Redis client shared by the
+/// store, the directory and the relay (all on the service thread), this node, the relay and its
+/// subscriber thread.
+final class ClusterParts {
+    let url: RedisURL
+    let redis: RedisClient
+    let keys = ClusterKeys()
+    let node: ClusterNode
+    let relay: ClusterRelay
+    var subscriber: RedisSubscriber?
+    var cpu = CPUMeter()
+
+    init(config: ServerConfig) throws(ServerError) {
+        guard let text = config.redis else { throw .startup("no Redis URL") }
+        do throws(RedisError) { url = try RedisURL(parsing: text) } catch { throw .startup("--redis: \(error)") }
+        redis = RedisClient(url: url, monotonic: Clock.monotonic)
+        let id = NodeID(config.nodeID ?? "node-" + Base32.encode(SecureRandom.uint64(), count: 10))
+        let directory = ClusterDirectory(redis: redis, keys: keys)
+        let info = NodeInfo(id: id, url: "", mediaAddresses: [], startedAt: Clock.unixSeconds(), updatedAt: 0)
+        node = ClusterNode(
+            id: id, directory: directory, info: info, monotonic: Clock.monotonic, now: Clock.unixSeconds,
+            random: { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) })
+        relay = ClusterRelay(node: node, redis: redis, keys: keys)
+    }
+
+    /// Ties the node to the live rooms and starts listening on its inbox.
+    func attach(
+        hub: Hub, signal: SignalEndpoint, http: any HTTPHandler, api: AdminAPI, store: any RoomStore,
+        media: MediaWorker?, url publicURL: String, waker: EdgeWaker?, logger: Logger
+    ) {
+        hub.router = node
+        signal.relay = relay
+        relay.signal = signal
+        relay.http = http
+        api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
+        node.info.url = publicURL
+        node.info.mediaAddresses = media?.candidateAddresses.map { "\($0)" } ?? []
+        node.liveRooms = { Array(hub.rooms.keys) }
+        node.load = { [self] in
+            NodeLoad(
+                rooms: hub.rooms.count, participants: hub.participantCount,
+                forwardedPackets: UInt64(clamping: media?.stats.counters.packetsOut ?? 0),
+                cpuPercent: cpu.sample(Clock.monotonic()))
+        }
+        node.onRecordLost = {
+            // Redis came back empty: write the settings of the rooms live here back.
+            for live in hub.rooms.values { try? store.insert(live.state.room) }
+            logger.warn("cluster record was lost; live rooms written back", ("rooms", String(hub.rooms.count)))
+        }
+        node.onRoomsLost = { rooms in
+            logger.warn("rooms now owned by another node", ("rooms", rooms.map(\.rawValue).joined(separator: ",")))
+        }
+        let sub = RedisSubscriber(url: url, channels: [keys.inbox(node.id)]) { waker?.wake() }
+        if !sub.start() { logger.error("cannot start the cluster subscriber thread") }
+        relay.subscriber = sub
+        subscriber = sub
+        node.beat(force: true)
+        logger.info(
+            "cluster node", ("id", node.id.rawValue), ("redis", url.description), ("url", publicURL),
+            ("registered", String(node.isConnected)))
+    }
+
+    /// The cluster's gauges and counters on `/metrics` (docs/admin-api.md).
+    func register(_ metrics: MetricsRegistry) {
+        let node = node, relay = relay
+        metrics.gauge("atrium_cluster_redis_up", help: "1 while the last call to the cluster's Redis succeeded.") {
+            node.isConnected ? 1 : 0
+        }
+        metrics.gauge("atrium_cluster_nodes", help: "Live nodes as of the last heartbeat.") {
+            Double(node.knownNodes.count)
+        }
+        metrics.gauge("atrium_cluster_relayed_out_sessions", help: "Sessions entered here, run on another node.") {
+            Double(relay.relayedSessions)
+        }
+        metrics.gauge("atrium_cluster_relayed_in_sessions", help: "Sessions run here that entered elsewhere.") {
+            Double(relay.ownedRelayedSessions)
+        }
+        metrics.counter(
+            "atrium_cluster_relay_dropped_total", help: "Inbox messages that were malformed or for sessions gone."
+        ) { Double(relay.dropped) }
+    }
+
+    func tick() {
+        node.tick()
+        relay.tick()
+    }
+
+    func stop() {
+        relay.closeAll(code: 1001, reason: "server shutting down")
+        node.leave()
+        subscriber?.stop()
+    }
+}
+
+extension AtriumServer {
+    /// SIGTERM in a cluster: stop taking rooms (the node record says `draining`, `/readyz` answers
+    /// 503), give up the live rooms' ownership so that their next join places them on another node,
+    /// tell every client to move, and serve on until they are gone or `ClusterTiming.drainGrace`
+    /// seconds have passed.
+    func drain(_ cluster: ClusterParts, _ edge: EdgeServer, _ signal: SignalEndpoint, _ hub: Hub) {
+        logger.info("draining", ("sessions", String(signal.sessionCount)), ("grace", String(ClusterTiming.drainGrace)))
+        cluster.node.draining = true
+        hub.draining = true
+        for room in cluster.node.liveRooms() { cluster.node.released(room) }
+        signal.moveAll(reason: "draining")
+        cluster.relay.closeAll(code: SignalCloseCode.moved, reason: "moved")
+        edge.serve(
+            until: { signal.sessionCount == 0 && cluster.relay.relayedSessions == 0 },
+            seconds: ClusterTiming.drainGrace,
+            monotonic: Clock.monotonic)
+        logger.info("drained", ("sessions", String(signal.sessionCount)))
+    }
+}
+
+/// Process CPU (user + system) between two samples, in percent of one core.
+struct CPUMeter {
+    var lastCPU = 0.0
+    var lastWall = 0.0
+
+    mutating func sample(_ wall: Double) -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
+        defer {
+            lastCPU = cpu
+            lastWall = wall
+        }
+        guard lastWall > 0, wall > lastWall else { return 0 }
+        return max(0, (cpu - lastCPU) / (wall - lastWall) * 100)
+    }
+}

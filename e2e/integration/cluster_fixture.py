@@ -1,0 +1,100 @@
+"""A real Redis and Atrium nodes on 127.0.0.1 for the cluster tests (docs/cluster.md).
+
+`RedisServer` runs Debian's `redis-server` on a free port without persistence; `Cluster` starts N
+nodes (`--redis`, `--node-id n1..nN`, ephemeral HTTP and UDP ports) sharing one data directory, so
+they share the dev API key the first node creates and every token works on every node.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from conftest import Server
+
+REDIS_BIN = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    def __init__(self, port=None):
+        self.port = port or free_port()
+        self.proc = None
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.cli("PING") == "PONG":
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not answer")
+
+    def stop(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(10)
+
+    def cli(self, *args):
+        """One command through redis-cli (Debian's redis-tools, installed with redis-server); its
+        reply as text, None for a nil reply or when Redis does not answer."""
+        r = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--raw", *args],
+                           capture_output=True, text=True, timeout=10)
+        out = r.stdout.rstrip("\n")
+        if r.returncode != 0 or out.startswith("Could not connect") or out == "":
+            return None
+        return out
+
+
+class Cluster:
+    def __init__(self, redis, count=3, extra=()):
+        self.redis = redis
+        self.dir = tempfile.mkdtemp(prefix="atrium-cluster-")
+        self.data = os.path.join(self.dir, "data")
+        self.extra = list(extra)
+        self.nodes = []
+        for i in range(count):
+            self.nodes.append(self.start_node(f"n{i + 1}"))
+
+    def start_node(self, node_id):
+        s = Server(self.data, "--dev", "--redis", self.redis.url, "--node-id", node_id, "--auto-create-rooms", "any",
+                   "--media-bind", "127.0.0.1", *self.extra).start()
+        s.node_id = node_id
+        return s
+
+    def node(self, node_id):
+        return next(n for n in self.nodes if n.node_id == node_id)
+
+    def owner(self, room_id):
+        return self.redis.cli("GET", f"atrium:room-owner:{room_id}")
+
+    def wait_nodes(self, count, timeout=15):
+        """Until every live node lists `count` nodes."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            listed = [n.request("GET", "/v1/nodes")[3] for n in self.nodes if n.alive()]
+            if all(l and len(l["nodes"]) == count for l in listed):
+                return listed
+            time.sleep(0.1)
+        raise AssertionError(f"nodes did not all list {count} nodes: {listed}")
+
+    def stop(self):
+        for n in self.nodes:
+            try:
+                n.stop()
+            except Exception:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,398 @@
+"""The cluster over Redis (docs/cluster.md): a real redis-server and three Atrium nodes on 127.0.0.1,
+each on its own ports. Rooms are listed by every node, clients joining through different nodes meet
+in the room's one owner node (the others relay their signaling over Redis) and exchange media
+straight with the owner's UDP port, admin and host controls act across nodes, and the cluster
+rides out a Redis outage and the loss of a node.
+
+Runs alone with `python3 -m pytest e2e/integration/test_cluster.py`.
+"""
+import asyncio
+import time
+
+import pytest
+
+from cluster_fixture import Cluster, RedisServer
+from media_peer import Publisher, Subscriber
+from signal_client import connect, joined, run
+
+TEST_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    redis = RedisServer().start()
+    c = Cluster(redis, 3)
+    c.wait_nodes(3)
+    yield c
+    c.stop()
+    redis.stop()
+
+
+@pytest.fixture
+def fresh_cluster():
+    """A cluster of its own, for tests that kill a node or Redis."""
+    redis = RedisServer().start()
+    c = Cluster(redis, 3)
+    c.wait_nodes(3)
+    yield c
+    c.stop()
+    redis.stop()
+
+
+def assert_carries(sub, track_id, publisher_id, source):
+    """The track arrived as published and its decoded frames show its source's content (at least
+    90 % recognised, none of another source: media_peer.classify_video)."""
+    st = sub.by_track(track_id)
+    assert st is not None, f"{track_id} not received: {sub.describe()}"
+    assert st.source == source and st.info["participantId"] == publisher_id, st.info
+    assert st.frames > 0 and st.mismatched == 0 and st.classes[source] >= 0.9 * st.frames, st
+
+
+def test_every_node_lists_the_three_nodes_with_their_addresses(cluster):
+    for node in cluster.nodes:
+        status, _, _, body = node.request("GET", "/v1/nodes")
+        assert status == 200, body
+        assert body["cluster"] is True
+        listed = {n["id"]: n for n in body["nodes"]}
+        assert sorted(listed) == ["n1", "n2", "n3"]
+        for other in cluster.nodes:
+            n = listed[other.node_id]
+            assert n["url"] == f"http://127.0.0.1:{other.port}"
+            assert len(n["mediaAddresses"]) == 1 and n["mediaAddresses"][0].startswith("127.0.0.1:")
+            assert set(n["load"]) == {"rooms", "participants", "forwardedPackets", "cpuPercent"}
+            assert n["draining"] is False
+    # The metrics count the nodes as of each node's last heartbeat (every 5 s).
+    for node in cluster.nodes:
+        deadline = time.time() + 12
+        while True:
+            metrics = node.request("GET", "/metrics", token=None)[2].decode()
+            lines = [l for l in metrics.splitlines() if l.startswith("atrium_cluster_")]
+            if "atrium_cluster_nodes 3" in lines or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert "atrium_cluster_redis_up 1" in lines and "atrium_cluster_nodes 3" in lines, lines
+    # The list is an admin call: a participant token is refused.
+    status, _, _, body = cluster.nodes[0].request("GET", "/v1/nodes", token=None)
+    assert status == 401
+
+
+def test_a_room_created_on_node_1_is_listed_by_nodes_2_and_3(cluster):
+    n1, n2, n3 = cluster.nodes
+    status, _, _, room = n1.request("POST", "/v1/rooms", {"name": "listed-everywhere", "shareMode": "multi",
+                                                         "maxConcurrentShares": 2})
+    assert status == 201, room
+    for node in (n2, n3):
+        status, _, _, body = node.request("GET", "/v1/rooms?limit=100")
+        assert status == 200
+        assert room["id"] in [r["id"] for r in body["rooms"]]
+        status, _, _, got = node.request("GET", "/v1/rooms/listed-everywhere")
+        assert status == 200 and got == room
+    # A name is unique cluster-wide.
+    status, _, _, body = n3.request("POST", "/v1/rooms", {"name": "listed-everywhere"})
+    assert status == 409 and body["error"]["code"] == "duplicate_name"
+    # A change on one node is seen by the others.
+    status, _, _, _ = n2.request("PATCH", "/v1/rooms/listed-everywhere", {"shareLocked": True})
+    assert status == 200
+    assert n3.request("GET", "/v1/rooms/listed-everywhere")[3]["shareLocked"] is True
+
+
+def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
+    n1, n2, _ = cluster.nodes
+
+    async def go():
+        opened = []
+        try:
+            alice = await joined(n1, "alice", room="meet-media")
+            alice.start_keepalive(5)
+            opened.append(alice)
+            bob = await joined(n2, "bob", room="meet-media")
+            bob.start_keepalive(5)
+            opened.append(bob)
+            room_id = bob.snapshot["room"]["id"]
+            assert alice.snapshot["room"]["id"] == room_id
+            owner = cluster.owner(room_id)
+            assert owner in ("n1", "n2", "n3")
+            # They see each other whichever node runs the room.
+            joined_event = await alice.expect("participant_joined")
+            assert joined_event["participant"]["identity"] == "bob"
+            assert [p["identity"] for p in bob.snapshot["participants"]] == ["alice"]
+
+            sub = Subscriber(bob)
+            opened.append(sub)
+            pub = await Publisher.start(alice, ["camera"])
+            opened.append(pub)
+            track = pub.track_id("camera")
+            await sub.wait_frames([track], 30, timeout=20)
+            assert_carries(sub, track, alice.participant_id, "camera")
+
+            # Bob publishes back to alice: media both ways through the owner's UDP port.
+            sub_a = Subscriber(alice)
+            opened.append(sub_a)
+            pub_b = await Publisher.start(bob, ["screen_share"])
+            opened.append(pub_b)
+            screen = pub_b.track_id("screen_share")
+            await sub_a.wait_frames([screen], 20, timeout=20)
+            assert_carries(sub_a, screen, bob.participant_id, "screen_share")
+        finally:
+            for x in reversed(opened):
+                try:
+                    await asyncio.wait_for(x.close(), 10)
+                except Exception:
+                    pass
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_share_stop(cluster):
+    async def go():
+        opened = []
+        try:
+            first = await joined(cluster.nodes[0], "first", room="lock-across")
+            opened.append(first)
+            room_id = first.snapshot["room"]["id"]
+            owner = cluster.owner(room_id)
+            others = [n for n in cluster.nodes if n.node_id != owner]
+            host_node, sharer_node = others[0], others[1]
+            host = await joined(host_node, "host", room="lock-across", role="host")
+            opened.append(host)
+            sharer = await joined(sharer_node, "sharer", room="lock-across")
+            opened.append(sharer)
+            data = await sharer.request("publish", source="screen_share", width=1280, height=720)
+            share_id = data["share"]["id"]
+            await host.request("set_share_lock", locked=True)
+            stopped = await sharer.expect("share_stopped", lambda m: m["share"]["id"] == share_id, timeout=5)
+            assert stopped["reason"] == "locked"
+            await sharer.refused("publish", code="share_locked", source="screen_share", width=1280, height=720)
+
+            # The same control over the admin API of any node (the owner's answer, relayed).
+            for node in cluster.nodes:
+                status, _, _, body = node.request("GET", f"/v1/rooms/{room_id}/participants")
+                assert status == 200, body
+                assert sorted(p["identity"] for p in body["participants"]) == ["first", "host", "sharer"]
+            status, _, _, body = host_node.request("PUT", f"/v1/rooms/{room_id}/share-lock", {"locked": False})
+            assert status == 200, body
+            await sharer.expect("share_lock_changed", lambda m: m["locked"] is False, timeout=5)
+            status, _, _, body = sharer_node.request("DELETE", f"/v1/rooms/{room_id}/participants/first")
+            assert status == 204, body
+            await first.wait_closed(5)
+        finally:
+            for c in reversed(opened):
+                await c.close()
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_a_dropped_session_resumes_through_a_third_node(cluster):
+    """The resume window works across nodes: a participant relayed through one node loses its socket
+    and resumes through another; the others see nothing but its state coming back."""
+    async def go():
+        opened = []
+        try:
+            host = await joined(cluster.nodes[0], "host", room="resume-across", role="host")
+            opened.append(host)
+            owner = cluster.owner(host.snapshot["room"]["id"])
+            others = [n for n in cluster.nodes if n.node_id != owner]
+            dana = await joined(others[0], "dana", room="resume-across")
+            opened.append(dana)
+            await host.expect("participant_joined", lambda m: m["participant"]["identity"] == "dana")
+            token, pid = dana.resume_token, dana.participant_id
+            dana.abort()
+            dana2 = await connect(others[1], "dana", room="resume-across")
+            opened.append(dana2)
+            snapshot = await dana2.resume(token)
+            assert snapshot["participant"]["id"] == pid
+            assert [p["identity"] for p in snapshot["participants"]] == ["host"]
+            # The resumed session works: a request through the third node, its event seen by the host.
+            await dana2.request("update", name="Dana")
+            await host.expect("participant_updated", lambda m: m["participant"]["name"] == "Dana", timeout=5)
+            assert not [e for e in host.events if e.get("type") == "participant_left"]
+        finally:
+            for c in reversed(opened):
+                await c.close()
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_work(fresh_cluster):
+    c = fresh_cluster
+    n1 = c.nodes[0]
+
+    async def go():
+        opened = []
+        try:
+            alice = await joined(n1, "alice", room="outage")
+            alice.start_keepalive(1)
+            opened.append(alice)
+            owner = c.node(c.owner(alice.snapshot["room"]["id"]))
+            if owner is not n1:
+                # Media and signaling straight to the owner: what a running meeting needs.
+                await alice.close()
+                alice = await joined(owner, "alice", room="outage")
+                alice.start_keepalive(1)
+                opened.append(alice)
+            bob = await joined(owner, "bob", room="outage")
+            bob.start_keepalive(1)
+            opened.append(bob)
+            sub = Subscriber(bob)
+            opened.append(sub)
+            pub = await Publisher.start(alice, ["camera"])
+            opened.append(pub)
+            track = pub.track_id("camera")
+            await sub.wait_frames([track], 20, timeout=20)
+
+            c.redis.stop()
+            outage_started = time.time()
+            status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "during-outage"})
+            assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            while time.time() - outage_started < 5:
+                await sub.wait_more_frames([track], 10, timeout=5)
+                await alice.request("ping")
+                await asyncio.sleep(0.5)
+            status, _, _, body = owner.request("GET", "/readyz", token=None)
+            assert status == 503 and body["error"]["code"] == "cluster_unavailable"
+
+            c.redis.start()
+            deadline = time.time() + 15
+            while True:
+                status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "after-outage"})
+                if status == 201 or time.time() > deadline:
+                    break
+                await asyncio.sleep(0.5)
+            assert status == 201, body
+            await sub.wait_more_frames([track], 20, timeout=10)
+            assert not alice.is_closed and not bob.is_closed
+            # Redis came back empty: the owner wrote the live room's settings back.
+            deadline = time.time() + 15
+            while c.redis.cli("EXISTS", f"atrium:room:{alice.snapshot['room']['id']}") != "1":
+                assert time.time() < deadline, "the live room was not written back"
+                await asyncio.sleep(0.5)
+        finally:
+            for x in reversed(opened):
+                try:
+                    await asyncio.wait_for(x.close(), 10)
+                except Exception:
+                    pass
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_the_owner_killed_clients_rejoin_through_another_node_with_policy_and_lock_intact(fresh_cluster):
+    import signal as sig
+    c = fresh_cluster
+    status, _, _, room = c.nodes[0].request("POST", "/v1/rooms", {"name": "failover", "shareMode": "multi",
+                                                                  "maxConcurrentShares": 3, "shareLocked": True})
+    assert status == 201
+
+    async def go():
+        opened = []
+        try:
+            alice = await joined(c.nodes[0], "alice", room="failover")
+            opened.append(alice)
+            owner = c.node(c.owner(room["id"]))
+            entries = [n for n in c.nodes if n is not owner]
+            bob = await joined(entries[0], "bob", room="failover")
+            opened.append(bob)
+            alice_entry = c.nodes[0] if c.nodes[0] is not owner else entries[1]
+            if alice_entry is not c.nodes[0]:
+                await alice.close()
+                alice = await joined(alice_entry, "alice", room="failover")
+                opened.append(alice)
+
+            carol = await joined(owner, "carol", room="failover")   # straight on the owner
+            opened.append(carol)
+            carol_resume = carol.resume_token
+
+            killed_at = time.time()
+            owner.stop(sig.SIGKILL)
+            # The entry nodes see the owner stop listening and tell their clients the room moved.
+            for client in (alice, bob):
+                code, _ = await client.wait_closed(10)
+                assert code == 4104, code
+            # The client of the dead node: its socket drops, its resume elsewhere fails, it joins again.
+            await carol.wait_closed(10)
+            carol2 = await connect(entries[1], "carol", room="failover")
+            opened.append(carol2)
+            await carol2.refused("resume", code="resume_failed", protocol=1, resumeToken=carol_resume)
+            await carol2.join()
+            alice2 = await joined(alice_entry, "alice", room="failover")
+            opened.append(alice2)
+            bob2 = await joined(entries[0], "bob", room="failover")
+            opened.append(bob2)
+            new_owner = c.owner(room["id"])
+            assert new_owner and new_owner != owner.node_id
+            policy = bob2.snapshot["room"]["sharePolicy"]
+            assert policy["shareMode"] == "multi" and policy["maxConcurrentShares"] == 3
+            assert policy["shareLocked"] is True
+
+            sub = Subscriber(bob2)
+            opened.append(sub)
+            pub = await Publisher.start(alice2, ["camera"])
+            opened.append(pub)
+            track = pub.track_id("camera")
+            await sub.wait_frames([track], 10, timeout=20)
+            assert_carries(sub, track, alice2.participant_id, "camera")
+            recovered = time.time() - killed_at
+            print(f"failover: decoding again {recovered:.1f} s after kill -9 of the owner")
+        finally:
+            for x in reversed(opened):
+                try:
+                    await asyncio.wait_for(x.close(), 10)
+                except Exception:
+                    pass
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decoding(fresh_cluster):
+    import signal as sig
+    c = fresh_cluster
+
+    async def go():
+        opened = []
+        try:
+            probe = await joined(c.nodes[0], "probe", room="drain")
+            room_id = probe.snapshot["room"]["id"]
+            owner = c.node(c.owner(room_id))
+            await probe.close()
+            # Both clients straight on the node that runs the room.
+            alice = await joined(owner, "alice", room="drain")
+            opened.append(alice)
+            bob = await joined(owner, "bob", room="drain")
+            opened.append(bob)
+            sub = Subscriber(bob)
+            opened.append(sub)
+            pub = await Publisher.start(alice, ["camera"])
+            opened.append(pub)
+            await sub.wait_frames([pub.track_id("camera")], 10, timeout=20)
+
+            owner.proc.send_signal(sig.SIGTERM)
+            for client in (alice, bob):
+                move = await client.expect("move", timeout=10)
+                assert move["reason"] == "draining"
+                code, _ = await client.wait_closed(10)
+                assert code == 4104, code
+            rest = [n for n in c.nodes if n is not owner]
+            alice2 = await joined(rest[0], "alice", room="drain")
+            opened.append(alice2)
+            bob2 = await joined(rest[1], "bob", room="drain")
+            opened.append(bob2)
+            new_owner = c.owner(room_id)
+            assert new_owner in [n.node_id for n in rest]
+            sub2 = Subscriber(bob2)
+            opened.append(sub2)
+            pub2 = await Publisher.start(alice2, ["camera"])
+            opened.append(pub2)
+            track = pub2.track_id("camera")
+            await sub2.wait_frames([track], 10, timeout=20)
+            assert_carries(sub2, track, alice2.participant_id, "camera")
+            # The drained node exits by itself once its clients are gone.
+            owner.proc.wait(timeout=35)
+            assert owner.proc.returncode == 0
+        finally:
+            for x in reversed(opened):
+                try:
+                    await asyncio.wait_for(x.close(), 10)
+                except Exception:
+                    pass
+
+    run(go(), TEST_TIMEOUT)
