@@ -148,7 +148,7 @@ let package = Package(
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
                 "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumCluster", "AtriumRedis",
-                "AtriumHTTP", "AtriumWebhook", "AtriumRecording",
+                "AtriumHTTP", "AtriumWebhook", "AtriumRecording", "AtriumDTLS", "CAtriumSupport",
             ],
             swiftSettings: strict
         ),

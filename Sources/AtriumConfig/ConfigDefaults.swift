@@ -25,6 +25,8 @@ enum ConfigDefaults {
         case "web.dir": return c.webDir
         case "media.udpPort": return String(c.udpPort)
         case "media.bind": return c.mediaBind
+        case "media.udpPorts": return "from media.udpPort on"
+        case "media.workers": return "\(c.mediaWorkers) (the cores the process may use)"
         case "media.announce": return "the bind address"
         case "media.testLossPercent": return String(c.mediaLossPercent)
         case "media.maxPublishBitrate": return String(c.maxPublishBitrate)

@@ -146,6 +146,21 @@ struct ConfigField: Sendable {
             "media.udpPort", "ATRIUM_UDP_PORT", "--udp-port", "UDP port of the media plane (0: any free port; -1: off)",
             -1...65535, "expected a port number from 0 to 65535, or -1 for no media plane"
         ) { $0.udpPort = $1 },
+        ConfigField(
+            path: "media.udpPorts", env: "ATRIUM_UDP_PORTS", flag: "--udp-ports",
+            help: "UDP port range of the media workers, A-B (worker i on A+i); default: from media.udpPort on"
+        ) { c, raw in
+            guard let s = text(raw), let range = MediaPortPlan.parseRange(s) else {
+                return "expected a port range such as 40000-40015 (1 to 65535, first not above last)"
+            }
+            c.udpPortRange = range
+            return nil
+        },
+        integer(
+            "media.workers", "ATRIUM_MEDIA_WORKERS", "--media-workers",
+            "media worker threads, each with its own UDP port and rooms (0: the cores the process may use)",
+            0...MediaPortPlan.maxWorkers, "expected a number of media workers from 0 to \(MediaPortPlan.maxWorkers)"
+        ) { $0.mediaWorkers = $1 },
         nonEmptyText(
             "media.bind", "ATRIUM_MEDIA_BIND", "--media-bind", "address the media socket binds",
             "expected an address such as 127.0.0.1 or 0.0.0.0"

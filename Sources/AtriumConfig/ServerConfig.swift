@@ -48,6 +48,11 @@ public struct ServerConfig: Equatable, Sendable {
     public var webDir = "clients"
     /// The media plane: UDP port for every peer (0: any free port; -1: no media plane).
     public var udpPort = 8801
+    /// The UDP ports of the media workers, worker i on the range's i-th port (`--udp-ports A-B`); when
+    /// nil they follow `udpPort` (each worker on the next port, or all on 0: any free port).
+    public var udpPortRange: ClosedRange<Int>?
+    /// Media worker threads, each with its own sockets and rooms (0: the cores the process may use).
+    public var mediaWorkers = 0
     /// The address the media socket binds.
     public var mediaBind = "127.0.0.1"
     /// The passive ICE-TCP candidate's port on `mediaBind` (0: any free port; -1: no ICE-TCP).

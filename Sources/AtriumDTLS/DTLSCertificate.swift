@@ -3,8 +3,10 @@ internal import COpenSSL
 /// The endpoint's identity for DTLS-SRTP: an ECDSA P-256 key and a self-signed X.509 certificate
 /// (CN "atrium", random serial, 30 days). WebRTC does not use certificate chains; the peer trusts
 /// the certificate only because its fingerprint travels in the signaled SDP (RFC 8827 section 6.5).
-/// One certificate may serve many endpoints; it is immutable once made.
-public final class DTLSCertificate {
+/// One certificate may serve many endpoints; it is immutable once made, so the media workers of one
+/// process share it across their threads (OpenSSL only reads the key and certificate, taking
+/// references with atomic counts, when a context is made from them).
+public final class DTLSCertificate: @unchecked Sendable {
     /// The SHA-256 fingerprint, for `a=fingerprint:` in SDP (`sha-256 AB:CD:...`).
     public let fingerprint: DTLSFingerprint
     let key: PrivateKeyHandle

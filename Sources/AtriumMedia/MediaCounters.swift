@@ -218,13 +218,23 @@ public struct MediaStats: Sendable, Equatable {
 
     public init() {}
 
-    /// Prometheus text exposition lines.
-    public func prometheus() -> String {
+    /// Prometheus text exposition lines; with `worker`, every sample also carries `worker="N"` (several
+    /// media workers, merged by `prometheus(workers:)`).
+    public func prometheus(worker: Int? = nil) -> String {
         var out = ""
+        let workerLabel = worker.map { "worker=\"\($0)\"" }
+        /// The sample's labels with the worker's first.
+        func labelled(_ labels: String) -> String {
+            guard let workerLabel else { return labels }
+            return labels.isEmpty ? workerLabel : workerLabel + "," + labels
+        }
         /// One family: its HELP and TYPE lines, then a sample per (labels, value).
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (labels, value) in samples { out += name + (labels.isEmpty ? "" : "{\(labels)}") + " \(value)\n" }
+            for (l, value) in samples {
+                let labels = labelled(l)
+                out += name + (labels.isEmpty ? "" : "{\(labels)}") + " \(value)\n"
+            }
         }
         func counter(_ name: String, _ help: String, _ samples: [(String, String)]) {
             family(name, "counter", help, samples)
@@ -403,15 +413,15 @@ public struct MediaStats: Sendable, Equatable {
             "# HELP atrium_media_first_frame_seconds Time from a video viewer's answer to its first forwarded key frame, by its source.\n"
         out += "# TYPE atrium_media_first_frame_seconds histogram\n"
         for (s, source) in ["cache", "request"].enumerated() {
+            let src = labelled("source=\"\(source)\"")
             var cumulative = 0
             for (b, bound) in FirstFrameHistogram.bounds.enumerated() {
                 cumulative += c.firstFrame.buckets[s][b]
-                out += "atrium_media_first_frame_seconds_bucket{source=\"\(source)\",le=\"\(bound)\"} \(cumulative)\n"
+                out += "atrium_media_first_frame_seconds_bucket{\(src),le=\"\(bound)\"} \(cumulative)\n"
             }
-            out +=
-                "atrium_media_first_frame_seconds_bucket{source=\"\(source)\",le=\"+Inf\"} \(c.firstFrame.counts[s])\n"
-            out += "atrium_media_first_frame_seconds_sum{source=\"\(source)\"} \(c.firstFrame.sums[s])\n"
-            out += "atrium_media_first_frame_seconds_count{source=\"\(source)\"} \(c.firstFrame.counts[s])\n"
+            out += "atrium_media_first_frame_seconds_bucket{\(src),le=\"+Inf\"} \(c.firstFrame.counts[s])\n"
+            out += "atrium_media_first_frame_seconds_sum{\(src)} \(c.firstFrame.sums[s])\n"
+            out += "atrium_media_first_frame_seconds_count{\(src)} \(c.firstFrame.counts[s])\n"
         }
         return out
     }

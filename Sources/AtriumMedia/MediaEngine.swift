@@ -71,7 +71,12 @@ final class MediaEngine {
 
     /// An engine on a UDP socket bound to `config.bind`, or (`memory`) one whose datagrams stay in
     /// memory: a test hands packets to `receive(_:from:)`, advances a manual clock and calls `tick`.
-    init(config: MediaConfiguration, logger: Logger, clock: MediaClock = .system, memory: MemoryPort? = nil) throws {
+    /// `certificate` is the one every worker of the process presents (made once at start, issue 14);
+    /// nil makes one of its own.
+    init(
+        config: MediaConfiguration, logger: Logger, clock: MediaClock = .system, memory: MemoryPort? = nil,
+        certificate shared: DTLSCertificate? = nil
+    ) throws {
         self.config = config
         self.logger = logger
         poller = try EpollPoller()
@@ -90,7 +95,7 @@ final class MediaEngine {
         } else {
             tcpListener = nil
         }
-        certificate = try DTLSCertificate()
+        certificate = try shared ?? DTLSCertificate()
         let local = io.localAddress
         let announced = config.announced.first ?? local
         iceAddress = Self.stunAddress(announced.withPort(local.port))

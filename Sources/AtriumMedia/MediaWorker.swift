@@ -1,4 +1,4 @@
-import AtriumDTLS
+public import AtriumDTLS
 public import AtriumLog
 public import AtriumUDP
 import Synchronization
@@ -30,9 +30,16 @@ public final class MediaWorker: Sendable {
     private let thread = Locked<pthread_t?>(nil)
     private let notifier = Locked<(@Sendable () -> Void)?>(nil)
 
-    /// Binds the socket and makes the certificate; `start()` runs the thread.
-    public init(configuration: MediaConfiguration, logger: Logger) throws {
-        let engine = try MediaEngine(config: configuration, logger: logger)
+    /// The worker's place among the process's workers (its `worker` label in the metrics).
+    public let index: Int
+
+    /// Binds the socket; `start()` runs the thread. `certificate` is shared by every worker of the
+    /// process (one fingerprint in every answer); nil makes one for this worker.
+    public init(
+        configuration: MediaConfiguration, logger: Logger, certificate: DTLSCertificate? = nil, index: Int = 0
+    ) throws {
+        self.index = index
+        let engine = try MediaEngine(config: configuration, logger: logger, certificate: certificate)
         localAddress = engine.io.localAddress
         let port = localAddress.port
         candidateAddresses =

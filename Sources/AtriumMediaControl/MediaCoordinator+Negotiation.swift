@@ -64,7 +64,7 @@ extension MediaCoordinator {
             )
         }
         let offer = SubscriberNegotiation.offer(
-            sections: sections, local: local(sub.ufrag, sub.password), sessionID: sessionID,
+            sections: sections, local: local(sub.ufrag, sub.password, room: peer.room), sessionID: sessionID,
             version: UInt64(sub.revision))
         let tracks = sub.sections.filter(\.active).map { s in
             MediaMessage.OfferedTrack(mid: s.mid, track: s.track, publisher: s.publisher, source: s.source)

@@ -87,7 +87,6 @@ public final class MediaCoordinator {
 
     let plane: any MediaPlane
     let fingerprint: Fingerprint
-    var candidates: [Candidate]
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
@@ -122,24 +121,6 @@ public final class MediaCoordinator {
     public init(plane: any MediaPlane) {
         self.plane = plane
         fingerprint = Fingerprint(hashFunction: "sha-256", bytes: plane.fingerprint)
-        candidates = plane.candidateAddresses.enumerated().map { i, a in
-            Candidate(
-                foundation: "\(i + 1)", component: 1, transport: "udp",
-                priority: ICECandidate.priority(
-                    typePreference: ICECandidate.hostTypePreference, localPreference: UInt16(65535 - i),
-                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
-                kind: .host)
-        }
-        // RFC 6544 passive candidates after the UDP ones, with a lower priority.
-        candidates += plane.tcpCandidateAddresses.enumerated().map { i, a in
-            Candidate(
-                foundation: "\(plane.candidateAddresses.count + i + 1)", component: 1, transport: "tcp",
-                priority: ICECandidate.priority(
-                    typePreference: ICECandidate.hostTypePreference,
-                    localPreference: ICECandidate.passiveTCPLocalPreference(index: i),
-                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
-                kind: .host, tcpType: "passive")
-        }
         sessionID = UInt64.random(in: 1...UInt64(Int64.max), using: &rng)
     }
 
@@ -152,8 +133,32 @@ public final class MediaCoordinator {
         return outbox
     }
 
-    func local(_ ufrag: String, _ password: String) -> LocalTransport {
-        LocalTransport(ufrag: ufrag, password: password, fingerprint: fingerprint, candidates: candidates)
+    func local(_ ufrag: String, _ password: String, room: RoomID) -> LocalTransport {
+        LocalTransport(ufrag: ufrag, password: password, fingerprint: fingerprint, candidates: candidates(for: room))
+    }
+
+    /// The host candidates of the worker that owns the room (with several media workers each has its
+    /// own port): the UDP ones, then RFC 6544 passive TCP ones with a lower priority.
+    func candidates(for room: RoomID) -> [Candidate] {
+        let udp = plane.candidateAddresses(room: room.rawValue)
+        var out = udp.enumerated().map { i, a in
+            Candidate(
+                foundation: "\(i + 1)", component: 1, transport: "udp",
+                priority: ICECandidate.priority(
+                    typePreference: ICECandidate.hostTypePreference, localPreference: UInt16(65535 - i),
+                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
+                kind: .host)
+        }
+        out += plane.tcpCandidateAddresses(room: room.rawValue).enumerated().map { i, a in
+            Candidate(
+                foundation: "\(udp.count + i + 1)", component: 1, transport: "tcp",
+                priority: ICECandidate.priority(
+                    typePreference: ICECandidate.hostTypePreference,
+                    localPreference: ICECandidate.passiveTCPLocalPreference(index: i),
+                    component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
+                kind: .host, tcpType: "passive")
+        }
+        return out
     }
 
     func credentials() -> (String, String) {

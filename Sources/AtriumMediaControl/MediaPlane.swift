@@ -2,8 +2,9 @@ public import AtriumMedia
 public import AtriumUDP
 
 /// The media plane as the coordinator drives it: commands in, events out, and what the answers
-/// announce (the DTLS certificate's fingerprint, the candidate addresses). `MediaWorker` is the real
-/// one; the tests give the coordinator a fake that records the commands.
+/// announce (the DTLS certificate's fingerprint, the candidate addresses). `MediaWorker` is one
+/// worker; `MediaWorkers` is several behind one plane, each room on one of them; the tests give the
+/// coordinator a fake that records the commands.
 public protocol MediaPlane: AnyObject {
     /// SHA-256 digest of the DTLS certificate every transport presents (`a=fingerprint`).
     var fingerprint: [UInt8] { get }
@@ -11,6 +12,11 @@ public protocol MediaPlane: AnyObject {
     var candidateAddresses: [SocketAddress] { get }
     /// The addresses of the passive ICE-TCP candidates (RFC 6544), after the UDP ones; empty without.
     var tcpCandidateAddresses: [SocketAddress] { get }
+    /// The candidate addresses of the worker that owns `room` (a router id), which places the room on
+    /// a worker if it has none yet; one worker answers `candidateAddresses`.
+    func candidateAddresses(room: String) -> [SocketAddress]
+    /// The ICE-TCP candidate addresses of the worker that owns `room`.
+    func tcpCandidateAddresses(room: String) -> [SocketAddress]
     /// Hands a command to the plane; commands apply in the order they are submitted.
     func submit(_ command: MediaCommand)
     /// What the plane reported since the last call, oldest first.
@@ -23,6 +29,9 @@ extension MediaPlane {
     /// A plane that measures nothing and has no ICE-TCP (test fakes).
     public var transportStats: [TransportStats] { [] }
     public var tcpCandidateAddresses: [SocketAddress] { [] }
+    /// One worker: every room has the same candidates.
+    public func candidateAddresses(room: String) -> [SocketAddress] { candidateAddresses }
+    public func tcpCandidateAddresses(room: String) -> [SocketAddress] { tcpCandidateAddresses }
 }
 
 extension MediaWorker: MediaPlane {

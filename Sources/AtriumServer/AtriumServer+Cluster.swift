@@ -45,7 +45,7 @@ final class ClusterParts {
     /// Ties the node to the live rooms and starts listening on its inbox.
     func attach(
         hub: Hub, signal: SignalEndpoint, http: any HTTPHandler, api: AdminAPI, store: any RoomStore,
-        media: MediaWorker?, url publicURL: String, waker: EdgeWaker?, logger: Logger
+        media: [MediaWorker], url publicURL: String, waker: EdgeWaker?, logger: Logger
     ) {
         hub.router = node
         signal.relay = relay
@@ -53,12 +53,12 @@ final class ClusterParts {
         relay.http = http
         api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
         node.info.url = publicURL
-        node.info.mediaAddresses = media?.candidateAddresses.map { "\($0)" } ?? []
+        node.info.mediaAddresses = media.flatMap(\.candidateAddresses).map { "\($0)" }
         node.liveRooms = { Array(hub.rooms.keys) }
         node.load = { [self] in
             NodeLoad(
                 rooms: hub.rooms.count, participants: hub.participantCount,
-                forwardedPackets: UInt64(clamping: media?.stats.counters.packetsOut ?? 0),
+                forwardedPackets: UInt64(clamping: media.reduce(0) { $0 + $1.stats.counters.packetsOut }),
                 cpuPercent: cpu.sample(Clock.monotonic()))
         }
         node.onRecordLost = {

@@ -42,7 +42,8 @@ public final class AtriumServer {
     var edge: EdgeServer?
     var store: (any RoomStore)?
     var devCredentials: DevCredentials?
-    var media: MediaWorker?
+    /// The media workers (issue 14), each a thread with its own sockets; empty with `--udp-port -1`.
+    var media: [MediaWorker] = []
     var cluster: ClusterParts?
     var signalEndpoint: SignalEndpoint?
     var hub: Hub?
@@ -69,10 +70,10 @@ public final class AtriumServer {
         logger.info("shutting down", ("signal", String(signal)))
         cluster?.stop()
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
-        media?.onEvents(nil)
+        for w in media { w.onEvents(nil) }
         recordings?.shutdown()
         edge?.shutdown()
-        media?.stop()
+        for w in media { w.stop() }
         webhooks?.stop()
         store?.close()
         logger.info("stopped")
@@ -167,14 +168,15 @@ public final class AtriumServer {
             }
         }
         if config.udpPort >= 0 {
-            let worker = try startMedia()
-            let coordinator = MediaCoordinator(plane: worker)
+            let workers = try startMedia()
+            media = workers
+            let plane = MediaWorkers(workers)
+            let coordinator = MediaCoordinator(plane: plane)
             signal.media = coordinator
-            media = worker
-            metrics.text { worker.stats.prometheus() }
+            metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
             let rec = RecordingManager(
                 directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
-                plane: MediaRecordingPlane(coordinator: coordinator, worker: worker), logger: logger,
+                plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
                 now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
                 makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
                 random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
@@ -248,7 +250,7 @@ public final class AtriumServer {
             signal.drainMedia()
             cluster?.relay.drain()
         }
-        if let media, let waker = edge.waker { media.onEvents { waker.wake() } }
+        if let waker = edge.waker { for w in media { w.onEvents { waker.wake() } } }
         let scheme = config.tlsCert == nil ? "http" : "https"
         let host = config.bind.contains(":") ? "[\(config.bind)]" : config.bind
         let base = "\(scheme)://\(host):\(port)"
@@ -302,63 +304,7 @@ public final class AtriumServer {
                     p, address: config.bind, port: config.port, addressFlag: "--bind", portFlag: "--port", proto: "TCP")
             )
         }
-        if config.udpPort >= 0, let p = ListenProbe.check(address: config.mediaBind, port: config.udpPort, udp: true) {
-            throw .startup(
-                ListenProbe.message(
-                    p, address: config.mediaBind, port: config.udpPort, addressFlag: "--media-bind",
-                    portFlag: "--udp-port", proto: "UDP"))
-        }
-        if config.udpPort >= 0, config.mediaTCPPort >= 0,
-            let p = ListenProbe.check(address: config.mediaBind, port: config.mediaTCPPort)
-        {
-            throw .startup(
-                ListenProbe.message(
-                    p, address: config.mediaBind, port: config.mediaTCPPort, addressFlag: "--media-bind",
-                    portFlag: "--media-tcp-port", proto: "TCP"))
-        }
-    }
-
-    /// Binds the media socket and starts the worker thread.
-    func startMedia() throws(ServerError) -> MediaWorker {
-        let bind: SocketAddress
-        var announced: [SocketAddress] = []
-        do throws(UDPError) {
-            bind = try SocketAddress(parsing: Self.hostPort(config.mediaBind, config.udpPort))
-            for a in config.mediaAnnounce { announced.append(try SocketAddress(parsing: Self.hostPort(a, 0))) }
-        } catch {
-            throw .startup("media address: \(error)")
-        }
-        if announced.isEmpty && (config.mediaBind == "0.0.0.0" || config.mediaBind == "::") {
-            throw .startup("--media-bind \(config.mediaBind) needs --media-announce: the address peers reach")
-        }
-        var media = MediaConfiguration(
-            bind: bind, announced: announced, lossPercent: config.mediaLossPercent,
-            maxPublishBitrate: UInt64(config.maxPublishBitrate), keyFrameCacheBytes: config.keyFrameCacheBytes,
-            keyFrameCacheSeconds: Double(config.keyFrameCacheSeconds))
-        if config.mediaTCPPort >= 0 { media.tcpBind = bind.withPort(UInt16(config.mediaTCPPort)) }
-        let worker: MediaWorker
-        do {
-            worker = try MediaWorker(configuration: media, logger: logger)
-        } catch {
-            if case .open(let e)? = error as? UDPError {
-                throw .startup(
-                    ListenProbe.message(
-                        ListenProbe.problem(errno: e), address: config.mediaBind, port: config.udpPort,
-                        addressFlag: "--media-bind", portFlag: "--udp-port", proto: "UDP"))
-            }
-            throw .startup(
-                "cannot start the media plane on UDP \(config.udpPort) / TCP \(config.mediaTCPPort) of \(config.mediaBind): \(error)"
-            )
-        }
-        do throws(MediaWorkerError) { try worker.start() } catch { throw .startup("\(error)") }
-        logger.info(
-            "media listening", ("udp", "\(worker.localAddress)"), ("port", String(worker.localAddress.port)),
-            ("candidates", worker.candidateAddresses.map { "\($0)" }.joined(separator: ",")),
-            ("tcp_candidates", worker.tcpCandidateAddresses.map { "\($0)" }.joined(separator: ",")))
-        if config.mediaLossPercent > 0 {
-            logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
-        }
-        return worker
+        if config.udpPort >= 0 { try probeMediaPorts() }
     }
 
     /// The directory as an absolute path (recordings report where their files are).

@@ -6,14 +6,15 @@ import AtriumRooms
 import AtriumUDP
 
 /// Recordings' view of the media plane: a track's producer from the coordinator, recorders on the
-/// worker. Recorders send to 127.0.0.1 only: the ffmpeg the server runs on this machine.
+/// worker that owns the producer (`MediaWorkers` routes a recorder by its producer). Recorders send
+/// to 127.0.0.1 only: the ffmpeg the server runs on this machine.
 final class MediaRecordingPlane: RecordingPlane {
     let coordinator: MediaCoordinator
-    let worker: MediaWorker
+    let plane: any MediaPlane
 
-    init(coordinator: MediaCoordinator, worker: MediaWorker) {
+    init(coordinator: MediaCoordinator, plane: any MediaPlane) {
         self.coordinator = coordinator
-        self.worker = worker
+        self.plane = plane
     }
 
     func recordable(_ track: TrackID) -> RecordableTrack? {
@@ -25,7 +26,7 @@ final class MediaRecordingPlane: RecordingPlane {
 
     func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8) {
         guard let p = UInt16(exactly: port) else { return }
-        worker.submit(
+        plane.submit(
             .addRecorder(
                 RecorderSpec(
                     id: recorder, producer: producer, destination: .v4(address: 0x7F00_0001, port: p), ssrc: ssrc,
@@ -33,6 +34,6 @@ final class MediaRecordingPlane: RecordingPlane {
     }
 
     func detach(recorder: String) {
-        worker.submit(.closeRecorder(id: recorder))
+        plane.submit(.closeRecorder(id: recorder))
     }
 }

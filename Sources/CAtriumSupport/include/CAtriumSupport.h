@@ -29,4 +29,7 @@ void atrium_lws_log_install(int level, void (*sink)(void *user, int level, const
 /// Lines suppressed so far (for tests and metrics).
 unsigned long atrium_lws_log_suppressed(void);
 
+/// The CPUs this process may run on (sched_getaffinity), at least 1.
+int atrium_usable_cpus(void);
+
 #endif

@@ -1,0 +1,179 @@
+import AtriumConfig
+import AtriumMedia
+import AtriumUDP
+import Testing
+
+@testable import AtriumMediaControl
+
+/// Several media workers behind one plane (issue 14): where rooms go, and that every command about a
+/// room reaches the worker that owns it.
+@Suite struct MediaWorkersTests {
+    typealias Load = WorkerPlacement.Load
+
+    static let placements: [([Load], Int?)] = [
+        ([], nil),
+        ([Load()], 0),
+        ([Load(), Load()], 0),
+        ([Load(transports: 1, rooms: 1), Load()], 1),
+        ([Load(transports: 0, rooms: 1), Load()], 1),
+        ([Load(transports: 2, rooms: 1), Load(transports: 2, rooms: 2)], 0),
+        ([Load(transports: 5, rooms: 1), Load(transports: 3, rooms: 3), Load(transports: 3, rooms: 2)], 2),
+        ([Load(transports: 4, rooms: 2), Load(transports: 4, rooms: 2), Load(transports: 4, rooms: 2)], 0),
+        ([Load(transports: 9, rooms: 1), Load(transports: 1, rooms: 9)], 1),
+    ]
+
+    @Test(arguments: placements)
+    func placementPicksTheLeastLoadedWorker(loads: [Load], expected: Int?) {
+        #expect(WorkerPlacement.leastLoaded(loads) == expected)
+    }
+
+    /// A worker that records what it was handed.
+    final class Recorder: MediaPlane {
+        let fingerprint: [UInt8] = Array(repeating: 0xCD, count: 32)
+        let candidateAddresses: [SocketAddress]
+        var commands: [MediaCommand] = []
+        var queued: [MediaEvent] = []
+
+        init(port: UInt16) { candidateAddresses = [.loopbackV4(port: port)] }
+
+        func submit(_ command: MediaCommand) { commands.append(command) }
+
+        func events() -> [MediaEvent] {
+            defer { queued.removeAll() }
+            return queued
+        }
+    }
+
+    static func transport(_ id: String, room: String) -> MediaCommand {
+        .openTransport(TransportSpec(id: id, router: room, label: id, localUfrag: "u", localPassword: "p", remote: nil))
+    }
+
+    static func producer(_ id: String, on transport: String) -> MediaCommand {
+        .addProducer(
+            ProducerSpec(
+                id: id, transport: transport, mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
+                clockRate: 90000, payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil, audioLevelID: nil,
+                absSendTimeID: nil, paused: false))
+    }
+
+    static func consumer(_ id: String, of producer: String, on transport: String) -> MediaCommand {
+        .addConsumer(
+            ConsumerSpec(
+                id: id, producer: producer, transport: transport, ssrc: 1, rtxSSRC: nil, payloadType: 96,
+                rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil))
+    }
+
+    @Test func roomsSpreadOverWorkersAndCommandsFollowTheirRoom() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b])
+        // The answer's candidates are asked first: that places the room.
+        #expect(set.candidateAddresses(room: "r1") == [.loopbackV4(port: 40000)])
+        #expect(set.candidateAddresses(room: "r2") == [.loopbackV4(port: 40001)])
+        set.submit(Self.transport("t1", room: "r1"))
+        set.submit(Self.transport("t2", room: "r2"))
+        set.submit(Self.transport("t3", room: "r1"))
+        set.submit(Self.producer("p1", on: "t1"))
+        set.submit(Self.consumer("c1", of: "p1", on: "t3"))
+        set.submit(.pauseProducer(id: "p1", paused: true))
+        set.submit(.setPreference(consumer: "c1", LayerPreference(quality: .low)))
+        set.submit(.addRecorder(RecorderSpec(id: "rec", producer: "p1", destination: .v4(address: 1, port: 9), ssrc: 5, payloadType: 96)))
+        set.submit(.closeRecorder(id: "rec"))
+        #expect(a.commands.count == 8)
+        #expect(b.commands.count == 1)
+        #expect(set.worker(ofRoom: "r1") == 0 && set.worker(ofRoom: "r2") == 1)
+        #expect(set.worker(ofProducer: "p1") == 0 && set.worker(ofConsumer: "c1") == 0)
+        #expect(set.placementLoads == [Load(transports: 2, rooms: 1), Load(transports: 1, rooms: 1)])
+        // A third room goes where there are fewer transports.
+        set.submit(Self.transport("t4", room: "r3"))
+        #expect(set.worker(ofRoom: "r3") == 1)
+        #expect(b.commands.count == 2)
+    }
+
+    @Test func closingARoomForgetsItAndFreesItsWorker() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b])
+        set.submit(Self.transport("t1", room: "r1"))
+        set.submit(Self.producer("p1", on: "t1"))
+        set.submit(.closeRouter(id: "r1"))
+        #expect(a.commands.count == 3 && b.commands.isEmpty)
+        #expect(set.worker(ofRoom: "r1") == nil && set.worker(ofProducer: "p1") == nil)
+        #expect(set.placementLoads == [Load(), Load()])
+        // An id no worker is known to have goes to every worker (they ignore ids they lack).
+        set.submit(.closeProducer(id: "p1"))
+        #expect(a.commands.count == 4 && b.commands.count == 1)
+    }
+
+    @Test func closingATransportLowersItsWorkersLoad() {
+        let a = Recorder(port: 40000)
+        let set = MediaWorkers([a, Recorder(port: 40001)])
+        set.submit(Self.transport("t1", room: "r1"))
+        set.submit(Self.transport("t2", room: "r1"))
+        set.submit(.closeTransport(id: "t1"))
+        #expect(set.placementLoads[0] == Load(transports: 1, rooms: 1))
+        #expect(a.commands.count == 3)
+    }
+
+    @Test func eventsAndCandidatesAreEveryWorkers() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        a.queued = [.transportState(id: "t1", state: .connected)]
+        b.queued = [.transportState(id: "t2", state: .failed)]
+        let set = MediaWorkers([a, b])
+        #expect(set.events().count == 2)
+        #expect(set.events().isEmpty)
+        #expect(set.candidateAddresses == [.loopbackV4(port: 40000), .loopbackV4(port: 40001)])
+        #expect(set.fingerprint == a.fingerprint)
+    }
+
+    typealias Ports = MediaPortPlan.Ports
+
+    static let portPlans: [(Int, Int, ClosedRange<Int>?, Int, [Ports]?)] = [
+        (1, 8801, nil, -1, [Ports(udp: 8801, tcp: -1)]),
+        (3, 8801, nil, -1, [Ports(udp: 8801, tcp: -1), Ports(udp: 8802, tcp: -1), Ports(udp: 8803, tcp: -1)]),
+        (2, 0, nil, 0, [Ports(udp: 0, tcp: 0), Ports(udp: 0, tcp: 0)]),
+        (2, 8801, nil, 4443, [Ports(udp: 8801, tcp: 4443), Ports(udp: 8802, tcp: 4444)]),
+        (2, 8801, 40000...40001, -1, [Ports(udp: 40000, tcp: -1), Ports(udp: 40001, tcp: -1)]),
+        (3, 8801, 40000...40001, -1, nil),
+        (2, 65535, nil, -1, nil),
+        (1, 65535, nil, -1, [Ports(udp: 65535, tcp: -1)]),
+        (2, 8801, nil, 65535, nil),
+        (0, 8801, nil, -1, nil),
+    ]
+
+    @Test(arguments: portPlans)
+    func portPlan(workers: Int, udp: Int, range: ClosedRange<Int>?, tcp: Int, expected: [Ports]?) {
+        let plan = try? MediaPortPlan.make(workers: workers, udpPort: udp, range: range, tcpPort: tcp).get()
+        #expect(plan?.workers == expected)
+    }
+
+    static let ranges: [(String, ClosedRange<Int>?)] = [
+        ("40000-40015", 40000...40015), ("1-1", 1...1), (" 5 - 6 ", 5...6), ("0-10", nil), ("10-9", nil),
+        ("1-65536", nil), ("40000", nil), ("a-b", nil), ("1-2-3", nil), ("-5", nil), ("", nil),
+        ("99999999999999999999-1", nil),
+    ]
+
+    @Test(arguments: ranges)
+    func portRangeText(text: String, expected: ClosedRange<Int>?) {
+        #expect(MediaPortPlan.parseRange(text) == expected)
+    }
+
+    @Test func metricsOfSeveralWorkersNameEachFamilyOnceWithAWorkerLabel() {
+        var a = MediaStats()
+        a.counters.packetsOut = 7
+        var b = MediaStats()
+        b.counters.packetsOut = 11
+        let text = MediaStats.prometheus(workers: [a, b])
+        let lines = text.split(separator: "\n")
+        #expect(lines.filter { $0 == "# TYPE atrium_media_packets_total counter" }.count == 1)
+        #expect(lines.contains("atrium_media_packets_total{worker=\"0\",direction=\"out\"} 7"))
+        #expect(lines.contains("atrium_media_packets_total{worker=\"1\",direction=\"out\"} 11"))
+        #expect(lines.contains("atrium_media_routers{worker=\"1\"} 0"))
+        #expect(lines.contains { $0.hasPrefix("atrium_media_first_frame_seconds_count{worker=\"1\",source=\"cache\"}") })
+        let helps = lines.filter { $0.hasPrefix("# HELP ") }
+        #expect(Set(helps).count == helps.count)
+        // One worker keeps the unlabelled exposition.
+        #expect(MediaStats.prometheus(workers: [a]) == a.prometheus())
+    }
+}
