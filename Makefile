@@ -96,7 +96,7 @@ tsan: test-deps
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q e2e/integration/test_websocket.py e2e/integration/test_websocket_backpressure.py \
 	  e2e/integration/test_edge_protocols.py $(wildcard e2e/integration/test_signal_*.py) \
-	  e2e/integration/test_media.py -k "not reaches_1_5_mbits and not 400_simultaneous"
+	  e2e/integration/test_media.py e2e/integration/test_media_workers.py -k "not reaches_1_5_mbits and not 400_simultaneous"
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q e2e/integration/test_cluster.py -k "lists or listed or locks or resumes"
 

@@ -82,6 +82,16 @@ public enum ConfigLoader {
                     ConfigIssue(
                         field: "media.announce", source: "config", message: "\"\(a)\" is not an IPv4 or IPv6 address"))
             }
+            // With the count given, the ports are checked here; with the default (the cores), at start.
+            if c.mediaWorkers > 0,
+                case .failure(let problem) = MediaPortPlan.make(
+                    workers: c.mediaWorkers, udpPort: c.udpPort, range: c.udpPortRange, tcpPort: c.mediaTCPPort)
+            {
+                out.append(
+                    ConfigIssue(
+                        field: c.udpPortRange == nil ? "media.udpPort" : "media.udpPorts", source: "config",
+                        message: problem.description))
+            }
             if c.mediaAnnounce.isEmpty && (c.mediaBind == "0.0.0.0" || c.mediaBind == "::") {
                 out.append(
                     ConfigIssue(

@@ -57,7 +57,8 @@ public final class SPSCRing<Element: Sendable>: @unchecked Sendable {
         let h = head.load(ordering: .relaxed)
         let t = tail.load(ordering: .acquiring)
         guard h != t else { return nil }
-        let element = slots[h & mask].take()
+        let element = slots[h & mask]
+        slots[h & mask] = nil
         head.store(h &+ 1, ordering: .releasing)
         return element
     }

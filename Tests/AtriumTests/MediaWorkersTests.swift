@@ -1,4 +1,5 @@
 import AtriumConfig
+import AtriumJSON
 import AtriumMedia
 import AtriumUDP
 import Testing
@@ -129,23 +130,38 @@ import Testing
 
     typealias Ports = MediaPortPlan.Ports
 
-    static let portPlans: [(Int, Int, ClosedRange<Int>?, Int, [Ports]?)] = [
-        (1, 8801, nil, -1, [Ports(udp: 8801, tcp: -1)]),
-        (3, 8801, nil, -1, [Ports(udp: 8801, tcp: -1), Ports(udp: 8802, tcp: -1), Ports(udp: 8803, tcp: -1)]),
-        (2, 0, nil, 0, [Ports(udp: 0, tcp: 0), Ports(udp: 0, tcp: 0)]),
-        (2, 8801, nil, 4443, [Ports(udp: 8801, tcp: 4443), Ports(udp: 8802, tcp: 4444)]),
-        (2, 8801, 40000...40001, -1, [Ports(udp: 40000, tcp: -1), Ports(udp: 40001, tcp: -1)]),
-        (3, 8801, 40000...40001, -1, nil),
-        (2, 65535, nil, -1, nil),
-        (1, 65535, nil, -1, [Ports(udp: 65535, tcp: -1)]),
-        (2, 8801, nil, 65535, nil),
-        (0, 8801, nil, -1, nil),
-    ]
+    struct PortRow: Sendable, CustomTestStringConvertible {
+        var workers: Int
+        var udp: Int
+        var range: ClosedRange<Int>?
+        var tcp: Int
+        var expected: [Ports]?
+        var testDescription: String { "\(workers) workers, udp \(udp), range \(String(describing: range)), tcp \(tcp)" }
+    }
 
-    @Test(arguments: portPlans)
-    func portPlan(workers: Int, udp: Int, range: ClosedRange<Int>?, tcp: Int, expected: [Ports]?) {
-        let plan = try? MediaPortPlan.make(workers: workers, udpPort: udp, range: range, tcpPort: tcp).get()
-        #expect(plan?.workers == expected)
+    @Test(arguments: [
+        PortRow(workers: 1, udp: 8801, range: nil, tcp: -1, expected: [Ports(udp: 8801, tcp: -1)]),
+        PortRow(
+            workers: 3, udp: 8801, range: nil, tcp: -1,
+            expected: [Ports(udp: 8801, tcp: -1), Ports(udp: 8802, tcp: -1), Ports(udp: 8803, tcp: -1)]),
+        PortRow(workers: 2, udp: 0, range: nil, tcp: 0, expected: [Ports(udp: 0, tcp: 0), Ports(udp: 0, tcp: 0)]),
+        PortRow(
+            workers: 2, udp: 8801, range: nil, tcp: 4443,
+            expected: [Ports(udp: 8801, tcp: 4443), Ports(udp: 8802, tcp: 4444)]),
+        PortRow(
+            workers: 2, udp: 8801, range: 40000...40001, tcp: -1,
+            expected: [Ports(udp: 40000, tcp: -1), Ports(udp: 40001, tcp: -1)]),
+        // Too few ports in the range, past 65535, no workers: no plan.
+        PortRow(workers: 3, udp: 8801, range: 40000...40001, tcp: -1, expected: nil),
+        PortRow(workers: 2, udp: 65535, range: nil, tcp: -1, expected: nil),
+        PortRow(workers: 1, udp: 65535, range: nil, tcp: -1, expected: [Ports(udp: 65535, tcp: -1)]),
+        PortRow(workers: 2, udp: 8801, range: nil, tcp: 65535, expected: nil),
+        PortRow(workers: 0, udp: 8801, range: nil, tcp: -1, expected: nil),
+    ])
+    func portPlan(_ row: PortRow) {
+        let plan = try? MediaPortPlan.make(workers: row.workers, udpPort: row.udp, range: row.range, tcpPort: row.tcp)
+            .get()
+        #expect(plan?.workers == row.expected)
     }
 
     static let ranges: [(String, ClosedRange<Int>?)] = [
@@ -175,5 +191,32 @@ import Testing
         #expect(Set(helps).count == helps.count)
         // One worker keeps the unlabelled exposition.
         #expect(MediaStats.prometheus(workers: [a]) == a.prometheus())
+    }
+}
+
+/// The media worker settings as the configuration reads them.
+@Suite struct MediaWorkerConfigTests {
+    @Test func workersAndPortRangeAreRead() throws {
+        let file = try JSONParser.parse(#"{"media": {"workers": 4, "udpPorts": "40000-40007"}}"#)
+        let (c, issues) = ConfigLoader.resolve(file: file, environment: [:], flags: [:])
+        #expect(issues.isEmpty)
+        #expect(c.mediaWorkers == 4 && c.udpPortRange == 40000...40007)
+        let (d, _) = ConfigLoader.resolve(file: nil, environment: [:], flags: [:])
+        #expect(d.mediaWorkers == 0 && d.udpPortRange == nil)
+    }
+
+    @Test func aRangeTooSmallForTheWorkersIsRefusedByField() {
+        let (_, issues) = ConfigLoader.resolve(
+            file: nil, environment: [:], flags: ["--media-workers": "3", "--udp-ports": "40000-40001"])
+        #expect(issues.map(\.field) == ["media.udpPorts"])
+        let (_, past) = ConfigLoader.resolve(
+            file: nil, environment: ["ATRIUM_MEDIA_WORKERS": "2"], flags: ["--udp-port": "65535"])
+        #expect(past.map(\.field) == ["media.udpPort"])
+    }
+
+    @Test(arguments: [["--media-workers": "-1"], ["--media-workers": "257"], ["--udp-ports": "9-8"]])
+    func badValuesAreRefused(_ flags: [String: String]) {
+        let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: flags)
+        #expect(issues.count == 1)
     }
 }
