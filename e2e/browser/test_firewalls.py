@@ -122,7 +122,7 @@ def closed_by_server(sock, timeout):
 
 def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir, browsers, artifacts, camera_y4m):
     udp, tcp = free_port(), free_port()
-    s = start_server(server_dir, "--dev", "--udp-port", str(udp), "--media-tcp-port", str(tcp))
+    s = start_server(server_dir, "--dev", "--udp-port", str(udp), "--media-tcp-port", str(tcp), "--media-workers", "1")
     try:
         base = f"http://127.0.0.1:{s.port}"
         a = browsers("a", camera=camera_y4m)
@@ -185,7 +185,7 @@ def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir,
 def test_a_viewer_reaching_only_coturn_over_tcp_receives_through_turn(server_dir, browsers, artifacts, camera_y4m):
     turn = Coturn("coturn-shared-secret-for-the-browser-tests-0123").start()
     udp, tcp = free_port(), free_port()
-    s = start_server(server_dir, "--dev", "--udp-port", str(udp), "--media-tcp-port", str(tcp), *turn.server_flags())
+    s = start_server(server_dir, "--dev", "--udp-port", str(udp), "--media-tcp-port", str(tcp), "--media-workers", "1", *turn.server_flags())
     try:
         base = f"http://127.0.0.1:{s.port}"
         a = browsers("a", camera=camera_y4m)
