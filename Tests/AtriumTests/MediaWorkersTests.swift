@@ -1,9 +1,11 @@
 import AtriumConfig
+import AtriumDTLS
 import AtriumJSON
-import AtriumMedia
+import AtriumLog
 import AtriumUDP
 import Testing
 
+@testable import AtriumMedia
 @testable import AtriumMediaControl
 
 /// Several media workers behind one plane (issue 14): where rooms go, and that every command about a
@@ -218,5 +220,27 @@ import Testing
     func badValuesAreRefused(_ flags: [String: String]) {
         let (_, issues) = ConfigLoader.resolve(file: nil, environment: [:], flags: flags)
         #expect(issues.count == 1)
+    }
+}
+
+/// The workers of one process present one certificate, so every answer carries one fingerprint.
+@Suite struct SharedCertificateTests {
+    @Test func enginesGivenOneCertificateShareItsFingerprint() throws {
+        let certificate = try DTLSCertificate()
+        let config = MediaConfiguration(bind: .v4(address: 0x7F00_0001, port: 0), randomSeed: 1)
+        func engine(_ port: UInt16) throws -> MediaEngine {
+            try MediaEngine(
+                config: config, logger: Logger(level: .error), clock: .manual(ManualClock(now: 0)),
+                memory: MemoryPort(localAddress: .loopbackV4(port: port)), certificate: certificate)
+        }
+        let a = try engine(50_000)
+        let b = try engine(50_001)
+        #expect(a.certificate === certificate && b.certificate === certificate)
+        #expect(a.certificate.fingerprint == b.certificate.fingerprint)
+        // Without one, each engine makes its own.
+        let own = try MediaEngine(
+            config: config, logger: Logger(level: .error), clock: .manual(ManualClock(now: 0)),
+            memory: MemoryPort(localAddress: .loopbackV4(port: 50_002)))
+        #expect(own.certificate.fingerprint != certificate.fingerprint)
     }
 }
