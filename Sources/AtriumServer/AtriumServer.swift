@@ -173,6 +173,7 @@ public final class AtriumServer {
             let plane = MediaWorkers(workers)
             let coordinator = MediaCoordinator(plane: plane)
             signal.media = coordinator
+            metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }
             metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
             let rec = RecordingManager(
                 directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
