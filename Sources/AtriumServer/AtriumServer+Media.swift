@@ -1,9 +1,9 @@
 import AtriumConfig
-import CAtriumSupport
 import AtriumDTLS
 import AtriumLog
 import AtriumMedia
 import AtriumUDP
+import CAtriumSupport
 
 /// The media workers (issue 14): how many, on which ports, made with one certificate and started.
 extension AtriumServer {
@@ -97,7 +97,8 @@ extension AtriumServer {
                 throw .startup(
                     ListenProbe.message(
                         ListenProbe.problem(errno: e), address: config.mediaBind, port: ports.udp,
-                        addressFlag: "--media-bind", portFlag: config.udpPortRange == nil ? "--udp-port" : "--udp-ports",
+                        addressFlag: "--media-bind",
+                        portFlag: config.udpPortRange == nil ? "--udp-port" : "--udp-ports",
                         proto: "UDP"))
             }
             throw .startup(

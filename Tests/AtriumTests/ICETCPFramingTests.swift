@@ -165,7 +165,9 @@ final class TCPMediaPlane: MediaPlane {
     /// The descriptions announce the TCP candidate after the UDP one, as RFC 6544 section 4.5 writes it.
     @Test func theServersDescriptionsCarryAPassiveTCPCandidate() {
         let c = MediaCoordinator(plane: TCPMediaPlane())
-        let lines = c.local("ufrag", "password", room: RoomID("r")).candidates.map { "a=" + Attribute.candidate($0).sdpValue }
+        let lines = c.local("ufrag", "password", room: RoomID("r")).candidates.map {
+            "a=" + Attribute.candidate($0).sdpValue
+        }
         #expect(
             lines == [
                 "a=candidate:1 1 udp 2130706431 127.0.0.1 40000 typ host",

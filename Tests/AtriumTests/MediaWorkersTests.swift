@@ -1,5 +1,6 @@
 import AtriumConfig
 import AtriumDTLS
+import AtriumForwarding
 import AtriumJSON
 import AtriumLog
 import AtriumUDP
@@ -80,7 +81,10 @@ import Testing
         set.submit(Self.consumer("c1", of: "p1", on: "t3"))
         set.submit(.pauseProducer(id: "p1", paused: true))
         set.submit(.setPreference(consumer: "c1", LayerPreference(quality: .low)))
-        set.submit(.addRecorder(RecorderSpec(id: "rec", producer: "p1", destination: .v4(address: 1, port: 9), ssrc: 5, payloadType: 96)))
+        set.submit(
+            .addRecorder(
+                RecorderSpec(id: "rec", producer: "p1", destination: .v4(address: 1, port: 9), ssrc: 5, payloadType: 96)
+            ))
         set.submit(.closeRecorder(id: "rec"))
         #expect(a.commands.count == 8)
         #expect(b.commands.count == 1)
@@ -188,7 +192,8 @@ import Testing
         #expect(lines.contains("atrium_media_packets_total{worker=\"0\",direction=\"out\"} 7"))
         #expect(lines.contains("atrium_media_packets_total{worker=\"1\",direction=\"out\"} 11"))
         #expect(lines.contains("atrium_media_routers{worker=\"1\"} 0"))
-        #expect(lines.contains { $0.hasPrefix("atrium_media_first_frame_seconds_count{worker=\"1\",source=\"cache\"}") })
+        #expect(
+            lines.contains { $0.hasPrefix("atrium_media_first_frame_seconds_count{worker=\"1\",source=\"cache\"}") })
         let helps = lines.filter { $0.hasPrefix("# HELP ") }
         #expect(Set(helps).count == helps.count)
         // One worker keeps the unlabelled exposition.
