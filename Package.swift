@@ -14,7 +14,8 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + import
 let package = Package(
     name: "Atrium",
     products: [
-        .executable(name: "atrium", targets: ["atrium"])
+        .executable(name: "atrium", targets: ["atrium"]),
+        .executable(name: "atrium-viewers", targets: ["atrium-viewers"]),
     ],
     targets: [
         // C libraries from Debian, each behind a shim header of prefixed static inline wrappers.
@@ -176,6 +177,18 @@ let package = Package(
         .executableTarget(
             name: "FuzzDTLS", dependencies: ["AtriumDTLS", "FuzzSupport"], path: "Fuzz/DTLS", swiftSettings: imports),
 
+        // Load clients for the benchmarks and their test: many cheap WebRTC peers in one process and on
+        // one thread (ICE checks, DTLS-SRTP, counting stamped RTP without decoding), and the publisher
+        // sending stamped VP8-looking and Opus-sized packets; bench/viewers_sweep.py drives it.
+        .target(
+            name: "AtriumLoadPeer",
+            dependencies: ["AtriumSTUN", "AtriumDTLS", "AtriumSRTP", "AtriumRTP", "AtriumUDP"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "atrium-viewers",
+            dependencies: ["AtriumLoadPeer", "AtriumDTLS", "AtriumJSON", "AtriumUDP"],
+            swiftSettings: strict),
+
         // `make bench`: SRTP nanoseconds per packet, per profile and backend (bench/srtp_bench.py runs it).
         .executableTarget(
             name: "SRTPBench", dependencies: ["AtriumSRTP"], path: "bench/SRTPBench", swiftSettings: strict),
@@ -188,6 +201,7 @@ let package = Package(
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
                 "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
+                "AtriumLoadPeer",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -1,0 +1,248 @@
+public import AtriumDTLS
+internal import AtriumRTP
+internal import AtriumSRTP
+internal import AtriumSTUN
+public import AtriumUDP
+
+/// One WebRTC peer connection of the load clients, reduced to what an SFU needs to see: ICE
+/// connectivity checks with short-term credentials (RFC 8445 section 7.2, as the controlling agent
+/// with USE-CANDIDATE or as the controlled one answering the server's checks), the DTLS-SRTP
+/// handshake (RFC 5764) in either role, then SRTP both ways. It decodes nothing: received RTP is
+/// decrypted, its `PayloadStamp` counted and its latency recorded.
+///
+/// Not thread-safe: the process's one loop owns every peer. Each peer has its own UDP socket.
+public final class LoadPeer {
+    public enum State: String, Sendable {
+        case new, checking, handshaking, connected, failed
+    }
+
+    /// What the remote SDP said.
+    public struct Remote: Sendable {
+        public var ufrag: String
+        public var password: String
+        public var fingerprint: DTLSFingerprint
+        /// This peer's DTLS role (from the answer's or the offer's `a=setup`).
+        public var dtlsRole: DTLSRole
+        /// Whether this peer is the controlling ICE agent (it nominates with USE-CANDIDATE).
+        public var controlling: Bool
+        public var candidates: [SocketAddress]
+
+        public init(
+            ufrag: String, password: String, fingerprint: DTLSFingerprint, dtlsRole: DTLSRole, controlling: Bool,
+            candidates: [SocketAddress]
+        ) {
+            self.ufrag = ufrag
+            self.password = password
+            self.fingerprint = fingerprint
+            self.dtlsRole = dtlsRole
+            self.controlling = controlling
+            self.candidates = candidates
+        }
+    }
+
+    public let socket: UDPSocket
+    public let localUfrag: String
+    public let localPassword: String
+    public let certificate: DTLSCertificate
+    public private(set) var state: State = .new
+    public private(set) var failure: String?
+    public var counters = ReceiveCounters()
+    /// SSRCs the server asked key frames for (PLI, FIR) since the owner last took them.
+    public var keyFrameRequests: [UInt32] = []
+    /// What to send at the next `flush`.
+    public private(set) var outbox: [Datagram] = []
+    /// Packets SRTP could not protect (none expected; counted rather than trapped).
+    public private(set) var sendFailures = 0
+
+    private var remote: Remote?
+    private var selected: SocketAddress?
+    private var iceSucceeded = false
+    private var dtls: DTLSEndpoint?
+    private var srtpIn: SRTPSession?
+    private var srtpOut: SRTPSession?
+    private let transactionHigh: UInt32
+    private var transactionCounter: UInt64 = 0
+    private var nextCheck: UInt64 = 0
+    private let tieBreaker: UInt64
+
+    /// Checks every 50 ms until one succeeds, then every 2 s (consent freshness, RFC 7675).
+    static let checkInterval: UInt64 = 50_000_000
+    static let consentInterval: UInt64 = 2_000_000_000
+
+    public init(certificate: DTLSCertificate, ufrag: String, password: String, seed: UInt64) throws(UDPError) {
+        socket = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 32, maxDatagramSize: 1500)
+        _ = try? socket.setBufferSizes(receive: 4 << 20, send: 1 << 20)
+        self.certificate = certificate
+        localUfrag = ufrag
+        localPassword = password
+        transactionHigh = UInt32(truncatingIfNeeded: seed &* 0x9E37_79B9_7F4A_7C15 >> 17)
+        tieBreaker = seed &* 0xBF58_476D_1CE4_E5B9
+    }
+
+    /// Starts connecting to the remote side described by its SDP.
+    public func connect(_ remote: Remote, now: UInt64) throws(DTLSError) {
+        self.remote = remote
+        dtls = try DTLSEndpoint(
+            role: remote.dtlsRole, certificate: certificate, remoteFingerprint: remote.fingerprint,
+            options: DTLSOptions(initialRetransmitTimeout: .milliseconds(200)))
+        state = .checking
+        nextCheck = now
+    }
+
+    /// Sends an RTP packet (protected here) once connected; before that it is dropped.
+    public func send(rtp packet: inout [UInt8]) {
+        guard state == .connected, let srtpOut, let selected else { return }
+        do {
+            try srtpOut.protect(rtp: &packet)
+            outbox.append(Datagram(address: selected, payload: packet))
+        } catch { sendFailures += 1 }
+    }
+
+    /// Sends what is queued; what the socket does not take is dropped (a load client does not retry).
+    public func flush() {
+        guard !outbox.isEmpty else { return }
+        _ = try? socket.send(outbox)
+        outbox.removeAll(keepingCapacity: true)
+    }
+
+    /// Timers: connectivity checks and consent, DTLS retransmissions.
+    public func tick(now: UInt64) {
+        guard let remote, state != .failed else { return }
+        if now >= nextCheck {
+            for address in selected.map({ [$0] }) ?? remote.candidates { sendCheck(to: address, remote) }
+            nextCheck = now + (iceSucceeded ? Self.consentInterval : Self.checkInterval)
+        }
+        if let dtls, state == .handshaking, let selected, let t = dtls.nextTimeout, t == .zero || t < .milliseconds(1) {
+            do {
+                for d in try dtls.timeout() { outbox.append(Datagram(address: selected, payload: d)) }
+            } catch { fail("DTLS: \(error)") }
+        }
+    }
+
+    /// The DTLS retransmission timer may be due before the next check: the loop calls `tick` at
+    /// least every 20 ms, which is enough for a load client.
+    public func receive(
+        _ datagram: inout [UInt8], from address: SocketAddress, now: UInt64, latency: inout LatencyHistogram
+    ) {
+        guard datagram.count > 1 else { return }
+        switch PacketDemultiplexer.classify(datagram) {
+        case .rtp: receiveRTP(&datagram, now: now, latency: &latency)
+        case .rtcp: receiveRTCP(&datagram)
+        case .stun: receiveSTUN(datagram, from: address)
+        case .dtls: receiveDTLS(datagram, from: address)
+        default: break
+        }
+    }
+
+    private func receiveRTP(_ p: inout [UInt8], now: UInt64, latency: inout LatencyHistogram) {
+        guard let srtpIn else { return }
+        do { try srtpIn.unprotect(srtp: &p) } catch {
+            counters.undecryptable += 1
+            return
+        }
+        counters.packets += 1
+        counters.bytes += p.count
+        guard let (start, end) = RTPPayload.bounds(p), let stamp = PayloadStamp(p, payloadStart: start, end: end)
+        else {
+            counters.unstamped += 1
+            return
+        }
+        counters.count(stamp, bytes: p.count)
+        if now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }
+    }
+
+    private func receiveRTCP(_ p: inout [UInt8]) {
+        guard let srtpIn else { return }
+        do { try srtpIn.unprotectRTCP(&p) } catch { return }
+        counters.rtcp += 1
+        guard let packets = try? RTCPCompound.parse(p) else { return }
+        for packet in packets {
+            switch packet {
+            case .pictureLossIndication(let pli): keyFrameRequests.append(pli.sources.mediaSSRC)
+            case .fullIntraRequest(let fir): keyFrameRequests += fir.entries.map(\.ssrc)
+            default: break
+            }
+        }
+    }
+
+    private func receiveSTUN(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let remote, let message = try? STUNMessage(parsing: bytes) else { return }
+        if message.type == .bindingRequest {
+            let key = STUNIntegrity.shortTermKey(password: localPassword)
+            guard (try? message.verifyMessageIntegrity(key: key)) != nil, case .v4(let ip, let port) = address
+            else { return }
+            outbox.append(
+                Datagram(
+                    address: address,
+                    payload: STUNMessageBuilder.bindingSuccess(
+                        transactionID: message.transactionID,
+                        mappedAddress: STUNTransportAddress(address: .v4(ip), port: port), key: key)))
+            // The controlled side follows the controlling agent's nomination; a valid check also
+            // proves the path for a server that checks first.
+            if selected == nil || message.useCandidate { selected = address }
+            if !remote.controlling && message.useCandidate { iceDone() }
+        } else if message.type == .bindingSuccess, message.transactionID.high == transactionHigh {
+            let key = STUNIntegrity.shortTermKey(password: remote.password)
+            guard (try? message.verifyMessageIntegrity(key: key)) != nil else { return }
+            if selected == nil || remote.controlling { selected = address }
+            iceDone()
+        }
+    }
+
+    private func iceDone() {
+        let first = !iceSucceeded
+        iceSucceeded = true
+        guard first, state == .checking, let dtls, let selected else { return }
+        state = .handshaking
+        guard dtls.state == .idle else { return }
+        do {
+            for d in try dtls.start() { outbox.append(Datagram(address: selected, payload: d)) }
+        } catch { fail("DTLS start: \(error)") }
+    }
+
+    private func receiveDTLS(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let dtls else { return }
+        if selected == nil { selected = address }
+        guard let selected else { return }
+        if state == .checking {
+            // A server's ClientHello can come before our check's answer.
+            state = .handshaking
+        }
+        do {
+            let out = try dtls.receive(bytes)
+            for d in out.datagrams { outbox.append(Datagram(address: selected, payload: d)) }
+            for case .connected(let keys) in out.events {
+                srtpIn = try keys.inboundSession()
+                srtpOut = try keys.outboundSession()
+                state = .connected
+            }
+        } catch { fail("DTLS: \(error)") }
+    }
+
+    private func sendCheck(to address: SocketAddress, _ remote: Remote) {
+        transactionCounter += 1
+        var b = STUNMessageBuilder(
+            type: .bindingRequest, transactionID: STUNTransactionID(high: transactionHigh, low: transactionCounter))
+        do {
+            try b.appendUsername("\(remote.ufrag):\(localUfrag)")
+            try b.appendPriority(2_130_706_431)
+            if remote.controlling {
+                try b.appendICEControlling(tieBreaker: tieBreaker)
+                try b.appendUseCandidate()
+            } else {
+                try b.appendICEControlled(tieBreaker: tieBreaker)
+            }
+            try b.appendMessageIntegrity(key: STUNIntegrity.shortTermKey(password: remote.password))
+            try b.appendFingerprint()
+        } catch {
+            fail("STUN: \(error)")
+            return
+        }
+        outbox.append(Datagram(address: address, payload: b.bytes))
+    }
+
+    private func fail(_ why: String) {
+        state = .failed
+        failure = why
+    }
+}
