@@ -1,5 +1,6 @@
 public import AtriumDTLS
 public import AtriumLog
+import AtriumSync
 public import AtriumUDP
 import Synchronization
 
