@@ -57,6 +57,7 @@ test-deps: deps
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product atrium
+	$(SWIFT) build $(SWIFT_FLAGS) --product atrium-viewers
 
 ## Builds and starts a single-node server on embedded defaults (127.0.0.1:8800, SQLite in ./atrium-data).
 run: build
@@ -142,11 +143,14 @@ bench-deps: test-deps
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
 ## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py),
 ## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations),
+## the viewer sweep (1 to 160 native viewers of one publisher, Atrium with all cores and with one media worker
+## against Janus, then a saturation run; bench/viewers_sweep.py, `--quick` for N = 1 and 5),
 ## and bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
 ## link drop; Tests/AtriumTests/BandwidthBench.swift, in memory: Janus has no such feature to compare).
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	$(SWIFT) build -c release --product SRTPBench
+	$(SWIFT) build -c release --product atrium-viewers
 	$(PYTHON) bench/srtp_bench.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/signal_load.py --participants 1000 --rooms 100
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
@@ -154,6 +158,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
 	ATRIUM_BENCH=1 $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter BandwidthBench
 

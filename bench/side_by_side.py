@@ -15,17 +15,18 @@ def stop_process(proc):
 
 
 class Table:
-    """Rows of one figure per server; `ratio` rows get Atrium/Janus when both servers ran."""
+    """Rows of one figure per server; `ratio` rows get Atrium/Janus (the first column over the last)
+    when both servers ran: two columns, or more (Atrium in several configurations) ending with Janus."""
 
     def __init__(self, results, min_column=12):
         self.names = [r["name"] for r in results]
-        self.both = len(results) == 2 and self.names[0] == "Atrium"
+        self.both = len(results) >= 2 and self.names[0] == "Atrium" and (len(results) == 2 or self.names[-1] == "Janus")
         self.min_column = min_column
         self.rows = []
 
     def row(self, label, values, fmt="{}", ratio=False):
         cells = ["-" if v is None else fmt.format(v) for v in values]
-        r = f"{values[0] / values[1]:.2f}" if ratio and self.both and values[0] is not None and values[1] else ""
+        r = f"{values[0] / values[-1]:.2f}" if ratio and self.both and values[0] is not None and values[-1] else ""
         self.rows.append((label, cells, r))
 
     def print(self):

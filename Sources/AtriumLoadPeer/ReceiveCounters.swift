@@ -6,6 +6,9 @@ public struct ReceiveCounters: Sendable {
         public var publisher: UInt32
         public var packets = 0
         public var bytes = 0
+        /// Packets whose sequence number was not newer than the highest seen: copies (a server's
+        /// retransmission or probe repeating media), or late ones. Not counted in `packets`.
+        public var repeated = 0
         public var firstSequence: UInt32
         public var highestSequence: UInt32
 
@@ -34,10 +37,15 @@ public struct ReceiveCounters: Sendable {
             return
         }
         if var s = sources[i] {
-            s.packets += 1
-            s.bytes += n
             // Newer in serial-number order (RFC 1982) within half the space.
-            if stamp.sequence &- s.highestSequence < 1 << 31 { s.highestSequence = stamp.sequence }
+            let ahead = stamp.sequence &- s.highestSequence
+            if ahead != 0 && ahead < 1 << 31 {
+                s.highestSequence = stamp.sequence
+                s.packets += 1
+                s.bytes += n
+            } else {
+                s.repeated += 1
+            }
             sources[i] = s
         } else {
             sources[i] = Source(

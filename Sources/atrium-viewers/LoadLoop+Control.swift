@@ -143,6 +143,7 @@ extension LoadLoop {
                         "source": .int(Int64(i)), "publisher": .int(Int64(s.publisher)),
                         "packets": .int(Int64(s.packets)),
                         "bytes": .int(Int64(s.bytes)), "lost": .int(Int64(s.lost)),
+                        "repeated": .int(Int64(s.repeated)),
                         "first": .int(Int64(s.firstSequence)), "highest": .int(Int64(s.highestSequence)),
                     ]))
             }

@@ -1,0 +1,58 @@
+import AtriumLoadPeer
+import Testing
+
+/// The load clients' own pieces (bench/viewers_sweep.py; the live check is
+/// e2e/integration/test_native_viewers.py): the payload stamp, payload bounds and loss counting.
+@Suite struct LoadPeerTests {
+    @Test func stampRoundTripsAtThePayloadsEnd() {
+        var packet = [UInt8](repeating: 0xAA, count: 12 + 40)
+        packet[0] = 0x80
+        let stamp = PayloadStamp(publisher: 7, source: 2, sequence: 0xFFFF_FFFE, sentNanoseconds: 0x0102_0304_0506_0708)
+        stamp.write(into: &packet, at: packet.count - PayloadStamp.size)
+        let bounds = RTPPayload.bounds(packet)
+        #expect(bounds?.start == 12 && bounds?.end == packet.count)
+        #expect(PayloadStamp(packet, payloadStart: 12, end: packet.count) == stamp)
+        // Too short, or no magic: no stamp.
+        #expect(PayloadStamp(packet, payloadStart: 40, end: packet.count) == nil)
+        #expect(PayloadStamp(packet, payloadStart: 12, end: packet.count - 1) == nil)
+    }
+
+    @Test func payloadBoundsSkipExtensionAndPadding() {
+        // X=1, P=1: a one-word extension after the header, two bytes of padding at the end.
+        var p: [UInt8] = [0xB0, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 0xBE, 0xDE, 0, 1, 0x10, 0x30, 0, 0]
+        p += [1, 2, 3, 0, 2]
+        #expect(RTPPayload.bounds(p)?.start == 20)
+        #expect(RTPPayload.bounds(p)?.end == 23)
+        #expect(RTPPayload.bounds([0x80, 96]) == nil)
+        #expect(RTPPayload.bounds([0x90] + [UInt8](repeating: 0, count: 13)) == nil)
+    }
+
+    @Test(
+        arguments: [
+            // received sequence numbers -> (packets, repeated, lost)
+            ([0, 1, 2, 3], 4, 0, 0),
+            ([0, 2, 3], 3, 0, 1),
+            ([5, 5, 6, 4], 2, 2, 0),
+            ([0xFFFF_FFFF, 0, 1], 3, 0, 0),
+        ] as [([UInt32], Int, Int, Int)])
+    func lossesByThePublishersSequence(sequences: [UInt32], packets: Int, repeated: Int, lost: Int) {
+        var c = ReceiveCounters()
+        for s in sequences {
+            c.count(PayloadStamp(publisher: 1, source: 0, sequence: s, sentNanoseconds: 0), bytes: 10)
+        }
+        #expect(c.sources[0]?.packets == packets)
+        #expect(c.sources[0]?.repeated == repeated)
+        #expect(c.sources[0]?.lost == lost)
+    }
+
+    @Test func latencyQuantiles() {
+        var h = LatencyHistogram()
+        #expect(h.quantile(0.5) == nil)
+        // 5, 15, ..., 995 us: one sample in each of the first 100 buckets; a quantile is its bucket's upper edge.
+        for k in 1...100 { h.record(nanoseconds: UInt64(10 * k - 5) * 1000) }
+        #expect(h.quantile(0.5) == 500)
+        #expect(h.quantile(0.99) == 990)
+        h.reset()
+        #expect(h.count == 0)
+    }
+}

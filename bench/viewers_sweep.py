@@ -1,0 +1,383 @@
+"""Viewer sweep: one publisher (camera, screen share, microphone) and N viewers, N = 1, 5, 10, 20,
+40, 80, 160, Atrium (all cores, and `--media-workers 1`) and Janus (Debian's package, VideoRoom over
+its HTTP API, bench/janus_peer.py) in turn for each N, with the same clients; then a saturation run.
+
+The clients are native and cheap (`atrium-viewers`, Sources/atrium-viewers, driven through
+e2e/integration/native_peer.py): the publisher sends pre-made RTP, VP8-looking camera and screen
+packets (a key frame on request and every 3 s) and Opus-sized microphone packets, each ending with a
+stamp (publisher id, source, the publisher's own sequence number, the send time on CLOCK_MONOTONIC);
+the N viewers run in one process on one thread, doing real ICE checks, DTLS-SRTP and SRTP, and
+decrypt and count every packet without decoding it. Per N, over `--seconds` after a warm-up:
+
+- server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium/Janus;
+- delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
+  stamps, so a server's rewritten RTP sequence numbers cannot hide it);
+- RSS per viewer: (server RSS with N viewers - RSS with the publisher alone) / N;
+- latency through the server, p50/p99: a viewer's receive time minus the stamp's send time, on the
+  same clock (it includes the publisher's and the viewer's own socket paths, so it is an upper bound
+  of what the server adds);
+- the clients' CPU: a client above 90 % of a core was the limit, and the report says so.
+
+The saturation run (N = `--saturation-viewers`) raises the publisher's video packets per frame until
+the viewers lose more than 0.1 % (or a client is the limit), and prints the highest forwarded packet
+rate below that and the forwarded packets per second per core of server CPU.
+
+A benchmark, not a test: it asserts nothing about speed. Usage:
+    python3 bench/viewers_sweep.py [--quick] [--seconds 8] [--skip janus]
+ATRIUM_BIN (default .build/release/atrium if built) and atrium-viewers next to it.
+"""
+import argparse
+import asyncio
+import collections
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
+if not os.environ.get("ATRIUM_BIN"):
+    os.environ["ATRIUM_BIN"] = next(
+        (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
+         if os.path.exists(p)), os.path.join(ROOT, ".build/debug/atrium"))
+
+from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
+                         connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
+                         viewer_answer, viewers_binary, wait_connected)
+from side_by_side import Table   # noqa: E402
+from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
+
+SWEEP = [1, 5, 10, 20, 40, 80, 160]
+QUICK = [1, 5]
+PUBLISHER_ID = 7
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
+LOSS_LIMIT = 0.001
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def totals(stats, ids):
+    """Packets received and lost (by the stamps' sequence numbers) over the viewers `ids`."""
+    packets = lost = 0
+    for i in ids:
+        for s in stats["peers"][i]["sources"]:
+            packets += s["packets"]
+            lost += s["lost"]
+    return packets, lost
+
+
+# -- one server with a publisher, viewers added on demand ------------------------------------------
+
+class AtriumRun:
+    def __init__(self, workdir, workers):
+        from conftest import Server
+        self.name = "Atrium" if workers is None else f"Atrium {workers}w"
+        args = ["--dev", "--store", "memory", "--auto-create-rooms", "any", "--media-bind", "127.0.0.1"]
+        if workers is not None:
+            args += ["--media-workers", str(workers)]
+        self.server = Server(os.path.join(workdir, f"atrium-{workers}-{time.time_ns()}"), *args)
+        self.clients, self.viewers = [], []
+
+    @property
+    def pid(self):
+        return self.server.proc.pid
+
+    async def start(self, pub_peers, view_peers):
+        from signal_client import joined
+        self.server.start()
+        self.pub_peers, self.view_peers = pub_peers, view_peers
+        self._joined = joined
+        c = await joined(self.server, "publisher", room="sweep")
+        c.start_keepalive(5)
+        self.clients.append(c)
+        await atrium_publish(c, pub_peers, "pub", PUBLISHER_ID)
+
+    async def add_viewer(self, peer_id):
+        c = await self._joined(self.server, peer_id, room="sweep", role="viewer")
+        c.start_keepalive(5)
+        self.viewers.append(AtriumViewer(c, self.view_peers, peer_id))
+
+    async def stop(self):
+        for v in self.viewers:
+            await v.close()
+        for c in self.clients:
+            await c.close()
+        self.server.stop()
+
+
+class JanusRun:
+    name = "Janus"
+
+    def __init__(self, workdir):
+        from media_forward import JanusSession
+        self.janus = JanusProcess(os.path.join(workdir, f"janus-{time.time_ns()}"))
+        self._session_class = JanusSession
+        self.session = None
+
+    @property
+    def pid(self):
+        return self.janus.proc.pid
+
+    async def start(self, pub_peers, view_peers):
+        self.janus.start()
+        self.view_peers = view_peers
+        s = self.session = self._session_class(self.janus.port)
+        await s.create()
+        admin = await s.attach()
+        self.room = 1234
+        created = await s.message(admin, {"request": "create", "room": self.room, "publishers": 1,
+                                          "bitrate": 10_000_000, "videocodec": "vp8", "audiocodec": "opus",
+                                          "permanent": False})
+        if created.get("videoroom") != "created":
+            raise JanusError(f"create room: {created}")
+        local = await pub_peers.call("open", id="pub")
+        ssrcs = new_ssrcs()
+        pub = await s.attach()
+        await s.message(pub, {"request": "join", "ptype": "publisher", "room": self.room, "display": "pub"})
+        joined, _ = await s.event(pub)
+        self.feed = joined["id"]
+        await s.message(pub, {"request": "publish",
+                              "descriptions": [{"mid": str(i), "description": src} for i, (_, src, _, _) in
+                                               enumerate(SOURCES)]},
+                        jsep={"type": "offer", "sdp": publisher_offer(local, ssrcs), "trickle": False})
+        _, answer = await s.event(pub)
+        if answer is None:
+            raise JanusError("publish: no answer")
+        await pub_peers.call("connect", id="pub", **connect_fields(transport(answer["sdp"]), viewer=False))
+        await pub_peers.call("publish", id="pub", publisher=PUBLISHER_ID,
+                             streams=publisher_streams(ssrcs, answered_mid_extension(answer["sdp"])))
+
+    async def add_viewer(self, peer_id):
+        s = self.session
+        h = await s.attach()
+        await s.message(h, {"request": "join", "ptype": "subscriber", "room": self.room,
+                            "streams": [{"feed": self.feed}]})
+        _, jsep = await s.event(h)
+        if jsep is None:
+            raise JanusError("subscriber join: no offer")
+        local = await self.view_peers.call("open", id=peer_id)
+        await s.message(h, {"request": "start"},
+                        jsep={"type": "answer", "sdp": viewer_answer(jsep["sdp"], local), "trickle": False})
+        await self.view_peers.call("connect", id=peer_id, **connect_fields(transport(jsep["sdp"]), viewer=True))
+        await s.event(h)        # "started"
+
+    async def stop(self):
+        if self.session is not None:
+            await self.session.destroy()
+        self.janus.stop()
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+async def window(run, pub_peers, view_peers, ids, seconds):
+    """Figures over `seconds` of the running scenario."""
+    s0 = await view_peers.call("stats")          # also resets the latency histogram
+    p0 = await pub_peers.call("stats")
+    t0 = time.monotonic()
+    cpu0 = cpu_seconds(run.pid)
+    await asyncio.sleep(seconds)
+    cpu1 = cpu_seconds(run.pid)
+    t1 = time.monotonic()
+    s1 = await view_peers.call("stats")
+    p1 = await pub_peers.call("stats")
+    packets0, lost0 = totals(s0, ids)
+    packets1, lost1 = totals(s1, ids)
+    elapsed = t1 - t0
+    delivered, lost = packets1 - packets0, lost1 - lost0
+    sent = sum(x["packets"] for x in p1["peers"]["pub"]["sent"]) - sum(x["packets"] for x in p0["peers"]["pub"]["sent"])
+    return {
+        "elapsed": elapsed, "cpu": cpu1 - cpu0, "delivered": delivered, "lost": lost,
+        "pps": delivered / elapsed, "sent_pps": sent / elapsed,
+        "loss": lost / (delivered + lost) if delivered + lost else None,
+        "us_per_packet": 1e6 * (cpu1 - cpu0) / delivered if delivered else None,
+        "viewers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publisher_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
+        "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"], "rss": rss_kib(run.pid),
+    }
+
+
+async def receiving(view_peers, ids, timeout):
+    """Waits until every viewer connected and got packets of every source."""
+    await wait_connected(view_peers, ids, timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stats = await view_peers.call("stats")
+        if all(len(stats["peers"][i]["sources"]) == len(SOURCES) for i in ids):
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def scenario(make_run, n, args, scales=None):
+    """One server: the publisher, then `n` viewers; one measured window (or, with `scales`, one per
+    packet scale until loss passes LOSS_LIMIT or a client is the limit)."""
+    run = make_run()
+    pub_peers = await NativePeers.spawn()
+    view_peers = await NativePeers.spawn()
+    try:
+        await run.start(pub_peers, view_peers)
+        await wait_connected(pub_peers, ["pub"], 20)
+        await asyncio.sleep(1)
+        rss_alone = rss_kib(run.pid)
+        ids = [f"v{i}" for i in range(n)]
+        for i in ids:
+            await run.add_viewer(i)
+        complete = await receiving(view_peers, ids, args.start_timeout)
+        await asyncio.sleep(args.warmup)
+        if scales is None:
+            r = await window(run, pub_peers, view_peers, ids, args.seconds)
+            r.update(name=run.name, n=n, complete=complete, rss_per_viewer=(r["rss"] - rss_alone) / n)
+            return r
+        steps = []
+        for scale in scales:
+            await pub_peers.call("scale", value=scale)
+            await asyncio.sleep(1)
+            r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds)
+            r.update(scale=scale)
+            steps.append(r)
+            print(f"  {run.name} x{scale:g}: {r['pps']:.0f} packets/s delivered, loss "
+                  f"{100 * (r['loss'] or 0):.3f} %, server CPU {100 * r['cpu'] / r['elapsed']:.0f} %, viewers "
+                  f"{100 * r['viewers_cpu']:.0f} %", flush=True)
+            if (r["loss"] or 0) > LOSS_LIMIT or r["viewers_cpu"] > CLIENT_LIMIT or r["publisher_cpu"] > CLIENT_LIMIT:
+                break
+        return {"name": run.name, "steps": steps}
+    finally:
+        await run.stop()
+        await view_peers.close()
+        await pub_peers.close()
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+def client_limit(r):
+    notes = []
+    if r["viewers_cpu"] > CLIENT_LIMIT:
+        notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
+    if r["publisher_cpu"] > CLIENT_LIMIT:
+        notes.append(f"publisher {100 * r['publisher_cpu']:.0f} %")
+    return ", ".join(notes)
+
+
+def print_n(results):
+    t = Table(results, min_column=12)
+    t.row("server CPU per delivered packet (us)", [r["us_per_packet"] for r in results], "{:.2f}", ratio=True)
+    t.row("server CPU (% of one core)", [100 * r["cpu"] / r["elapsed"] for r in results], "{:.1f}")
+    t.row("delivered (packets/s)", [r["pps"] for r in results], "{:.0f}", ratio=True)
+    t.row("publisher sent (packets/s)", [r["sent_pps"] for r in results], "{:.0f}")
+    t.row("loss (%)", [None if r["loss"] is None else 100 * r["loss"] for r in results], "{:.3f}")
+    t.row("RSS per viewer (KiB)", [r["rss_per_viewer"] for r in results], "{:.0f}", ratio=True)
+    t.row("latency p50 (us)", [r["p50"] for r in results], "{:.0f}", ratio=True)
+    t.row("latency p99 (us)", [r["p99"] for r in results], "{:.0f}", ratio=True)
+    t.row("viewers' CPU (% of one core)", [100 * r["viewers_cpu"] for r in results], "{:.0f}")
+    t.row("publisher's CPU (% of one core)", [100 * r["publisher_cpu"] for r in results], "{:.0f}")
+    t.row("every viewer got every source", ["yes" if r["complete"] else "NO" for r in results])
+    t.row("client was the limit", [client_limit(r) or "no" for r in results])
+    t.print()
+
+
+def print_saturation(sat):
+    rows = []
+    for s in sat:
+        ok = [r for r in s["steps"] if (r["loss"] or 0) <= LOSS_LIMIT]
+        best = max(ok, key=lambda r: r["pps"], default=None)
+        last = s["steps"][-1] if s["steps"] else None
+        why = "no step under 0.1 % loss"
+        if last is not None:
+            if client_limit(last):
+                why = f"client limit ({client_limit(last)})"
+            elif (last["loss"] or 0) > LOSS_LIMIT:
+                why = f"loss {100 * last['loss']:.2f} % at x{last['scale']:g}"
+            else:
+                why = "highest scale tried"
+        rows.append({"name": s["name"], "best": best, "why": why})
+    t = Table(rows, min_column=14)
+    t.row("highest delivered rate, loss <= 0.1 % (packets/s)", [r["best"] and r["best"]["pps"] for r in rows],
+          "{:.0f}", ratio=True)
+    t.row("server CPU there (cores)", [r["best"] and r["best"]["cpu"] / r["best"]["elapsed"] for r in rows], "{:.2f}")
+    t.row("forwarded packets/s per core of server CPU",
+          [r["best"] and r["best"]["cpu"] and r["best"]["pps"] * r["best"]["elapsed"] / r["best"]["cpu"] for r in rows],
+          "{:.0f}", ratio=True)
+    t.row("publisher scale there", [r["best"] and f"x{r['best']['scale']:g}" for r in rows])
+    t.row("stopped by", [r["why"] for r in rows])
+    t.print()
+
+
+async def main_async(args):
+    workdir = tempfile.mkdtemp(prefix="atrium-viewers-sweep-")
+    makers = [("atrium", lambda: AtriumRun(workdir, None))]
+    if args.one_worker:
+        makers.append(("atrium", lambda: AtriumRun(workdir, 1)))
+    makers.append(("janus", lambda: JanusRun(workdir)))
+    makers = [m for k, m in makers if k not in args.skip]
+    try:
+        for n in args.viewers:
+            print(f"\n== {n} viewer(s) ==", flush=True)
+            results = []
+            for make in makers:
+                results.append(await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120))
+            print_n(results)
+        if args.saturation_viewers:
+            n = args.saturation_viewers
+            print(f"\n== saturation: {n} viewers, publisher's video packets per frame x{args.scales} ==", flush=True)
+            sat = []
+            for make in makers:
+                sat.append(await asyncio.wait_for(scenario(make, n, args, scales=args.scales), 900))
+            print_saturation(sat)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="N = 1 and 5, a short saturation run")
+    ap.add_argument("--viewers", type=lambda s: [int(x) for x in s.split(",")], default=None,
+                    help="comma-separated N (default 1,5,10,20,40,80,160)")
+    ap.add_argument("--seconds", type=float, default=8, help="measured window per N")
+    ap.add_argument("--warmup", type=float, default=2)
+    ap.add_argument("--start-timeout", type=float, default=40)
+    ap.add_argument("--saturation-viewers", type=int, default=None, help="N of the saturation run (0: none)")
+    ap.add_argument("--saturation-seconds", type=float, default=4)
+    ap.add_argument("--scales", type=lambda s: [float(x) for x in s.split(",")], default=None,
+                    help="video packets-per-frame multipliers of the saturation run")
+    ap.add_argument("--no-one-worker", dest="one_worker", action="store_false",
+                    help="leave out Atrium with --media-workers 1")
+    ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"])
+    args = ap.parse_args()
+    if args.viewers is None:
+        args.viewers = QUICK if args.quick else SWEEP
+    if args.saturation_viewers is None:
+        args.saturation_viewers = 5 if args.quick else 40
+    if args.scales is None:
+        args.scales = [1, 4, 16] if args.quick else [1, 2, 4, 8, 12, 16, 24, 32, 48, 64]
+    if args.quick:
+        args.seconds = min(args.seconds, 4)
+        args.saturation_seconds = min(args.saturation_seconds, 3)
+    if "janus" not in args.skip and janus_missing(["http"]):
+        sys.exit(janus_missing(["http"]))
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"machine: {os.cpu_count()} cores ({model}), Linux {platform.release()}, load average "
+          f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
+    print(f"servers: {os.environ['ATRIUM_BIN']}; {janus_version()}; clients: {viewers_binary()}")
+    print("publisher: camera 30 fps x 4 packets, screen 15 fps x 6 packets (1100 bytes), microphone 50 packets/s "
+          "(120 bytes): 260 packets/s before scaling; latency = viewer receive - publisher send (CLOCK_MONOTONIC)")
+    t0 = time.monotonic()
+    asyncio.run(main_async(args))
+    print(f"\nwall time: {time.monotonic() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
