@@ -184,15 +184,24 @@ class JanusRun:
 
 # -- measuring ------------------------------------------------------------------------------------
 
-async def window(run, pub_peers, view_peers, ids, seconds):
+def intended_rate(scale):
+    """What the publisher is asked to send at a packet scale, packets/s (as PublisherStream rounds)."""
+    return 30 * max(1, round(4 * scale)) + 15 * max(1, round(6 * scale)) + 50
+
+
+async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
     """Figures over `seconds` of the running scenario."""
+    from media_forward import udp_sockets
+    pids = {"server": run.pid, "viewers": view_peers.pid, "publisher": pub_peers.pid}
     s0 = await view_peers.call("stats")          # also resets the latency histogram
     p0 = await pub_peers.call("stats")
+    udp0 = udp_sockets(pids.values())
     t0 = time.monotonic()
     cpu0 = cpu_seconds(run.pid)
     await asyncio.sleep(seconds)
     cpu1 = cpu_seconds(run.pid)
     t1 = time.monotonic()
+    udp1 = udp_sockets(pids.values())
     s1 = await view_peers.call("stats")
     p1 = await pub_peers.call("stats")
     packets0, lost0 = totals(s0, ids)
@@ -207,6 +216,12 @@ async def window(run, pub_peers, view_peers, ids, seconds):
         "us_per_packet": 1e6 * (cpu1 - cpu0) / delivered if delivered else None,
         "viewers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publisher_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
         "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"], "rss": rss_kib(run.pid),
+        "intended_pps": intended_rate(scale),
+        # Datagrams the kernel dropped on each side's sockets (full receive buffers), and the bytes
+        # waiting in the viewers' sockets at the start and the end: a growing backlog means the
+        # viewers fell behind, and their figures are lower bounds.
+        "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
+        "backlog": (udp0[view_peers.pid][1], udp1[view_peers.pid][1]),
     }
 
 
@@ -237,7 +252,8 @@ async def scenario(make_run, n, args, scales=None):
         for i in ids:
             await run.add_viewer(i)
         complete = await receiving(view_peers, ids, args.start_timeout)
-        await asyncio.sleep(args.warmup)
+        # Setting up many viewers leaves queues behind (key frames, handshakes): longer warm-ups for more.
+        await asyncio.sleep(max(args.warmup, n / 40))
         if scales is None:
             r = await window(run, pub_peers, view_peers, ids, args.seconds)
             r.update(name=run.name, n=n, complete=complete, rss_per_viewer=(r["rss"] - rss_alone) / n)
@@ -246,13 +262,15 @@ async def scenario(make_run, n, args, scales=None):
         for scale in scales:
             await pub_peers.call("scale", value=scale)
             await asyncio.sleep(1)
-            r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds)
+            r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds, scale)
             r.update(scale=scale)
             steps.append(r)
-            print(f"  {run.name} x{scale:g}: {r['pps']:.0f} packets/s delivered, loss "
-                  f"{100 * (r['loss'] or 0):.3f} %, server CPU {100 * r['cpu'] / r['elapsed']:.0f} %, viewers "
-                  f"{100 * r['viewers_cpu']:.0f} %", flush=True)
-            if (r["loss"] or 0) > LOSS_LIMIT or r["viewers_cpu"] > CLIENT_LIMIT or r["publisher_cpu"] > CLIENT_LIMIT:
+            print(f"  {run.name} x{scale:g}: publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s, "
+                  f"{r['pps']:.0f} delivered, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
+                  f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} %, publisher "
+                  f"{100 * r['publisher_cpu']:.0f} %, UDP drops server/viewers {r['drops']['server']}/"
+                  f"{r['drops']['viewers']}", flush=True)
+            if (r["loss"] or 0) > LOSS_LIMIT or client_limit(r):
                 break
         return {"name": run.name, "steps": steps}
     finally:
@@ -264,7 +282,15 @@ async def scenario(make_run, n, args, scales=None):
 # -- report ---------------------------------------------------------------------------------------
 
 def client_limit(r):
+    """Why a client, not the server, limited a window ("" when none did): a client above
+    CLIENT_LIMIT of a core, a publisher that sent under 95 % of its intended rate (its process did
+    not get the CPU), or viewers whose socket backlog grew by more than 256 KiB."""
     notes = []
+    if r["sent_pps"] < 0.95 * r["intended_pps"]:
+        notes.append(f"publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s")
+    start, end = r["backlog"]
+    if end - start > 256 << 10:
+        notes.append(f"viewers' backlog +{(end - start) >> 10} KiB")
     if r["viewers_cpu"] > CLIENT_LIMIT:
         notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
     if r["publisher_cpu"] > CLIENT_LIMIT:
@@ -284,6 +310,9 @@ def print_n(results):
     t.row("latency p99 (us)", [r["p99"] for r in results], "{:.0f}", ratio=True)
     t.row("viewers' CPU (% of one core)", [100 * r["viewers_cpu"] for r in results], "{:.0f}")
     t.row("publisher's CPU (% of one core)", [100 * r["publisher_cpu"] for r in results], "{:.0f}")
+    t.row("UDP drops: server's / viewers' sockets", [f"{r['drops']['server']}/{r['drops']['viewers']}" for r in results])
+    t.row("viewers' socket backlog, start/end (KiB)", [f"{r['backlog'][0] >> 10}/{r['backlog'][1] >> 10}"
+                                                        for r in results])
     t.row("every viewer got every source", ["yes" if r["complete"] else "NO" for r in results])
     t.row("client was the limit", [client_limit(r) or "no" for r in results])
     t.print()

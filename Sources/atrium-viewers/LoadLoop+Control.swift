@@ -74,14 +74,15 @@ extension LoadLoop {
                 list.append(
                     PublisherStream(
                         source: source, kind: kind, ssrc: ssrc, payloadType: pt,
-                        framesPerSecond: number(s["fps"]) ?? 30, packetsPerFrame: Int(number(s["packets"]) ?? 1),
-                        packetSize: Int(number(s["size"]) ?? 1000), midExtension: ext))
+                        framesPerSecond: bounded(s["fps"], 1...1000) ?? 30,
+                        packetsPerFrame: Int(bounded(s["packets"], 1...1000) ?? 1),
+                        packetSize: Int(bounded(s["size"], 80...1200) ?? 1000), midExtension: ext))
             }
             streams[token] = list
             publisherIDs[token] = r["publisher"]?.int64Value.flatMap(UInt32.init(exactly:)) ?? 0
             return .object([:])
         case "scale":
-            packetScale = max(0.01, number(r["value"]) ?? 1)
+            packetScale = bounded(r["value"], 0.01...1000) ?? 1
             return .object([:])
         case "stats": return stats()
         case "close":
@@ -122,12 +123,16 @@ extension LoadLoop {
         return peer
     }
 
-    func number(_ v: JSONValue?) -> Double? {
+    /// A number clamped into `range` (so that no conversion to an integer can trap); nil when absent
+    /// or not a number.
+    func bounded(_ v: JSONValue?, _ range: ClosedRange<Double>) -> Double? {
+        let d: Double
         switch v {
-        case .int(let i)?: Double(i)
-        case .double(let d)?: d
-        default: nil
+        case .int(let i)?: d = Double(i)
+        case .double(let x)? where x.isFinite: d = x
+        default: return nil
         }
+        return min(max(d, range.lowerBound), range.upperBound)
     }
 
     func stats() -> JSONValue {
