@@ -8,14 +8,14 @@ from a viewer on the far worker reaches the publisher."""
 import asyncio
 import os
 
-from conftest import MEDIA_ARGS, Server
+from conftest import MEDIA_BASE_ARGS, Server
 from signal_client import run
 from test_media import Session, assert_carries, metric, wait_metric_above, TEST_TIMEOUT
 from test_media_bad_datagrams import media_port
 
 
 def test_two_rooms_on_two_workers_each_carry_their_own_media(tmp_path):
-    server = Server(os.path.join(tmp_path, "data"), *MEDIA_ARGS, "--media-workers", "2").start()
+    server = Server(os.path.join(tmp_path, "data"), *MEDIA_BASE_ARGS, "--media-workers", "2").start()
     sources = ["camera", "microphone"]
 
     async def room(name):
@@ -52,7 +52,7 @@ def test_two_rooms_on_two_workers_each_carry_their_own_media(tmp_path):
 
 def test_a_room_spread_over_two_workers_decodes_at_every_viewer_and_far_key_frame_requests_reach_the_publisher(
         tmp_path):
-    server = Server(os.path.join(tmp_path, "data"), *MEDIA_ARGS, "--media-workers", "2",
+    server = Server(os.path.join(tmp_path, "data"), *MEDIA_BASE_ARGS, "--media-workers", "2",
                     "--media-room-spread", "2").start()
     sources = ["camera", "microphone"]
 
