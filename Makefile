@@ -87,14 +87,15 @@ browser: test-deps build
 
 ## The server built with ThreadSanitizer (its own build directory), driven by the WebSocket suites (backpressure
 ## and edge protocols included) and
-## the media suite (the signaling thread and the media worker; not its bitrate test, which measures a
+## the media suite with 2 media workers per server (the signaling thread, the workers and the pipe between
+## them; not its bitrate test, which measures a
 ## rate the instrumented build is too slow to give, nor the 400-join burst, whose single Python client the
 ## instrumented server starves of CPU until the server rightly sees it as a stalled reader); a reported race makes the server exit and the
 ## suite fail. Then the cluster's signaling relay (the Redis subscriber thread handing inbox messages to the
 ## service thread) through the three-node suite's signaling tests.
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
-	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" ATRIUM_TEST_MEDIA_WORKERS=2 \
 	  $(PYTHON) -m pytest -q e2e/integration/test_websocket.py e2e/integration/test_websocket_backpressure.py \
 	  e2e/integration/test_edge_protocols.py $(wildcard e2e/integration/test_signal_*.py) \
 	  e2e/integration/test_media.py e2e/integration/test_media_workers.py -k "not reaches_1_5_mbits and not 400_simultaneous"

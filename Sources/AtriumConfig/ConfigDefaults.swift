@@ -26,7 +26,9 @@ enum ConfigDefaults {
         case "media.udpPort": return String(c.udpPort)
         case "media.bind": return c.mediaBind
         case "media.udpPorts": return "from media.udpPort on"
-        case "media.workers": return "\(c.mediaWorkers) (the cores the process may use)"
+        case "media.workers":
+            return "\(c.mediaWorkers) (the cores the process may use, at most \(MediaPortPlan.defaultMaxWorkers))"
+        case "media.roomSpread": return String(c.mediaRoomSpread)
         case "media.announce": return "the bind address"
         case "media.testLossPercent": return String(c.mediaLossPercent)
         case "media.maxPublishBitrate": return String(c.maxPublishBitrate)

@@ -161,6 +161,11 @@ struct ConfigField: Sendable {
             "media worker threads, each with its own UDP port and rooms (0: the cores the process may use)",
             0...MediaPortPlan.maxWorkers, "expected a number of media workers from 0 to \(MediaPortPlan.maxWorkers)"
         ) { $0.mediaWorkers = $1 },
+        integer(
+            "media.roomSpread", "ATRIUM_MEDIA_ROOM_SPREAD", "--media-room-spread",
+            "a room's transports on one media worker before its new viewers go to another (0: a room stays on one)",
+            0...1_000_000, "expected a number of transports from 0 to 1000000"
+        ) { $0.mediaRoomSpread = $1 },
         nonEmptyText(
             "media.bind", "ATRIUM_MEDIA_BIND", "--media-bind", "address the media socket binds",
             "expected an address such as 127.0.0.1 or 0.0.0.0"

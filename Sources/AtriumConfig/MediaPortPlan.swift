@@ -4,6 +4,11 @@
 public struct MediaPortPlan: Sendable, Equatable {
     /// The most media workers a server runs (a port and a thread each).
     public static let maxWorkers = 256
+    /// The most workers the default (`--media-workers 0`: the usable cores) starts: each worker is a
+    /// UDP port to open, about 9 MiB of socket buffers when busy, and a pipe of about 1.5 MiB for each
+    /// pair of workers a spread room joins; 32 cores forward far more than one node's rooms usually
+    /// send. An explicit `--media-workers` up to `maxWorkers` is taken as given.
+    public static let defaultMaxWorkers = 32
 
     /// One worker's ports: UDP (0: any free port) and ICE-TCP (-1: none, 0: any free port).
     public struct Ports: Sendable, Equatable {

@@ -53,6 +53,9 @@ public struct ServerConfig: Equatable, Sendable {
     public var udpPortRange: ClosedRange<Int>?
     /// Media worker threads, each with its own sockets and rooms (0: the cores the process may use).
     public var mediaWorkers = 0
+    /// A room's transports on one media worker before its new viewers' transports open on another,
+    /// fed through a pipe (docs/media-workers.md); 0: a room stays on its worker.
+    public var mediaRoomSpread = 200
     /// The address the media socket binds.
     public var mediaBind = "127.0.0.1"
     /// The passive ICE-TCP candidate's port on `mediaBind` (0: any free port; -1: no ICE-TCP).

@@ -28,6 +28,18 @@ public enum MediaCommand: Sendable {
     /// Copies a producer's packets, decrypted, as plain RTP to a recording process on this machine.
     case addRecorder(RecorderSpec)
     case closeRecorder(id: String)
+    /// Home worker of a room spread over several (issue 14): hands producer `id`'s packets, decrypted,
+    /// to the far worker of `link` as pipe producer `tag`, and takes that worker's requests for it.
+    case pipeProducer(id: String, link: PipeLink, tag: UInt32)
+    /// Far worker: a pipe producer of router `router` with the producer's spec, fed from `link`
+    /// (mediasoup's pipe producer: no publisher transport, no NACK or reports to a publisher).
+    case addPipeProducer(ProducerSpec, router: String, link: PipeLink, tag: UInt32)
+}
+
+/// Whose transport a transport is: the worker placement keeps publishers on a room's home worker and
+/// may place a big room's viewers on others.
+public enum TransportRole: Sendable, Equatable {
+    case publisher, subscriber
 }
 
 /// A recording output of one producer (a consumer-like sink): its packets go unencrypted to
@@ -161,10 +173,13 @@ public struct TransportSpec: Sendable, Equatable {
     public var localUfrag: String
     public var localPassword: String
     public var remote: RemoteSpec?
+    public var role: TransportRole
 
     public init(
-        id: String, router: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?
+        id: String, router: String, label: String, localUfrag: String, localPassword: String, remote: RemoteSpec?,
+        role: TransportRole = .publisher
     ) {
+        self.role = role
         self.id = id
         self.router = router
         self.label = label

@@ -49,6 +49,11 @@ public enum DropReason: Int, Sendable, CaseIterable {
     /// A packet for a viewer whose pacer queue was full (its link cannot keep up even with the
     /// lowest layers): the receiver asks for it again (NACK) if it still needs it.
     case pacerOverflow
+    /// A packet or key-frame request for another media worker whose pipe ring was full (that worker
+    /// is behind): its viewers NACK or ask again.
+    case pipeFull
+    /// A piped packet for a pipe producer the far worker closed meanwhile.
+    case pipeUnknown
 
     public var label: String {
         switch self {
@@ -74,6 +79,8 @@ public enum DropReason: Int, Sendable, CaseIterable {
         case .tcpQueueFull: "tcp_queue_full"
         case .bandwidth: "bandwidth"
         case .pacerOverflow: "pacer_overflow"
+        case .pipeFull: "pipe_full"
+        case .pipeUnknown: "pipe_unknown"
         }
     }
 }
@@ -124,6 +131,10 @@ public struct MediaCounters: Sendable, Equatable {
     public var tcpFramesOut = 0
     public var tcpBytesIn = 0
     public var tcpBytesOut = 0
+    /// A room spread over several workers (issue 14): packets this worker handed to other workers'
+    /// pipes (out) and took from theirs (in).
+    public var pipePacketsOut = 0
+    public var pipePacketsIn = 0
 
     public init() {}
 
@@ -256,6 +267,10 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_bytes_total", "RTP bytes received (after decryption) and sent (encrypted).",
             inOut(c.bytesIn, c.bytesOut))
+        counter(
+            "atrium_media_pipe_packets_total",
+            "RTP packets of a room spread over several media workers taken from (in) and handed to (out) other workers.",
+            inOut(c.pipePacketsIn, c.pipePacketsOut))
         counter(
             "atrium_media_rtcp_packets_total", "RTCP compound packets received and sent.", inOut(c.rtcpIn, c.rtcpOut))
         counter(

@@ -36,7 +36,7 @@ extension MediaEngine {
     /// Once a second: each video producer's layers as they arrive, reported when they changed enough
     /// to matter to an allocation.
     func reportLayers(elapsed: Double) {
-        for p in producers.values where p.isVideo {
+        for p in producers.values where p.isVideo && p.pipeInput == nil {
             var layers: [LayerStats] = []
             layers.reserveCapacity(p.streams.count)
             let t0 = now

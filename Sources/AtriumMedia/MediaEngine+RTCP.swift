@@ -29,6 +29,7 @@ extension MediaEngine {
                         Double(sr.ntpTimestamp >> 32) + Double(sr.ntpTimestamp & 0xFFFF_FFFF) / 4_294_967_296
                     p.streams[k].reportRTP = sr.rtpTimestamp
                     p.lastActivity = now
+                    if !p.pipes.isEmpty { pipeSenderReport(p, stream: k) }
                 }
                 receiveReports(sr.reports, on: t)
             case .receiverReport(let rr):
@@ -71,7 +72,8 @@ extension MediaEngine {
     /// Reports a producer whose sender stopped; the room decides (a share stops with
     /// `capture_ended`) and the reconcile closes it.
     func producerEnded(_ p: Producer, _ reason: ProducerEndReason) {
-        guard !p.endReported else { return }
+        // A pipe producer's end is its home worker's to report.
+        guard !p.endReported, p.pipeInput == nil else { return }
         p.endReported = true
         events.append(.producerEnded(id: p.spec.id, reason: reason))
         logger.info("media producer ended", ("track", p.spec.id), ("reason", reason.rawValue))
@@ -98,7 +100,7 @@ extension MediaEngine {
     func requestKeyFrameNow(_ p: Producer, stream k: Int) {
         guard p.isVideo, p.streams.indices.contains(k) else { return }
         let t0 = now
-        guard let ssrc = p.streams[k].ssrc, p.transport.isSecure,
+        guard let ssrc = p.streams[k].ssrc ?? (p.pipeInput == nil ? nil : 0), p.transport.isSecure,
             t0 - p.streams[k].lastKeyFrameRequest >= Producer.keyFrameRequestInterval
         else {
             p.requestKeyFrame(stream: k)
@@ -125,6 +127,11 @@ extension MediaEngine {
     func sendPLI(_ p: Producer, stream k: Int, ssrc: UInt32, now t0: Double) {
         p.streams[k].keyFrameWanted = false
         p.streams[k].lastKeyFrameRequest = t0
+        if let input = p.pipeInput {
+            // Asked of the home worker, which throttles and sends the PLI to the publisher.
+            pipeKeyFrameRequest(input, stream: k)
+            return
+        }
         p.plisSent += 1
         counters.plisSent += 1
         sendRTCP(
@@ -183,7 +190,7 @@ extension MediaEngine {
         if t0 - lastLevels >= 0.5 {
             lastLevels = t0
             var levels: [AudioLevel] = []
-            for p in producers.values where p.levelCount > 0 {
+            for p in producers.values where p.levelCount > 0 && p.pipeInput == nil {
                 levels.append(AudioLevel(producer: p.spec.id, dBov: p.levelSum / p.levelCount))
                 p.levelSum = 0
                 p.levelCount = 0
@@ -202,7 +209,7 @@ extension MediaEngine {
             }
         }
         reportLayers(elapsed: elapsed)
-        for t in transports.values {
+        for t in transports.values where t.pipe == nil {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
             for p in t.producers { checkInactivity(p, now: t0) }
@@ -213,7 +220,7 @@ extension MediaEngine {
 
     func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
         for k in p.streams.indices {
-            guard let ssrc = p.streams[k].ssrc else { continue }
+            guard let ssrc = p.streams[k].ssrc ?? (p.pipeInput == nil ? nil : 0) else { continue }
             if t0 - p.streams[k].lastKeyFrameRequest >= 1,
                 p.consumers.contains(where: { $0.keyFrameStream == k && $0.transport.isSecure })
                     || (k == 0 && p.sinks.contains(where: \.waitingForKeyFrame))
@@ -226,7 +233,8 @@ extension MediaEngine {
             }
             guard p.isVideo, !p.streams[k].nacks.entries.isEmpty else { continue }
             let lost = p.streams[k].nacks.due(now: t0, interval: max(0.02, (t.rtt ?? 0.02) * 1.5))
-            guard !lost.isEmpty else { continue }
+            // A pipe producer's losses are the home worker's to repair.
+            guard !lost.isEmpty, t.pipe == nil else { continue }
             p.nacksSent += 1
             counters.nacksSent += 1
             sendRTCP([.nack(GenericNACK(senderSSRC: t.rtcpSSRC, mediaSSRC: ssrc, lost: lost))], on: t)

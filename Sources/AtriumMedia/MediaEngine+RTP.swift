@@ -150,6 +150,7 @@ extension MediaEngine {
             counters.drop(.paused)
             return
         }
+        if !p.pipes.isEmpty { pipe(i, producer: p, stream: k, recovered: recovered, on: t) }
         guard !p.consumers.isEmpty || caching || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
         let info = classify(

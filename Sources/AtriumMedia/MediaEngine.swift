@@ -66,6 +66,11 @@ final class MediaEngine {
     var lastLevels: Double = 0
     var reportedLevels = false
     var lastSendFailureLog: Double = -10
+    /// A room spread over several workers (`MediaEngine+Pipe`): the links this worker pushes
+    /// packets into (it is their home) and those it drains, and the piped producers by tag.
+    var pipesOut: [PipeLink] = []
+    var pipesIn: [PipeLink] = []
+    var pipeTags: [UInt32: Producer] = [:]
 
     static let slotCapacity = 1500 + 64
 
@@ -102,8 +107,9 @@ final class MediaEngine {
         epoch = self.clock.now
         clockSource = clock
         random = MediaRandom(seed: config.randomSeed)
-        // 32 for the socket's batch, one more for replays from the key-frame caches, one for ICE-TCP frames.
-        rx = (0..<34).map { _ in Datagram(capacity: Self.slotCapacity) }
+        // 32 for the socket's batch, one more for replays from the key-frame caches, one for ICE-TCP
+        // frames, one for packets from another worker's pipe (`pipeSlot`).
+        rx = (0..<35).map { _ in Datagram(capacity: Self.slotCapacity) }
         tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
         tcpDirty.reserveCapacity(64)
         tcpDoomed.reserveCapacity(64)
@@ -151,7 +157,10 @@ final class MediaEngine {
     /// Receives and forwards until the socket has nothing more, then runs timers. Returns when `wait`
     /// returns (the caller loops and applies commands when the wakeup fired).
     func runOnce(timeout: Duration) throws -> Bool {
+        // What commands and timers pushed into pipes since the last round, before sleeping.
+        wakePipes()
         let woken = try poller.wait(timeout: timeout, ready: &ready)
+        if !pipesIn.isEmpty || !pipesOut.isEmpty { drainPipes() }
         var udpReady = false
         for token in ready {
             if token == Self.udpToken {
@@ -172,6 +181,8 @@ final class MediaEngine {
                 for i in 0..<n { receive(i) }
                 drainPacers()
                 flush()
+                // The far workers of the packets just piped start on them while this one reads on.
+                for link in pipesOut { link.wakeFarIfPending() }
                 rounds += 1
             }
         }
@@ -184,6 +195,7 @@ final class MediaEngine {
             drainPacers()
         }
         flush()
+        wakePipes()
         return woken
     }
 
@@ -281,6 +293,8 @@ final class MediaEngine {
     }
 
     func report(_ t: Transport, _ state: MediaEvent.TransportState) {
+        // A pipe transport is the engine's own, unknown to the coordinator.
+        guard t.pipe == nil else { return }
         events.append(.transportState(id: t.id, state: state))
         logger.debug("media transport", ("transport", t.label), ("state", state.rawValue))
     }
@@ -566,6 +580,9 @@ final class MediaEngine {
             if let t = transports[id] { allocate(t, allocation) }
         case .addRecorder(let spec): addRecorder(spec)
         case .closeRecorder(let id): closeRecorder(id: id)
+        case .pipeProducer(let id, let link, let tag): pipeProducer(id: id, link: link, tag: tag)
+        case .addPipeProducer(let spec, let router, let link, let tag):
+            addPipeProducer(spec, router: router, link: link, tag: tag)
         }
     }
 
@@ -657,6 +674,7 @@ final class MediaEngine {
     /// Ends a producer: its consumers end (their subscribers get RTCP BYE) and its mid and SSRCs count
     /// as ended (`Transport.remove`).
     func close(_ p: Producer) {
+        forgetPipes(of: p)
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()
         for sink in p.sinks { recorders[sink.spec.id] = nil }
@@ -694,7 +712,7 @@ final class MediaEngine {
         s.peerAddresses = byAddress.count
         s.tcpConnections = tcpConnections.count
         s.routers = routers.count
-        s.transports = transports.values.map {
+        s.transports = transports.values.filter { $0.pipe == nil }.map {
             TransportStats(
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, loss: $0.loss,
                 packetsIn: $0.packetsIn,

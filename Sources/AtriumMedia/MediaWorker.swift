@@ -26,7 +26,7 @@ public final class MediaWorker: Sendable {
     private let reported = Locked<[MediaEvent]>([])
     private let snapshot = Locked<MediaStats>(MediaStats())
     private let stopping = Atomic<Bool>(false)
-    private let wakeup: Wakeup
+    private let engineWakeup: Wakeup
     private let box: EngineBox
     private let thread = Locked<pthread_t?>(nil)
     private let notifier = Locked<(@Sendable () -> Void)?>(nil)
@@ -52,8 +52,17 @@ public final class MediaWorker: Sendable {
             tcpCandidateAddresses = []
         }
         fingerprint = engine.certificate.fingerprint.digest
-        wakeup = engine.poller.wakeup
+        engineWakeup = engine.poller.wakeup
         box = EngineBox(engine)
+    }
+
+    /// The worker thread's wakeup, for the pipes of rooms spread over several workers (`PipeLink`).
+    public var wakeup: Wakeup { engineWakeup }
+
+    /// The name its thread shows in `top -H`, `perf` and `/proc/PID/task/*/comm` (at most 15 bytes, the
+    /// kernel's limit).
+    public static func threadName(index: Int) -> String {
+        String(decoding: "atrium-media-\(index)".utf8.prefix(ThreadName.maxBytes), as: UTF8.self)
     }
 
     /// Queues a command for the worker thread and wakes it.
@@ -114,6 +123,7 @@ public final class MediaWorker: Sendable {
     }
 
     private func run() {
+        ThreadName.set(Self.threadName(index: index))
         let engine = box.engine
         var lastSnapshot = 0.0
         while !stopping.load(ordering: .acquiring) {

@@ -40,6 +40,12 @@ final class Producer {
     var reportedWanted: [String]?
     /// The layers last reported to the coordinator (`MediaEvent.layers`).
     var reportedLayers: [LayerStats] = []
+    /// On its home worker: the pipes to the other workers with viewers of it (issue 14).
+    var pipes: [PipeOutput] = []
+    /// On a far worker, a pipe producer: the link its packets come through (nil: a publisher's track).
+    var pipeInput: PipeInput?
+    /// A pipe producer's wanted streams as last sent home.
+    var pipeWanted: UInt8 = 0
 
     static let keyFrameRequestInterval = 0.3
     /// A stream without a packet for this long has stopped arriving: its viewers move down a layer.
@@ -95,6 +101,20 @@ final class Producer {
     func requestKeyFrame(stream k: Int = 0) {
         if isVideo, streams.indices.contains(k) { streams[k].keyFrameWanted = true }
     }
+}
+
+/// A piped producer's way to one far worker: the link, its tag there, and the streams that worker's
+/// viewers want (bit k: stream k; the bottom one until it says).
+struct PipeOutput {
+    let link: PipeLink
+    let tag: UInt32
+    var wanted: UInt8 = 1
+}
+
+/// Where a pipe producer's packets come from.
+struct PipeInput {
+    let link: PipeLink
+    let tag: UInt32
 }
 
 /// One encoding a producer receives (mediasoup's RtpStreamRecv): its SSRCs (from the offer, or learned

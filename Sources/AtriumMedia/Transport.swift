@@ -113,7 +113,10 @@ final class Transport {
         self.rtcpSSRC = rtcpSSRC
     }
 
-    var isSecure: Bool { srtpIn != nil && srtpOut != nil }
+    var isSecure: Bool { (srtpIn != nil && srtpOut != nil) || pipe != nil }
+    /// A pipe transport (mediasoup's PipeTransport inside one process): it carries a far worker's
+    /// pipe producers, fed through this link from the room's home worker, and has no peer.
+    var pipe: PipeLink?
     /// Whether something estimates the bandwidth toward this subscriber.
     var hasEstimate: Bool { estimating || rembEstimate }
 

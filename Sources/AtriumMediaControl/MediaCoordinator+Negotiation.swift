@@ -32,7 +32,7 @@ extension MediaCoordinator {
                 .openTransport(
                     TransportSpec(
                         id: sub.transport, router: peer.room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
-                        localPassword: pw, remote: nil))
+                        localPassword: pw, remote: nil, role: .subscriber))
             )
             sub.usedPayloadTypes = []
             sub.freedCodecs = [:]
@@ -64,7 +64,8 @@ extension MediaCoordinator {
             )
         }
         let offer = SubscriberNegotiation.offer(
-            sections: sections, local: local(sub.ufrag, sub.password, room: peer.room), sessionID: sessionID,
+            sections: sections, local: local(sub.ufrag, sub.password, room: peer.room, transport: sub.transport),
+            sessionID: sessionID,
             version: UInt64(sub.revision))
         let tracks = sub.sections.filter(\.active).map { s in
             MediaMessage.OfferedTrack(mid: s.mid, track: s.track, publisher: s.publisher, source: s.source)

@@ -29,7 +29,8 @@ extension MediaCoordinator {
             plane.submit(.reject(transport: pub.transport, mids: outcome.refused, ssrcs: outcome.refusedSSRCs))
         }
         let answer = offer.answer(
-            local: local(pub.ufrag, pub.password, room: room), accepted: Set(outcome.accepted.map(\.0.mid)),
+            local: local(pub.ufrag, pub.password, room: room, transport: pub.transport),
+            accepted: Set(outcome.accepted.map(\.0.mid)),
             refused: outcome.refused, sessionID: sessionID, version: pub.version)
         pub.version += 1
         var peer = peers[me] ?? Peer(room: room)

@@ -81,7 +81,7 @@ extension MediaCoordinator {
                 .openTransport(
                     TransportSpec(
                         id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
-                        localPassword: pw, remote: nil)))
+                        localPassword: pw, remote: nil, role: .subscriber)))
             peer.subscriber = Subscriber(transport: id, ufrag: u, password: pw)
         }
         guard var sub = peer.subscriber else { return }

@@ -133,14 +133,17 @@ public final class MediaCoordinator {
         return outbox
     }
 
-    func local(_ ufrag: String, _ password: String, room: RoomID) -> LocalTransport {
-        LocalTransport(ufrag: ufrag, password: password, fingerprint: fingerprint, candidates: candidates(for: room))
+    func local(_ ufrag: String, _ password: String, room: RoomID, transport: String) -> LocalTransport {
+        LocalTransport(
+            ufrag: ufrag, password: password, fingerprint: fingerprint,
+            candidates: candidates(for: room, transport: transport))
     }
 
-    /// The host candidates of the worker that owns the room (with several media workers each has its
-    /// own port): the UDP ones, then RFC 6544 passive TCP ones with a lower priority.
-    func candidates(for room: RoomID) -> [Candidate] {
-        let udp = plane.candidateAddresses(room: room.rawValue)
+    /// The host candidates of the worker the transport opened on (with several media workers each has
+    /// its own port; a big room's viewers may be on another worker than its publishers): the UDP
+    /// ones, then RFC 6544 passive TCP ones with a lower priority.
+    func candidates(for room: RoomID, transport: String) -> [Candidate] {
+        let udp = plane.candidateAddresses(room: room.rawValue, transport: transport)
         var out = udp.enumerated().map { i, a in
             Candidate(
                 foundation: "\(i + 1)", component: 1, transport: "udp",
@@ -149,7 +152,7 @@ public final class MediaCoordinator {
                     component: ICECandidate.rtpComponent), address: a.hostText, port: a.port,
                 kind: .host)
         }
-        out += plane.tcpCandidateAddresses(room: room.rawValue).enumerated().map { i, a in
+        out += plane.tcpCandidateAddresses(room: room.rawValue, transport: transport).enumerated().map { i, a in
             Candidate(
                 foundation: "\(udp.count + i + 1)", component: 1, transport: "tcp",
                 priority: ICECandidate.priority(

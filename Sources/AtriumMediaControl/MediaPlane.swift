@@ -17,6 +17,12 @@ public protocol MediaPlane: AnyObject {
     func candidateAddresses(room: String) -> [SocketAddress]
     /// The ICE-TCP candidate addresses of the worker that owns `room`.
     func tcpCandidateAddresses(room: String) -> [SocketAddress]
+    /// The candidate addresses of the worker transport `transport` of `room` opened on (a viewer of a
+    /// room spread over several workers may be on another than the room's); the room's otherwise.
+    func candidateAddresses(room: String, transport: String) -> [SocketAddress]
+    func tcpCandidateAddresses(room: String, transport: String) -> [SocketAddress]
+    /// The worker thread's wakeup, for the pipes between workers (`PipeLink`); nil for a fake.
+    var pipeWakeup: Wakeup? { get }
     /// Hands a command to the plane; commands apply in the order they are submitted.
     func submit(_ command: MediaCommand)
     /// What the plane reported since the last call, oldest first.
@@ -32,8 +38,16 @@ extension MediaPlane {
     /// One worker: every room has the same candidates.
     public func candidateAddresses(room: String) -> [SocketAddress] { candidateAddresses }
     public func tcpCandidateAddresses(room: String) -> [SocketAddress] { tcpCandidateAddresses }
+    public func candidateAddresses(room: String, transport: String) -> [SocketAddress] {
+        candidateAddresses(room: room)
+    }
+    public func tcpCandidateAddresses(room: String, transport: String) -> [SocketAddress] {
+        tcpCandidateAddresses(room: room)
+    }
+    public var pipeWakeup: Wakeup? { nil }
 }
 
 extension MediaWorker: MediaPlane {
     public var transportStats: [TransportStats] { stats.transports }
+    public var pipeWakeup: Wakeup? { wakeup }
 }

@@ -1,7 +1,8 @@
 /// Where a new room's media goes among several media workers (issue 14): a pure decision over each
-/// worker's load, so the choice is tested as a table. The unit placed is the room (its `Router`):
-/// every transport, producer and consumer of a room lives on the worker that owns it, so a consumer
-/// is always fed on the thread that receives its producer's packets.
+/// worker's load, so the choice is tested as a table. The unit placed is the room (its `Router`): its
+/// publishers' transports live on its home worker, and so do its viewers' until the room passes
+/// `spread` transports there; later viewers go to another worker (`subscriber`), which is fed the
+/// publishers' packets through a pipe (`PipeLink`).
 public enum WorkerPlacement {
     /// What one worker carries, as the set of workers counts it when placing (what it was handed,
     /// not what it measured: placement must not depend on timing).
@@ -31,5 +32,27 @@ public enum WorkerPlacement {
             if (l.transports, l.rooms) < (current.transports, current.rooms) { best = i }
         }
         return best
+    }
+
+    /// The worker for a new viewer's transport of a room placed on `room` (its workers, home first,
+    /// each with the room's transports there), given every worker's load and the room's spread
+    /// threshold (`media.room_spread`: transports of one room on one worker; 0 or less: never
+    /// spread). The first of the room's workers below the threshold takes it; when all are at it, the
+    /// least-loaded worker the room is not on yet; when the room is on every worker, the one of them
+    /// with the fewest of its transports (the earliest on a tie). nil when there is no worker.
+    public static func subscriber(room: [(worker: Int, transports: Int)], loads: [Load], spread: Int) -> Int? {
+        guard let home = room.first else { return leastLoaded(loads) }
+        guard spread > 0 else { return home.worker }
+        if let open = room.first(where: { $0.transports < spread }) { return open.worker }
+        let used = Set(room.map(\.worker))
+        var best: Int?
+        for (i, l) in loads.enumerated() where !used.contains(i) {
+            if let b = best, (l.transports, l.rooms) >= (loads[b].transports, loads[b].rooms) { continue }
+            best = i
+        }
+        if let best { return best }
+        var fewest = home
+        for r in room.dropFirst() where r.transports < fewest.transports { fewest = r }
+        return fewest.worker
     }
 }

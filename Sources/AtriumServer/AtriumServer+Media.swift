@@ -7,9 +7,12 @@ import CAtriumSupport
 
 /// The media workers (issue 14): how many, on which ports, made with one certificate and started.
 extension AtriumServer {
-    /// `--media-workers`, with 0 meaning the cores this process may run on.
+    /// `--media-workers`, with 0 meaning the cores this process may run on, at most
+    /// `MediaPortPlan.defaultMaxWorkers` (docs/media-workers.md: past that each worker adds ports and
+    /// memory for rooms that rarely need them; a larger explicit count is taken as given).
     var mediaWorkerCount: Int {
-        config.mediaWorkers > 0 ? config.mediaWorkers : min(CPUAffinity.usableCores(), MediaPortPlan.maxWorkers)
+        config.mediaWorkers > 0
+            ? config.mediaWorkers : min(CPUAffinity.usableCores(), MediaPortPlan.defaultMaxWorkers)
     }
 
     /// Each worker's UDP and ICE-TCP ports, or the startup error naming the flag to change.

@@ -170,7 +170,7 @@ public final class AtriumServer {
         if config.udpPort >= 0 {
             let workers = try startMedia()
             media = workers
-            let plane = MediaWorkers(workers)
+            let plane = MediaWorkers(workers, spread: config.mediaRoomSpread)
             let coordinator = MediaCoordinator(plane: plane)
             signal.media = coordinator
             metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }

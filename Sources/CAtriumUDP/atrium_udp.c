@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <pthread.h>
 #include <unistd.h>
 
 socklen_t atrium_udp_make_ipv4(struct sockaddr_storage *out, uint32_t address, uint16_t port) {
@@ -416,4 +417,11 @@ int atrium_eventfd_drain(int fd) {
         n = read(fd, &value, sizeof value);
     } while (n < 0 && errno == EINTR);
     return n < 0 ? -errno : 0;
+}
+
+int atrium_set_thread_name(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    return pthread_setname_np(pthread_self(), shortened);
 }

@@ -165,7 +165,7 @@ final class TCPMediaPlane: MediaPlane {
     /// The descriptions announce the TCP candidate after the UDP one, as RFC 6544 section 4.5 writes it.
     @Test func theServersDescriptionsCarryAPassiveTCPCandidate() {
         let c = MediaCoordinator(plane: TCPMediaPlane())
-        let lines = c.local("ufrag", "password", room: RoomID("r")).candidates.map {
+        let lines = c.local("ufrag", "password", room: RoomID("r"), transport: "t").candidates.map {
             "a=" + Attribute.candidate($0).sdpValue
         }
         #expect(

@@ -97,6 +97,128 @@ import Testing
         #expect(b.commands.count == 2)
     }
 
+    struct SpreadRow: Sendable, CustomTestStringConvertible {
+        var room: [Int: Int]
+        var order: [Int]
+        var loads: [Load]
+        var spread: Int
+        var expected: Int?
+        var testDescription: String { "room \(order.map { "\($0):\(room[$0] ?? 0)" }) spread \(spread)" }
+    }
+
+    /// Where a new viewer of a room goes: its home until the room has `spread` transports there, then
+    /// the next of its workers with room, then the least-loaded worker it is not on, then the one of
+    /// its workers with the fewest of its transports.
+    @Test(arguments: [
+        SpreadRow(room: [:], order: [], loads: [Load(transports: 3), Load()], spread: 2, expected: 1),
+        SpreadRow(room: [0: 1], order: [0], loads: [Load(transports: 1), Load()], spread: 2, expected: 0),
+        SpreadRow(room: [0: 2], order: [0], loads: [Load(transports: 2), Load()], spread: 2, expected: 1),
+        SpreadRow(room: [0: 500], order: [0], loads: [Load(transports: 500), Load()], spread: 0, expected: 0),
+        SpreadRow(
+            room: [0: 2, 1: 1], order: [0, 1], loads: [Load(transports: 2), Load(transports: 1)], spread: 2,
+            expected: 1),
+        SpreadRow(
+            room: [0: 2], order: [0], loads: [Load(transports: 2), Load(transports: 9), Load(transports: 4)],
+            spread: 2, expected: 2),
+        SpreadRow(
+            room: [0: 2, 1: 2], order: [0, 1], loads: [Load(transports: 2), Load(transports: 2)], spread: 2,
+            expected: 0),
+        SpreadRow(
+            room: [1: 3, 0: 2], order: [1, 0], loads: [Load(transports: 2), Load(transports: 3)], spread: 1,
+            expected: 0),
+        SpreadRow(room: [0: 1], order: [0], loads: [Load(transports: 1)], spread: 1, expected: 0),
+    ])
+    func viewersSpreadPastTheThreshold(_ row: SpreadRow) {
+        let room = row.order.map { (worker: $0, transports: row.room[$0] ?? 0) }
+        #expect(WorkerPlacement.subscriber(room: room, loads: row.loads, spread: row.spread) == row.expected)
+    }
+
+    static func viewerTransport(_ id: String, room: String) -> MediaCommand {
+        .openTransport(
+            TransportSpec(
+                id: id, router: room, label: id, localUfrag: "u", localPassword: "p", remote: nil, role: .subscriber))
+    }
+
+    static func names(_ commands: [MediaCommand]) -> [String] {
+        commands.map { c in
+            switch c {
+            case .openTransport(let s): "open \(s.id)"
+            case .addProducer(let s): "producer \(s.id)"
+            case .addConsumer(let s): "consumer \(s.id)"
+            case .pipeProducer(let id, let link, let tag): "pipe \(id) \(link.from)->\(link.to) #\(tag)"
+            case .addPipeProducer(let s, let router, let link, let tag):
+                "pipe producer \(s.id) of \(router) \(link.from)->\(link.to) #\(tag)"
+            case .pauseProducer(let id, let paused): "pause \(id) \(paused)"
+            case .closeProducer(let id): "close producer \(id)"
+            case .closeRouter(let id): "close router \(id)"
+            case .closeTransport(let id): "close transport \(id)"
+            default: "other"
+            }
+        }
+    }
+
+    @Test func aBigRoomsLaterViewersOpenOnAnotherWorkerFedThroughOnePipe() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b], spread: 2)
+        #expect(set.candidateAddresses(room: "r") == [.loopbackV4(port: 40000)])
+        set.submit(Self.transport("pub", room: "r"))
+        set.submit(Self.producer("p1", on: "pub"))
+        set.submit(Self.viewerTransport("s1", room: "r"))
+        set.submit(Self.viewerTransport("s2", room: "r"))
+        set.submit(Self.viewerTransport("s3", room: "r"))
+        // The publisher and the first viewer fill the home worker's share; the others go to worker 1,
+        // whose port their offers carry.
+        #expect(set.worker(ofTransport: "s1") == 0 && set.worker(ofTransport: "s2") == 1)
+        #expect(set.worker(ofTransport: "s3") == 1)
+        #expect(set.candidateAddresses(room: "r", transport: "s2") == [.loopbackV4(port: 40001)])
+        #expect(set.candidateAddresses(room: "r", transport: "s1") == [.loopbackV4(port: 40000)])
+        #expect(set.workers(ofRoom: "r") == [0, 1])
+        set.submit(Self.consumer("c1", of: "p1", on: "s1"))
+        set.submit(Self.consumer("c2", of: "p1", on: "s2"))
+        set.submit(Self.consumer("c3", of: "p1", on: "s3"))
+        #expect(set.pipedWorkers(ofProducer: "p1") == [1])
+        set.submit(.pauseProducer(id: "p1", paused: true))
+        set.submit(.closeProducer(id: "p1"))
+        #expect(
+            Self.names(a.commands) == [
+                "open pub", "producer p1", "open s1", "consumer c1", "pipe p1 0->1 #1", "pause p1 true",
+                "close producer p1",
+            ])
+        // The pipe producer comes before the consumer that needs it, once for both viewers.
+        #expect(
+            Self.names(b.commands) == [
+                "open s2", "open s3", "pipe producer p1 of r 0->1 #1", "consumer c2", "consumer c3", "pause p1 true",
+                "close producer p1",
+            ])
+        #expect(set.pipedWorkers(ofProducer: "p1").isEmpty)
+        set.submit(.closeRouter(id: "r"))
+        #expect(a.commands.count == 8 && b.commands.count == 8)
+        #expect(set.placementLoads == [Load(), Load()])
+    }
+
+    @Test func closingAPublisherTransportClosesItsPipeProducers() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b], spread: 1)
+        set.submit(Self.transport("pub", room: "r"))
+        set.submit(Self.producer("p1", on: "pub"))
+        set.submit(Self.viewerTransport("s1", room: "r"))
+        set.submit(Self.consumer("c1", of: "p1", on: "s1"))
+        set.submit(.closeTransport(id: "pub"))
+        #expect(Self.names(b.commands).suffix(1) == ["close producer p1"])
+        #expect(Self.names(a.commands).suffix(1) == ["close transport pub"])
+    }
+
+    @Test func withoutASpreadARoomStaysOnItsWorker() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b])
+        set.submit(Self.transport("pub", room: "r"))
+        for i in 0..<5 { set.submit(Self.viewerTransport("s\(i)", room: "r")) }
+        #expect(a.commands.count == 6 && b.commands.isEmpty)
+    }
+
     @Test func closingARoomForgetsItAndFreesItsWorker() {
         let a = Recorder(port: 40000)
         let b = Recorder(port: 40001)

@@ -146,8 +146,12 @@ def shared_server():
 
 
 # A media server: dev mode, rooms created on join, media on an ephemeral UDP port bound to 127.0.0.1.
-MEDIA_ARGS = ("--dev", "--store", "memory", "--auto-create-rooms", "any",
-              "--udp-port", "0", "--media-bind", "127.0.0.1")
+MEDIA_BASE_ARGS = ("--dev", "--store", "memory", "--auto-create-rooms", "any",
+                   "--udp-port", "0", "--media-bind", "127.0.0.1")
+# ATRIUM_TEST_MEDIA_WORKERS=N runs every media test's server with N media workers (`make tsan` uses 2);
+# by default a server has one per core.
+MEDIA_ARGS = MEDIA_BASE_ARGS + (("--media-workers", os.environ["ATRIUM_TEST_MEDIA_WORKERS"])
+                                if os.environ.get("ATRIUM_TEST_MEDIA_WORKERS") else ())
 
 
 @pytest.fixture(scope="module")

@@ -100,4 +100,8 @@ int atrium_eventfd_signal(int fd);
 /// Resets the counter; returns 0 or -errno (-EAGAIN when nothing was signalled).
 int atrium_eventfd_drain(int fd);
 
+/// Names the calling thread (pthread_setname_np, a GNU extension: what `top -H`, `perf` and
+/// /proc/PID/task/TID/comm show), cut to the kernel's 15 bytes; 0 or an errno value.
+int atrium_set_thread_name(const char *name);
+
 #endif

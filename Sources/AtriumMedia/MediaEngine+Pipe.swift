@@ -1,0 +1,206 @@
+import AtriumICE
+import AtriumRTP
+import AtriumUDP
+
+/// A room spread over several media workers (issue 14; mediasoup's pipe between routers, inside one
+/// process). On the room's home worker a piped producer copies each packet it received, decrypted,
+/// into the ring of every link to a far worker with its viewers (once per worker, not per viewer)
+/// and wakes that worker once per receive batch. The far worker's pipe producer, on a pipe
+/// transport of its own router for the room, runs each packet through the same forwarding path as a
+/// local producer's (key-frame gate, layer selection, `SeqManager`, SRTP, `sendmmsg`); its viewers'
+/// key-frame requests and wanted layers go home through the link's reverse ring.
+extension MediaEngine {
+    /// The slot of `rx` a piped packet is copied into before it is forwarded.
+    static var pipeSlot: Int { 34 }
+
+    // MARK: - Commands
+
+    /// Home: starts handing producer `id`'s packets to `link`'s far worker.
+    func pipeProducer(id: String, link: PipeLink, tag: UInt32) {
+        guard let p = producers[id], p.pipeInput == nil, !p.pipes.contains(where: { $0.tag == tag }) else { return }
+        p.pipes.append(PipeOutput(link: link, tag: tag))
+        pipeTags[tag] = p
+        if !pipesOut.contains(where: { $0 === link }) { pipesOut.append(link) }
+    }
+
+    /// Far: a pipe producer on the room's pipe transport from `link.from`.
+    func addPipeProducer(_ spec: ProducerSpec, router id: String, link: PipeLink, tag: UInt32) {
+        guard producers[spec.id] == nil else { return }
+        let key = "pipe/\(link.from)/\(id)"
+        let t = transports[key] ?? makePipeTransport(key, router: id, link: link)
+        var s = spec
+        s.transport = key
+        let p = Producer(spec: s, transport: t, cache: config.keyFrameCache)
+        p.pipeInput = PipeInput(link: link, tag: tag)
+        producers[s.id] = p
+        t.router.producers[s.id] = p
+        t.add(p)
+        pipeTags[tag] = p
+        if !pipesIn.contains(where: { $0 === link }) { pipesIn.append(link) }
+    }
+
+    private func makePipeTransport(_ key: String, router id: String, link: PipeLink) -> Transport {
+        let router = routers[id] ?? Router(id: id)
+        routers[id] = router
+        // Its agent never hears a check: the transport has no peer and is in no address table.
+        let ice = ICELiteAgent(
+            localAddress: iceAddress, localCredentials: ICECredentials(ufrag: key, password: key),
+            remoteUfrag: nil, remotePassword: nil, now: instant)
+        let t = Transport(
+            spec: TransportSpec(
+                id: key, router: id, label: "pipe/\(link.from)", localUfrag: key, localPassword: key, remote: nil),
+            router: router, ice: ice, rtcpSSRC: random.nonzero32())
+        t.pipe = link
+        t.connected = true
+        transports[key] = t
+        router.transports[key] = t
+        return t
+    }
+
+    /// A producer leaves the pipe tables with it.
+    func forgetPipes(of p: Producer) {
+        for o in p.pipes where pipeTags[o.tag] === p { pipeTags[o.tag] = nil }
+        p.pipes.removeAll()
+        if let i = p.pipeInput, pipeTags[i.tag] === p { pipeTags[i.tag] = nil }
+    }
+
+    // MARK: - Home side
+
+    /// Hands the packet in `rx[i]` (decrypted, an RTX repair restored) to every far worker of `p`.
+    func pipe(_ i: Int, producer p: Producer, stream k: Int, recovered: Bool, on t: Transport) {
+        var header = PipePacket()
+        header.stream = UInt8(truncatingIfNeeded: k)
+        header.recovered = recovered
+        header.twccExtensionID = t.twccExtensionID ?? 0
+        for o in p.pipes {
+            header.tag = o.tag
+            let pushed = rx[i].payload.withUnsafeBytes { o.link.packets.push($0, header) }
+            if pushed {
+                counters.pipePacketsOut += 1
+                o.link.farPending = true
+            } else {
+                counters.drop(.pipeFull)
+            }
+        }
+    }
+
+    /// Hands a sender report of stream k to every far worker of `p` (their viewers' sender reports
+    /// map its timeline to the wall clock as the home worker's do).
+    func pipeSenderReport(_ p: Producer, stream k: Int) {
+        var header = PipePacket()
+        header.kind = .senderReport
+        header.stream = UInt8(truncatingIfNeeded: k)
+        header.ntp = p.streams[k].reportNTP ?? 0
+        header.rtpTimestamp = p.streams[k].reportRTP
+        for o in p.pipes {
+            header.tag = o.tag
+            if o.link.packets.push(UnsafeRawBufferPointer(start: nil, count: 0), header) {
+                o.link.farPending = true
+            } else {
+                counters.drop(.pipeFull)
+            }
+        }
+    }
+
+    /// What a far worker's viewers asked: key frames (throttled as the home worker's own requests) and
+    /// the streams they want (the publisher is told the union).
+    func receiveFeedback(_ f: PipeFeedback) {
+        guard let p = pipeTags[f.tag], let o = p.pipes.firstIndex(where: { $0.tag == f.tag }) else { return }
+        switch f.kind {
+        case .keyFrame(let k): requestKeyFrameNow(p, stream: k)
+        case .wanted(let mask):
+            p.pipes[o].wanted = mask
+            reportWanted(p)
+        }
+    }
+
+    // MARK: - Far side
+
+    /// Forwards what the links brought (at most a ring's worth each, so a busy home cannot starve
+    /// this worker's own socket), takes the feedback for the producers piped from here, and wakes the
+    /// other side of every link pushed to.
+    func drainPipes() {
+        var any = false
+        for link in pipesIn {
+            var n = 0
+            while n < link.packets.capacity, link.packets.pop({ receivePiped($0, $1) }) {
+                n += 1
+                if txCount == tx.count { flush() }
+            }
+            if n > 0 { any = true }
+        }
+        if any {
+            drainPacers()
+            flush()
+        }
+        for link in pipesOut {
+            while let f = link.feedback.pop() { receiveFeedback(f) }
+        }
+        wakePipes()
+    }
+
+    /// Wakes the far worker of every outgoing link with new packets and the home worker of every
+    /// incoming one with new feedback: one eventfd write per link and batch.
+    func wakePipes() {
+        for link in pipesOut { link.wakeFarIfPending() }
+        for link in pipesIn { link.wakeHomeIfPending() }
+    }
+
+    func receivePiped(_ h: PipePacket, _ bytes: UnsafeRawBufferPointer) {
+        guard let p = pipeTags[h.tag], p.pipeInput?.tag == h.tag else {
+            counters.drop(.pipeUnknown)
+            return
+        }
+        let k = Int(h.stream)
+        guard p.streams.indices.contains(k) else {
+            counters.drop(.malformed)
+            return
+        }
+        let t = p.transport
+        switch h.kind {
+        case .senderReport:
+            p.streams[k].reportNTP = h.ntp
+            p.streams[k].reportRTP = h.rtpTimestamp
+            p.lastActivity = now
+        case .rtp:
+            let i = Self.pipeSlot
+            rx[i].payload.removeAll(keepingCapacity: true)
+            rx[i].payload.append(contentsOf: bytes)
+            guard let header = try? RTPHeader(parsing: rx[i].payload) else {
+                counters.drop(.malformed)
+                return
+            }
+            // The stream's SSRC as the publisher sends it (learned at home from the mid and rid).
+            if p.streams[k].ssrc != header.ssrc { p.streams[k].ssrc = header.ssrc }
+            t.twccExtensionID = h.twccExtensionID == 0 ? nil : h.twccExtensionID
+            counters.pipePacketsIn += 1
+            let length = rx[i].payload.count
+            forward(
+                i, on: t, producer: p, stream: k, sequence: header.sequenceNumber, timestamp: header.timestamp,
+                headerInfo: header, recovered: h.recovered)
+            // Received once, on the home worker: the far worker counts it as piped only.
+            counters.packetsIn -= 1
+            counters.bytesIn -= length
+        }
+    }
+
+    /// A pipe producer's key-frame request goes home (the home worker throttles and sends the PLI).
+    func pipeKeyFrameRequest(_ input: PipeInput, stream k: Int) {
+        if input.link.feedback.push(PipeFeedback(tag: input.tag, kind: .keyFrame(stream: k))) {
+            input.link.homePending = true
+        } else {
+            counters.drop(.pipeFull)
+        }
+    }
+
+    /// A pipe producer's wanted streams go home when they changed.
+    func pipeWanted(_ p: Producer, _ input: PipeInput, mask: UInt8) {
+        guard mask != p.pipeWanted else { return }
+        if input.link.feedback.push(PipeFeedback(tag: input.tag, kind: .wanted(mask: mask))) {
+            p.pipeWanted = mask
+            input.link.homePending = true
+        } else {
+            counters.drop(.pipeFull)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import AtriumDTLS
+import AtriumRTP
+import Testing
+
+@testable import AtriumMedia
+
+/// A room spread over two media workers (issue 14), in memory: the home engine receives the
+/// publisher and pipes its packets to the far engine, whose viewer decodes them; the far viewer's
+/// key-frame requests travel home through the reverse ring and reach the publisher as a PLI.
+@Suite struct PipeTests {
+    static let camera = ProducerSpec(
+        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8", clockRate: 90_000,
+        payloadType: 96, rtxPayloadType: nil, ssrc: 4242, rtxSSRC: nil, audioLevelID: nil, absSendTimeID: nil,
+        paused: false)
+
+    /// Two engines joined by a link, a publisher on the first and the pipe producer on the second.
+    final class Spread {
+        let home: EmbeddedMedia
+        let far: EmbeddedMedia
+        let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil, capacity: 64)
+        let publisher: EmbeddedPeer
+        var sequence: UInt16 = 100
+        var frame = 0
+
+        init() throws {
+            home = try EmbeddedMedia(seed: 7)
+            far = try EmbeddedMedia(seed: 8)
+            publisher = try EmbeddedPeer(
+                port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+            try publisher.connect(to: home, midExtensionID: 1)
+            home.apply(.addProducer(PipeTests.camera))
+            far.apply(.addPipeProducer(PipeTests.camera, router: "room", link: link, tag: 1))
+            home.apply(.pipeProducer(id: "cam", link: link, tag: 1))
+        }
+
+        func viewer(_ port: UInt16) throws -> EmbeddedPeer {
+            let v = try EmbeddedPeer(
+                port: port, transport: "sub\(port)", serverFingerprint: far.engine.certificate.fingerprint)
+            try v.connect(to: far)
+            far.apply(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: "c\(port)", producer: "cam", transport: "sub\(port)", ssrc: UInt32(port), rtxSSRC: nil,
+                        payloadType: 100, rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil)))
+            return v
+        }
+
+        /// One frame (the first a key frame) whose payload's last byte is its number.
+        func sendFrame() throws {
+            var payload: [UInt8] = [0x10]
+            payload += frame == 0 ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
+            payload += [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: 50)
+            try publisher.send(
+                rtp: RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: sequence, timestamp: UInt32(frame) * 3000, ssrc: 4242,
+                    marker: true, payload: payload), to: home)
+            sequence &+= 1
+            frame += 1
+        }
+
+        /// What a worker does when woken: drain its pipes, send.
+        func pump(_ m: EmbeddedMedia) {
+            m.engine.drainPipes()
+            m.engine.flush()
+            m.collect()
+        }
+
+        func plis() throws -> Int {
+            try publisher.receive(from: home)
+            defer { publisher.rtcp.removeAll() }
+            return publisher.rtcp.filter {
+                if case .pictureLossIndication(let p) = $0 { p.sources.mediaSSRC == 4242 } else { false }
+            }.count
+        }
+    }
+
+    static func frames(_ v: EmbeddedPeer) throws -> [UInt8] {
+        try v.rtp.map { p in p[try RTPHeader(parsing: p).payloadRange.upperBound - 1] }
+    }
+
+    @Test func aViewerOnTheFarWorkerDecodesThePublishersPacketsAndItsKeyFrameRequestsReachThePublisher() throws {
+        let s = try Spread()
+        let v = try s.viewer(46_000)
+        // The new viewer waits for a key frame: asked of the home worker through the pipe.
+        s.pump(s.home)
+        #expect(try s.plis() == 1)
+        for _ in 0..<5 { try s.sendFrame() }
+        s.pump(s.far)
+        try v.receive(from: s.far)
+        #expect(try Self.frames(v) == [0, 1, 2, 3, 4])
+        let headers = try v.rtp.map { try RTPHeader(parsing: $0) }
+        #expect(headers.allSatisfy { $0.ssrc == 46_000 && $0.payloadType == 100 })
+        #expect(zip(headers, headers.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 })
+        #expect(s.home.engine.counters.pipePacketsOut == 5 && s.far.engine.counters.pipePacketsIn == 5)
+        // Received once: on the home worker.
+        #expect(s.home.engine.counters.packetsIn == 5 && s.far.engine.counters.packetsIn == 0)
+        // The viewer's PLI: the far worker asks home at its next tick; home sends it to the publisher.
+        try v.send(rtcp: [.pictureLossIndication(PictureLossIndication(senderSSRC: 1, mediaSSRC: 46_000))], to: s.far)
+        s.far.advance(by: 0.4)
+        s.home.advance(by: 0.4)
+        s.pump(s.home)
+        #expect(try s.plis() == 1)
+        // Nothing of the pipe reaches the coordinator from the far worker.
+        #expect(
+            !s.far.events().contains { if case .transportState(let id, _) = $0 { id.hasPrefix("pipe") } else { false } }
+        )
+    }
+
+    @Test func aFullPipeRefusesAndAClosedPipeProducerDropsWhatIsStillInTheRing() throws {
+        let s = try Spread()
+        _ = try s.viewer(46_001)
+        for _ in 0..<70 { try s.sendFrame() }
+        #expect(s.home.engine.counters.pipePacketsOut == 64)
+        #expect(s.home.engine.counters.dropped[DropReason.pipeFull.rawValue] == 6)
+        s.far.apply(.closeProducer(id: "cam"))
+        s.pump(s.far)
+        #expect(s.far.engine.counters.dropped[DropReason.pipeUnknown.rawValue] == 64)
+        #expect(s.link.packets.count == 0)
+        // The home producer's close forgets its pipe: nothing more is pushed.
+        s.home.apply(.closeProducer(id: "cam"))
+        try s.sendFrame()
+        #expect(s.link.packets.count == 0)
+    }
+
+    @Test func thePacketRingKeepsOrderRefusesWhenFullAndRefusesOversizedPackets() {
+        let ring = PacketRing(capacity: 3, slotSize: 8)
+        #expect(ring.capacity == 4)
+        for n in 0..<4 {
+            let pushed = [UInt8](repeating: UInt8(n), count: n + 1).withUnsafeBytes {
+                ring.push($0, PipePacket(tag: UInt32(n)))
+            }
+            #expect(pushed)
+        }
+        #expect(![UInt8(9)].withUnsafeBytes { ring.push($0, PipePacket()) })
+        var seen: [(UInt32, [UInt8])] = []
+        while ring.pop({ h, b in seen.append((h.tag, Array(b))) }) {}
+        #expect(seen.map(\.0) == [0, 1, 2, 3])
+        #expect(seen.map(\.1) == [[0], [1, 1], [2, 2, 2], [3, 3, 3, 3]])
+        #expect([UInt8](repeating: 0, count: 9).withUnsafeBytes { !ring.push($0, PipePacket()) })
+        #expect(ring.count == 0)
+    }
+
+    @Test func thePacketRingHandsEveryPacketAcrossThreadsInOrder() async {
+        let ring = PacketRing(capacity: 16, slotSize: 8)
+        let total = 20_000
+        let producer = Task.detached {
+            var n = 0
+            while n < total {
+                let bytes = withUnsafeBytes(of: UInt32(n).littleEndian) { Array($0) }
+                if bytes.withUnsafeBytes({ ring.push($0, PipePacket(tag: UInt32(n))) }) {
+                    n += 1
+                } else {
+                    await Task.yield()
+                }
+            }
+        }
+        var expected = 0
+        var ordered = true
+        while expected < total {
+            let got = ring.pop { h, b in
+                let value = b.loadUnaligned(as: UInt32.self)
+                if h.tag != UInt32(expected) || value != UInt32(expected) { ordered = false }
+            }
+            if got { expected += 1 } else { await Task.yield() }
+        }
+        await producer.value
+        #expect(ordered && expected == total)
+    }
+}
