@@ -1,5 +1,6 @@
 """Viewer sweep: one publisher (camera, screen share, microphone) and N viewers, N = 1, 5, 10, 20,
-40, 80, 160, Atrium (all cores, and `--media-workers 1`) and Janus (Debian's package, VideoRoom over
+40, 80, 160, Atrium (all cores, the room's viewers spread evenly over the media workers, and
+`--media-workers 1`) and Janus (Debian's package, VideoRoom over
 its HTTP API, bench/janus_peer.py) in turn for each N, with the same clients; then a saturation run.
 
 The clients are native and cheap (`atrium-viewers`, Sources/atrium-viewers, driven through
@@ -83,13 +84,23 @@ def totals(stats, ids):
 
 # -- one server with a publisher, viewers added on demand ------------------------------------------
 
+def usable_cores():
+    return len(os.sched_getaffinity(0))
+
+
 class AtriumRun:
-    def __init__(self, workdir, workers):
+    """Atrium with `workers` media workers (None: the default, every core). With several workers the
+    room spreads its viewers evenly over them: `--media-room-spread` is the room's transports over
+    the workers, rounded up (docs/media-workers.md)."""
+
+    def __init__(self, workdir, workers, n):
         from conftest import Server
         self.name = "Atrium" if workers is None else f"Atrium {workers}w"
         args = ["--dev", "--store", "memory", "--auto-create-rooms", "any", "--media-bind", "127.0.0.1"]
         if workers is not None:
             args += ["--media-workers", str(workers)]
+        elif usable_cores() > 1:
+            args += ["--media-room-spread", str(max(2, -(-(n + 1) // usable_cores())))]
         self.server = Server(os.path.join(workdir, f"atrium-{workers}-{time.time_ns()}"), *args)
         self.clients, self.viewers = [], []
 
@@ -240,7 +251,7 @@ async def receiving(view_peers, ids, timeout):
 async def scenario(make_run, n, args, scales=None):
     """One server: the publisher, then `n` viewers; one measured window (or, with `scales`, one per
     packet scale until loss passes LOSS_LIMIT or a client is the limit)."""
-    run = make_run()
+    run = make_run(n)
     pub_peers = await NativePeers.spawn()
     view_peers = await NativePeers.spawn()
     try:
@@ -347,10 +358,10 @@ def print_saturation(sat):
 
 async def main_async(args):
     workdir = tempfile.mkdtemp(prefix="atrium-viewers-sweep-")
-    makers = [("atrium", lambda: AtriumRun(workdir, None))]
+    makers = [("atrium", lambda n: AtriumRun(workdir, None, n))]
     if args.one_worker:
-        makers.append(("atrium", lambda: AtriumRun(workdir, 1)))
-    makers.append(("janus", lambda: JanusRun(workdir)))
+        makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
+    makers.append(("janus", lambda n: JanusRun(workdir)))
     makers = [m for k, m in makers if k not in args.skip]
     try:
         for n in args.viewers:
