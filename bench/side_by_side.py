@@ -16,11 +16,11 @@ def stop_process(proc):
 
 class Table:
     """Rows of one figure per server; `ratio` rows get Atrium/Janus (the first column over the last)
-    when both servers ran: two columns, or more (Atrium in several configurations) ending with Janus."""
+    when both servers ran: the first column Atrium, the last Janus (Atrium may have several)."""
 
     def __init__(self, results, min_column=12):
         self.names = [r["name"] for r in results]
-        self.both = len(results) >= 2 and self.names[0] == "Atrium" and (len(results) == 2 or self.names[-1] == "Janus")
+        self.both = len(results) >= 2 and self.names[0] == "Atrium" and self.names[-1] == "Janus"
         self.min_column = min_column
         self.rows = []
 

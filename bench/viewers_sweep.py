@@ -56,6 +56,7 @@ PUBLISHER_ID = 7
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
+WAIT_LIMIT = 0.25         # a client runnable but without a CPU for this share of the window was held back
 
 
 def cpu_seconds(pid):
@@ -70,6 +71,16 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def runqueue_wait(pid):
+    """Seconds the process's threads spent runnable but waiting for a CPU (/proc/PID/schedstat's
+    second field, for the main thread: the load clients run on one)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def totals(stats, ids):
@@ -207,12 +218,14 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
     s0 = await view_peers.call("stats")          # also resets the latency histogram
     p0 = await pub_peers.call("stats")
     udp0 = udp_sockets(pids.values())
+    wait0 = {k: runqueue_wait(pid) for k, pid in pids.items()}
     t0 = time.monotonic()
     cpu0 = cpu_seconds(run.pid)
     await asyncio.sleep(seconds)
     cpu1 = cpu_seconds(run.pid)
     t1 = time.monotonic()
     udp1 = udp_sockets(pids.values())
+    wait1 = {k: runqueue_wait(pid) for k, pid in pids.items()}
     s1 = await view_peers.call("stats")
     p1 = await pub_peers.call("stats")
     packets0, lost0 = totals(s0, ids)
@@ -233,6 +246,9 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         # viewers fell behind, and their figures are lower bounds.
         "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
         "backlog": (udp0[view_peers.pid][1], udp1[view_peers.pid][1]),
+        # Share of the window each process was runnable but got no CPU: the machine, not the
+        # process, held it back (other work on a shared 2-core VM).
+        "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
     }
 
 
@@ -280,7 +296,8 @@ async def scenario(make_run, n, args, scales=None):
                   f"{r['pps']:.0f} delivered, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
                   f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} %, publisher "
                   f"{100 * r['publisher_cpu']:.0f} %, UDP drops server/viewers {r['drops']['server']}/"
-                  f"{r['drops']['viewers']}", flush=True)
+                  f"{r['drops']['viewers']}, viewers waited for a CPU {100 * r['waited']['viewers']:.0f} %",
+                  flush=True)
             if (r["loss"] or 0) > LOSS_LIMIT or client_limit(r):
                 break
         return {"name": run.name, "steps": steps}
@@ -295,13 +312,18 @@ async def scenario(make_run, n, args, scales=None):
 def client_limit(r):
     """Why a client, not the server, limited a window ("" when none did): a client above
     CLIENT_LIMIT of a core, a publisher that sent under 95 % of its intended rate (its process did
-    not get the CPU), or viewers whose socket backlog grew by more than 256 KiB."""
+    not get the CPU), a client that waited for a CPU more than WAIT_LIMIT of the window (the machine
+    was busy with other work), or viewers whose socket backlog grew by more than 256 KiB."""
     notes = []
     if r["sent_pps"] < 0.95 * r["intended_pps"]:
         notes.append(f"publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s")
+    waited = {k: v for k, v in r["waited"].items() if k != "server" and v > WAIT_LIMIT}
+    if waited:
+        notes.append("the machine: " + ", ".join(f"{k} waited for a CPU {100 * v:.0f} %" for k, v in waited.items()))
     start, end = r["backlog"]
     if end - start > 256 << 10:
-        notes.append(f"viewers' backlog +{(end - start) >> 10} KiB")
+        notes.append(f"viewers' backlog +{(end - start) >> 10} KiB, waited for a CPU "
+                     f"{100 * r['waited']['viewers']:.0f} %")
     if r["viewers_cpu"] > CLIENT_LIMIT:
         notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
     if r["publisher_cpu"] > CLIENT_LIMIT:
@@ -324,6 +346,8 @@ def print_n(results):
     t.row("UDP drops: server's / viewers' sockets", [f"{r['drops']['server']}/{r['drops']['viewers']}" for r in results])
     t.row("viewers' socket backlog, start/end (KiB)", [f"{r['backlog'][0] >> 10}/{r['backlog'][1] >> 10}"
                                                         for r in results])
+    t.row("waited for a CPU: server / viewers / publisher (%)",
+          ["/".join(f"{100 * r['waited'][k]:.0f}" for k in ("server", "viewers", "publisher")) for r in results])
     t.row("every viewer got every source", ["yes" if r["complete"] else "NO" for r in results])
     t.row("client was the limit", [client_limit(r) or "no" for r in results])
     t.print()
