@@ -56,7 +56,6 @@ PUBLISHER_ID = 7
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
-WAIT_LIMIT = 0.25         # a client runnable but without a CPU for this share of the window was held back
 
 
 def cpu_seconds(pid):
@@ -312,18 +311,14 @@ async def scenario(make_run, n, args, scales=None):
 def client_limit(r):
     """Why a client, not the server, limited a window ("" when none did): a client above
     CLIENT_LIMIT of a core, a publisher that sent under 95 % of its intended rate (its process did
-    not get the CPU), a client that waited for a CPU more than WAIT_LIMIT of the window (the machine
-    was busy with other work), or viewers whose socket backlog grew by more than 256 KiB."""
+    not get the CPU), or viewers whose socket backlog grew by more than 256 KiB (with how long they
+    waited for a CPU: on a shared machine other work can hold a client back at low CPU use)."""
     notes = []
     if r["sent_pps"] < 0.95 * r["intended_pps"]:
-        notes.append(f"publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s")
-    waited = {k: v for k, v in r["waited"].items() if k != "server" and v > WAIT_LIMIT}
-    if waited:
-        notes.append("the machine: " + ", ".join(f"{k} waited for a CPU {100 * v:.0f} %" for k, v in waited.items()))
+        notes.append(f"publisher sent {r['sent_pps']:.0f}/{r['intended_pps']} pps")
     start, end = r["backlog"]
     if end - start > 256 << 10:
-        notes.append(f"viewers' backlog +{(end - start) >> 10} KiB, waited for a CPU "
-                     f"{100 * r['waited']['viewers']:.0f} %")
+        notes.append(f"viewers behind +{(end - start) >> 10} KiB, {100 * r['waited']['viewers']:.0f} % waiting")
     if r["viewers_cpu"] > CLIENT_LIMIT:
         notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
     if r["publisher_cpu"] > CLIENT_LIMIT:
