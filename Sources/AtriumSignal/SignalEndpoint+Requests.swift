@@ -3,6 +3,7 @@ import AtriumHTTP
 import AtriumJSON
 import AtriumMediaControl
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
 
@@ -22,20 +23,20 @@ extension SignalEndpoint {
         let me = member.participant
         let actor = Actor.participant(me)
         let t = now()
+        // Every room request of a joined session is a command for its room, applied by the hub.
+        func run(_ command: HubCommand) throws(HubError) { try hub.apply(command, in: member.room, by: actor, now: t) }
         switch type {
         case "leave":
             members[me] = nil
             byResumeToken[member.resumeToken] = nil
             session.member = nil
-            try hub.perform(member.room, now: t) { s throws(HubError) in s.leave(me, reason: .left) }
+            try run(.leave(me, reason: .left))
             close(session, SignalCloseCode.left, "left")
             return [:]
         case "update":
             let name = try f.optionalString("name", max: 256)
             let metadata = try f.optionalString("metadata", max: 16 * 1024)
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.update(me, name: name, metadata: metadata)
-            }
+            try run(.update(name: name, metadata: metadata))
             return [:]
         case "publish":
             let (track, events) = try hub.publish(TrackRequest(f), by: me, in: member.room, now: t)
@@ -69,84 +70,67 @@ extension SignalEndpoint {
         case "unpublish":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.unpublish(trackID, by: me, reason: reason)
-            }
+            try run(.unpublish(trackID, reason: reason))
             return [:]
         case "mute":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let muted = try f.bool("muted")
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, muted, by: actor) }
+            try run(.setMuted(trackID, muted))
             return [:]
         case "subscribe":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let quality: VideoQuality = try f.optionalEnum("quality") ?? .high
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.subscribe(me, to: trackID, quality: quality)
-                return []
-            }
+            try run(.subscribe(trackID, quality: quality))
             return ["trackId": .string(trackID.rawValue), "quality": .string(quality.rawValue)]
         case "set_viewport":
             return try setViewport(f, me: me, room: member.room)
         case "unsubscribe":
             let trackID = TrackID(try f.string("trackId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.unsubscribe(me, from: trackID)
-                return []
-            }
+            try run(.unsubscribe(trackID))
             return ["trackId": .string(trackID.rawValue)]
         case "pause_share", "resume_share", "stop_share":
             let shareID = ShareID(try f.string("shareId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                switch type {
-                case "pause_share": try s.pause(shareID, by: me)
-                case "resume_share": try s.resume(shareID, by: me)
-                default: try s.stopShare(shareID, by: actor, reason: reason)
-                }
+            switch type {
+            case "pause_share": try run(.pauseShare(shareID))
+            case "resume_share": try run(.resumeShare(shareID))
+            default: try run(.stopShare(shareID, reason: reason))
             }
             return [:]
         case "request_share":
             let requestID = hub.ids.request()
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.requestShare(by: me, requestID: requestID, now: t)
-            }
+            try run(.requestShare(requestID))
             return ["requestId": .string(requestID.rawValue)]
         case "answer_share_request":
             let requestID = ShareRequestID(try f.string("requestId", max: 64))
             let grant = try f.bool("grant")
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.answer(requestID, grant: grant, by: actor)
-            }
+            try run(.answerShareRequest(requestID, grant: grant))
             return [:]
         case "set_share_lock":
             let locked = try f.bool("locked")
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setLock(locked, by: actor) }
+            try run(.setShareLock(locked))
             return ["locked": .bool(locked)]
         case "set_share_policy":
             guard var policy = hub.state(member.room)?.policy else { throw .notJoined }
             try Self.applyPolicy(f, to: &policy)
-            let p = policy
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setPolicy(p, by: actor) }
-            return ["sharePolicy": HubCoding.policy(p)]
+            try run(.setSharePolicy(policy))
+            return ["sharePolicy": HubCoding.policy(policy)]
         case "set_permission":
             let target = ParticipantID(try f.string("participantId", max: 64))
             let source: TrackSource = try f.optionalEnum("source") ?? .screenShare
             let granted = try f.bool("granted")
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.setPermission(target, source: source, granted: granted, by: actor)
-            }
+            try run(.setPermission(target, source: source, granted: granted))
             return [:]
         case "mute_participant":
             let trackID = TrackID(try f.string("trackId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, true, by: actor) }
+            try run(.setMuted(trackID, true))
             return [:]
         case "remove_participant":
             let target = ParticipantID(try f.string("participantId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.remove(target, by: actor) }
+            try run(.removeParticipant(target))
             return [:]
         case "end_room":
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.end(by: actor) }
+            try run(.endRoom)
             return [:]
         case "join", "resume":
             throw .alreadyJoined
@@ -195,11 +179,10 @@ extension SignalEndpoint {
         let roomID = try hub.open(scope: scope, grants: claims.grants, now: t)
         let pid = hub.ids.participant()
         // A live session of the same identity in this room is replaced (the hub emits `replaced`).
-        try hub.perform(roomID, now: t) { s throws(HubError) in
-            try s.join(
-                id: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
-                autoSubscribe: autoSubscribe, now: t)
-        }
+        let request = JoinRequest(
+            participant: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
+            autoSubscribe: autoSubscribe)
+        try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t)
         let token = makeToken()
         let member = Member(room: roomID, participant: pid, resumeToken: token, connection: session.connection.id)
         members[pid] = member
@@ -236,10 +219,7 @@ extension SignalEndpoint {
         member.disconnectedAt = nil
         members[pid] = member
         session.member = member
-        try hub.perform(member.room, now: now()) { s throws(HubError) in
-            s.setConnected(pid, true)
-            return []
-        }
+        try hub.apply(.setConnected(pid, true), in: member.room, by: .participant(pid), now: now())
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
         media?.resumed(pid)
         flushMedia()

@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMediaControl
 public import AtriumModel
+import AtriumRoomCoding
 public import AtriumRooms
 
 /// The WebSocket endpoint `/v1/signal`: authenticates each connection (the `access_token` query
@@ -163,10 +164,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         // The socket is gone but the participant stays for the resume window; the others see nothing yet.
         members[member.participant]?.connection = nil
         members[member.participant]?.disconnectedAt = now()
-        _ = try? hub.perform(member.room, now: now()) { s throws(HubError) in
-            s.setConnected(member.participant, false)
-            return []
-        }
+        let p = member.participant
+        _ = try? hub.apply(.setConnected(p, false), in: member.room, by: .participant(p), now: now())
     }
 
     // MARK: - Authentication and rate limiting
@@ -320,7 +319,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             guard m.connection == nil, let since = m.disconnectedAt, t - since >= options.resumeWindow else { continue }
             members[pid] = nil
             byResumeToken[m.resumeToken] = nil
-            _ = try? hub.perform(m.room, now: t) { s throws(HubError) in s.leave(pid, reason: .disconnected) }
+            _ = try? hub.apply(.leave(pid, reason: .disconnected), in: m.room, by: .participant(pid), now: t)
         }
         hub.tick(now: t)
         drainMedia()

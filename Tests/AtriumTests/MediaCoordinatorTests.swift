@@ -4,6 +4,7 @@ import AtriumJSEP
 import AtriumJSON
 import AtriumMedia
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
 import AtriumStore
