@@ -50,7 +50,7 @@ package struct TrackRequest: Equatable, Sendable {
     package var layers: [SimulcastLayer]
     package var muted: Bool
 
-    package init(_ f: Fields) throws(HubError) {
+    package init(_ f: Fields) throws(SignalError) {
         source = try f.enumValue("source")
         if let kind = try f.optionalString("kind"), kind != TrackKind(source: source).rawValue {
             throw .invalidField("kind", "\(source.rawValue) is \(TrackKind(source: source).rawValue)")

@@ -8,9 +8,7 @@ extension HubError {
         switch self {
         case .badRequest: "bad_request"
         case .invalidField: "invalid_field"
-        case .unsupportedProtocol: "unsupported_protocol"
         case .notJoined: "not_joined"
-        case .alreadyJoined: "already_joined"
         case .roomFull: "room_full"
         case .roomNotFound: "room_not_found"
         case .invalidRoomName: "invalid_room_name"
@@ -26,9 +24,6 @@ extension HubError {
         case .requestNotFound: "request_not_found"
         case .requestPending: "request_pending"
         case .publisherLeft: "publisher_left"
-        case .resumeFailed: "resume_failed"
-        case .rateLimited: "rate_limited"
-        case .media(let code, _): code
         case .roomElsewhere: "room_elsewhere"
         case .clusterUnavailable: "cluster_unavailable"
         }
@@ -38,9 +33,7 @@ extension HubError {
         switch self {
         case .badRequest(let m): m
         case .invalidField(let f, let m): "\(f): \(m)"
-        case .unsupportedProtocol(let v): "protocol version \(v) is not supported; this server speaks 1"
         case .notJoined: "join a room first"
-        case .alreadyJoined: "this connection has already joined"
         case .roomFull: "the room is full"
         case .roomNotFound(let r): "no room \"\(r)\" and this token may not create it"
         case .invalidRoomName(let r):
@@ -57,9 +50,6 @@ extension HubError {
         case .requestNotFound: "no such share request"
         case .requestPending: "a share request of yours is already pending"
         case .publisherLeft: "the track's publisher has left"
-        case .resumeFailed: "the session cannot be resumed; join again"
-        case .rateLimited: "too many messages; slow down"
-        case .media(_, let message): message
         case .roomElsewhere(let node): "the room is live on node \(node), which cannot be reached"
         case .clusterUnavailable(let m): "the cluster's Redis cannot be reached: \(m)"
         }

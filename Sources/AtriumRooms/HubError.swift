@@ -1,13 +1,13 @@
 import AtriumModel
 
-/// Why the hub refused a request. Each case has a documented code (docs/protocol.md, openapi.yaml),
+/// Why the hub refused a command: the rules of a room, its lookup and its node. Protocol-level
+/// refusals (a version, a second join, a failed resume, the rate limit, media negotiation) are the
+/// signaling edge's `SignalError`. Each case has a documented code (docs/protocol.md, openapi.yaml),
 /// given at the edges (`AtriumRoomCoding`'s `HubError.code`), not here.
 public enum HubError: Error, Equatable, Sendable, Codable {
     case badRequest(String)
     case invalidField(String, String)
-    case unsupportedProtocol(Int)
     case notJoined
-    case alreadyJoined
     case roomFull
     case roomNotFound(String)
     /// The token's room is neither a valid room name nor a room id: no such room can exist.
@@ -24,10 +24,6 @@ public enum HubError: Error, Equatable, Sendable, Codable {
     case requestNotFound
     case requestPending
     case publisherLeft
-    case resumeFailed
-    case rateLimited
-    /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
-    case media(code: String, message: String)
     /// Cluster: the room is live on another node (the signaling endpoint relays the session there;
     /// a client sees this code only when that relay cannot be made).
     case roomElsewhere(node: String)

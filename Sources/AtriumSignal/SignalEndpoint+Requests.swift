@@ -9,7 +9,7 @@ import AtriumSDP
 
 /// The requests of protocol version 1 (docs/protocol.md). Each returns the `data` of its `result`.
 extension SignalEndpoint {
-    func handle(_ type: String, _ f: Fields, session: Session) throws(HubError) -> JSONObject {
+    func handle(_ type: String, _ f: Fields, session: Session) throws(SignalError) -> JSONObject {
         switch type {
         case "ping": return ["pong": .int(now())]
         case "join": return try join(f, session)
@@ -24,7 +24,11 @@ extension SignalEndpoint {
         let actor = Actor.participant(me)
         let t = now()
         // Every room request of a joined session is a command for its room, applied by the hub.
-        func run(_ command: HubCommand) throws(HubError) { try hub.apply(command, in: member.room, by: actor, now: t) }
+        func run(_ command: HubCommand) throws(SignalError) {
+            do throws(HubError) { try hub.apply(command, in: member.room, by: actor, now: t) } catch {
+                throw .hub(error)
+            }
+        }
         switch type {
         case "leave":
             members[me] = nil
@@ -39,7 +43,11 @@ extension SignalEndpoint {
             try run(.update(name: name, metadata: metadata))
             return [:]
         case "publish":
-            let (track, events) = try hub.publish(TrackRequest(f), by: me, in: member.room, now: t)
+            let request = try TrackRequest(f)
+            let (track, events): (Track, [RoomEvent])
+            do throws(HubError) { (track, events) = try hub.publish(request, by: me, in: member.room, now: t) } catch {
+                throw .hub(error)
+            }
             var out: JSONObject = [:]
             for e in events {
                 if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }
@@ -146,7 +154,7 @@ extension SignalEndpoint {
         "mute_participant", "remove_participant", "end_room",
     ]
 
-    static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(HubError) {
+    static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(SignalError) {
         let known: Set<String> = [
             "type", "id", "shareMode", "maxConcurrentShares", "whoCanShare", "shareRequestRequired", "shareLocked",
         ]
@@ -160,7 +168,7 @@ extension SignalEndpoint {
         if let l = try f.optionalBool("shareLocked") { policy.shareLocked = l }
     }
 
-    private func checkProtocol(_ f: Fields) throws(HubError) {
+    private func checkProtocol(_ f: Fields) throws(SignalError) {
         guard let v = f.object["protocol"] else {
             throw .invalidField("protocol", "is required (this server speaks 1)")
         }
@@ -168,7 +176,7 @@ extension SignalEndpoint {
         guard n == Int64(Self.protocolVersion) else { throw .unsupportedProtocol(Int(clamping: n)) }
     }
 
-    private func join(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+    private func join(_ f: Fields, _ session: Session) throws(SignalError) -> JSONObject {
         guard session.member == nil else { throw .alreadyJoined }
         guard let claims = session.claims, let scope = claims.grants.room else { throw .notJoined }
         try checkProtocol(f)
@@ -176,19 +184,24 @@ extension SignalEndpoint {
         let metadata = try f.optionalString("metadata", max: 16 * 1024) ?? ""
         let autoSubscribe = try f.optionalBool("autoSubscribe") ?? true
         let t = now()
-        let roomID = try hub.open(scope: scope, grants: claims.grants, now: t)
+        let roomID: RoomID
+        do throws(HubError) { roomID = try hub.open(scope: scope, grants: claims.grants, now: t) } catch {
+            throw .hub(error)
+        }
         let pid = hub.ids.participant()
         // A live session of the same identity in this room is replaced (the hub emits `replaced`).
         let request = JoinRequest(
             participant: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
             autoSubscribe: autoSubscribe)
-        try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t)
+        do throws(HubError) { try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t) } catch {
+            throw .hub(error)
+        }
         let token = makeToken()
         let member = Member(room: roomID, participant: pid, resumeToken: token, connection: session.connection.id)
         members[pid] = member
         byResumeToken[token] = pid
         session.member = member
-        guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
+        guard let state = hub.state(roomID) else { throw .hub(.roomNotFound(scope)) }
         // A subscriber offer made during the join (tracks already published) follows the result.
         media?.resumed(pid)
         flushMedia()
@@ -198,14 +211,14 @@ extension SignalEndpoint {
     }
 
     /// Rebinds a participant whose socket dropped to this connection, within the resume window.
-    private func resume(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+    private func resume(_ f: Fields, _ session: Session) throws(SignalError) -> JSONObject {
         guard session.member == nil else { throw .alreadyJoined }
         try checkProtocol(f)
         let token = try f.string("resumeToken", max: 128)
         if byResumeToken[token] == nil, let scope = session.claims?.grants.room,
             let node = hub.remoteOwner(scope: scope)
         {
-            throw .roomElsewhere(node: node)
+            throw .hub(.roomElsewhere(node: node))
         }
         guard let pid = byResumeToken[token], var member = members[pid], let claims = session.claims,
             let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity,
@@ -219,7 +232,9 @@ extension SignalEndpoint {
         member.disconnectedAt = nil
         members[pid] = member
         session.member = member
-        try hub.apply(.setConnected(pid, true), in: member.room, by: .participant(pid), now: now())
+        do throws(HubError) {
+            try hub.apply(.setConnected(pid, true), in: member.room, by: .participant(pid), now: now())
+        } catch { throw .hub(error) }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
         media?.resumed(pid)
         flushMedia()

@@ -128,13 +128,13 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             return
         }
         session.handling = true
-        do throws(HubError) {
+        do throws(SignalError) {
             let result = try handle(type, Fields(object: object), session: session)
             var reply: JSONObject = ["type": "result"]
             if let id { reply["id"] = id }
             reply["data"] = .object(result)
             send(session, reply)
-        } catch .roomElsewhere(let node) {
+        } catch .hub(.roomElsewhere(let node)) {
             // The room runs on another node: hand the session over, this first request included.
             if let relay, let token = session.token, relay.open(connection, node: node, token: token, first: message) {
                 session.relayed = true
@@ -214,7 +214,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             s.droppedThisSecond = 0
         }
         s.droppedThisSecond += 1
-        if s.droppedThisSecond == 1 { send(s, error: "rate_limited", HubError.rateLimited.message, id: nil) }
+        if s.droppedThisSecond == 1 { send(s, error: "rate_limited", SignalError.rateLimited.message, id: nil) }
         if s.droppedThisSecond > options.rateDropLimit { close(s, SignalCloseCode.rateLimited, "rate_limited") }
         return false
     }

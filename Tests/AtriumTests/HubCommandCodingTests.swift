@@ -118,11 +118,10 @@ import Testing
     ]
 
     static let errors: [HubError] = [
-        .badRequest("b"), .invalidField("f", "m"), .unsupportedProtocol(2), .notJoined, .alreadyJoined, .roomFull,
+        .badRequest("b"), .invalidField("f", "m"), .notJoined, .roomFull,
         .roomNotFound("r"), .invalidRoomName("a b"), .notAllowed("no"), .shareLocked, .shareInProgress,
         .tooManyShares, .noActiveShare, .alreadyPublished, .trackNotFound, .participantNotFound, .shareNotFound,
-        .requestNotFound, .requestPending, .publisherLeft, .resumeFailed, .rateLimited,
-        .media(code: "invalid_sdp", message: "m"), .roomElsewhere(node: "n2"), .clusterUnavailable("down"),
+        .requestNotFound, .requestPending, .publisherLeft, .roomElsewhere(node: "n2"), .clusterUnavailable("down"),
     ]
 
     /// Through JSON text, as the relay sends it.
