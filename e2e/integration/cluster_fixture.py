@@ -70,8 +70,9 @@ class Cluster:
             self.nodes.append(self.start_node(f"n{i + 1}"))
 
     def start_node(self, node_id):
+        # Two media workers on every node whatever the machine's cores: each announces both addresses.
         s = Server(self.data, "--dev", "--redis", self.redis.url, "--node-id", node_id, "--auto-create-rooms", "any",
-                   "--media-bind", "127.0.0.1", *self.extra).start()
+                   "--media-bind", "127.0.0.1", "--media-workers", "2", *self.extra).start()
         s.node_id = node_id
         return s
 

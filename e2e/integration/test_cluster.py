@@ -58,7 +58,9 @@ def test_every_node_lists_the_three_nodes_with_their_addresses(cluster):
         for other in cluster.nodes:
             n = listed[other.node_id]
             assert n["url"] == f"http://127.0.0.1:{other.port}"
-            assert len(n["mediaAddresses"]) == 1 and n["mediaAddresses"][0].startswith("127.0.0.1:")
+            # One address per media worker (two on every node of the fixture), each its own port.
+            addresses = n["mediaAddresses"]
+            assert len(set(addresses)) == 2 and all(a.startswith("127.0.0.1:") for a in addresses), addresses
             assert set(n["load"]) == {"rooms", "participants", "forwardedPackets", "cpuPercent"}
             assert n["draining"] is False
     # The metrics count the nodes as of each node's last heartbeat (every 5 s).
