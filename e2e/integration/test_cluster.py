@@ -214,6 +214,10 @@ def test_a_dropped_session_resumes_through_a_third_node(cluster):
 
 
 def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_work(fresh_cluster):
+    """A meeting with alice on the room's node and bob relayed through another node rides out 5 s
+    without Redis: media keeps flowing both ways (it never touches Redis), bob's socket stays open
+    while his requests wait in the relay's backlog, and signaling works both ways after Redis is back.
+    A new room fails with 503 `cluster_unavailable` during the outage and is created afterwards."""
     c = fresh_cluster
     n1 = c.nodes[0]
 
@@ -225,28 +229,40 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             opened.append(alice)
             owner = c.node(c.owner(alice.snapshot["room"]["id"]))
             if owner is not n1:
-                # Media and signaling straight to the owner: what a running meeting needs.
+                # Alice straight on the room's node, bob relayed through another one.
                 await alice.close()
                 alice = await joined(owner, "alice", room="outage")
                 alice.start_keepalive(1)
                 opened.append(alice)
-            bob = await joined(owner, "bob", room="outage")
+            relay_node = next(n for n in c.nodes if n is not owner)
+            bob = await joined(relay_node, "bob", room="outage")
             bob.start_keepalive(1)
             opened.append(bob)
-            sub = Subscriber(bob)
-            opened.append(sub)
-            pub = await Publisher.start(alice, ["camera"])
-            opened.append(pub)
-            track = pub.track_id("camera")
-            await sub.wait_frames([track], 20, timeout=20)
+            assert bob.snapshot["room"]["id"] == alice.snapshot["room"]["id"]
+            sub_b = Subscriber(bob)
+            opened.append(sub_b)
+            sub_a = Subscriber(alice)
+            opened.append(sub_a)
+            pub_a = await Publisher.start(alice, ["camera"])
+            opened.append(pub_a)
+            pub_b = await Publisher.start(bob, ["camera"])
+            opened.append(pub_b)
+            cam_a, cam_b = pub_a.track_id("camera"), pub_b.track_id("camera")
+            await sub_b.wait_frames([cam_a], 20, timeout=20)
+            await sub_a.wait_frames([cam_b], 20, timeout=20)
 
             c.redis.stop()
             outage_started = time.time()
-            status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "during-outage"})
-            assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            for node in (owner, relay_node):
+                status, _, _, body = node.request("POST", "/v1/rooms", {"name": "during-outage"})
+                assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            # A request of bob's waits in the relay's backlog until Redis is back.
+            waiting = asyncio.ensure_future(bob.request("update", name="Bob during the outage", timeout=30))
             while time.time() - outage_started < 5:
-                await sub.wait_more_frames([track], 10, timeout=5)
+                await sub_b.wait_more_frames([cam_a], 10, timeout=5)
+                await sub_a.wait_more_frames([cam_b], 10, timeout=5)
                 await alice.request("ping")
+                assert not bob.is_closed, (bob.close_code, bob.close_reason)
                 await asyncio.sleep(0.5)
             status, _, _, body = owner.request("GET", "/readyz", token=None)
             assert status == 503 and body["error"]["code"] == "cluster_unavailable"
@@ -254,13 +270,31 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             c.redis.start()
             deadline = time.time() + 15
             while True:
-                status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "after-outage"})
+                status, _, _, body = relay_node.request("POST", "/v1/rooms", {"name": "after-outage"})
                 if status == 201 or time.time() > deadline:
                     break
                 await asyncio.sleep(0.5)
             assert status == 201, body
-            await sub.wait_more_frames([track], 20, timeout=10)
+            # Bob's request went through once Redis was back, and alice saw its event.
+            await asyncio.wait_for(waiting, 15)
+            await alice.expect(
+                "participant_updated", lambda m: m["participant"]["name"] == "Bob during the outage", timeout=10)
+            await sub_b.wait_more_frames([cam_a], 20, timeout=10)
+            await sub_a.wait_more_frames([cam_b], 20, timeout=10)
+            assert_carries(sub_b, cam_a, alice.participant_id, "camera")
+            assert_carries(sub_a, cam_b, bob.participant_id, "camera")
+
+            # Signaling both ways after the outage: a share started and stopped by alice reaches bob
+            # through the relay, one started by bob reaches alice.
+            share = await alice.request("publish", source="screen_share", width=1280, height=720)
+            share_id = share["share"]["id"]
+            await bob.expect("share_started", lambda m: m["share"]["id"] == share_id, timeout=10)
+            await alice.request("unpublish", trackId=share["track"]["id"])
+            await bob.expect("share_stopped", lambda m: m["share"]["id"] == share_id, timeout=10)
+            share_b = await bob.request("publish", source="screen_share", width=1280, height=720)
+            await alice.expect("share_started", lambda m: m["share"]["id"] == share_b["share"]["id"], timeout=10)
             assert not alice.is_closed and not bob.is_closed
+            assert not [e for e in alice.events if e.get("type") == "participant_left"]
             # Redis came back empty: the owner wrote the live room's settings back.
             deadline = time.time() + 15
             while c.redis.cli("EXISTS", f"atrium:room:{alice.snapshot['room']['id']}") != "1":
