@@ -95,7 +95,7 @@ let package = Package(
             name: "AtriumCluster",
             dependencies: [
                 "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
-                "AtriumAdminAPI",
+                "AtriumAdminAPI", "AtriumSync",
             ],
             swiftSettings: strict),
         .target(

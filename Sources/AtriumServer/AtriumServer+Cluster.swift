@@ -45,6 +45,18 @@ final class ClusterParts {
         relay.outageLimit = Double(max(1, min(config.resumeWindow, config.signalIdleTimeout)))
     }
 
+    /// Webhook events waiting in memory while Redis is unreachable, shared by this node's outboxes.
+    let webhookSpill = WebhookSpill()
+
+    /// One webhook outbox in Redis for one thread. An endpoint's lease outlives two attempts of its
+    /// holder (each bounded by the webhook timeout) and a heartbeat's expiry, so it only changes hands
+    /// when the holder is gone.
+    func webhookOutbox(timeout: Int) -> any WebhookOutbox {
+        RedisWebhookOutbox(
+            url: url, keys: keys, node: node.id, spill: webhookSpill,
+            leaseMillis: ClusterTiming.expiryMillis + 2000 * max(1, timeout), monotonic: Clock.monotonic)
+    }
+
     /// Ties the node to the live rooms and starts listening on its inbox.
     func attach(
         hub: Hub, signal: SignalEndpoint, http: any HTTPHandler, api: AdminAPI, store: any RoomStore,
