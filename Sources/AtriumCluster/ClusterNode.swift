@@ -108,7 +108,7 @@ public final class ClusterNode: RoomRouter {
             // room without an owner key may be live on a node that has not re-asserted it yet.
             let held = ClusterTiming.recoveryHold - (monotonic() - directory.redis.recoveredAt)
             if held > 0 {
-                return .unavailable("Redis is back; rooms are placed again in \(Int(held.rounded(.up))) s")
+                return .unavailable("it was away until just now; rooms are placed again in \(Int(held.rounded(.up))) s")
             }
             let candidates = knownNodes.filter { $0.id != dead && ($0.id != id || !info.draining) }
             if let dead {

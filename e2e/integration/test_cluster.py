@@ -13,7 +13,7 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import connect, joined, run
+from signal_client import close_all, connect, joined, run
 
 TEST_TIMEOUT = 120
 
@@ -430,3 +430,62 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
                     pass
 
     run(go(), TEST_TIMEOUT)
+
+
+def test_webhooks_of_a_cluster_are_sent_once_by_one_node_and_survive_its_kill():
+    """The cluster's webhook outbox is in Redis (docs/webhooks.md, "In a cluster"): the events of a
+    meeting whose participants entered through two nodes are queued once, delivered by the one node
+    holding the endpoint's lease, and when that node is killed while the endpoint is down, another
+    node takes the queue over once the lease expires: every event arrives, once, in order."""
+    import json
+    import signal as sig
+
+    from webhook_receiver import Receiver
+
+    rx = Receiver("whsec_cluster_0123456789").start()
+    rx.down = True
+    redis = RedisServer().start()
+    hooks = json.dumps([{"url": rx.url, "secret": rx.secret}])
+    c = Cluster(redis, 3, extra=["--webhooks", hooks, "--webhook-timeout", "1"])
+    try:
+        c.wait_nodes(3)
+
+        async def meeting():
+            host = await joined(c.nodes[0], "host", room="wh-cluster", role="host")
+            alice = await joined(c.nodes[1], "alice", room="wh-cluster")
+            try:
+                data = await alice.request("publish", source="screen_share", width=1280, height=720)
+                await alice.request("unpublish", trackId=data["track"]["id"])
+                await alice.leave()
+                await host.leave()
+            finally:
+                await close_all(alice, host)
+
+        run(meeting(), 60)
+        deadline = time.time() + 15
+        while not rx.requests:
+            assert time.time() < deadline, "no node tried to deliver"
+            time.sleep(0.1)
+        lease = f"atrium:webhook-lease:{rx.url}"
+        holder = c.redis.cli("GET", lease)
+        assert holder in ("n1", "n2", "n3"), holder
+        killed_at = time.time()
+        c.node(holder).stop(sig.SIGKILL)
+        rx.down = False
+        expected = ["room_started", "participant_joined", "participant_joined", "track_published", "share_started",
+                    "share_stopped", "track_unpublished", "participant_left", "participant_left"]
+        events = rx.wait_for(
+            lambda ev: len([e for e in ev if e["room"]["name"] == "wh-cluster"]) >= len(expected), timeout=45)
+        took = time.time() - killed_at
+        print(f"webhooks: the queue taken over and delivered {took:.1f} s after kill -9 of its deliverer")
+        time.sleep(1.5)
+        events = [e for e in rx.accepted() if e["room"]["name"] == "wh-cluster"]
+        assert [e["type"] for e in events] == expected
+        assert len({e["id"] for e in events}) == len(events), "each event accepted once"
+        assert all(r["valid"] for r in rx.requests)
+        new_holder = c.redis.cli("GET", lease)
+        assert new_holder in ("n1", "n2", "n3") and new_holder != holder, new_holder
+    finally:
+        c.stop()
+        redis.stop()
+        rx.stop()
