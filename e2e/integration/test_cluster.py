@@ -13,7 +13,7 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import close_all, connect, joined, run
+from signal_client import SignalError, close_all, connect, joined, run
 
 TEST_TIMEOUT = 120
 
@@ -256,6 +256,10 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             for node in (owner, relay_node):
                 status, _, _, body = node.request("POST", "/v1/rooms", {"name": "during-outage"})
                 assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            # Opening a room needs Redis: a join of a new room is refused, the socket stays usable.
+            carol = await connect(relay_node, "carol", room="new-during-outage")
+            opened.append(carol)
+            await carol.refused("join", code="cluster_unavailable", protocol=1)
             # A request of bob's waits in the relay's backlog until Redis is back.
             waiting = asyncio.ensure_future(bob.request("update", name="Bob during the outage", timeout=30))
             while time.time() - outage_started < 5:
@@ -275,6 +279,16 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
                     break
                 await asyncio.sleep(0.5)
             assert status == 201, body
+            # A new room opens again once the nodes have re-asserted the live ones (a few seconds).
+            deadline = time.time() + 15
+            while True:
+                try:
+                    await carol.join()
+                    break
+                except SignalError as e:
+                    assert e.code == "cluster_unavailable" and time.time() < deadline, e
+                    await asyncio.sleep(0.5)
+            assert carol.snapshot["room"]["name"] == "new-during-outage"
             # Bob's request went through once Redis was back, and alice saw its event.
             await asyncio.wait_for(waiting, 15)
             await alice.expect(
