@@ -125,7 +125,14 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         return out
     }
 
-    static let removeScript = """
+    /// Both scripts after an attempt renew the lease of its holder too, so that a holder working
+    /// through many due entries keeps it (each attempt is bounded by the webhook timeout).
+    static let renew = """
+        if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+        """
+
+    static let removeScript =
+        renew + "\n" + """
         redis.call('ZREM', KEYS[1], ARGV[1])
         return redis.call('HDEL', KEYS[2], ARGV[1])
         """
@@ -133,13 +140,15 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     public func remove(seq: Int64) throws(StoreError) {
         guard let e = known.removeValue(forKey: seq) else { return }
         try eval(
-            Self.removeScript, keys: [keys.webhookQueue(e.endpoint), keys.webhookEntries(e.endpoint)],
-            args: [String(seq)])
+            Self.removeScript,
+            keys: [keys.webhookQueue(e.endpoint), keys.webhookEntries(e.endpoint), keys.webhookLease(e.endpoint)],
+            args: [String(seq), node.rawValue, String(leaseMillis)])
     }
 
-    static let rescheduleScript = """
+    static let rescheduleScript =
+        renew + "\n" + """
         if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-        return redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+        return redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
         """
 
     public func reschedule(seq: Int64, attempts: Int, nextAttemptAt: Int64) throws(StoreError) {
@@ -152,8 +161,9 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
             "attempts": .int(Int64(attempts)), "next": .int(nextAttemptAt),
         ])
         try eval(
-            Self.rescheduleScript, keys: [keys.webhookQueue(e.endpoint), keys.webhookEntries(e.endpoint)],
-            args: [String(seq), json.serialized()])
+            Self.rescheduleScript,
+            keys: [keys.webhookQueue(e.endpoint), keys.webhookEntries(e.endpoint), keys.webhookLease(e.endpoint)],
+            args: [String(seq), node.rawValue, String(leaseMillis), json.serialized()])
     }
 
     /// Deliveries waiting cluster-wide, every endpoint, and what waits here for Redis.

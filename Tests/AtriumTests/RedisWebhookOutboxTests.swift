@@ -43,6 +43,12 @@ struct RedisWebhookOutboxTests {
         #expect(again.map(\.eventID) == ["e1", "e3"])
         #expect(again[0].attempts == 1 && again[0].nextAttemptAt == 1234 && again[0].body == #"{"id":"e1"}"#)
         #expect(try two.count() == 3)
+        // Each outcome the holder records renews its lease.
+        let raw = RedisClient(url: redis.url, monotonic: { 0 })
+        let lease = ClusterKeys().webhookLease(ep)
+        try raw.run(["PEXPIRE", lease, "5000"])
+        try one.remove(seq: again[1].seq)
+        #expect((try raw.run(["PTTL", lease]).integer ?? 0) > 5000)
     }
 
     @Test func aHolderThatStopsPollingLosesTheQueueToTheNextNode() throws {
