@@ -127,12 +127,8 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
 
     /// Both scripts after an attempt renew the lease of its holder too, so that a holder working
     /// through many due entries keeps it (each attempt is bounded by the webhook timeout).
-    static let renew = """
+    static let removeScript = """
         if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-        """
-
-    static let removeScript =
-        renew + "\n" + """
         redis.call('ZREM', KEYS[1], ARGV[1])
         return redis.call('HDEL', KEYS[2], ARGV[1])
         """
@@ -145,8 +141,8 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
             args: [String(seq), node.rawValue, String(leaseMillis)])
     }
 
-    static let rescheduleScript =
-        renew + "\n" + """
+    static let rescheduleScript = """
+        if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
         if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
         return redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
         """
