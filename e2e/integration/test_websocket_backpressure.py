@@ -145,6 +145,7 @@ def test_ending_a_300_person_room_closes_everyone_with_room_ended(server):
                                       max_size=None)
         c = Client(ws, f"q{i:03d}")
         c.welcome = await c.expect("welcome", timeout=20)
+        c.start_keepalive(10)         # the protocol's ping, as the SDK does: no one idles out (4010)
         return c
 
     async def go():
