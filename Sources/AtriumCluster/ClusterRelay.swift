@@ -221,7 +221,9 @@ public final class ClusterRelay: SignalRelay {
         }
         let peerNames = Set(entries.values.map(\.node) + owned.values.map(\.peer))
         missingSince = missingSince.filter { peerNames.contains($0.key) }
-        guard !peerNames.isEmpty, let listening = try? node.directory.listening(peerNames.map { NodeID($0) }) else {
+        guard !peerNames.isEmpty, let listening = try? node.directory.listening(peerNames.map { NodeID($0) }),
+            node.isSettled  // again: that call may have found Redis restarted under an idle connection
+        else {
             return
         }
         let live = Set(listening.map(\.rawValue))

@@ -16,5 +16,5 @@ public enum ClusterTiming {
     public static let recoveryHold = 3.0
     /// A peer node whose inbox has no subscriber is taken for gone (its relayed sessions closed with
     /// `moved`) only when that lasted this many seconds with this node's own Redis connection up.
-    public static let peerGrace = 2.0
+    public static let peerGrace = 1.0
 }
