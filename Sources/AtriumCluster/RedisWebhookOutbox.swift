@@ -162,6 +162,19 @@ public final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
             args: [String(seq), node.rawValue, String(leaseMillis), json.serialized()])
     }
 
+    static let releaseScript = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
+
+    /// Gives up this node's leases (a clean shutdown, after its delivery threads stopped), so another
+    /// node takes the queues over at its next read instead of after the lease's expiry.
+    public func release(endpoints: [String]) {
+        for e in endpoints {
+            _ = try? eval(Self.releaseScript, keys: [keys.webhookLease(e)], args: [node.rawValue])
+        }
+    }
+
     /// Deliveries waiting cluster-wide, every endpoint, and what waits here for Redis.
     public func count() throws(StoreError) -> Int {
         let endpoints = (try run(["SMEMBERS", keys.webhookEndpoints]).array ?? []).compactMap(\.string)

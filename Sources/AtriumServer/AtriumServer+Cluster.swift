@@ -57,6 +57,15 @@ final class ClusterParts {
             leaseMillis: ClusterTiming.expiryMillis + 2000 * max(1, timeout), monotonic: Clock.monotonic)
     }
 
+    /// Gives up this node's webhook leases once its delivery threads have stopped.
+    func releaseWebhookLeases(_ endpoints: [String]) {
+        guard !endpoints.isEmpty else { return }
+        RedisWebhookOutbox(
+            url: url, keys: keys, node: node.id, spill: webhookSpill, leaseMillis: ClusterTiming.expiryMillis,
+            monotonic: Clock.monotonic
+        ).release(endpoints: endpoints)
+    }
+
     /// Ties the node to the live rooms and starts listening on its inbox.
     func attach(
         hub: Hub, signal: SignalEndpoint, http: any HTTPHandler, api: AdminAPI, store: any RoomStore,

@@ -74,6 +74,9 @@ public final class AtriumServer {
         edge?.shutdown()
         media?.stop()
         webhooks?.stop()
+        if webhooks != nil {
+            cluster?.releaseWebhookLeases(config.webhooks.compactMap { WebhookURL($0.url)?.description })
+        }
         store?.close()
         logger.info("stopped")
         return 0

@@ -63,6 +63,19 @@ struct RedisWebhookOutboxTests {
         #expect(try one.pending(endpoint: ep, limit: 10).isEmpty)
     }
 
+    @Test func aHolderThatReleasesItsLeaseHandsTheQueueOverAtOnce() throws {
+        let redis = try LiveRedis()
+        let one = Self.outbox(redis, "n1"), two = Self.outbox(redis, "n2")
+        let ep = "http://127.0.0.1:9/h"
+        try one.enqueue([Self.entry("r1", "e1")])
+        #expect(try one.pending(endpoint: ep, limit: 10).count == 1)
+        #expect(try two.pending(endpoint: ep, limit: 10).isEmpty)
+        two.release(endpoints: [ep])  // not its lease: nothing changes
+        #expect(try two.pending(endpoint: ep, limit: 10).isEmpty)
+        one.release(endpoints: [ep])
+        #expect(try two.pending(endpoint: ep, limit: 10).map(\.eventID) == ["e1"])
+    }
+
     @Test func eventsQueuedInAnOutageWaitInMemoryAndAreWrittenInOrderAfter() throws {
         let redis = try LiveRedis()
         let spill = WebhookSpill()
