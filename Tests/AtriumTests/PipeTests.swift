@@ -1,4 +1,5 @@
 import AtriumDTLS
+import AtriumForwarding
 import AtriumRTP
 import Testing
 
@@ -120,6 +121,45 @@ import Testing
         s.home.apply(.closeProducer(id: "cam"))
         try s.sendFrame()
         #expect(s.link.packets.count == 0)
+    }
+
+    @Test func theLayersAFarViewerWantsReachThePublisherThroughTheHomeWorker() throws {
+        var spec = Self.camera
+        spec.ssrc = nil
+        spec.encodings = [
+            EncodingSpec(rid: "q", width: 320, height: 180), EncodingSpec(rid: "h", width: 640, height: 360),
+            EncodingSpec(rid: "f", width: 1280, height: 720),
+        ]
+        spec.ridExtensionID = 2
+        let home = try EmbeddedMedia(seed: 7)
+        let far = try EmbeddedMedia(seed: 8)
+        let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil)
+        let publisher = try EmbeddedPeer(
+            port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+        try publisher.connect(to: home, midExtensionID: 1)
+        home.apply(.addProducer(spec))
+        far.apply(.addPipeProducer(spec, router: "room", link: link, tag: 9))
+        home.apply(.pipeProducer(id: "cam", link: link, tag: 9))
+        let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 7, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil,
+                    preference: LayerPreference(quality: .high))))
+        func wanted() -> [[String]] {
+            home.engine.drainPipes()
+            return home.events().compactMap { e -> [String]? in
+                if case .layersWanted("cam", let rids) = e { return rids }
+                return nil
+            }
+        }
+        #expect(wanted() == [["q"], ["q", "f"]])
+        // The far worker reports nothing of its own: its home does.
+        #expect(!far.events().contains { if case .layersWanted = $0 { true } else { false } })
+        far.apply(.setPreference(consumer: "c", LayerPreference(quality: .low)))
+        #expect(wanted() == [["q"]])
     }
 
     @Test func thePacketRingKeepsOrderRefusesWhenFullAndRefusesOversizedPackets() {
