@@ -20,6 +20,7 @@ enum ConfigDefaults {
         case "auth.leewaySeconds": return String(c.tokenLeeway)
         case "signal.authTimeoutSeconds": return String(c.signalAuthTimeout)
         case "signal.idleTimeoutSeconds": return String(c.signalIdleTimeout)
+        case "signal.stallTimeoutSeconds": return String(c.signalStallTimeout)
         case "signal.resumeWindowSeconds": return String(c.resumeWindow)
         case "rooms.autoCreate": return c.autoCreateRooms
         case "web.dir": return c.webDir

@@ -127,6 +127,11 @@ struct ConfigField: Sendable {
             "seconds of silence before a WebSocket is closed", 5...3600, "expected 5 to 3600 seconds"
         ) { $0.signalIdleTimeout = $1 },
         integer(
+            "signal.stallTimeoutSeconds", "ATRIUM_SIGNAL_STALL_TIMEOUT", "--signal-stall-timeout",
+            "seconds a WebSocket may take no bytes while messages wait before it is a slow consumer (4009)",
+            1...600, "expected 1 to 600 seconds"
+        ) { $0.signalStallTimeout = $1 },
+        integer(
             "signal.resumeWindowSeconds", "ATRIUM_RESUME_WINDOW", "--resume-window",
             "seconds a dropped participant may resume", 0...600, "expected 0 to 600 seconds"
         ) { $0.resumeWindow = $1 },

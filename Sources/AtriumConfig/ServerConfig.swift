@@ -40,6 +40,9 @@ public struct ServerConfig: Equatable, Sendable {
     public var signalAuthTimeout = 10
     /// Seconds without a message before a signaling connection is closed (clients ping every 10 s).
     public var signalIdleTimeout = 30
+    /// Seconds a connection may accept no bytes while messages wait for it before it is closed as a
+    /// slow consumer (4009).
+    public var signalStallTimeout = 5
     /// Seconds a participant whose connection dropped may resume its session.
     public var resumeWindow = 20
     /// When joining a missing room creates it: `off`, `grant` (the token has roomCreate) or `any`.

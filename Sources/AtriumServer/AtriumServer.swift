@@ -201,6 +201,7 @@ public final class AtriumServer {
         options.requestTimeoutSeconds = config.requestTimeout
         options.maxConnections = config.maxConnections
         options.maxConnectionsPerAddress = config.maxConnectionsPerAddress
+        options.webSocketStallSeconds = Double(config.signalStallTimeout)
         var devToken: WebHandler.DevTokenMinter?
         if let creds = devCredentials {
             let issuer = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))

@@ -26,6 +26,17 @@ def server(tmpdir_path):
     s.stop()
 
 
+@pytest.fixture
+def burst_server(tmpdir_path):
+    """For the bursts of hundreds of clients: their one Python process can leave a socket unread for
+    more than the default 5 s stall on a loaded machine, so the stall is 60 s here (the ghost test
+    checks the default); the queue limits (4096 messages, 2 MiB) are the ones in force."""
+    s = Server(os.path.join(tmpdir_path, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any",
+               "--resume-window", str(RESUME_WINDOW), "--udp-port", "-1", "--signal-stall-timeout", "60").start()
+    yield s
+    s.stop()
+
+
 async def ghost_client(server, identity, room):
     """A client whose socket has a tiny receive buffer, so that once it stops reading the server's
     writes hit a zero window almost at once."""
@@ -86,9 +97,10 @@ def test_a_peer_with_a_zero_window_is_gone_within_the_bound(server):
     run(go(), timeout=60)
 
 
-def test_400_simultaneous_joins_reach_healthy_clients(server):
+def test_400_simultaneous_joins_reach_healthy_clients(burst_server):
     """Every join is announced to everyone already in: the first clients receive ~400 events within a
     second or two. A client that reads them is never a slow consumer."""
+    server = burst_server
     n = 400
     room = "burst"
 
@@ -130,9 +142,10 @@ def test_400_simultaneous_joins_reach_healthy_clients(server):
     run(go(), timeout=120)
 
 
-def test_ending_a_300_person_room_closes_everyone_with_room_ended(server):
+def test_ending_a_300_person_room_closes_everyone_with_room_ended(burst_server):
     """Ending a room tells all 300 people why (`room_ended`) and closes every socket with 4103, the
     code that says not to resume: none is cut as a slow consumer (4009) by the burst of events."""
+    server = burst_server
     n = 300
     room = "big"
 
