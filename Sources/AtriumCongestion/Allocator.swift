@@ -18,8 +18,15 @@ public enum Allocator {
         public var width: Int
         public var height: Int
         public var framesPerSecond: Double
+        /// The size of its last key frame in bits (0: not measured). Stepping up to a layer starts it
+        /// on a key frame, which has to fit through the link on top of the layer's rate.
+        public var keyFrameBits: Double
 
-        public init(spatial: Int, temporal: Int, bitrate: Double, width: Int, height: Int, framesPerSecond: Double) {
+        public init(
+            spatial: Int, temporal: Int, bitrate: Double, width: Int, height: Int, framesPerSecond: Double,
+            keyFrameBits: Double = 0
+        ) {
+            self.keyFrameBits = keyFrameBits
             self.spatial = spatial
             self.temporal = temporal
             self.bitrate = bitrate
@@ -77,10 +84,24 @@ public enum Allocator {
         /// What the tracks would take with no limit (each at the top layer under its ceiling): more
         /// than `allocated` means the estimate limits this viewer, which is when probing pays.
         public var wanted: Double = 0
+        /// The estimate at which every video track could step up to the top layer under its ceiling
+        /// (each at its step-up cost, `upCost`), with the audio: what probing aims for.
+        public var needed: Double = 0
     }
 
     /// Going up needs this much more than the layer's bitrate (hysteresis).
     public static let upMargin = 1.2
+    /// A step up's key frame must drain within this much (the pacer's bound on how long a packet
+    /// waits) from the room left above the layer's rate.
+    public static let keyFrameDrain = 0.5
+
+    /// What a step up to `layer` needs: its rate with the hysteresis margin, and at least its rate
+    /// plus its key frame drained within `keyFrameDrain`. On a link where the estimate swings around
+    /// the capacity, a step up that fits the rate but not its key frame overflows the bottleneck's
+    /// queue and loses packets of every track.
+    public static func upCost(_ layer: Layer) -> Double {
+        layer.bitrate + max((upMargin - 1) * layer.bitrate, layer.keyFrameBits / keyFrameDrain)
+    }
 
     /// Whether `layer` would be more than the track has now (or it is paused now).
     static func isUp(_ layer: Layer, from current: Choice?) -> Bool {
@@ -93,7 +114,7 @@ public enum Allocator {
 
     static func cost(_ layer: Layer, _ track: Track) -> Double {
         guard isUp(layer, from: track.current) else { return layer.bitrate }
-        return track.mayGoUp ? layer.bitrate * upMargin : .infinity
+        return track.mayGoUp ? upCost(layer) : .infinity
     }
 
     public static func allocate(estimate: Double, tracks: [Track]) -> Result {
@@ -106,12 +127,16 @@ public enum Allocator {
             allocated += bitrate
         }
         var wanted = 0.0
+        var needed = 0.0
         for t in tracks {
             if t.kind == .audio {
                 wanted += t.bitrate
+                needed += t.bitrate
             } else {
                 let usable = t.layers.filter { $0.spatial <= t.ceiling }
-                wanted += (usable.isEmpty ? t.layers : usable).map(\.bitrate).max() ?? 0
+                let top = (usable.isEmpty ? t.layers : usable).max { $0.bitrate < $1.bitrate }
+                wanted += top?.bitrate ?? 0
+                needed += top.map(upCost) ?? 0
             }
         }
         for t in tracks where t.kind == .audio { take(t.id, .audio, t.bitrate) }
@@ -142,6 +167,6 @@ public enum Allocator {
                 choices[t.id] = .paused
             }
         }
-        return Result(choices: choices, allocated: allocated, wanted: wanted)
+        return Result(choices: choices, allocated: allocated, wanted: wanted, needed: needed)
     }
 }

@@ -68,11 +68,15 @@ public struct TransportAllocation: Sendable, Equatable {
 
     public var allocated: Double
     public var wanted: Double
+    /// The estimate at which every track could step up to its top layer, key frames included (what
+    /// probing aims for); 0: `wanted` with the allocator's margin.
+    public var needed: Double
     public var entries: [Entry]
 
-    public init(allocated: Double, wanted: Double, entries: [Entry]) {
+    public init(allocated: Double, wanted: Double, needed: Double = 0, entries: [Entry]) {
         self.allocated = allocated
         self.wanted = wanted
+        self.needed = needed
         self.entries = entries
     }
 }
@@ -88,8 +92,14 @@ public struct LayerStats: Sendable, Equatable {
     public var height: Int
     public var framesPerSecond: Int
     public var arriving: Bool
+    /// The size of the last key frame in bytes (all its packets); 0 when none was measured.
+    public var keyFrameBytes: Int
 
-    public init(bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool) {
+    public init(
+        bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool,
+        keyFrameBytes: Int = 0
+    ) {
+        self.keyFrameBytes = keyFrameBytes
         self.bitrate = bitrate
         self.lastBitrate = lastBitrate
         self.width = width

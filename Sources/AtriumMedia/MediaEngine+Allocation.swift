@@ -11,6 +11,7 @@ extension MediaEngine {
     func allocate(_ t: Transport, _ a: TransportAllocation) {
         t.allocated = a.allocated
         t.wanted = a.wanted
+        t.needed = a.needed > 0 ? a.needed : nil
         t.pausedTracks = a.entries.filter(\.paused).count
         var touched: [Producer] = []
         for e in a.entries {
@@ -52,7 +53,7 @@ extension MediaEngine {
                 layers.append(
                     LayerStats(
                         bitrate: rate, lastBitrate: s.lastBitrate, width: width, height: height,
-                        framesPerSecond: s.framesPerSecond, arriving: arriving))
+                        framesPerSecond: s.framesPerSecond, arriving: arriving, keyFrameBytes: s.keyFrameBytes))
             }
             if let top = p.svcLayers.last, layers.count == 1, top.width > 0 {
                 layers[0].width = top.width
@@ -68,6 +69,7 @@ extension MediaEngine {
         guard old.count == new.count else { return true }
         for (a, b) in zip(old, new) {
             if a.arriving != b.arriving || a.width != b.width || a.height != b.height { return true }
+            if abs(b.keyFrameBytes - a.keyFrameBytes) > max(a.keyFrameBytes, 1) / 4 { return true }
             if abs(a.framesPerSecond - b.framesPerSecond) > max(2, a.framesPerSecond / 5) { return true }
             let ra = max(a.bitrate, 1)
             if abs(b.bitrate - a.bitrate) > 0.2 * ra { return true }

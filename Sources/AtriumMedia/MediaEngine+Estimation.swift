@@ -49,7 +49,10 @@ extension MediaEngine {
             let i = Int(p.sequenceNumber) & (Self.sentRing - 1)
             let known = t.sentTag[i] == Int32(p.sequenceNumber)
             guard let delta = p.delta else {
-                if known { t.feedbackLost += 1 }
+                if known {
+                    t.feedbackLost += 1
+                    probeFeedback(t, ring: i, arrived: nil, now: t0)
+                }
                 continue
             }
             arrival += Double(delta) * 0.000_25
@@ -57,14 +60,7 @@ extension MediaEngine {
             t.feedbackReceived += 1
             t.ackedBytes += Int(t.sentSize[i])
             _ = t.trend.packet(sent: t.sentAt[i], arrived: arrival)
-            if t.sentCluster[i] >= 0,
-                let probed = t.probeEstimator.packet(
-                    cluster: Int(t.sentCluster[i]), sent: t.sentAt[i], arrived: arrival, size: Int(t.sentSize[i]),
-                    expectedBytes: t.probeCluster.cluster == Int(t.sentCluster[i]) ? t.probeCluster.bytes : 0)
-            {
-                t.rate.probed(probed, now: t0)
-                t.probes.result(cluster: Int(t.sentCluster[i]), bitrate: probed, now: t0)
-            }
+            probeFeedback(t, ring: i, arrived: arrival, now: t0)
         }
         let last = t.lastRateUpdate ?? t0
         if t.lastRateUpdate == nil { t.lastRateUpdate = t0 }
@@ -80,6 +76,21 @@ extension MediaEngine {
             t.feedbackLost = 0
             t.lastLossUpdate = t0
         }
+    }
+}
+
+extension MediaEngine {
+    /// A reported packet (nil arrival: lost) of a probe cluster, if it belonged to one: the cluster's
+    /// result, once it is complete, raises the estimate and tells the probe controller.
+    func probeFeedback(_ t: Transport, ring i: Int, arrived: Double?, now t0: Double) {
+        let cluster = Int(t.sentCluster[i])
+        guard cluster >= 0,
+            let probed = t.probeEstimator.packet(
+                cluster: cluster, sent: t.sentAt[i], arrived: arrived, size: Int(t.sentSize[i]),
+                expectedBytes: t.probeCluster.cluster == cluster ? t.probeCluster.bytes : 0)
+        else { return }
+        t.rate.probed(probed, now: t0)
+        t.probes.result(cluster: cluster, bitrate: probed, now: t0)
     }
 }
 

@@ -155,6 +155,9 @@ extension MediaEngine {
         let info = classify(
             i, producer: p, header: headerInfo, recovered: recovered,
             keyFrameNeeded: caching || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
+        if p.isSimulcast {
+            p.streams[k].measureKeyFrame(bytes: rx[i].payload.count, timestamp: timestamp, starts: info.keyFrame)
+        }
         if caching {
             if p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
                 // Past its bound: a key frame refills it (throttled as every request).

@@ -131,6 +131,12 @@ struct ReceiveStream {
     var bytes = 0
     var bitrate = 0.0
     var lastBitrate = 0.0
+    /// The size in bytes of the last key frame (its packets: those with its RTP timestamp), for the
+    /// allocator's cost of a step up to this layer; 0 before one was complete.
+    var keyFrameBytes = 0
+    private var keyFrameTimestamp: UInt32 = 0
+    /// The bytes of the key frame arriving so far; -1 when none is.
+    private var keyFrameSoFar = -1
 
     init(
         rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool,
@@ -142,6 +148,23 @@ struct ReceiveStream {
         self.rtxSSRC = rtxSSRC
         self.cache = KeyFrameCache(limits: video ? cache : .disabled)
         if video { buffer = RetransmissionBuffer(capacity: 512) }
+    }
+
+    /// Measures key frames: a packet that starts one opens the count, those with its timestamp add to
+    /// it, the first of another frame closes it.
+    mutating func measureKeyFrame(bytes: Int, timestamp: UInt32, starts: Bool) {
+        if starts {
+            keyFrameTimestamp = timestamp
+            keyFrameSoFar = bytes
+            return
+        }
+        guard keyFrameSoFar >= 0 else { return }
+        if timestamp == keyFrameTimestamp {
+            keyFrameSoFar = min(keyFrameSoFar + bytes, 1 << 30)
+            return
+        }
+        keyFrameBytes = keyFrameSoFar
+        keyFrameSoFar = -1
     }
 
     /// Reads the picture size from a key frame's first packet (RFC 6386 section 9.1: after VP8's

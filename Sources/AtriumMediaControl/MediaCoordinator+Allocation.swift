@@ -66,7 +66,8 @@ extension MediaCoordinator {
                 ? Double(s.width * s.height) * fps * 0.08 : [150_000, 500_000, 1_500_000][min(k, 2)]
             let bitrate = s.arriving && s.bitrate > 0 ? s.bitrate : s.lastBitrate > 0 ? s.lastBitrate : guess
             return Allocator.Layer(
-                spatial: k, temporal: 7, bitrate: bitrate, width: s.width, height: s.height, framesPerSecond: fps)
+                spatial: k, temporal: 7, bitrate: bitrate, width: s.width, height: s.height, framesPerSecond: fps,
+                keyFrameBits: Double(s.keyFrameBytes) * 8)
         }
     }
 
@@ -131,7 +132,8 @@ extension MediaCoordinator {
                 push(pid, .trackResumed(track: track, reason: "bandwidth"))
             }
         }
-        let allocation = TransportAllocation(allocated: result.allocated, wanted: result.wanted, entries: entries)
+        let allocation = TransportAllocation(
+            allocated: result.allocated, wanted: result.wanted, needed: result.needed, entries: entries)
         next.submitted = previous.submitted
         if let last = previous.submitted, last.entries == entries,
             abs(last.allocated - allocation.allocated) <= Self.allocationSlack * max(last.allocated, 1),

@@ -100,6 +100,22 @@ import Testing
         #expect(r.choices["a"] == expected, "at \(Int(estimate / 1000)) kbit/s from \(String(describing: current))")
     }
 
+    /// A step up pays its key frame: 150 kbit/s with a 6 kB key frame needs 150 + 96 kbit/s (the key
+    /// frame drained within half a second), more than the fifth more.
+    @Test func aStepUpNeedsRoomForItsKeyFrame() {
+        var cam = Self.held(.paused)
+        cam.layers[0].keyFrameBits = 48_000
+        #expect(Allocator.upCost(cam.layers[0]) == 246_000)
+        let short = Allocator.allocate(estimate: 40_000 + 240_000, tracks: [Self.mic, cam])
+        #expect(short.choices["a"] == .paused)
+        let room = Allocator.allocate(estimate: 40_000 + 247_000, tracks: [Self.mic, cam])
+        #expect(room.choices["a"] == .layer(spatial: 0, temporal: 0))
+        // Staying costs only the rate.
+        cam.current = .layer(spatial: 0, temporal: 0)
+        #expect(Allocator.allocate(estimate: 40_000 + 150_000, tracks: [Self.mic, cam]).choices["a"] == cam.current)
+        #expect(abs(room.needed - (40_000 + 1_500_000 * 1.2)) < 1)
+    }
+
     @Test func wantedIsWhatTheTracksWouldTakeUnderTheirCeilings() {
         let r = Allocator.allocate(estimate: 100_000, tracks: [Self.mic, Self.share, Self.camera("a", ceiling: 1)])
         #expect(r.wanted == 40_000 + 2_000_000 + 500_000)

@@ -57,6 +57,12 @@ return {lost, received};
 """
 
 
+# The shaped viewer's bounds at 250 kbit/s, over 8 s once its share is at its low layer: the longest
+# gap between decoded share frames (seconds) and the share of its packets lost.
+MAX_STALL = 1.0
+MAX_LOSS = 0.02
+
+
 def run(*args):
     subprocess.run(list(args), check=True)
 
@@ -160,10 +166,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
 
         state = poll(share_slow_full_size, 40, "B's share at full size and a lower frame rate at 250 kbit/s", 0)
         print(f"250 kbit/s: B's share after {time.time() - t1:.1f}s: {state}")
-        # It keeps decoding: no stall of more than 5 s over 8 s of samples. The issue aims at 1 s and at
-        # loss under 2 %: measured here 1-4.6 s and 4-41 % (printed, not asserted: see the report of
-        # issue 12), the loss coming in bursts when the estimate oscillates at the link's capacity and a
-        # step up costs a key frame the link cannot carry at once.
+        # It keeps decoding, with little loss: the estimate no longer swings above the link (a probe's
+        # burst through the idle token bucket is not read as room, the pacer sends at about the estimate
+        # near a bottleneck, a step up must leave room for its key frame), so nothing steps up into a
+        # link that cannot carry it. The issue asks for loss under 2 % and no freeze over 1 s.
         loss0 = view.js_async(LOSS, "vb")
         last_frames, last_change, longest = inbound(view, "vb")[screen]["frames"], time.time(), 0.0
         end = time.time() + 8
@@ -190,7 +196,8 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                                         if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
         print(f"B shaped: longest gap between decoded share frames {longest:.2f}s, lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
-        assert longest <= 5.0, f"B's share stalled for {longest:.2f}s"
+        assert longest <= MAX_STALL, f"B's share stalled for {longest:.2f}s"
+        assert lost <= MAX_LOSS * (lost + received), f"B lost {lost} of {lost + received}"
         assert (b_cam and b_cam["width"] <= 640) or any(e["type"] == "track_paused" for e in pauses), (b_cam, pauses)
         assert all(e["reason"] == "bandwidth" for e in pauses), pauses
         estimate = metrics(dev_server, "atrium_media_transport_estimate_bits", labels["vb"])
