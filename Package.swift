@@ -65,7 +65,7 @@ let package = Package(
             name: "AtriumMedia",
             dependencies: [
                 "AtriumUDP", "AtriumICE", "AtriumSTUN", "AtriumDTLS", "AtriumSRTP", "AtriumRTP", "AtriumForwarding",
-                "AtriumBytes", "AtriumLog", "AtriumCongestion",
+                "AtriumBytes", "AtriumLog", "AtriumCongestion", "AtriumSync",
             ],
             swiftSettings: strict),
         // JSEP offer/answer for the publisher and subscriber connections, as pure functions over AtriumSDP.
@@ -76,7 +76,9 @@ let package = Package(
             name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
         // Redis for the cluster: connections, typed replies, reconnects, a pub/sub thread (hiredis).
-        .target(name: "AtriumRedis", dependencies: ["CHiredis"], swiftSettings: strict),
+        // A value behind a pthread mutex, for the few hand-offs between threads (never per packet).
+        .target(name: "AtriumSync", swiftSettings: strict),
+        .target(name: "AtriumRedis", dependencies: ["CHiredis", "AtriumSync"], swiftSettings: strict),
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),
         .target(
             name: "AtriumEdge",

@@ -1,5 +1,6 @@
 import AtriumDTLS
 public import AtriumLog
+import AtriumSync
 public import AtriumUDP
 import Synchronization
 

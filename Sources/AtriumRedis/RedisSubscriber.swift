@@ -1,3 +1,5 @@
+import AtriumSync
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -307,6 +307,18 @@ function enterRoom(room) {
     notify({ text: "Reconnected.", reason: "reconnected" });
     render();
   });
+  // The SDK joined again by itself after a failed resume (a restarted server, a cluster node that
+  // left) and republished the live captures: the meeting goes on as a new participant.
+  on("rejoined", () => {
+    setConnection("connected");
+    saveSession();
+    rememberNames();
+    app.viewports.clear();
+    for (const tile of app.tiles.values()) scheduleViewport(tile);
+    clearNotices((n) => n.dataset.kind !== "info" || n.dataset.reason === "connection_lost");
+    notify({ text: "Rejoined the room.", reason: "rejoined" });
+    render();
+  });
   on("disconnected", (d) => {
     setConnection("disconnected");
     const final = room.closedByUser || [4100, 4101, 4102, 4103].includes(d.code);

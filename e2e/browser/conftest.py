@@ -259,7 +259,18 @@ class Browser:
             timeout,
             f"{sel} to be clickable",
         )
-        self.driver.find_element(By.CSS_SELECTOR, sel).click()
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        # A list the page rebuilt between finding and clicking: find it again (a person would see the
+        # new button and click that).
+        for attempt in range(5):
+            try:
+                self.driver.find_element(By.CSS_SELECTOR, sel).click()
+                return
+            except StaleElementReferenceException:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
 
     def visible(self, testid, extra=""):
         sel = self.q(testid, extra)
