@@ -209,6 +209,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # A kept the top layers.
         assert size_is(inbound(view, "va")[cam], 1280, 720), inbound(view, "va")[cam]
         a_rate, a_share = fps(view, "va", screen, 2.0)
+        a_figures = tuple(metrics(dev_server, m, labels["va"]) for m in (
+            "atrium_media_transport_estimate_bits", "atrium_media_transport_allocated_bits",
+            "atrium_media_transport_wanted_bits"))
+        _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
+        print(f"A: share {a_rate:.1f} fps; estimate, allocated, wanted {a_figures}; tracks: " + "; ".join(
+            l for l in body.decode().splitlines() if l.startswith("atrium_media_track_frames_per_second")))
         assert size_is(a_share, sw, sh) and a_rate > 8, (a_rate, a_share)
 
         # Lifted: B back at the top (the issue asks for 10 s: allocated everything after 9.3 and 5.8 s in
