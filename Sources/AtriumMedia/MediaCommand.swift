@@ -94,11 +94,16 @@ public struct LayerStats: Sendable, Equatable {
     public var arriving: Bool
     /// The size of the last key frame in bytes (all its packets); 0 when none was measured.
     public var keyFrameBytes: Int
+    /// The stream's temporal layers (VP8's TID) as measured over the last second, base first: what
+    /// the stream costs and shows up to each of them. Empty when it has one temporal layer (or its
+    /// payload says none).
+    public var temporal: [TemporalLayerStats]
 
     public init(
         bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool,
-        keyFrameBytes: Int = 0
+        keyFrameBytes: Int = 0, temporal: [TemporalLayerStats] = []
     ) {
+        self.temporal = temporal
         self.keyFrameBytes = keyFrameBytes
         self.bitrate = bitrate
         self.lastBitrate = lastBitrate
@@ -106,6 +111,18 @@ public struct LayerStats: Sendable, Equatable {
         self.height = height
         self.framesPerSecond = framesPerSecond
         self.arriving = arriving
+    }
+}
+
+/// One temporal layer of a stream, with every layer below it: its bits per second and frames per
+/// second over the last second (a viewer given temporal layer `t` gets TID 0 through `t`).
+public struct TemporalLayerStats: Sendable, Equatable {
+    public var bitrate: Double
+    public var framesPerSecond: Int
+
+    public init(bitrate: Double, framesPerSecond: Int) {
+        self.bitrate = bitrate
+        self.framesPerSecond = framesPerSecond
     }
 }
 
