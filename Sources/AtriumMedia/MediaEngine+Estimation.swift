@@ -95,21 +95,26 @@ extension MediaEngine {
 }
 
 extension MediaEngine {
-    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, kept
-    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`) and
-    /// exposed as its estimate. It neither paces nor allocates: a REMB receiver reports about 1.5 times
-    /// what it gets and cannot be probed, so allocating by it would pin a viewer to its current layers.
+    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, used
+    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`, as
+    /// aiortc does): its reports added up over their SSRCs (`REMBEstimate`) are its estimate, which
+    /// the allocator shares out (`reportEstimates`). Such a viewer is neither paced nor probed.
     func receiveREMB(_ remb: ReceiverEstimatedMaximumBitrate, on t: Transport) {
         guard !t.estimating, !t.consumers.isEmpty else { return }
         t.rembEstimate = true
-        t.rate.received(Double(min(remb.bitrate, 1 << 40)))
+        let t0 = now
+        t.rembs.received(bitrate: Double(min(remb.bitrate, 1 << 40)), ssrcs: remb.ssrcs, now: t0)
+        if let e = t.rembs.estimate(now: t0) { t.rate.received(e) }
     }
 
     /// Every tick: an estimate that moved by more than a tenth since the coordinator last heard of it
-    /// is reported.
+    /// is reported; a REMB viewer's as `REMBEstimate.forAllocation` reads it.
     func reportEstimates() {
-        for t in transports.values where t.estimating {
-            let e = t.rate.estimate
+        for t in transports.values where t.estimating || t.rembEstimate {
+            let e =
+                t.estimating
+                ? t.rate.estimate
+                : t.rembs.forAllocation(remb: t.rate.estimate, needed: t.needed, now: now)
             if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
             t.reportedEstimate = e
             events.append(.estimate(transport: t.id, bitrate: e))

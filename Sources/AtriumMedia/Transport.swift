@@ -81,8 +81,10 @@ final class Transport {
     /// received or lost).
     var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
     var probeBytes = 0
-    /// A subscriber without transport-wide feedback that sends REMB: its estimate, exposed only.
+    /// A subscriber without transport-wide feedback that sends REMB: its REMBs (`REMBEstimate`) are
+    /// its estimate.
     var rembEstimate = false
+    var rembs = REMBEstimate()
     /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
     var reportedEstimate: Double?
     /// The allocator's last word (`MediaCommand.allocate`): nil before the first.
