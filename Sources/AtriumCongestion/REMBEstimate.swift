@@ -63,10 +63,14 @@ public struct REMBEstimate: Sendable, Equatable {
     }
 
     /// What the allocator is given at `now` for a REMB of `remb` when every track's step up to its
-    /// top would need `needed` (nil: no allocation yet): the REMB after a decrease, else at least
-    /// `needed` (see above).
+    /// top would need `needed` (nil: no allocation yet, so no limit is known: `unlimited`, every track
+    /// at its top as before the first REMB): the REMB after a decrease, else at least `needed` (see
+    /// above).
     public func forAllocation(remb: Double, needed: Double?, now: Double) -> Double {
-        guard let needed, now - decreasedAt > Self.decreaseMemory else { return remb }
-        return max(remb, needed)
+        guard now - decreasedAt > Self.decreaseMemory else { return remb }
+        return max(remb, needed ?? Self.unlimited)
     }
+
+    /// No limit known (1 Tbit/s).
+    public static let unlimited = 1e12
 }

@@ -42,11 +42,12 @@ import Testing
 
     /// (REMBs of one stream in, time asked, what the allocator gets): everything its tracks need
     /// while the receiver's REMB only rises (its own 1.5 times cap holds it, not its link); its REMB for
-    /// 6 s after it went down; its REMB before the first allocation.
+    /// 6 s after it went down; no limit before the first allocation unless it went down.
     @Test(
         arguments: [
             ([(0.0, 600_000.0), (1, 650_000)], 1.5, 2_000_000.0 as Double?, 2_000_000.0),
-            ([(0.0, 600_000.0), (1, 650_000)], 1.5, nil, 650_000),
+            ([(0.0, 600_000.0), (1, 650_000)], 1.5, nil, REMBEstimate.unlimited),
+            ([(0.0, 600_000.0), (1, 400_000)], 1.5, nil, 400_000),
             ([(0.0, 3_000_000.0)], 0.5, 2_000_000, 3_000_000),
             ([(0.0, 600_000.0), (1, 400_000)], 1.5, 2_000_000, 400_000),
             ([(0.0, 600_000.0), (1, 400_000), (2, 420_000)], 4, 2_000_000, 420_000),
