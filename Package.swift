@@ -85,9 +85,14 @@ let package = Package(
             dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport"],
             swiftSettings: strict
         ),
-        // Rooms: the pure room and share state machine, and the hub that owns the live rooms.
+        // Rooms: the pure room and share state machine, the hub that owns the live rooms, and the typed
+        // commands it applies (no JSON: the edges encode its values).
         .target(
-            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore", "AtriumJSON"],
+            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
+        // The rooms' wire forms at the edges: the JSON clients, the admin API and webhooks see, and the
+        // documented error codes of the hub's refusals.
+        .target(
+            name: "AtriumRoomCoding", dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON"],
             swiftSettings: strict),
         // The cluster over Redis: node records and heartbeats, room ownership and placement, the Redis
         // room store, and the relay of sessions and admin calls to the node that owns a room.
@@ -95,14 +100,14 @@ let package = Package(
             name: "AtriumCluster",
             dependencies: [
                 "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
-                "AtriumAdminAPI",
+                "AtriumAdminAPI", "AtriumRoomCoding",
             ],
             swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
             dependencies: [
                 "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
-                "AtriumRecording",
+                "AtriumRecording", "AtriumRoomCoding",
             ],
             swiftSettings: strict
         ),
@@ -112,7 +117,7 @@ let package = Package(
             name: "AtriumMediaControl",
             dependencies: [
                 "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
-                "AtriumUDP", "AtriumForwarding", "AtriumCongestion",
+                "AtriumUDP", "AtriumForwarding", "AtriumCongestion", "AtriumRoomCoding",
             ],
             swiftSettings: strict
         ),
@@ -120,7 +125,7 @@ let package = Package(
             name: "AtriumSignal",
             dependencies: [
                 "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMediaControl",
-                "AtriumSDP",
+                "AtriumSDP", "AtriumRoomCoding",
             ],
             swiftSettings: strict
         ),
@@ -131,6 +136,7 @@ let package = Package(
             name: "AtriumWebhook",
             dependencies: [
                 "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
+                "AtriumRoomCoding",
             ],
             swiftSettings: strict
         ),
@@ -190,6 +196,7 @@ let package = Package(
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
                 "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
+                "AtriumRoomCoding",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -1,5 +1,6 @@
 import AtriumAuth
 import AtriumJSON
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumStore
 

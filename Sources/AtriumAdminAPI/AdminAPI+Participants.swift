@@ -2,6 +2,7 @@ import AtriumAuth
 import AtriumHTTP
 import AtriumJSON
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumStore
 
@@ -34,12 +35,23 @@ extension AdminAPI {
         return p
     }
 
-    /// Runs a hub change as the admin API and maps its refusal to the documented HTTP error.
-    private func perform(_ room: RoomID, _ change: (inout RoomState) throws(HubError) -> [RoomEvent]) throws(APIError) {
+    /// Runs a command on a room live here as the admin API and maps its refusal to the documented HTTP error.
+    private func apply(_ command: HubCommand, in room: RoomID) throws(APIError) {
         guard let hub else {
             throw APIError(status: 503, code: "hub_unavailable", message: "no live rooms on this node")
         }
-        do throws(HubError) { try hub.perform(room, now: env.now(), change) } catch { throw .hub(error) }
+        do throws(HubError) { try hub.apply(command, in: room, by: .admin, now: env.now()) } catch { throw .hub(error) }
+    }
+
+    /// Runs a command on the room wherever it is live: here, or on the node running it (the cluster's
+    /// router sends it there and returns that node's answer). False when it is live nowhere.
+    private func route(_ command: HubCommand, in room: RoomID) throws(APIError) -> Bool {
+        guard let hub else { return false }
+        switch hub.route(RoomCommand(room: room, actor: .admin, command: command), now: env.now()) {
+        case .success: return true
+        case .failure(.roomNotFound): return false
+        case .failure(let e): throw .hub(e)
+        }
     }
 
     func listParticipants(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
@@ -84,19 +96,7 @@ extension AdminAPI {
             sources = set
         }
         let id = p.id
-        try perform(room.id) { s throws(HubError) in
-            var events = try s.update(id, name: name, metadata: metadata)
-            if let sources, let current = s.participants[id]?.sources {
-                // Screen share audio follows screen share; grant the rest one by one.
-                for src in TrackSource.allCases where src != .screenShareAudio || !sources.contains(.screenShare) {
-                    let want = sources.contains(src)
-                    if want != current.contains(src) {
-                        events += try s.setPermission(id, source: src, granted: want, by: .admin)
-                    }
-                }
-            }
-            return events
-        }
+        try apply(.updateParticipant(id, name: name, metadata: metadata, sources: sources), in: room.id)
         let after = hub?.state(room.id)
         return Self.json(
             200, HubCoding.participant(try lookup(after, id.rawValue), tracks: after?.tracks(of: id) ?? []))
@@ -105,7 +105,7 @@ extension AdminAPI {
     func removeParticipant(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
         let (room, state) = try liveRoom(request, params, write: true)
         let id = try lookup(state, params["participantId"] ?? "").id
-        try perform(room.id) { s throws(HubError) in try s.remove(id, by: .admin) }
+        try apply(.removeParticipant(id), in: room.id)
         return HTTPResponse(status: 204)
     }
 
@@ -116,7 +116,7 @@ extension AdminAPI {
         guard state?.tracks[trackID]?.owner == p.id else {
             throw APIError(status: 404, code: "track_not_found", message: "no track \"\(trackID)\" of this participant")
         }
-        try perform(room.id) { s throws(HubError) in try s.setMuted(trackID, true, by: .admin) }
+        try apply(.setMuted(trackID, true), in: room.id)
         guard let t = hub?.state(room.id)?.tracks[trackID] else { throw .hub(.trackNotFound) }
         return Self.json(200, HubCoding.track(t))
     }
@@ -127,23 +127,20 @@ extension AdminAPI {
     }
 
     func stopShare(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
-        let (room, state) = try liveRoom(request, params, write: true)
+        let (room, _) = try liveRoom(request, params, write: true)
         let shareID = ShareID(params["shareId"] ?? "")
-        guard state?.share(shareID) != nil else { throw .hub(.shareNotFound) }
-        try perform(room.id) { s throws(HubError) in try s.stopShare(shareID, by: .admin, reason: .moderated) }
+        guard try route(.stopShare(shareID, reason: .moderated), in: room.id) else { throw .hub(.shareNotFound) }
         return HTTPResponse(status: 204)
     }
 
     /// Locks or unlocks sharing: in the live room (stopping others' shares) and in the store.
     func setShareLock(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
-        let (room, state) = try liveRoom(request, params, write: true)
+        let (room, _) = try liveRoom(request, params, write: true)
         let body = try jsonBody(request)
         for key in body.keys where key != "locked" { throw .invalidField(key, "unknown field") }
         guard let v = body["locked"] else { throw .invalidField("locked", "is required") }
         let locked = try RoomCoding.bool(v, "locked")
-        if state != nil {
-            try perform(room.id) { s throws(HubError) in try s.setLock(locked, by: .admin) }
-        } else {
+        if try !route(.setShareLock(locked), in: room.id) {
             var r = room
             r.sharePolicy.shareLocked = locked
             r.updatedAt = max(r.updatedAt, env.now())

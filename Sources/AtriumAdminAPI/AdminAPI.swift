@@ -121,12 +121,13 @@ public final class AdminAPI: HTTPHandler {
         }
     }
 
-    /// A call on a live room that another node runs goes there (cluster), answered as that node does.
+    /// A call on a live room that another node runs goes there (cluster), answered as that node does:
+    /// the calls that read the live room or answer with its state. Room settings, deletion, the share
+    /// lock and stopping a share are answered here and reach the room as commands (`Hub.route`).
     private func forwarded(_ request: HTTPRequest, _ route: Route, _ params: [String: String]) -> HTTPResponse? {
         guard let nodes, route.methods.contains(request.method), let key = params["roomId"] else { return nil }
         switch route {
-        case .participants, .participant, .muteTrack, .shares, .share, .shareLock: break
-        case .room where request.method == .PATCH || request.method == .DELETE: break
+        case .participants, .participant, .muteTrack, .shares: break
         default: return nil
         }
         guard let room = try? store.room(idOrName: key) else { return nil }

@@ -2,7 +2,7 @@ public import AtriumModel
 
 /// What a token allows, carried in its `grants` claim. Absent fields grant nothing, except
 /// `canPublishSources`, whose absence means every source (subject to `canPublish` and the role).
-public struct Grants: Equatable, Sendable {
+public struct Grants: Equatable, Sendable, Codable {
     /// The room (name or id) the token is scoped to; nil for a token not tied to one room.
     public var room: String?
     public var roomJoin = false

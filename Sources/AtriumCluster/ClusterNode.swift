@@ -22,6 +22,10 @@ public final class ClusterNode: RoomRouter {
     public var onRecordLost: () -> Void = {}
     /// Told of live rooms another node holds now (this node was cut off longer than the expiry).
     public var onRoomsLost: ([RoomID]) -> Void = { _ in }
+    /// Sends a command to the node running its room (the relay's `send`, supplied by the composition root).
+    public var sendCommand: (RoomCommand, String) -> Result<[RoomEvent], HubError> = { _, node in
+        .failure(.clusterUnavailable("no relay to node \(node)"))
+    }
     /// The nodes as of the last heartbeat or claim.
     public private(set) var knownNodes: [NodeInfo] = []
     public private(set) var lastError: RedisError?
@@ -125,6 +129,10 @@ public final class ClusterNode: RoomRouter {
             (try? directory.listening([owner]))?.contains(owner) == true
         else { return nil }
         return owner.rawValue
+    }
+
+    public func send(_ command: RoomCommand, to node: String) -> Result<[RoomEvent], HubError> {
+        sendCommand(command, node)
     }
 
     public func released(_ room: RoomID) {

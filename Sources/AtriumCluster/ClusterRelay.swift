@@ -2,6 +2,7 @@ public import AtriumHTTP
 import AtriumJSON
 import AtriumModel
 public import AtriumRedis
+public import AtriumRooms
 public import AtriumSignal
 
 /// Relays what reaches this node for rooms another node runs, over Redis pub/sub (one inbox channel
@@ -16,6 +17,8 @@ public final class ClusterRelay: SignalRelay {
     /// The owner side: this node's signaling endpoint and HTTP handler.
     public weak var signal: (any WebSocketHandler)?
     public weak var http: (any HTTPHandler)?
+    /// The owner side of commands: this node's hub.
+    public weak var hub: Hub?
     /// How long an admin call waits for the owner's answer.
     public var callTimeoutMillis = 3000
 
@@ -136,7 +139,9 @@ public final class ClusterRelay: SignalRelay {
             }
         case .http(let from, let call, let request):
             answer(call, from: from, request)
-        case .httpReply:
+        case .command(let from, let call, let body):
+            answerCommand(call, from: from, body)
+        case .httpReply, .commandReply:
             dropped += 1  // its caller gave up waiting
         }
         finishClosed()

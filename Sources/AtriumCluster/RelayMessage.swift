@@ -1,8 +1,8 @@
 public import AtriumJSON
 
 /// What nodes send each other on their inboxes (one JSON object per pub/sub message; docs/cluster.md):
-/// a relayed signaling session (`open`, `msg`, `close`, both ways) and a relayed admin call (`http`,
-/// answered by `http_reply`). Decoded once here; anything else is dropped and counted.
+/// a relayed signaling session (`open`, `msg`, `close`, both ways), a relayed admin call (`http`,
+/// answered by `http_reply`) and a hub command (`cmd`, answered by `cmd_reply`). Decoded once here; anything else is dropped and counted.
 public enum RelayMessage: Equatable, Sendable {
     /// Entry node to owner: a client joined through `from`; authenticate `token`, then handle `first`.
     case open(from: String, session: String, token: String, first: String)
@@ -13,6 +13,10 @@ public enum RelayMessage: Equatable, Sendable {
     /// Entry node to owner: an admin call on a room live there.
     case http(from: String, call: String, request: RelayedRequest)
     case httpReply(call: String, status: Int, headers: [(String, String)], body: String)
+    /// Entry node to owner: a hub command for a room live there (an encoded `RoomCommand`), answered
+    /// by `commandReply` (an encoded `CommandOutcome`).
+    case command(from: String, call: String, body: JSONValue)
+    case commandReply(call: String, body: JSONValue)
 
     public static func == (a: RelayMessage, b: RelayMessage) -> Bool { a.json == b.json }
 
@@ -41,6 +45,10 @@ public enum RelayMessage: Equatable, Sendable {
                 "op": "http_reply", "call": .string(call), "status": .int(Int64(status)),
                 "headers": .array(headers.map { .array([.string($0.0), .string($0.1)]) }), "body": .string(body),
             ])
+        case .command(let from, let call, let body):
+            .object(["op": "cmd", "from": .string(from), "call": .string(call), "body": body])
+        case .commandReply(let call, let body):
+            .object(["op": "cmd_reply", "call": .string(call), "body": body])
         }
     }
 
@@ -71,6 +79,12 @@ public enum RelayMessage: Equatable, Sendable {
             else { return nil }
             self = .httpReply(
                 call: call, status: Int(status), headers: Self.pairs(v["headers"]), body: v["body"]?.stringValue ?? "")
+        case "cmd":
+            guard let call = v["call"]?.stringValue, let body = v["body"] else { return nil }
+            self = .command(from: from, call: call, body: body)
+        case "cmd_reply":
+            guard let call = v["call"]?.stringValue, let body = v["body"] else { return nil }
+            self = .commandReply(call: call, body: body)
         default: return nil
         }
     }

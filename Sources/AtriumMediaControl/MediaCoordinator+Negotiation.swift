@@ -78,7 +78,7 @@ extension MediaCoordinator {
     }
 
     /// The subscriber's answer: the transport learns the peer, accepted sections get their consumers.
-    package func subscriberAnswer(_ pid: ParticipantID, revision: Int, sdp: String) throws(HubError) {
+    package func subscriberAnswer(_ pid: ParticipantID, revision: Int, sdp: String) throws(SignalError) {
         guard var peer = peers[pid], var sub = peer.subscriber, let pending = sub.pending else {
             throw .media(code: "stale_revision", message: "no subscriber offer is waiting for an answer")
         }

@@ -1,6 +1,7 @@
 import AtriumJSEP
 import AtriumMedia
 package import AtriumModel
+import AtriumRoomCoding
 package import AtriumRooms
 import AtriumSDP
 

@@ -25,24 +25,18 @@ extension Hub: MediaRooms {
             id: ids.track(), owner: participant, source: request.source, name: request.name, width: request.width,
             height: request.height, layers: request.layers, muted: request.muted)
         let shareID = ids.share()
-        let events = try perform(room, now: t) { s throws(HubError) in
-            try s.publish(track, now: t, newShareID: shareID)
-        }
+        let events = try apply(.publish(track, share: shareID), in: room, by: .participant(participant), now: t)
         return (track, events)
     }
 
     package func unpublish(_ track: TrackID, by participant: ParticipantID, in room: RoomID, now t: Int64) {
-        _ = try? perform(room, now: t) { s throws(HubError) in
-            try s.unpublish(track, by: participant, reason: .userStopped)
-        }
+        _ = try? apply(.unpublish(track, reason: .userStopped), in: room, by: .participant(participant), now: t)
     }
 
     package func stopShare(
         _ share: ShareID, by participant: ParticipantID, in room: RoomID, reason: ShareStopReason, now t: Int64
     ) {
-        _ = try? perform(room, now: t) { s throws(HubError) in
-            try s.stopShare(share, by: .participant(participant), reason: reason)
-        }
+        _ = try? apply(.stopShare(share, reason: reason), in: room, by: .participant(participant), now: t)
     }
 }
 
@@ -56,7 +50,7 @@ package struct TrackRequest: Equatable, Sendable {
     package var layers: [SimulcastLayer]
     package var muted: Bool
 
-    package init(_ f: Fields) throws(HubError) {
+    package init(_ f: Fields) throws(SignalError) {
         source = try f.enumValue("source")
         if let kind = try f.optionalString("kind"), kind != TrackKind(source: source).rawValue {
             throw .invalidField("kind", "\(source.rawValue) is \(TrackKind(source: source).rawValue)")

@@ -11,13 +11,13 @@ package struct PublishRequest {
         /// Binds a track the publisher already has (nil: `trackId` is not a string).
         case existing(TrackID?)
         /// Publishes a new track of this source, described by the rest of the entry.
-        case new(TrackSource, Result<TrackRequest, HubError>)
+        case new(TrackSource, Result<TrackRequest, SignalError>)
     }
 
     package var offer: PublishOffer
     package var entries: [String: Entry]
 
-    package init(_ f: Fields) throws(HubError) {
+    package init(_ f: Fields) throws(SignalError) {
         let text = try f.string("sdp", max: 65536)
         entries = [:]
         if let raw = f.object["tracks"] {
@@ -33,8 +33,8 @@ package struct PublishRequest {
                     entries[mid] = .existing(id.stringValue.map(TrackID.init))
                 } else {
                     let source: TrackSource = try entry.enumValue("source")
-                    let request: Result<TrackRequest, HubError>
-                    do throws(HubError) { request = .success(try TrackRequest(entry)) } catch {
+                    let request: Result<TrackRequest, SignalError>
+                    do throws(SignalError) { request = .success(try TrackRequest(entry)) } catch {
                         request = .failure(error)
                     }
                     entries[mid] = .new(source, request)

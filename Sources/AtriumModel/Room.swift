@@ -1,6 +1,6 @@
 /// A room as the admin API and the store know it: identity, limits, metadata and share policy.
 /// Participants and tracks are live state owned by the signaling hub, not part of this value.
-public struct Room: Equatable, Sendable {
+public struct Room: Equatable, Sendable, Codable {
     public static let maxNameLength = 128
     public static let maxMetadataLength = 16 * 1024
     public static let maxParticipantsLimit = 10_000

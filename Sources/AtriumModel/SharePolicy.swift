@@ -1,5 +1,5 @@
 /// How a room arbitrates screen shares.
-public enum ShareMode: String, CaseIterable, Sendable {
+public enum ShareMode: String, CaseIterable, Sendable, Codable {
     /// One share at a time; a second is refused with `share_in_progress`.
     case single
     /// Up to `maxConcurrentShares` at once; one more is refused with `too_many_shares`.
@@ -9,14 +9,14 @@ public enum ShareMode: String, CaseIterable, Sendable {
 }
 
 /// Who may start a share (before grants and the lock are considered).
-public enum WhoCanShare: String, CaseIterable, Sendable {
+public enum WhoCanShare: String, CaseIterable, Sendable, Codable {
     case host
     case cohost
     case anyone
 }
 
 /// A room's screen-share policy. Enforced by the signaling hub and the media plane.
-public struct SharePolicy: Equatable, Sendable {
+public struct SharePolicy: Equatable, Sendable, Codable {
     public static let maxConcurrentSharesLimit = 16
 
     public var shareMode: ShareMode = .single

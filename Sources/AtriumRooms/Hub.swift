@@ -116,9 +116,17 @@ public final class Hub {
         return router.owner(of: stored.id)
     }
 
-    /// Runs a change on a room and delivers its events. Persists the room when its settings changed.
+    /// Runs a command on a room live here and delivers its events; the one way a request changes a room.
+    /// Persists the room when its settings changed. `roomNotFound` when the room is not live here.
     @discardableResult
-    public func perform(_ id: RoomID, now: Int64, _ change: (inout RoomState) throws(HubError) -> [RoomEvent])
+    public func apply(_ command: HubCommand, in room: RoomID, by actor: Actor, now: Int64) throws(HubError)
+        -> [RoomEvent]
+    {
+        try perform(room, now: now) { s throws(HubError) in try s.apply(command, by: actor, now: now) }
+    }
+
+    /// Runs a change on a room and delivers its events. Persists the room when its settings changed.
+    private func perform(_ id: RoomID, now: Int64, _ change: (inout RoomState) throws(HubError) -> [RoomEvent])
         throws(HubError) -> [RoomEvent]
     {
         guard var live = rooms[id] else { throw .roomNotFound(id.rawValue) }
@@ -172,7 +180,7 @@ public final class Hub {
     public func tick(now: Int64) {
         for (id, live) in rooms {
             let expired = live.state.requests.contains { $0.expiresAt <= now }
-            if expired { _ = try? perform(id, now: now) { $0.expireRequests(now: now) } }
+            if expired { _ = try? apply(.expireRequests, in: id, by: .admin, now: now) }
             if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
                 rooms[id] = nil
                 router.released(id)
@@ -181,16 +189,15 @@ public final class Hub {
         }
     }
 
-    /// A room's settings changed through the admin API: apply them to the live room with the same events.
+    /// A room's settings changed through the admin API: the live room, here or on its node, follows
+    /// them with the same events.
     public func roomUpdated(_ room: Room, now: Int64) {
-        guard rooms[room.id] != nil else { return }
-        _ = try? perform(room.id, now: now) { $0.apply(settings: room) }
+        _ = route(RoomCommand(room: room.id, actor: .admin, command: .applySettings(room)), now: now)
     }
 
-    /// A room was deleted through the admin API: end it for everyone.
+    /// A room was deleted through the admin API: it ends for everyone, here or on its node.
     public func roomDeleted(_ id: RoomID, now: Int64) {
-        guard rooms[id] != nil else { return }
-        _ = try? perform(id, now: now) { (s: inout RoomState) throws(HubError) in try s.end(by: .admin) }
+        _ = route(RoomCommand(room: id, actor: .admin, command: .endRoom), now: now)
         if rooms.removeValue(forKey: id) != nil { router.released(id) }
     }
 

@@ -1,12 +1,13 @@
 import AtriumModel
 
-/// Why the hub refused a request. Each case has a documented code (docs/protocol.md, openapi.yaml).
-public enum HubError: Error, Equatable, Sendable {
+/// Why the hub refused a command: the rules of a room, its lookup and its node. Protocol-level
+/// refusals (a version, a second join, a failed resume, the rate limit, media negotiation) are the
+/// signaling edge's `SignalError`. Each case has a documented code (docs/protocol.md, openapi.yaml),
+/// given at the edges (`AtriumRoomCoding`'s `HubError.code`), not here.
+public enum HubError: Error, Equatable, Sendable, Codable {
     case badRequest(String)
     case invalidField(String, String)
-    case unsupportedProtocol(Int)
     case notJoined
-    case alreadyJoined
     case roomFull
     case roomNotFound(String)
     /// The token's room is neither a valid room name nor a room id: no such room can exist.
@@ -23,74 +24,9 @@ public enum HubError: Error, Equatable, Sendable {
     case requestNotFound
     case requestPending
     case publisherLeft
-    case resumeFailed
-    case rateLimited
-    /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
-    case media(code: String, message: String)
     /// Cluster: the room is live on another node (the signaling endpoint relays the session there;
     /// a client sees this code only when that relay cannot be made).
     case roomElsewhere(node: String)
     /// Cluster: Redis cannot be reached, so a room that is not live here cannot be opened.
     case clusterUnavailable(String)
-
-    public var code: String {
-        switch self {
-        case .badRequest: "bad_request"
-        case .invalidField: "invalid_field"
-        case .unsupportedProtocol: "unsupported_protocol"
-        case .notJoined: "not_joined"
-        case .alreadyJoined: "already_joined"
-        case .roomFull: "room_full"
-        case .roomNotFound: "room_not_found"
-        case .invalidRoomName: "invalid_room_name"
-        case .notAllowed: "not_allowed"
-        case .shareLocked: "share_locked"
-        case .shareInProgress: "share_in_progress"
-        case .tooManyShares: "too_many_shares"
-        case .noActiveShare: "no_active_share"
-        case .alreadyPublished: "already_published"
-        case .trackNotFound: "track_not_found"
-        case .participantNotFound: "participant_not_found"
-        case .shareNotFound: "share_not_found"
-        case .requestNotFound: "request_not_found"
-        case .requestPending: "request_pending"
-        case .publisherLeft: "publisher_left"
-        case .resumeFailed: "resume_failed"
-        case .rateLimited: "rate_limited"
-        case .media(let code, _): code
-        case .roomElsewhere: "room_elsewhere"
-        case .clusterUnavailable: "cluster_unavailable"
-        }
-    }
-
-    public var message: String {
-        switch self {
-        case .badRequest(let m): m
-        case .invalidField(let f, let m): "\(f): \(m)"
-        case .unsupportedProtocol(let v): "protocol version \(v) is not supported; this server speaks 1"
-        case .notJoined: "join a room first"
-        case .alreadyJoined: "this connection has already joined"
-        case .roomFull: "the room is full"
-        case .roomNotFound(let r): "no room \"\(r)\" and this token may not create it"
-        case .invalidRoomName(let r):
-            Room.invalidNameMessage(r)
-        case .notAllowed(let m): m
-        case .shareLocked: "sharing is locked by a host"
-        case .shareInProgress: "another share is in progress"
-        case .tooManyShares: "the room's maximum of concurrent shares is reached"
-        case .noActiveShare: "screen_share_audio needs an active share of yours"
-        case .alreadyPublished: "a track from this source is already published"
-        case .trackNotFound: "no such track"
-        case .participantNotFound: "no such participant"
-        case .shareNotFound: "no such share"
-        case .requestNotFound: "no such share request"
-        case .requestPending: "a share request of yours is already pending"
-        case .publisherLeft: "the track's publisher has left"
-        case .resumeFailed: "the session cannot be resumed; join again"
-        case .rateLimited: "too many messages; slow down"
-        case .media(_, let message): message
-        case .roomElsewhere(let node): "the room is live on node \(node), which cannot be reached"
-        case .clusterUnavailable(let m): "the cluster's Redis cannot be reached: \(m)"
-        }
-    }
 }

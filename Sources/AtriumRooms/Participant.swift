@@ -1,7 +1,7 @@
 public import AtriumModel
 
 /// Why a participant left a room.
-public enum LeaveReason: String, Sendable, CaseIterable {
+public enum LeaveReason: String, Sendable, CaseIterable, Codable {
     case left
     case disconnected
     case removed
@@ -11,12 +11,12 @@ public enum LeaveReason: String, Sendable, CaseIterable {
 
 /// Preferred video quality of a subscription: for a simulcast track, the layer the media plane
 /// forwards (docs/protocol.md, "Simulcast layers").
-public enum VideoQuality: String, Sendable, CaseIterable {
+public enum VideoQuality: String, Sendable, CaseIterable, Codable {
     case high, medium, low
 }
 
 /// A participant in a live room.
-public struct Participant: Equatable, Sendable {
+public struct Participant: Equatable, Sendable, Codable {
     public var id: ParticipantID
     public var identity: String
     public var name: String

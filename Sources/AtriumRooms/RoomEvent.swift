@@ -1,7 +1,7 @@
 public import AtriumModel
 
 /// What changed in a room. The signaling layer turns each into messages for its audience.
-public enum RoomEvent: Equatable, Sendable {
+public enum RoomEvent: Equatable, Sendable, Codable {
     case participantJoined(Participant)
     case participantLeft(Participant, LeaveReason)
     case participantUpdated(Participant)
@@ -21,7 +21,7 @@ public enum RoomEvent: Equatable, Sendable {
 }
 
 /// Who acted: a participant, or the admin API (an application server).
-public enum Actor: Equatable, Sendable {
+public enum Actor: Equatable, Sendable, Codable {
     case participant(ParticipantID)
     case admin
 }

@@ -10,9 +10,11 @@ public enum RoomClaim: Equatable, Sendable {
     case unavailable(String)
 }
 
-/// The seam between the hub and the cluster (LiveKit's router): which node runs a live room. One node
-/// uses `LocalRoomRouter` (every room is here); `--redis` supplies the cluster's router, which claims
-/// rooms atomically in Redis and places new ones on the least-loaded node.
+/// The seam between the hub and the cluster (LiveKit's router): which node runs a live room, and the
+/// way a command reaches it. One node uses `LocalRoomRouter` (every room is here: commands apply to
+/// the local hub, `Hub.route`); `--redis` supplies the cluster's router, which claims rooms atomically
+/// in Redis, places new ones on the least-loaded node, and sends commands to a room's node over the
+/// Redis relay (docs/cluster.md).
 public protocol RoomRouter: AnyObject {
     /// Asked before a room becomes live on this node.
     func claim(_ room: RoomID) -> RoomClaim
@@ -20,6 +22,8 @@ public protocol RoomRouter: AnyObject {
     func released(_ room: RoomID)
     /// The other node that runs a room live now, if one does (nil: here, nowhere, or unknown).
     func owner(of room: RoomID) -> String?
+    /// Sends a command to `node`, which runs its room, and returns what the room's hub answered there.
+    func send(_ command: RoomCommand, to node: String) -> Result<[RoomEvent], HubError>
 }
 
 /// A single node: every room is here.
@@ -28,4 +32,7 @@ public final class LocalRoomRouter: RoomRouter {
     public func claim(_ room: RoomID) -> RoomClaim { .here }
     public func released(_ room: RoomID) {}
     public func owner(of room: RoomID) -> String? { nil }
+    public func send(_ command: RoomCommand, to node: String) -> Result<[RoomEvent], HubError> {
+        .failure(.roomNotFound(command.room.rawValue))
+    }
 }

@@ -1,5 +1,5 @@
 /// Why a share stopped: one reason from this set is sent to everyone with every stop.
-public enum ShareStopReason: String, Sendable, CaseIterable {
+public enum ShareStopReason: String, Sendable, CaseIterable, Codable {
     case userStopped = "user_stopped"
     case captureEnded = "capture_ended"
     case preempted
@@ -11,13 +11,13 @@ public enum ShareStopReason: String, Sendable, CaseIterable {
     case roomEnded = "room_ended"
 }
 
-public enum ShareState: String, Sendable {
+public enum ShareState: String, Sendable, Codable {
     case started
     case paused
 }
 
 /// A screen share: the screen_share track and, optionally, its screen_share_audio track.
-public struct Share: Equatable, Sendable {
+public struct Share: Equatable, Sendable, Codable {
     public var id: ShareID
     public var sharer: ParticipantID
     public var videoTrack: TrackID
@@ -35,7 +35,7 @@ public struct Share: Equatable, Sendable {
 }
 
 /// A participant's pending request for permission to share.
-public struct ShareRequest: Equatable, Sendable {
+public struct ShareRequest: Equatable, Sendable, Codable {
     public var id: ShareRequestID
     public var requester: ParticipantID
     public var createdAt: Int64
@@ -43,6 +43,6 @@ public struct ShareRequest: Equatable, Sendable {
 }
 
 /// How a share request ended.
-public enum ShareRequestOutcome: String, Sendable {
+public enum ShareRequestOutcome: String, Sendable, Codable {
     case granted, denied, expired, cancelled
 }

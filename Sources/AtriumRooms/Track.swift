@@ -1,6 +1,6 @@
 public import AtriumModel
 
-public enum TrackKind: String, Sendable {
+public enum TrackKind: String, Sendable, Codable {
     case audio, video
 
     public init(source: TrackSource) {
@@ -12,7 +12,7 @@ public enum TrackKind: String, Sendable {
 }
 
 /// One simulcast layer as the publisher declares it.
-public struct SimulcastLayer: Equatable, Sendable {
+public struct SimulcastLayer: Equatable, Sendable, Codable {
     public var rid: String
     public var width: Int
     public var height: Int
@@ -25,7 +25,7 @@ public struct SimulcastLayer: Equatable, Sendable {
 }
 
 /// A published track. The media plane binds it to a transceiver's mid.
-public struct Track: Equatable, Sendable {
+public struct Track: Equatable, Sendable, Codable {
     public var id: TrackID
     public var owner: ParticipantID
     public var source: TrackSource

@@ -51,6 +51,10 @@ final class ClusterParts {
         signal.relay = relay
         relay.signal = signal
         relay.http = http
+        relay.hub = hub
+        node.sendCommand = { [weak relay] command, target in
+            relay?.send(command, to: target) ?? .failure(.clusterUnavailable("the relay has stopped"))
+        }
         api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
         node.info.url = publicURL
         node.info.mediaAddresses = media?.candidateAddresses.map { "\($0)" } ?? []

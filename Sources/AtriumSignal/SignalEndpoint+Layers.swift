@@ -6,7 +6,7 @@ import AtriumRooms
 /// `set_viewport`: the size of the tile a viewer shows a subscribed track in, which picks the
 /// simulcast layer of a camera (docs/protocol.md, `set_viewport`).
 extension SignalEndpoint {
-    func setViewport(_ f: Fields, me: ParticipantID, room: RoomID) throws(HubError) -> JSONObject {
+    func setViewport(_ f: Fields, me: ParticipantID, room: RoomID) throws(SignalError) -> JSONObject {
         let trackID = TrackID(try f.string("trackId", max: 64))
         let width = try f.int("width", 0...16384)
         let height = try f.int("height", 0...16384)

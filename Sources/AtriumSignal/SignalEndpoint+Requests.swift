@@ -3,12 +3,13 @@ import AtriumHTTP
 import AtriumJSON
 import AtriumMediaControl
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
 
 /// The requests of protocol version 1 (docs/protocol.md). Each returns the `data` of its `result`.
 extension SignalEndpoint {
-    func handle(_ type: String, _ f: Fields, session: Session) throws(HubError) -> JSONObject {
+    func handle(_ type: String, _ f: Fields, session: Session) throws(SignalError) -> JSONObject {
         switch type {
         case "ping": return ["pong": .int(now())]
         case "join": return try join(f, session)
@@ -22,23 +23,31 @@ extension SignalEndpoint {
         let me = member.participant
         let actor = Actor.participant(me)
         let t = now()
+        // Every room request of a joined session is a command for its room, applied by the hub.
+        func run(_ command: HubCommand) throws(SignalError) {
+            do throws(HubError) { try hub.apply(command, in: member.room, by: actor, now: t) } catch {
+                throw .hub(error)
+            }
+        }
         switch type {
         case "leave":
             members[me] = nil
             byResumeToken[member.resumeToken] = nil
             session.member = nil
-            try hub.perform(member.room, now: t) { s throws(HubError) in s.leave(me, reason: .left) }
+            try run(.leave(me, reason: .left))
             close(session, SignalCloseCode.left, "left")
             return [:]
         case "update":
             let name = try f.optionalString("name", max: 256)
             let metadata = try f.optionalString("metadata", max: 16 * 1024)
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.update(me, name: name, metadata: metadata)
-            }
+            try run(.update(name: name, metadata: metadata))
             return [:]
         case "publish":
-            let (track, events) = try hub.publish(TrackRequest(f), by: me, in: member.room, now: t)
+            let request = try TrackRequest(f)
+            let (track, events): (Track, [RoomEvent])
+            do throws(HubError) { (track, events) = try hub.publish(request, by: me, in: member.room, now: t) } catch {
+                throw .hub(error)
+            }
             var out: JSONObject = [:]
             for e in events {
                 if case .trackPublished(let tr) = e, tr.id == track.id { out["track"] = HubCoding.track(tr) }
@@ -69,84 +78,67 @@ extension SignalEndpoint {
         case "unpublish":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.unpublish(trackID, by: me, reason: reason)
-            }
+            try run(.unpublish(trackID, reason: reason))
             return [:]
         case "mute":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let muted = try f.bool("muted")
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, muted, by: actor) }
+            try run(.setMuted(trackID, muted))
             return [:]
         case "subscribe":
             let trackID = TrackID(try f.string("trackId", max: 64))
             let quality: VideoQuality = try f.optionalEnum("quality") ?? .high
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.subscribe(me, to: trackID, quality: quality)
-                return []
-            }
+            try run(.subscribe(trackID, quality: quality))
             return ["trackId": .string(trackID.rawValue), "quality": .string(quality.rawValue)]
         case "set_viewport":
             return try setViewport(f, me: me, room: member.room)
         case "unsubscribe":
             let trackID = TrackID(try f.string("trackId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.unsubscribe(me, from: trackID)
-                return []
-            }
+            try run(.unsubscribe(trackID))
             return ["trackId": .string(trackID.rawValue)]
         case "pause_share", "resume_share", "stop_share":
             let shareID = ShareID(try f.string("shareId", max: 64))
             let reason: ShareStopReason = try f.optionalEnum("reason") ?? .userStopped
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                switch type {
-                case "pause_share": try s.pause(shareID, by: me)
-                case "resume_share": try s.resume(shareID, by: me)
-                default: try s.stopShare(shareID, by: actor, reason: reason)
-                }
+            switch type {
+            case "pause_share": try run(.pauseShare(shareID))
+            case "resume_share": try run(.resumeShare(shareID))
+            default: try run(.stopShare(shareID, reason: reason))
             }
             return [:]
         case "request_share":
             let requestID = hub.ids.request()
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.requestShare(by: me, requestID: requestID, now: t)
-            }
+            try run(.requestShare(requestID))
             return ["requestId": .string(requestID.rawValue)]
         case "answer_share_request":
             let requestID = ShareRequestID(try f.string("requestId", max: 64))
             let grant = try f.bool("grant")
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.answer(requestID, grant: grant, by: actor)
-            }
+            try run(.answerShareRequest(requestID, grant: grant))
             return [:]
         case "set_share_lock":
             let locked = try f.bool("locked")
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setLock(locked, by: actor) }
+            try run(.setShareLock(locked))
             return ["locked": .bool(locked)]
         case "set_share_policy":
             guard var policy = hub.state(member.room)?.policy else { throw .notJoined }
             try Self.applyPolicy(f, to: &policy)
-            let p = policy
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setPolicy(p, by: actor) }
-            return ["sharePolicy": HubCoding.policy(p)]
+            try run(.setSharePolicy(policy))
+            return ["sharePolicy": HubCoding.policy(policy)]
         case "set_permission":
             let target = ParticipantID(try f.string("participantId", max: 64))
             let source: TrackSource = try f.optionalEnum("source") ?? .screenShare
             let granted = try f.bool("granted")
-            try hub.perform(member.room, now: t) { s throws(HubError) in
-                try s.setPermission(target, source: source, granted: granted, by: actor)
-            }
+            try run(.setPermission(target, source: source, granted: granted))
             return [:]
         case "mute_participant":
             let trackID = TrackID(try f.string("trackId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.setMuted(trackID, true, by: actor) }
+            try run(.setMuted(trackID, true))
             return [:]
         case "remove_participant":
             let target = ParticipantID(try f.string("participantId", max: 64))
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.remove(target, by: actor) }
+            try run(.removeParticipant(target))
             return [:]
         case "end_room":
-            try hub.perform(member.room, now: t) { s throws(HubError) in try s.end(by: actor) }
+            try run(.endRoom)
             return [:]
         case "join", "resume":
             throw .alreadyJoined
@@ -162,7 +154,7 @@ extension SignalEndpoint {
         "mute_participant", "remove_participant", "end_room",
     ]
 
-    static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(HubError) {
+    static func applyPolicy(_ f: Fields, to policy: inout SharePolicy) throws(SignalError) {
         let known: Set<String> = [
             "type", "id", "shareMode", "maxConcurrentShares", "whoCanShare", "shareRequestRequired", "shareLocked",
         ]
@@ -176,7 +168,7 @@ extension SignalEndpoint {
         if let l = try f.optionalBool("shareLocked") { policy.shareLocked = l }
     }
 
-    private func checkProtocol(_ f: Fields) throws(HubError) {
+    private func checkProtocol(_ f: Fields) throws(SignalError) {
         guard let v = f.object["protocol"] else {
             throw .invalidField("protocol", "is required (this server speaks 1)")
         }
@@ -184,7 +176,7 @@ extension SignalEndpoint {
         guard n == Int64(Self.protocolVersion) else { throw .unsupportedProtocol(Int(clamping: n)) }
     }
 
-    private func join(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+    private func join(_ f: Fields, _ session: Session) throws(SignalError) -> JSONObject {
         guard session.member == nil else { throw .alreadyJoined }
         guard let claims = session.claims, let scope = claims.grants.room else { throw .notJoined }
         try checkProtocol(f)
@@ -192,20 +184,24 @@ extension SignalEndpoint {
         let metadata = try f.optionalString("metadata", max: 16 * 1024) ?? ""
         let autoSubscribe = try f.optionalBool("autoSubscribe") ?? true
         let t = now()
-        let roomID = try hub.open(scope: scope, grants: claims.grants, now: t)
+        let roomID: RoomID
+        do throws(HubError) { roomID = try hub.open(scope: scope, grants: claims.grants, now: t) } catch {
+            throw .hub(error)
+        }
         let pid = hub.ids.participant()
         // A live session of the same identity in this room is replaced (the hub emits `replaced`).
-        try hub.perform(roomID, now: t) { s throws(HubError) in
-            try s.join(
-                id: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
-                autoSubscribe: autoSubscribe, now: t)
+        let request = JoinRequest(
+            participant: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
+            autoSubscribe: autoSubscribe)
+        do throws(HubError) { try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t) } catch {
+            throw .hub(error)
         }
         let token = makeToken()
         let member = Member(room: roomID, participant: pid, resumeToken: token, connection: session.connection.id)
         members[pid] = member
         byResumeToken[token] = pid
         session.member = member
-        guard let state = hub.state(roomID) else { throw .roomNotFound(scope) }
+        guard let state = hub.state(roomID) else { throw .hub(.roomNotFound(scope)) }
         // A subscriber offer made during the join (tracks already published) follows the result.
         media?.resumed(pid)
         flushMedia()
@@ -215,14 +211,14 @@ extension SignalEndpoint {
     }
 
     /// Rebinds a participant whose socket dropped to this connection, within the resume window.
-    private func resume(_ f: Fields, _ session: Session) throws(HubError) -> JSONObject {
+    private func resume(_ f: Fields, _ session: Session) throws(SignalError) -> JSONObject {
         guard session.member == nil else { throw .alreadyJoined }
         try checkProtocol(f)
         let token = try f.string("resumeToken", max: 128)
         if byResumeToken[token] == nil, let scope = session.claims?.grants.room,
             let node = hub.remoteOwner(scope: scope)
         {
-            throw .roomElsewhere(node: node)
+            throw .hub(.roomElsewhere(node: node))
         }
         guard let pid = byResumeToken[token], var member = members[pid], let claims = session.claims,
             let state = hub.state(member.room), let p = state.participants[pid], p.identity == claims.identity,
@@ -236,10 +232,9 @@ extension SignalEndpoint {
         member.disconnectedAt = nil
         members[pid] = member
         session.member = member
-        try hub.perform(member.room, now: now()) { s throws(HubError) in
-            s.setConnected(pid, true)
-            return []
-        }
+        do throws(HubError) {
+            try hub.apply(.setConnected(pid, true), in: member.room, by: .participant(pid), now: now())
+        } catch { throw .hub(error) }
         guard let fresh = hub.state(member.room) else { throw .resumeFailed }
         media?.resumed(pid)
         flushMedia()

@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMediaControl
 public import AtriumModel
+import AtriumRoomCoding
 public import AtriumRooms
 
 /// The WebSocket endpoint `/v1/signal`: authenticates each connection (the `access_token` query
@@ -127,13 +128,13 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             return
         }
         session.handling = true
-        do throws(HubError) {
+        do throws(SignalError) {
             let result = try handle(type, Fields(object: object), session: session)
             var reply: JSONObject = ["type": "result"]
             if let id { reply["id"] = id }
             reply["data"] = .object(result)
             send(session, reply)
-        } catch .roomElsewhere(let node) {
+        } catch .hub(.roomElsewhere(let node)) {
             // The room runs on another node: hand the session over, this first request included.
             if let relay, let token = session.token, relay.open(connection, node: node, token: token, first: message) {
                 session.relayed = true
@@ -163,10 +164,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         // The socket is gone but the participant stays for the resume window; the others see nothing yet.
         members[member.participant]?.connection = nil
         members[member.participant]?.disconnectedAt = now()
-        _ = try? hub.perform(member.room, now: now()) { s throws(HubError) in
-            s.setConnected(member.participant, false)
-            return []
-        }
+        let p = member.participant
+        _ = try? hub.apply(.setConnected(p, false), in: member.room, by: .participant(p), now: now())
     }
 
     // MARK: - Authentication and rate limiting
@@ -215,7 +214,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             s.droppedThisSecond = 0
         }
         s.droppedThisSecond += 1
-        if s.droppedThisSecond == 1 { send(s, error: "rate_limited", HubError.rateLimited.message, id: nil) }
+        if s.droppedThisSecond == 1 { send(s, error: "rate_limited", SignalError.rateLimited.message, id: nil) }
         if s.droppedThisSecond > options.rateDropLimit { close(s, SignalCloseCode.rateLimited, "rate_limited") }
         return false
     }
@@ -320,7 +319,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             guard m.connection == nil, let since = m.disconnectedAt, t - since >= options.resumeWindow else { continue }
             members[pid] = nil
             byResumeToken[m.resumeToken] = nil
-            _ = try? hub.perform(m.room, now: t) { s throws(HubError) in s.leave(pid, reason: .disconnected) }
+            _ = try? hub.apply(.leave(pid, reason: .disconnected), in: m.room, by: .participant(pid), now: t)
         }
         hub.tick(now: t)
         drainMedia()

@@ -1,5 +1,6 @@
 public import AtriumJSON
 public import AtriumModel
+import AtriumRoomCoding
 public import AtriumRooms
 
 /// One event as a webhook delivers it: `{"id", "type", "createdAt", "room": {"id", "name"}, "data"}`.

@@ -1,6 +1,7 @@
 public import AtriumJSON
 public import AtriumLog
 public import AtriumModel
+import AtriumRoomCoding
 public import AtriumRooms
 public import AtriumStore
 

@@ -237,15 +237,11 @@ final class APIHarness {
         g.canSubscribe = true
         let room = try hub.open(scope: "live", grants: g, now: h.now)
         let alice = ParticipantID("pa_alice")
-        try hub.perform(room, now: h.now) { s throws(HubError) in
-            try s.join(
-                id: alice, identity: "alice", name: "Alice", metadata: "", grants: g, autoSubscribe: true, now: 0)
-        }
-        try hub.perform(room, now: h.now) { s throws(HubError) in
-            try s.publish(
-                Track(id: TrackID("tr_screen"), owner: alice, source: .screenShare, name: "screen"), now: 1,
-                newShareID: ShareID("sh_1"))
-        }
+        let join = JoinRequest(
+            participant: alice, identity: "alice", name: "Alice", metadata: "", grants: g, autoSubscribe: true)
+        try hub.apply(.join(join), in: room, by: .participant(alice), now: h.now)
+        let screen = Track(id: TrackID("tr_screen"), owner: alice, source: .screenShare, name: "screen")
+        try hub.apply(.publish(screen, share: ShareID("sh_1")), in: room, by: .participant(alice), now: h.now)
         return (h, hub, room, alice, ShareID("sh_1"))
     }
 
@@ -280,11 +276,8 @@ final class APIHarness {
         #expect(h.call(.DELETE, "/v1/rooms/live/shares/\(share.rawValue)").status == 204)
         #expect(hub.state(room)?.shares.isEmpty == true)
         let alice = ParticipantID("pa_alice")
-        try hub.perform(room, now: h.now) { s throws(HubError) in
-            try s.publish(
-                Track(id: TrackID("tr_mic"), owner: alice, source: .microphone, name: ""), now: 2,
-                newShareID: ShareID("sh_2"))
-        }
+        let mic = Track(id: TrackID("tr_mic"), owner: alice, source: .microphone, name: "")
+        try hub.apply(.publish(mic, share: ShareID("sh_2")), in: room, by: .participant(alice), now: h.now)
         let muted = h.call(.POST, "/v1/rooms/live/participants/alice/tracks/tr_mic/mute")
         #expect(muted.status == 200)
         #expect(muted.json?["muted"] == .bool(true))

@@ -4,6 +4,7 @@ import AtriumJSEP
 import AtriumJSON
 import AtriumMedia
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
 import AtriumStore
@@ -308,7 +309,7 @@ extension MediaCommand {
         codecless.codec = nil
         let me = ParticipantID("pa_me")
         let camera = try TrackRequest(Fields(object: ["source": "camera"]))
-        let bad = HubError.invalidField("name", "expected a string, got number")
+        let bad = SignalError.invalidField("name", "expected a string, got number")
         let rows: [(OfferedSection, [String: TrackID], PublishRequest.Entry?, SectionPlan)] = [
             (stopped, [video.mid: TrackID("tr_1")], nil, .stop(ending: TrackID("tr_1"))),
             (stopped, [:], nil, .stop(ending: nil)),

@@ -70,6 +70,9 @@ def peer_connection(ice_servers=None):
 VIDEO_CLOCK = 90000
 AUDIO_RATE = 48000
 AUDIO_PTIME = 0.020
+# How long a share's end (RTCP BYE) may take to reach a subscriber: generous, for the
+# ThreadSanitizer build on a loaded machine.
+BYE_TIMEOUT = 20
 
 RED = (255, 0, 0)
 BLUE = (0, 0, 255)

@@ -182,6 +182,48 @@ def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_sha
     run(go(), TEST_TIMEOUT)
 
 
+def test_admin_commands_on_a_node_that_does_not_run_the_room_reach_it(cluster):
+    """Stopping a share, new room settings and deleting the room, called on a node that does not run
+    the room, travel as hub commands to the owner (docs/cluster.md, "Requests as values")."""
+    async def go():
+        opened = []
+        try:
+            host = await joined(cluster.nodes[0], "host", room="commands-across", role="host")
+            opened.append(host)
+            room_id = host.snapshot["room"]["id"]
+            owner = cluster.owner(room_id)
+            other = next(n for n in cluster.nodes if n.node_id != owner)
+            sharer = await joined(other, "sharer", room="commands-across")
+            opened.append(sharer)
+            data = await sharer.request("publish", source="screen_share", width=1280, height=720)
+            share_id = data["share"]["id"]
+
+            status, _, _, body = other.request("DELETE", f"/v1/rooms/{room_id}/shares/{share_id}")
+            assert status == 204, body
+            stopped = await sharer.expect("share_stopped", lambda m: m["share"]["id"] == share_id, timeout=5)
+            assert stopped["reason"] == "moderated" and stopped["by"] == "admin", stopped
+            status, _, _, body = other.request("DELETE", f"/v1/rooms/{room_id}/shares/{share_id}")
+            assert status == 404 and body["error"]["code"] == "share_not_found", body
+
+            patch = {"shareMode": "multi", "maxConcurrentShares": 2}
+            status, _, _, body = other.request("PATCH", f"/v1/rooms/{room_id}", patch)
+            assert status == 200 and body["shareMode"] == "multi", body
+            changed = await host.expect("share_policy_changed", timeout=5)
+            assert changed["sharePolicy"]["maxConcurrentShares"] == 2, changed
+
+            status, _, _, body = other.request("DELETE", f"/v1/rooms/{room_id}")
+            assert status == 204, body
+            for c in (host, sharer):
+                ended = await c.expect("room_ended", timeout=5)
+                assert ended["by"] == "admin", ended
+                await c.wait_closed(5)
+        finally:
+            for c in reversed(opened):
+                await c.close()
+
+    run(go(), TEST_TIMEOUT)
+
+
 def test_a_dropped_session_resumes_through_a_third_node(cluster):
     """The resume window works across nodes: a participant relayed through one node loses its socket
     and resumes through another; the others see nothing but its state coming back."""

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import MEDIA_ARGS, Server
-from media_peer import Publisher, Subscriber, kind_of, unreject_all
+from media_peer import BYE_TIMEOUT, Publisher, Subscriber, kind_of, unreject_all
 from signal_client import joined, run
 
 TEST_TIMEOUT = 90           # seconds for a whole test, cleanup included
@@ -158,7 +158,7 @@ def test_camera_screen_and_microphone_reach_two_subscribers_until_the_share_stop
             stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=5)
             assert stopped["reason"] == "user_stopped" and stopped["by"] == alice.participant_id
         # The server ends the track with an RTCP BYE, then offers its section at port 0.
-        await asyncio.gather(*(sub.wait_ended(ids["screen_share"], timeout=5) for sub in subs))
+        await asyncio.gather(*(sub.wait_ended(ids["screen_share"], timeout=BYE_TIMEOUT) for sub in subs))
         for sub in subs:
             await sub.wait_until(lambda sub=sub: ids["screen_share"] not in
                                  {t["trackId"] for t in sub.live.values()}, "offer without the share", 5)
@@ -246,7 +246,7 @@ def test_host_stopping_a_share_ends_the_subscribers_track(media_server):
         for c in (host, sam):
             stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=5)
             assert stopped["reason"] == "moderated" and stopped["by"] == host.participant_id
-        await sub.wait_ended(screen, timeout=5)
+        await sub.wait_ended(screen, timeout=BYE_TIMEOUT)
         # sam's transceiver goes on sending until it renegotiates; the server drops what it sends.
         # Counted from here: what sam sends after its share ended, once it has sent more.
         sent = (await pub.stats())["sent"]["screen_share"]

@@ -5,6 +5,7 @@ ends without `stop_share` stops the share with `capture_ended`."""
 import asyncio
 import time
 
+from media_peer import BYE_TIMEOUT
 from test_media import assert_carries, by_share, metric, run_in_room
 
 # The server's `MediaConfiguration.captureTimeout` (docs/protocol.md, "Capture ended").
@@ -128,7 +129,7 @@ def test_a_share_whose_sender_says_bye_stops_with_capture_ended(media_server):
             stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=3)
             assert stopped["reason"] == "capture_ended", stopped
         print(f"BYE -> share_stopped in {time.monotonic() - t0:.2f} s")
-        await sub.wait_ended(screen, timeout=5)
+        await sub.wait_ended(screen, timeout=BYE_TIMEOUT)
         await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=5)
 
     run_in_room(media_server, "media-capture-bye", scenario)

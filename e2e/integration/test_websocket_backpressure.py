@@ -145,12 +145,18 @@ def test_ending_a_300_person_room_closes_everyone_with_room_ended(server):
                                       max_size=None)
         c = Client(ws, f"q{i:03d}")
         c.welcome = await c.expect("welcome", timeout=20)
+        c.start_keepalive(10)         # the protocol's ping, as the SDK does: no one idles out (4010)
         return c
 
     async def go():
-        clients = await asyncio.gather(*(one(i) for i in range(n)))
+        # One after another, each joining as soon as it is connected: every join event reaches everyone
+        # before the next, and no socket waits unjoined past the idle timeout (4010) while a slow build
+        # handles the joins before it.
+        clients = []
         try:
-            for c in clients:           # one after another: every join event reaches everyone before
+            for i in range(n):
+                c = await one(i)
+                clients.append(c)
                 data = await c.request("join", timeout=30, protocol=1)
                 c._remember(data)
             await clients[0].request("end_room", timeout=30)

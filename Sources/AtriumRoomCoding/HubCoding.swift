@@ -1,7 +1,9 @@
 public import AtriumJSON
 public import AtriumModel
+public import AtriumRooms
 
-/// The JSON forms of the hub's values, as documented in docs/protocol.md.
+/// The JSON forms of the hub's values, as documented in docs/protocol.md: what clients, the admin API
+/// and webhooks see. The rooms know no JSON; the edges encode them with this.
 public enum HubCoding {
     public static func actor(_ a: Actor?) -> JSONValue {
         switch a {
