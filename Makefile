@@ -155,8 +155,8 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
-	$(SWIFT) build -c release --build-tests
-	ATRIUM_BENCH=1 $(SWIFT) test -c release --skip-build --filter BandwidthBench
+	$(SWIFT) build -c release -Xswiftc -enable-testing --build-tests
+	ATRIUM_BENCH=1 $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --filter BandwidthBench
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
