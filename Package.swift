@@ -100,7 +100,7 @@ let package = Package(
             name: "AtriumCluster",
             dependencies: [
                 "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
-                "AtriumAdminAPI", "AtriumRoomCoding",
+                "AtriumAdminAPI", "AtriumRoomCoding", "AtriumSync",
             ],
             swiftSettings: strict),
         .target(

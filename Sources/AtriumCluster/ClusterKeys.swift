@@ -21,4 +21,14 @@ public struct ClusterKeys: Sendable {
     public var nodes: String { prefix + "nodes" }
     /// The pub/sub channel a node listens on: relayed signaling and admin calls for its rooms.
     public func inbox(_ id: NodeID) -> String { prefix + "inbox:" + id.rawValue }
+    /// Webhooks: the sequence every queued delivery takes its `seq` from.
+    public var webhookSeq: String { prefix + "webhook-seq" }
+    /// Webhooks: every endpoint that has queued deliveries (for the queue length).
+    public var webhookEndpoints: String { prefix + "webhook-endpoints" }
+    /// Webhooks: an endpoint's queue, a sorted set of `seq`s.
+    public func webhookQueue(_ endpoint: String) -> String { prefix + "webhook-queue:" + endpoint }
+    /// Webhooks: an endpoint's deliveries (a hash from `seq` to one JSON object).
+    public func webhookEntries(_ endpoint: String) -> String { prefix + "webhook-entries:" + endpoint }
+    /// Webhooks: the node delivering to an endpoint now, with the lease's expiry.
+    public func webhookLease(_ endpoint: String) -> String { prefix + "webhook-lease:" + endpoint }
 }

@@ -6,7 +6,10 @@ public import AtriumRooms
 /// `ClusterTiming.heartbeat` seconds, expiring after `expiryMillis`), answers the hub's `claim` for a
 /// room (already ours, owned by a live node, or placed now on the least-loaded live node by power of
 /// two choices), refreshes the ownership of its live rooms, and gives rooms up when they close.
-/// Redis unreachable: a claim is `unavailable`, heartbeats fail quietly and resume when it is back.
+/// Redis unreachable: a claim is `unavailable`, heartbeats fail quietly and are retried every
+/// `ClusterTiming.retryBeat` seconds; when Redis is back the node re-registers and re-asserts its
+/// rooms at once, and for `ClusterTiming.recoveryHold` seconds places no room and takes none over, so
+/// that an owner that has not re-asserted yet is never taken for dead (docs/cluster.md).
 public final class ClusterNode: RoomRouter {
     public let id: NodeID
     public let directory: ClusterDirectory
@@ -47,6 +50,12 @@ public final class ClusterNode: RoomRouter {
     /// Whether the last call to Redis succeeded (readiness).
     public var isConnected: Bool { lastError == nil && registered }
 
+    /// Connected, and not within `ClusterTiming.recoveryHold` of this node's Redis connection coming
+    /// back: only then may it conclude that a node which does not listen on its inbox is gone.
+    public var isSettled: Bool {
+        isConnected && monotonic() - directory.redis.recoveredAt >= ClusterTiming.recoveryHold
+    }
+
     /// Draining (SIGTERM): no new rooms are placed here, and the record says so.
     public var draining: Bool {
         get { info.draining }
@@ -62,7 +71,8 @@ public final class ClusterNode: RoomRouter {
     /// Writes this node's record and refreshes its rooms' ownership.
     public func beat(force: Bool) {
         let t = monotonic()
-        guard force || t - lastBeat >= ClusterTiming.heartbeat else { return }
+        let period = lastError == nil ? ClusterTiming.heartbeat : ClusterTiming.retryBeat
+        guard force || t - lastBeat >= period else { return }
         lastBeat = t
         info.load = load()
         info.updatedAt = now()
@@ -97,6 +107,12 @@ public final class ClusterNode: RoomRouter {
                 dead = owner
             } else {
                 knownNodes = try directory.nodes()
+            }
+            // Just after an outage, an owner that does not listen yet may only be reconnecting, and a
+            // room without an owner key may be live on a node that has not re-asserted it yet.
+            let held = ClusterTiming.recoveryHold - (monotonic() - directory.redis.recoveredAt)
+            if held > 0 {
+                return .unavailable("it was away until just now; rooms are placed again in \(Int(held.rounded(.up))) s")
             }
             let candidates = knownNodes.filter { $0.id != dead && ($0.id != id || !info.draining) }
             if let dead {

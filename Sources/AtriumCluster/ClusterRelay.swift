@@ -9,6 +9,12 @@ public import AtriumSignal
 /// per node, `ClusterKeys.inbox`): signaling sessions (the client's socket stays here, its messages
 /// go to the owner and the owner's come back; docs/cluster.md) and admin calls on live rooms. Runs on
 /// the service thread; the subscriber thread only queues and wakes it.
+///
+/// A Redis outage does not end relayed sessions: a frame that cannot be published waits in its
+/// session's `RelayBacklog` (bounded; later frames queue behind it), the backlogs are flushed in order
+/// on every tick and wake once Redis and the peer's inbox answer again, and a session is given up only
+/// when its backlog overflows or waits longer than `outageLimit` (the client is then told `moved`
+/// and resumes). Media never passes here, so it flows on during the outage.
 public final class ClusterRelay: SignalRelay {
     let node: ClusterNode
     let redis: RedisClient
@@ -21,6 +27,9 @@ public final class ClusterRelay: SignalRelay {
     public weak var hub: Hub?
     /// How long an admin call waits for the owner's answer.
     public var callTimeoutMillis = 3000
+    /// How long (seconds) a relayed session's frames may wait for Redis before the session is given
+    /// up; the composition root sets it to the resume window, so the owner-side session outlives it.
+    public var outageLimit = 20.0
 
     struct Entry {
         var session: String
@@ -36,6 +45,13 @@ public final class ClusterRelay: SignalRelay {
     var closedOwned: [RelayedConnection] = []
     var nextConnectionID: UInt64 = 1 << 62
     var calls = 0
+    /// Frames waiting for Redis, by session key (either side; a session that ended may still have
+    /// its `close` waiting).
+    var backlogs: [String: RelayBacklog] = [:]
+    /// Peers seen without an inbox subscriber, and since when (`ClusterTiming.peerGrace`).
+    var missingSince: [String: Double] = [:]
+    /// The subscriber's subscription count last seen: a change means Redis came back.
+    var subscriptionsSeen = 0
     /// Inbox messages that were not valid relay messages, or for sessions gone.
     public private(set) var dropped = 0
 
@@ -48,6 +64,10 @@ public final class ClusterRelay: SignalRelay {
     var me: String { node.id.rawValue }
     public var relayedSessions: Int { entries.count }
     public var ownedRelayedSessions: Int { owned.count }
+    /// Frames waiting for Redis, over every session.
+    public var backlogFrames: Int { backlogs.values.reduce(0) { $0 + $1.frames.count } }
+    /// Sessions given up because their frames could not reach Redis in time or overflowed.
+    public private(set) var givenUp = 0
 
     // MARK: - Entry side (SignalRelay)
 
@@ -66,33 +86,51 @@ public final class ClusterRelay: SignalRelay {
 
     public func forward(_ connection: any WebSocketConnection, message: [UInt8]) {
         guard let e = entries[connection.id] else { return }
-        if !publish(to: e.node, .message(from: me, session: e.session, data: Self.text(message))) {
-            drop(entry: connection.id, code: SignalCloseCode.moved, reason: "moved")
+        if !send(e.session, to: e.node, .message(from: me, session: e.session, data: Self.text(message))) {
+            givenUp += 1
+            drop(entry: connection.id, code: SignalCloseCode.moved, reason: "relay_unavailable")
         }
     }
 
     public func closed(_ connection: any WebSocketConnection) {
         guard let e = entries.removeValue(forKey: connection.id) else { return }
         entryBySession[e.session] = nil
-        _ = publish(to: e.node, .close(from: me, session: e.session, code: 1001, reason: "client gone"))
+        if !send(e.session, to: e.node, .close(from: me, session: e.session, code: 1001, reason: "client gone")) {
+            backlogs[e.session] = nil
+        }
     }
 
     /// Closes a client whose session's node cannot be reached: it reconnects and joins again.
     func drop(entry id: UInt64, code: UInt16, reason: String) {
         guard let e = entries.removeValue(forKey: id) else { return }
         entryBySession[e.session] = nil
+        backlogs[e.session] = nil
         e.connection.close(code: code, reason: reason)
     }
 
     // MARK: - Owner side
 
+    /// False only when the session's backlog is full: the endpoint then ends the session like a slow
+    /// consumer's (the participant waits for a resume).
     func sendToEntry(_ c: RelayedConnection, _ text: [UInt8]) -> Bool {
-        publish(to: c.peer, .message(from: me, session: c.session, data: Self.text(text)))
+        if send(c.session, to: c.peer, .message(from: me, session: c.session, data: Self.text(text))) { return true }
+        givenUp += 1
+        return false
     }
 
     func closeFromOwner(_ c: RelayedConnection, code: UInt16, reason: String) {
-        _ = publish(to: c.peer, .close(from: me, session: c.session, code: Int(code), reason: reason))
+        if !send(c.session, to: c.peer, .close(from: me, session: c.session, code: Int(code), reason: reason)) {
+            backlogs[c.session] = nil
+        }
         if owned.removeValue(forKey: c.session) != nil { closedOwned.append(c) }
+    }
+
+    /// The owner side loses a relayed session as it would lose a socket: the participant stays for
+    /// the resume window, the client (told `moved` by its entry node) resumes.
+    func lose(owned key: String) {
+        guard let c = owned.removeValue(forKey: key) else { return }
+        c.closed = true
+        closedOwned.append(c)
     }
 
     // MARK: - Inbox
@@ -100,6 +138,13 @@ public final class ClusterRelay: SignalRelay {
     /// Handles what the subscriber queued (called when it wakes the service thread, and on ticks).
     public func drain() {
         if let subscriber {
+            let n = subscriber.subscriptions
+            if n != subscriptionsSeen {
+                // Subscribed again: Redis is back (perhaps empty). Register and re-assert our rooms now.
+                subscriptionsSeen = n
+                node.beat(force: true)
+                flushBacklogs()
+            }
             for m in subscriber.drain() {
                 guard let r = RelayMessage(bytes: m.payload) else {
                     dropped += 1
@@ -120,7 +165,7 @@ public final class ClusterRelay: SignalRelay {
             owned[session] = c
             signal.opened(c)
             if !c.closed { signal.received(c, message: Array(first.utf8), binary: false) }
-        case .message(_, let session, let data):
+        case .message(let from, let session, let data):
             if let c = owned[session], let signal {
                 signal.received(c, message: Array(data.utf8), binary: false)
             } else if let id = entryBySession[session], let e = entries[id] {
@@ -129,11 +174,17 @@ public final class ClusterRelay: SignalRelay {
                 }
             } else {
                 dropped += 1
+                // A session its peer still uses but that ended here (its close could not be sent, or
+                // it was given up in an outage): tell the peer, so the client resumes.
+                if NodeID.isValid(from), from != me {
+                    _ = publish(
+                        to: from, .close(from: me, session: session, code: Int(SignalCloseCode.moved), reason: "moved"))
+                }
             }
         case .close(_, let session, let code, let reason):
-            if let c = owned.removeValue(forKey: session) {
-                c.closed = true
-                closedOwned.append(c)
+            backlogs[session] = nil
+            if owned[session] != nil {
+                lose(owned: session)
             } else if let id = entryBySession[session] {
                 drop(entry: id, code: UInt16(clamping: code), reason: reason)
             }
@@ -158,18 +209,67 @@ public final class ClusterRelay: SignalRelay {
     /// Every tick: sessions relayed to a node that stopped listening (killed, expired) are closed
     /// with `moved`, so their clients reconnect and join the room where it is placed next; sessions
     /// relayed here from a node that left are ended like lost sockets.
+    ///
+    /// A peer counts as gone only after `ClusterTiming.peerGrace` seconds without a subscriber, with
+    /// this node settled (connected, and past `ClusterTiming.recoveryHold` after an outage): right
+    /// after Redis comes back every node is still subscribing again, and none of them is dead.
     public func tick() {
-        guard node.isConnected else { return }
-        let peers = Set(entries.values.map(\.node) + owned.values.map(\.peer)).map { NodeID($0) }
-        guard !peers.isEmpty, let listening = try? node.directory.listening(peers) else { return }
+        flushBacklogs()
+        guard node.isSettled else {
+            missingSince = [:]
+            return
+        }
+        let peerNames = Set(entries.values.map(\.node) + owned.values.map(\.peer))
+        missingSince = missingSince.filter { peerNames.contains($0.key) }
+        guard !peerNames.isEmpty, let listening = try? node.directory.listening(peerNames.map { NodeID($0) }),
+            node.isSettled  // again: that call may have found Redis restarted under an idle connection
+        else {
+            return
+        }
         let live = Set(listening.map(\.rawValue))
-        for (id, e) in entries where !live.contains(e.node) {
+        let t = node.monotonic()
+        var gone: Set<String> = []
+        for p in peerNames {
+            if live.contains(p) {
+                missingSince[p] = nil
+            } else if let since = missingSince[p] {
+                if t - since >= ClusterTiming.peerGrace { gone.insert(p) }
+            } else {
+                missingSince[p] = t
+            }
+        }
+        guard !gone.isEmpty else { return }
+        for (id, e) in entries where gone.contains(e.node) {
             drop(entry: id, code: SignalCloseCode.moved, reason: "moved")
         }
-        for (key, c) in owned where !live.contains(c.peer) {
-            owned[key] = nil
-            c.closed = true
-            closedOwned.append(c)
+        for (key, c) in owned where gone.contains(c.peer) {
+            backlogs[key] = nil
+            lose(owned: key)
+        }
+        finishClosed()
+    }
+
+    /// Publishes what waits, in order per session; gives up sessions that waited past `outageLimit`.
+    func flushBacklogs() {
+        guard !backlogs.isEmpty else { return }
+        let t = node.monotonic()
+        for key in Array(backlogs.keys) {
+            guard var b = backlogs[key] else { continue }
+            let target = b.node
+            b.flush { publish(to: target, $0) }
+            if b.isEmpty {
+                backlogs[key] = nil
+            } else if b.expired(now: t, limit: outageLimit) {
+                backlogs[key] = nil
+                givenUp += 1
+                if let id = entryBySession[key] {
+                    drop(entry: id, code: SignalCloseCode.moved, reason: "relay_unavailable")
+                } else {
+                    lose(owned: key)
+                }
+            } else {
+                backlogs[key] = b
+            }
         }
         finishClosed()
     }
@@ -233,9 +333,29 @@ public final class ClusterRelay: SignalRelay {
 
     // MARK: - Publishing
 
+    /// Sends one frame of a session: published at once, or queued behind the frames of the session that
+    /// wait already (or when Redis or the peer's inbox is away). False when the backlog is full.
+    func send(_ session: String, to target: String, _ message: RelayMessage) -> Bool {
+        let frame = message.json.serialized()
+        if var b = backlogs[session] {
+            guard b.append(frame) else { return false }
+            b.flush { publish(to: target, $0) }
+            backlogs[session] = b.isEmpty ? nil : b
+            return true
+        }
+        if publish(to: target, frame) { return true }
+        var b = RelayBacklog(node: target, since: node.monotonic())
+        guard b.append(frame) else { return false }
+        backlogs[session] = b
+        return true
+    }
+
     /// Publishes to a node's inbox; false when Redis fails or nobody listens there.
     func publish(to target: String, _ message: RelayMessage) -> Bool {
-        let payload = message.json.serialized()
+        publish(to: target, message.json.serialized())
+    }
+
+    func publish(to target: String, _ payload: String) -> Bool {
         guard let n = try? redis.run(["PUBLISH", keys.inbox(NodeID(target)), payload]).integer else { return false }
         return n > 0
     }

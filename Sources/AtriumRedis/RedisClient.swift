@@ -22,6 +22,11 @@ public final class RedisClient {
     public private(set) var lastError: RedisError?
     /// Scripts loaded on the current connection (EVALSHA), by source text.
     private var loaded: [String: String] = [:]
+    /// When a connection last opened after a failure or after an idle connection broke (Redis went
+    /// away, perhaps restarted empty), on `monotonic`'s clock; minus infinity if it never did. The
+    /// cluster holds back decisions that assume everyone else is connected for a while after it.
+    public private(set) var recoveredAt = -Double.infinity
+    private var broke = false
 
     public init(url: RedisURL, timeouts: Timeouts = Timeouts(), monotonic: @escaping () -> Double) {
         self.url = url
@@ -51,6 +56,7 @@ public final class RedisClient {
                 throw error
             }
             connection = nil
+            broke = true
             c = try connected()
             do throws(RedisError) { reply = try c.command(bytes: args) } catch {
                 fail(error)
@@ -95,7 +101,9 @@ public final class RedisClient {
                 url: url, connectTimeoutMillis: timeouts.connectMillis, commandTimeoutMillis: timeouts.commandMillis)
             connection = c
             loaded = [:]
+            if lastError != nil || broke { recoveredAt = now }
             lastError = nil
+            broke = false
             return c
         } catch {
             fail(error)

@@ -24,7 +24,8 @@ public final class RedisSubscriber: @unchecked Sendable {
     public let channels: [String]
     private let notify: @Sendable () -> Void
     private let queue = MessageQueue()
-    private let state = Locked<(stopping: Bool, connected: Bool, connection: RedisConnection?)>((false, false, nil))
+    private let state = Locked<(stopping: Bool, connected: Bool, connection: RedisConnection?, subscriptions: Int)>(
+        (false, false, nil, 0))
     private let thread = Locked<pthread_t?>(nil)
 
     public init(url: RedisURL, channels: [String], notify: @escaping @Sendable () -> Void) {
@@ -34,6 +35,10 @@ public final class RedisSubscriber: @unchecked Sendable {
     }
 
     public var connected: Bool { state.withLock { $0.connected } }
+
+    /// How many times the subscription was made (it is made again after every reconnect): a change
+    /// tells the owner that Redis came back and may have lost what it held.
+    public var subscriptions: Int { state.withLock { $0.subscriptions } }
 
     /// Takes the messages queued since the last call, oldest first.
     public func drain() -> [RedisMessage] { queue.drain() }
@@ -111,7 +116,10 @@ public final class RedisSubscriber: @unchecked Sendable {
             if kind == "subscribe" {
                 confirmed += 1
                 if confirmed == channels.count {
-                    state.withLock { $0.connected = true }
+                    state.withLock {
+                        $0.connected = true
+                        $0.subscriptions += 1
+                    }
                     notify()
                 }
             } else if kind == "message", let channel = parts[1].string, case .bulk(let payload) = parts[2] {

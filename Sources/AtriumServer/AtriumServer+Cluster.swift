@@ -40,6 +40,30 @@ final class ClusterParts {
             id: id, directory: directory, info: info, monotonic: Clock.monotonic, now: Clock.unixSeconds,
             random: { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) })
         relay = ClusterRelay(node: node, redis: redis, keys: keys)
+        // A relayed session's frames wait for Redis at most as long as its owner would keep it for a
+        // resume; past that, the client is told `moved` and resumes through any node.
+        relay.outageLimit = Double(max(1, min(config.resumeWindow, config.signalIdleTimeout)))
+    }
+
+    /// Webhook events waiting in memory while Redis is unreachable, shared by this node's outboxes.
+    let webhookSpill = WebhookSpill()
+
+    /// One webhook outbox in Redis for one thread. An endpoint's lease outlives two attempts of its
+    /// holder (each bounded by the webhook timeout) and a heartbeat's expiry, so it only changes hands
+    /// when the holder is gone.
+    func webhookOutbox(timeout: Int) -> any WebhookOutbox {
+        RedisWebhookOutbox(
+            url: url, keys: keys, node: node.id, spill: webhookSpill,
+            leaseMillis: ClusterTiming.expiryMillis + 2000 * max(1, timeout), monotonic: Clock.monotonic)
+    }
+
+    /// Gives up this node's webhook leases once its delivery threads have stopped.
+    func releaseWebhookLeases(_ endpoints: [String]) {
+        guard !endpoints.isEmpty else { return }
+        RedisWebhookOutbox(
+            url: url, keys: keys, node: node.id, spill: webhookSpill, leaseMillis: ClusterTiming.expiryMillis,
+            monotonic: Clock.monotonic
+        ).release(endpoints: endpoints)
     }
 
     /// Ties the node to the live rooms and starts listening on its inbox.
@@ -98,6 +122,13 @@ final class ClusterParts {
         metrics.gauge("atrium_cluster_relayed_in_sessions", help: "Sessions run here that entered elsewhere.") {
             Double(relay.ownedRelayedSessions)
         }
+        metrics.gauge(
+            "atrium_cluster_relay_backlog_frames", help: "Relayed signaling frames waiting for Redis to answer again."
+        ) { Double(relay.backlogFrames) }
+        metrics.counter(
+            "atrium_cluster_relay_given_up_total",
+            help: "Relayed sessions given up: their frames overflowed the backlog or waited past the limit."
+        ) { Double(relay.givenUp) }
         metrics.counter(
             "atrium_cluster_relay_dropped_total", help: "Inbox messages that were malformed or for sessions gone."
         ) { Double(relay.dropped) }

@@ -74,6 +74,9 @@ public final class AtriumServer {
         edge?.shutdown()
         media?.stop()
         webhooks?.stop()
+        if webhooks != nil {
+            cluster?.releaseWebhookLeases(config.webhooks.compactMap { WebhookURL($0.url)?.description })
+        }
         store?.close()
         logger.info("stopped")
         return 0
@@ -262,7 +265,7 @@ public final class AtriumServer {
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 
-    /// Opens the webhook outbox (in the room store's SQLite file, or in memory) and starts one delivery
+    /// Opens the webhook outbox (in the room store's SQLite file, in memory, or in a cluster's Redis) and starts one delivery
     /// thread per endpoint; what a previous run left queued is delivered first.
     func startWebhooks() throws(ServerError) -> Webhooks {
         var endpoints: [WebhookEndpoint] = []
@@ -272,13 +275,23 @@ public final class AtriumServer {
         }
         let path = config.dataDir + "/atrium.sqlite"
         let memory = config.store == .memory ? MemoryWebhookOutbox() : nil
+        // A cluster shares one outbox in Redis (docs/webhooks.md, "In a cluster").
+        let cluster = self.cluster
+        let timeout = config.webhookTimeout
         let hooks: Webhooks
         do throws(StoreError) {
             let outbox: any WebhookOutbox
-            if let memory { outbox = memory } else { outbox = try SQLiteWebhookOutbox(path: path) }
+            if let cluster {
+                outbox = cluster.webhookOutbox(timeout: timeout)
+            } else if let memory {
+                outbox = memory
+            } else {
+                outbox = try SQLiteWebhookOutbox(path: path)
+            }
             hooks = try Webhooks(
                 endpoints: endpoints, outbox: outbox,
                 makeOutbox: { () throws(StoreError) -> any WebhookOutbox in
+                    if let cluster { return cluster.webhookOutbox(timeout: timeout) }
                     if let memory { return memory }
                     return try SQLiteWebhookOutbox(path: path)
                 },

@@ -42,4 +42,12 @@ public protocol WebhookOutbox: AnyObject, Sendable {
     func reschedule(seq: Int64, attempts: Int, nextAttemptAt: Int64) throws(StoreError)
     /// Entries waiting, for every endpoint.
     func count() throws(StoreError) -> Int
+    /// The longest a delivery thread with nothing due waits before it reads the outbox again (an
+    /// outbox other processes append to cannot wake it).
+    var pollSeconds: Double { get }
+}
+
+extension WebhookOutbox {
+    /// Only this process appends, and it wakes the delivery threads: read again at least every minute.
+    public var pollSeconds: Double { 60 }
 }

@@ -80,7 +80,7 @@ final class EndpointDelivery: @unchecked Sendable {
             }
             if decision.due.isEmpty {
                 let wait = decision.nextWake.map { Double(max(0, $0 - options.now())) / 1000 } ?? 60
-                wake.wait(seconds: min(wait, 60))
+                wake.wait(seconds: min(wait, outbox.pollSeconds))
             }
         }
     }

@@ -1,5 +1,6 @@
 import AtriumJSON
 import AtriumModel
+import AtriumRooms
 import Testing
 
 @testable import AtriumCluster
@@ -157,5 +158,48 @@ struct ClusterDirectoryTests {
         #expect(try d.takeOver(room, from: NodeID("n1"), for: NodeID("n2")) == NodeID("n2"))
         // Only from the owner named: a second take-over from n1 leaves n2 in place.
         #expect(try d.takeOver(room, from: NodeID("n1"), for: NodeID("n3")) == NodeID("n2"))
+    }
+}
+
+/// A node that sees its Redis connection come back holds back placement for
+/// `ClusterTiming.recoveryHold`, so a live owner that has not re-asserted its rooms yet is never
+/// replaced (docs/cluster.md, "Redis unreachable").
+@Suite(.enabled(if: LiveRedis.available, "redis-server is not installed"), .serialized)
+struct ClusterRecoveryTests {
+    final class Time: @unchecked Sendable {
+        var now = 100.0
+    }
+
+    @Test func noRoomIsPlacedOrTakenOverWithinTheHoldAfterARestart() throws {
+        let redis = try LiveRedis()
+        let time = Time()
+        let client = RedisClient(url: redis.url, monotonic: { time.now })
+        let n = ClusterNode(
+            id: NodeID("n1"), directory: ClusterDirectory(redis: client, keys: ClusterKeys()), info: node("n1"),
+            monotonic: { time.now }, now: { 0 }, random: { _ in 0 })
+        let room = RoomID.make(millis: 5, random: 5), ours = RoomID.make(millis: 5, random: 6)
+        n.liveRooms = { [ours] }
+        n.beat(force: true)
+        #expect(n.isSettled)
+        #expect(n.claim(ours) == .here)
+        // Redis restarts empty under the idle connection; the first call finds it broken.
+        redis.stop()
+        try redis.start()
+        time.now = 101
+        let held = n.claim(room)
+        guard case .unavailable(let why) = held else {
+            Issue.record("a room was placed within the hold: \(held)")
+            return
+        }
+        #expect(why.contains("placed again in 3 s"))
+        #expect(!n.isSettled)
+        // Its own rooms are re-asserted by the heartbeat at once, hold or not.
+        n.beat(force: true)
+        #expect(try n.directory.owner(of: ours) == NodeID("n1"))
+        time.now = 103.9
+        #expect(n.claim(room) != .here)
+        time.now = 104.1
+        #expect(n.isSettled)
+        #expect(n.claim(room) == .here)
     }
 }

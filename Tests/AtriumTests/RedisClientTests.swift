@@ -173,4 +173,39 @@ struct RedisRestartTests {
         #expect(try c.run(["PING"]) == .status("PONG"))
         #expect(c.isAvailable)
     }
+
+    @Test func aConnectionOpenedAfterAFailureOrABreakMarksTheRecovery() throws {
+        let redis = try LiveRedis()
+        var clock = 1.0
+        let c = RedisClient(url: redis.url, monotonic: { clock })
+        try c.run(["PING"])
+        #expect(c.recoveredAt == -.infinity)  // the first connection is no recovery
+        // A restart under an idle connection: the next call reconnects and marks it.
+        redis.stop()
+        try redis.start()
+        clock = 5
+        try c.run(["PING"])
+        #expect(c.recoveredAt == 5)
+        // An outage: failed calls, then the first connection after them.
+        redis.stop()
+        clock = 6
+        #expect(throws: RedisError.self) { try c.run(["PING"]) }
+        #expect(c.recoveredAt == 5)
+        try redis.start()
+        clock = 9
+        try c.run(["PING"])
+        #expect(c.recoveredAt == 9)
+    }
+
+    @Test func theSubscriberCountsEverySubscription() throws {
+        let redis = try LiveRedis()
+        let sub = RedisSubscriber(url: redis.url, channels: ["a"]) {}
+        #expect(sub.start())
+        defer { sub.stop() }
+        try waitFor { sub.subscriptions == 1 }
+        redis.stop()
+        try waitFor { !sub.connected }
+        try redis.start()
+        try waitFor { sub.subscriptions == 2 && sub.connected }
+    }
 }

@@ -13,7 +13,7 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import connect, joined, run
+from signal_client import SignalError, close_all, connect, joined, run
 
 TEST_TIMEOUT = 120
 
@@ -256,6 +256,10 @@ def test_a_dropped_session_resumes_through_a_third_node(cluster):
 
 
 def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_work(fresh_cluster):
+    """A meeting with alice on the room's node and bob relayed through another node rides out 5 s
+    without Redis: media keeps flowing both ways (it never touches Redis), bob's socket stays open
+    while his requests wait in the relay's backlog, and signaling works both ways after Redis is back.
+    A new room fails with 503 `cluster_unavailable` during the outage and is created afterwards."""
     c = fresh_cluster
     n1 = c.nodes[0]
 
@@ -267,28 +271,44 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             opened.append(alice)
             owner = c.node(c.owner(alice.snapshot["room"]["id"]))
             if owner is not n1:
-                # Media and signaling straight to the owner: what a running meeting needs.
+                # Alice straight on the room's node, bob relayed through another one.
                 await alice.close()
                 alice = await joined(owner, "alice", room="outage")
                 alice.start_keepalive(1)
                 opened.append(alice)
-            bob = await joined(owner, "bob", room="outage")
+            relay_node = next(n for n in c.nodes if n is not owner)
+            bob = await joined(relay_node, "bob", room="outage")
             bob.start_keepalive(1)
             opened.append(bob)
-            sub = Subscriber(bob)
-            opened.append(sub)
-            pub = await Publisher.start(alice, ["camera"])
-            opened.append(pub)
-            track = pub.track_id("camera")
-            await sub.wait_frames([track], 20, timeout=20)
+            assert bob.snapshot["room"]["id"] == alice.snapshot["room"]["id"]
+            sub_b = Subscriber(bob)
+            opened.append(sub_b)
+            sub_a = Subscriber(alice)
+            opened.append(sub_a)
+            pub_a = await Publisher.start(alice, ["camera"])
+            opened.append(pub_a)
+            pub_b = await Publisher.start(bob, ["camera"])
+            opened.append(pub_b)
+            cam_a, cam_b = pub_a.track_id("camera"), pub_b.track_id("camera")
+            await sub_b.wait_frames([cam_a], 20, timeout=20)
+            await sub_a.wait_frames([cam_b], 20, timeout=20)
 
             c.redis.stop()
             outage_started = time.time()
-            status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "during-outage"})
-            assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            for node in (owner, relay_node):
+                status, _, _, body = node.request("POST", "/v1/rooms", {"name": "during-outage"})
+                assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+            # Opening a room needs Redis: a join of a new room is refused, the socket stays usable.
+            carol = await connect(relay_node, "carol", room="new-during-outage")
+            opened.append(carol)
+            await carol.refused("join", code="cluster_unavailable", protocol=1)
+            # A request of bob's waits in the relay's backlog until Redis is back.
+            waiting = asyncio.ensure_future(bob.request("update", name="Bob during the outage", timeout=30))
             while time.time() - outage_started < 5:
-                await sub.wait_more_frames([track], 10, timeout=5)
+                await sub_b.wait_more_frames([cam_a], 10, timeout=5)
+                await sub_a.wait_more_frames([cam_b], 10, timeout=5)
                 await alice.request("ping")
+                assert not bob.is_closed, (bob.close_code, bob.close_reason)
                 await asyncio.sleep(0.5)
             status, _, _, body = owner.request("GET", "/readyz", token=None)
             assert status == 503 and body["error"]["code"] == "cluster_unavailable"
@@ -296,13 +316,41 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             c.redis.start()
             deadline = time.time() + 15
             while True:
-                status, _, _, body = owner.request("POST", "/v1/rooms", {"name": "after-outage"})
+                status, _, _, body = relay_node.request("POST", "/v1/rooms", {"name": "after-outage"})
                 if status == 201 or time.time() > deadline:
                     break
                 await asyncio.sleep(0.5)
             assert status == 201, body
-            await sub.wait_more_frames([track], 20, timeout=10)
+            # A new room opens again once the nodes have re-asserted the live ones (a few seconds).
+            deadline = time.time() + 15
+            while True:
+                try:
+                    await carol.join()
+                    break
+                except SignalError as e:
+                    assert e.code == "cluster_unavailable" and time.time() < deadline, e
+                    await asyncio.sleep(0.5)
+            assert carol.snapshot["room"]["name"] == "new-during-outage"
+            # Bob's request went through once Redis was back, and alice saw its event.
+            await asyncio.wait_for(waiting, 15)
+            await alice.expect(
+                "participant_updated", lambda m: m["participant"]["name"] == "Bob during the outage", timeout=10)
+            await sub_b.wait_more_frames([cam_a], 20, timeout=10)
+            await sub_a.wait_more_frames([cam_b], 20, timeout=10)
+            assert_carries(sub_b, cam_a, alice.participant_id, "camera")
+            assert_carries(sub_a, cam_b, bob.participant_id, "camera")
+
+            # Signaling both ways after the outage: a share started and stopped by alice reaches bob
+            # through the relay, one started by bob reaches alice.
+            share = await alice.request("publish", source="screen_share", width=1280, height=720)
+            share_id = share["share"]["id"]
+            await bob.expect("share_started", lambda m: m["share"]["id"] == share_id, timeout=10)
+            await alice.request("unpublish", trackId=share["track"]["id"])
+            await bob.expect("share_stopped", lambda m: m["share"]["id"] == share_id, timeout=10)
+            share_b = await bob.request("publish", source="screen_share", width=1280, height=720)
+            await alice.expect("share_started", lambda m: m["share"]["id"] == share_b["share"]["id"], timeout=10)
             assert not alice.is_closed and not bob.is_closed
+            assert not [e for e in alice.events if e.get("type") == "participant_left"]
             # Redis came back empty: the owner wrote the live room's settings back.
             deadline = time.time() + 15
             while c.redis.cli("EXISTS", f"atrium:room:{alice.snapshot['room']['id']}") != "1":
@@ -438,3 +486,70 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
                     pass
 
     run(go(), TEST_TIMEOUT)
+
+
+def test_webhooks_of_a_cluster_are_sent_once_by_one_node_and_survive_its_kill():
+    """The cluster's webhook outbox is in Redis (docs/webhooks.md, "In a cluster"): the events of a
+    meeting whose participants entered through two nodes are queued once, delivered by the one node
+    holding the endpoint's lease, and when that node is killed while the endpoint is down, another
+    node takes the queue over once the lease expires: every event arrives, once, in order."""
+    import json
+    import signal as sig
+
+    from webhook_receiver import Receiver
+
+    rx = Receiver("whsec_cluster_0123456789").start()
+    rx.down = True
+    redis = RedisServer().start()
+    hooks = json.dumps([{"url": rx.url, "secret": rx.secret}])
+    c = Cluster(redis, 3, extra=["--webhooks", hooks, "--webhook-timeout", "1"])
+    try:
+        c.wait_nodes(3)
+
+        async def meeting():
+            host = await joined(c.nodes[0], "host", room="wh-cluster", role="host")
+            alice = await joined(c.nodes[1], "alice", room="wh-cluster")
+            try:
+                data = await alice.request("publish", source="screen_share", width=1280, height=720)
+                await alice.request("unpublish", trackId=data["track"]["id"])
+                await alice.leave()
+                await host.leave()
+            finally:
+                await close_all(alice, host)
+
+        run(meeting(), 60)
+        deadline = time.time() + 15
+        while not rx.requests:
+            assert time.time() < deadline, "no node tried to deliver"
+            time.sleep(0.1)
+        lease = f"atrium:webhook-lease:{rx.url}"
+        holder = c.redis.cli("GET", lease)
+        assert holder in ("n1", "n2", "n3"), holder
+        killed_at = time.time()
+        c.node(holder).stop(sig.SIGKILL)
+        rx.down = False
+        expected = ["room_started", "participant_joined", "participant_joined", "track_published", "share_started",
+                    "share_stopped", "track_unpublished", "participant_left", "participant_left"]
+        events = rx.wait_for(
+            lambda ev: len([e for e in ev if e["room"]["name"] == "wh-cluster"]) >= len(expected), timeout=45)
+        took = time.time() - killed_at
+        print(f"webhooks: the queue taken over and delivered {took:.1f} s after kill -9 of its deliverer")
+        time.sleep(1.5)
+        events = [e for e in rx.accepted() if e["room"]["name"] == "wh-cluster"]
+        assert [e["type"] for e in events] == expected
+        assert len({e["id"] for e in events}) == len(events), "each event accepted once"
+        assert all(r["valid"] for r in rx.requests)
+        new_holder = c.redis.cli("GET", lease)
+        assert new_holder in ("n1", "n2", "n3") and new_holder != holder, new_holder
+        # A clean stop (SIGTERM: drains, no clients here) gives the lease up: the last node takes it
+        # at its next read instead of after the lease's expiry.
+        c.node(new_holder).stop()
+        last = next(n.node_id for n in c.nodes if n.node_id not in (holder, new_holder))
+        deadline = time.time() + 10
+        while c.redis.cli("GET", lease) != last:
+            assert time.time() < deadline, c.redis.cli("GET", lease)
+            time.sleep(0.1)
+    finally:
+        c.stop()
+        redis.stop()
+        rx.stop()
