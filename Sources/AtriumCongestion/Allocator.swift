@@ -1,6 +1,8 @@
 /// How one subscriber's estimated bandwidth is shared among the tracks it receives (issue 12's
 /// allocation rules, as a pure decision): audio first, always; then the on-stage screen share,
-/// resolution first (it loses frame rate before resolution, and keeps at least its floor); then
+/// resolution first (it loses frame rate before resolution: the temporal layers of its full-size
+/// stream, then a full-size low-frame-rate stream, down to `shareFrameRateFloor`; and keeps at least
+/// its lowest choice past the estimate); then
 /// cameras, the active speaker before the others, each at the best layer that fits under its ceiling
 /// (the viewer's quality and tile); a camera that does not fit is paused.
 public enum Allocator {
@@ -18,8 +20,15 @@ public enum Allocator {
         public var width: Int
         public var height: Int
         public var framesPerSecond: Double
+        /// The size of its last key frame in bits (0: not measured). Stepping up to a layer starts it
+        /// on a key frame, which has to fit through the link on top of the layer's rate.
+        public var keyFrameBits: Double
 
-        public init(spatial: Int, temporal: Int, bitrate: Double, width: Int, height: Int, framesPerSecond: Double) {
+        public init(
+            spatial: Int, temporal: Int, bitrate: Double, width: Int, height: Int, framesPerSecond: Double,
+            keyFrameBits: Double = 0
+        ) {
+            self.keyFrameBits = keyFrameBits
             self.spatial = spatial
             self.temporal = temporal
             self.bitrate = bitrate
@@ -77,10 +86,24 @@ public enum Allocator {
         /// What the tracks would take with no limit (each at the top layer under its ceiling): more
         /// than `allocated` means the estimate limits this viewer, which is when probing pays.
         public var wanted: Double = 0
+        /// The estimate at which every video track could step up to the top layer under its ceiling
+        /// (each at its step-up cost, `upCost`), with the audio: what probing aims for.
+        public var needed: Double = 0
     }
 
     /// Going up needs this much more than the layer's bitrate (hysteresis).
     public static let upMargin = 1.2
+    /// A step up's key frame must drain within this much (the pacer's bound on how long a packet
+    /// waits) from the room left above the layer's rate.
+    public static let keyFrameDrain = 0.5
+
+    /// What a step up to `layer` needs: its rate with the hysteresis margin, and at least its rate
+    /// plus its key frame drained within `keyFrameDrain`. On a link where the estimate swings around
+    /// the capacity, a step up that fits the rate but not its key frame overflows the bottleneck's
+    /// queue and loses packets of every track.
+    public static func upCost(_ layer: Layer) -> Double {
+        layer.bitrate + max((upMargin - 1) * layer.bitrate, layer.keyFrameBits / keyFrameDrain)
+    }
 
     /// Whether `layer` would be more than the track has now (or it is paused now).
     static func isUp(_ layer: Layer, from current: Choice?) -> Bool {
@@ -93,7 +116,30 @@ public enum Allocator {
 
     static func cost(_ layer: Layer, _ track: Track) -> Double {
         guard isUp(layer, from: track.current) else { return layer.bitrate }
-        return track.mayGoUp ? layer.bitrate * upMargin : .infinity
+        guard track.mayGoUp else { return .infinity }
+        // More temporal layers of the stream forwarded now: no key frame, the next sync point will do.
+        if case .layer(let s, _) = track.current, s == layer.spatial { return upMargin * layer.bitrate }
+        return upCost(layer)
+    }
+
+    /// A screen share loses frame rate before resolution, down to this many frames per second: a
+    /// temporal layer below it is not offered before a lower resolution is (a stream's full rate is
+    /// always offered, however low it is).
+    public static let shareFrameRateFloor = 5.0
+
+    /// The choices a track has: for a screen share every stream at its full frame rate and at each
+    /// of its temporal layers down to `shareFrameRateFloor`; for a camera every stream at its full
+    /// frame rate (a camera drops resolution first: a smaller tile at a fluid rate), all under its
+    /// ceiling (or all of them when none is under it).
+    static func candidates(_ t: Track) -> [Layer] {
+        let usable = t.layers.filter { $0.spatial <= t.ceiling }
+        let layers = usable.isEmpty ? t.layers : usable
+        var top: [Int: Int] = [:]
+        for l in layers { top[l.spatial] = max(top[l.spatial] ?? .min, l.temporal) }
+        return layers.filter { l in
+            if l.temporal == top[l.spatial] { return true }
+            return t.kind == .screenShare && l.framesPerSecond >= shareFrameRateFloor
+        }
     }
 
     public static func allocate(estimate: Double, tracks: [Track]) -> Result {
@@ -106,21 +152,28 @@ public enum Allocator {
             allocated += bitrate
         }
         var wanted = 0.0
+        var needed = 0.0
         for t in tracks {
             if t.kind == .audio {
                 wanted += t.bitrate
+                needed += t.bitrate
             } else {
                 let usable = t.layers.filter { $0.spatial <= t.ceiling }
-                wanted += (usable.isEmpty ? t.layers : usable).map(\.bitrate).max() ?? 0
+                let top = (usable.isEmpty ? t.layers : usable).max { $0.bitrate < $1.bitrate }
+                wanted += top?.bitrate ?? 0
+                needed += top.map(upCost) ?? 0
             }
         }
         for t in tracks where t.kind == .audio { take(t.id, .audio, t.bitrate) }
         // Screen shares on stage first, then the other shares; resolution before frame rate.
         let shares = tracks.filter { $0.kind == .screenShare }.sorted { $0.onStage && !$1.onStage }
         for t in shares {
-            let usable = t.layers.filter { $0.spatial <= t.ceiling }
-            let candidates = (usable.isEmpty ? t.layers : usable).sorted {
-                ($0.width * $0.height, $0.framesPerSecond) > ($1.width * $1.height, $1.framesPerSecond)
+            // Full resolution first, and at each resolution the higher frame rates first: the
+            // temporal layers of the full-resolution stream, and a full-size low-frame-rate stream,
+            // come before any smaller stream.
+            let candidates = Self.candidates(t).sorted {
+                ($0.width * $0.height, $0.framesPerSecond, $0.bitrate)
+                    > ($1.width * $1.height, $1.framesPerSecond, $1.bitrate)
             }
             if let fit = candidates.first(where: { cost($0, t) <= left }) {
                 take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
@@ -134,7 +187,7 @@ public enum Allocator {
         // Cameras: the active speaker first, then in the given order; the best layer that fits.
         let cameras = tracks.filter { $0.kind == .camera }.sorted { $0.activeSpeaker && !$1.activeSpeaker }
         for t in cameras {
-            let fit = t.layers.filter { $0.spatial <= t.ceiling && cost($0, t) <= left }
+            let fit = Self.candidates(t).filter { cost($0, t) <= left }
                 .max { ($0.spatial, $0.temporal) < ($1.spatial, $1.temporal) }
             if let fit {
                 take(t.id, .layer(spatial: fit.spatial, temporal: fit.temporal), fit.bitrate)
@@ -142,6 +195,6 @@ public enum Allocator {
                 choices[t.id] = .paused
             }
         }
-        return Result(choices: choices, allocated: allocated, wanted: wanted)
+        return Result(choices: choices, allocated: allocated, wanted: wanted, needed: needed)
     }
 }

@@ -16,10 +16,17 @@ public struct ProbeController: Equatable, Sendable {
     /// A probe that came back with at least this share of its target is followed soon.
     static let furtherRatio = 0.8
     static let furtherDelay = 0.5
-    /// After a probe that found nothing more, or one whose result never came.
-    static let backoffDelay = 5.0
+    /// After a probe that found nothing more, or one whose result never came: short enough that a
+    /// lifted limit is found within a few seconds (a cluster is a few kilobytes, which even a
+    /// 250 kbit/s link's queue absorbs).
+    static let backoffDelay = 3.0
     static let resultTimeout = 1.0
     public static let duration = 0.04
+    /// A cluster lasts long enough for this many padding packets of `packetBytes` at its rate (at
+    /// most `longest`), so that a slow link's burst allowance is a small part of it.
+    public static let minimumPackets = 16
+    public static let packetBytes = 260.0
+    static let longest = 0.2
 
     public let maximum: Double
     private var nextCluster = 0
@@ -37,18 +44,24 @@ public struct ProbeController: Equatable, Sendable {
 
     /// A probe to send now, if one is due: the estimate, what the viewer's tracks would take
     /// unconstrained, and whether the delay side overuses.
-    public mutating func probe(estimate: Double, wanted: Double, overusing: Bool, now: Double) -> Probe? {
+    /// `needed`, when given, is the estimate at which every track could step up to its top layer
+    /// (`Allocator.Result.needed`: a step up also pays its key frame), if more than the margin gives.
+    public mutating func probe(
+        estimate: Double, wanted: Double, needed: Double? = nil, overusing: Bool, now: Double
+    ) -> Probe? {
         if let p = pending, now - p.sent > Self.resultTimeout {
             pending = nil
             notBefore = max(notBefore, now + Self.backoffDelay - Self.resultTimeout)
         }
         // Limited: the estimate does not leave the room a step up needs (`Allocator.upMargin`), so a
         // viewer whose estimate just covers its top layers is still probed until it may take them.
-        let room = wanted * Allocator.upMargin
+        let room = max(wanted * Allocator.upMargin, needed ?? 0)
         guard pending == nil, !overusing, now >= notBefore, room > estimate * 1.05 else { return nil }
         let target = min(maximum, min(2 * estimate, 1.25 * room))
         guard target > estimate else { return nil }
-        let probe = Probe(cluster: nextCluster, bitrate: target, duration: Self.duration)
+        let spread = Double(Self.minimumPackets) * Self.packetBytes * 8 / target
+        let duration = min(max(Self.duration, spread), Self.longest)
+        let probe = Probe(cluster: nextCluster, bitrate: target, duration: duration)
         pending = (nextCluster, target, now)
         nextCluster = (nextCluster + 1) & 0x7FFF
         probesSent += 1

@@ -12,6 +12,16 @@ public struct RateController: Equatable, Sendable {
     /// The acknowledged rate at the last decrease: near it, the increase is additive.
     private var lastDecreaseRate: Double?
     private var holdUntil = 0.0
+    /// The acknowledged rate at the last decrease on overuse (what the path carried when its queue
+    /// grew) and when: for `bottleneckMemory` after it, the path is known to be narrow.
+    public private(set) var capacity: Double?
+    private var capacityAt = -Double.infinity
+
+    /// How long an overuse keeps the path suspected of a bottleneck (the pacer's rate, `pacingRate`).
+    public static let bottleneckMemory = 10.0
+    /// On an open path the pacer lets video out at this multiple of the estimate (libwebrtc paces at
+    /// 2.5 times its target; here the estimate is already the link's, so one and a half).
+    public static let openPacingFactor = 1.5
 
     /// The estimate before any feedback: 1 Mbit/s, in the range libwebrtc starts a call at, so a
     /// viewer starts on a usable layer and probing takes it up (or the first overuse down).
@@ -38,6 +48,8 @@ public struct RateController: Equatable, Sendable {
             if now >= holdUntil || delayBased > 0.85 * acknowledged {
                 delayBased = max(minimum, 0.85 * acknowledged)
                 lastDecreaseRate = acknowledged
+                capacity = acknowledged
+                capacityAt = now
                 holdUntil = now + 0.2
             }
         case .underusing:
@@ -86,6 +98,8 @@ public struct RateController: Equatable, Sendable {
         delayBased = max(delayBased, b)
         lossBased = max(lossBased, b)
         lastDecreaseRate = nil
+        // Well past what overused: the bottleneck is gone (a lifted limit).
+        if let c = capacity, b > 1.5 * c { capacityAt = -.infinity }
         estimate = min(delayBased, lossBased)
     }
 
@@ -96,5 +110,18 @@ public struct RateController: Equatable, Sendable {
         delayBased = b
         lossBased = b
         estimate = b
+    }
+
+    /// Whether the path overused within the last `bottleneckMemory` seconds.
+    public func bottleneckSuspected(now: Double) -> Bool { now - capacityAt < Self.bottleneckMemory }
+
+    /// The rate the pacer lets video out at (bits per second). On an open path one and a half times
+    /// the estimate, so a key frame leaves fast; near a bottleneck no more than the estimate, or the
+    /// rate the path carried when it last overused if that is higher (the estimate backs off to 85 %
+    /// of it): a burst then waits in the pacer, whose queue is bounded, instead of overflowing the
+    /// bottleneck's queue, which loses whatever comes next (libwebrtc paces at its target there too).
+    public func pacingRate(now: Double) -> Double {
+        guard bottleneckSuspected(now: now), let c = capacity else { return estimate * Self.openPacingFactor }
+        return min(max(estimate, 0.95 * c), estimate * Self.openPacingFactor)
     }
 }

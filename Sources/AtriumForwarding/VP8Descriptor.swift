@@ -101,11 +101,29 @@ public struct VP8Rewriter: Equatable, Sendable {
     public private(set) var lastTL0: UInt8?
     private var lastPictureLong = true
     private var resync = true
+    /// The input picture ID of the last picture dropped (a temporal layer above the viewer's).
+    private var lastDropped: UInt16?
 
     public init() {}
 
     /// The next packet comes from another stream (a layer switch) or starts the consumer.
-    public mutating func sync() { resync = true }
+    public mutating func sync() {
+        resync = true
+        lastDropped = nil
+    }
+
+    /// A packet of the forwarded stream is not sent (its temporal layer is above the viewer's): the
+    /// pictures after it move down by one, so the viewer sees consecutive picture IDs and never waits
+    /// for a picture it will not get (libwebrtc's reference finder holds a frame while an earlier
+    /// picture ID is missing; mediasoup drops the picture ID the same way). TL0PICIDX needs nothing:
+    /// only base-layer pictures count it, and the base layer is always sent.
+    public mutating func drop(_ d: VP8Descriptor) {
+        guard !resync, let p = d.pictureID else { return }
+        // Each picture once, whatever its packets' order: only a newer one than the last dropped.
+        if let last = lastDropped, !Self.isNewer(p, than: last, bits: d.longPictureID ? 15 : 7) { return }
+        lastDropped = p
+        pictureOffset &-= 1
+    }
 
     /// Rewrites the descriptor at the start of `payload`, parsed as `d`.
     public mutating func rewrite(_ payload: UnsafeMutableRawBufferPointer, _ d: VP8Descriptor) {

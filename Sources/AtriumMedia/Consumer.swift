@@ -81,7 +81,7 @@ final class Consumer {
     static let mapSize = 1024
     static let floorLag: UInt16 = 0x4000
     /// VP8 and VP9 carry at most four and eight temporal layers (TID is two or three bits): a viewer
-    /// gets all of them.
+    /// gets all of them unless the allocator's ceiling names fewer.
     static let allTemporalLayers = 7
 
     init(spec: ConsumerSpec, producer: Producer, transport: Transport, random: inout MediaRandom) {
@@ -181,10 +181,11 @@ final class Consumer {
     }
 
     /// The same for a packet of stream `k` of a simulcast producer, with what its payload descriptor
-    /// says (temporal layer, frame start, layer sync).
+    /// says (temporal layer, frame start, layer sync; VP8's whole descriptor, whose picture ID a
+    /// dropped temporal layer moves back).
     func admit(
         stream k: Int, sequence: UInt16, timestamp: UInt32, keyFrame: Bool, frameStart: Bool, temporal: Int?,
-        layerSync: Bool, now: Double
+        layerSync: Bool, vp8 descriptor: VP8Descriptor? = nil, now: Double
     ) -> Admission {
         guard var s = selector else { return .drop(.otherLayer) }
         let decision = s.decide(
@@ -197,6 +198,7 @@ final class Consumer {
             break
         case .drop(.temporalAboveTarget):
             seq.drop(sequence)
+            if let descriptor { vp8?.drop(descriptor) }
             return .drop(.otherLayer)
         case .drop(.waitingKeyFrame):
             return .drop(.waitingKeyFrame)

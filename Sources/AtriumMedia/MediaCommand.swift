@@ -80,11 +80,15 @@ public struct TransportAllocation: Sendable, Equatable {
 
     public var allocated: Double
     public var wanted: Double
+    /// The estimate at which every track could step up to its top layer, key frames included (what
+    /// probing aims for); 0: `wanted` with the allocator's margin.
+    public var needed: Double
     public var entries: [Entry]
 
-    public init(allocated: Double, wanted: Double, entries: [Entry]) {
+    public init(allocated: Double, wanted: Double, needed: Double = 0, entries: [Entry]) {
         self.allocated = allocated
         self.wanted = wanted
+        self.needed = needed
         self.entries = entries
     }
 }
@@ -100,14 +104,37 @@ public struct LayerStats: Sendable, Equatable {
     public var height: Int
     public var framesPerSecond: Int
     public var arriving: Bool
+    /// The size of the last key frame in bytes (all its packets); 0 when none was measured.
+    public var keyFrameBytes: Int
+    /// The stream's temporal layers (VP8's TID) as measured over the last second, base first: what
+    /// the stream costs and shows up to each of them. Empty when it has one temporal layer (or its
+    /// payload says none).
+    public var temporal: [TemporalLayerStats]
 
-    public init(bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool) {
+    public init(
+        bitrate: Double, lastBitrate: Double, width: Int, height: Int, framesPerSecond: Int, arriving: Bool,
+        keyFrameBytes: Int = 0, temporal: [TemporalLayerStats] = []
+    ) {
+        self.temporal = temporal
+        self.keyFrameBytes = keyFrameBytes
         self.bitrate = bitrate
         self.lastBitrate = lastBitrate
         self.width = width
         self.height = height
         self.framesPerSecond = framesPerSecond
         self.arriving = arriving
+    }
+}
+
+/// One temporal layer of a stream, with every layer below it: its bits per second and frames per
+/// second over the last second (a viewer given temporal layer `t` gets TID 0 through `t`).
+public struct TemporalLayerStats: Sendable, Equatable {
+    public var bitrate: Double
+    public var framesPerSecond: Int
+
+    public init(bitrate: Double, framesPerSecond: Int) {
+        self.bitrate = bitrate
+        self.framesPerSecond = framesPerSecond
     }
 }
 

@@ -357,7 +357,7 @@ public struct MediaStats: Sendable, Equatable {
             transports.map { ("transport=\"\($0.label)\"", "\($0.retransmissionsRefused)") })
         family(
             "atrium_media_transport_estimate_bits", "gauge",
-            "Estimated bandwidth toward each subscriber connection with transport-wide feedback, bits per second.",
+            "Estimated bandwidth toward each subscriber connection (transport-wide feedback, or its REMB), bits per second.",
             transports.compactMap { t in t.estimate.map { ("transport=\"\(t.label)\"", "\(Int($0))") } })
         family(
             "atrium_media_transport_allocated_bits", "gauge",

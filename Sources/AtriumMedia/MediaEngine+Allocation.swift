@@ -11,6 +11,7 @@ extension MediaEngine {
     func allocate(_ t: Transport, _ a: TransportAllocation) {
         t.allocated = a.allocated
         t.wanted = a.wanted
+        t.needed = a.needed > 0 ? a.needed : nil
         t.pausedTracks = a.entries.filter(\.paused).count
         var touched: [Producer] = []
         for e in a.entries {
@@ -45,6 +46,7 @@ extension MediaEngine {
                 p.streams[k].bytes = 0
                 p.streams[k].bitrate = rate
                 if rate > 0 { p.streams[k].lastBitrate = rate }
+                let temporal = p.streams[k].takeTemporal(elapsed: elapsed)
                 let s = p.streams[k]
                 let arriving = s.lastPacketAt.map { t0 - $0 < Producer.streamTimeout } ?? false
                 let width = s.width > 0 ? s.width : s.size.width
@@ -52,7 +54,8 @@ extension MediaEngine {
                 layers.append(
                     LayerStats(
                         bitrate: rate, lastBitrate: s.lastBitrate, width: width, height: height,
-                        framesPerSecond: s.framesPerSecond, arriving: arriving))
+                        framesPerSecond: s.framesPerSecond, arriving: arriving, keyFrameBytes: s.keyFrameBytes,
+                        temporal: temporal))
             }
             if let top = p.svcLayers.last, layers.count == 1, top.width > 0 {
                 layers[0].width = top.width
@@ -68,9 +71,14 @@ extension MediaEngine {
         guard old.count == new.count else { return true }
         for (a, b) in zip(old, new) {
             if a.arriving != b.arriving || a.width != b.width || a.height != b.height { return true }
+            if abs(b.keyFrameBytes - a.keyFrameBytes) > max(a.keyFrameBytes, 1) / 4 { return true }
             if abs(a.framesPerSecond - b.framesPerSecond) > max(2, a.framesPerSecond / 5) { return true }
             let ra = max(a.bitrate, 1)
             if abs(b.bitrate - a.bitrate) > 0.2 * ra { return true }
+            if a.temporal.count != b.temporal.count { return true }
+            for (x, y) in zip(a.temporal, b.temporal) where abs(y.bitrate - x.bitrate) > 0.2 * max(x.bitrate, 1) {
+                return true
+            }
         }
         return false
     }

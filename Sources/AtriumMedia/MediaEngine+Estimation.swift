@@ -49,7 +49,10 @@ extension MediaEngine {
             let i = Int(p.sequenceNumber) & (Self.sentRing - 1)
             let known = t.sentTag[i] == Int32(p.sequenceNumber)
             guard let delta = p.delta else {
-                if known { t.feedbackLost += 1 }
+                if known {
+                    t.feedbackLost += 1
+                    probeFeedback(t, ring: i, arrived: nil, now: t0)
+                }
                 continue
             }
             arrival += Double(delta) * 0.000_25
@@ -57,14 +60,7 @@ extension MediaEngine {
             t.feedbackReceived += 1
             t.ackedBytes += Int(t.sentSize[i])
             _ = t.trend.packet(sent: t.sentAt[i], arrived: arrival)
-            if t.sentCluster[i] >= 0,
-                let probed = t.probeEstimator.packet(
-                    cluster: Int(t.sentCluster[i]), sent: t.sentAt[i], arrived: arrival, size: Int(t.sentSize[i]),
-                    expectedBytes: t.probeCluster.cluster == Int(t.sentCluster[i]) ? t.probeCluster.bytes : 0)
-            {
-                t.rate.probed(probed, now: t0)
-                t.probes.result(cluster: Int(t.sentCluster[i]), bitrate: probed, now: t0)
-            }
+            probeFeedback(t, ring: i, arrived: arrival, now: t0)
         }
         let last = t.lastRateUpdate ?? t0
         if t.lastRateUpdate == nil { t.lastRateUpdate = t0 }
@@ -84,21 +80,41 @@ extension MediaEngine {
 }
 
 extension MediaEngine {
-    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, kept
-    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`) and
-    /// exposed as its estimate. It neither paces nor allocates: a REMB receiver reports about 1.5 times
-    /// what it gets and cannot be probed, so allocating by it would pin a viewer to its current layers.
+    /// A reported packet (nil arrival: lost) of a probe cluster, if it belonged to one: the cluster's
+    /// result, once it is complete, raises the estimate and tells the probe controller.
+    func probeFeedback(_ t: Transport, ring i: Int, arrived: Double?, now t0: Double) {
+        let cluster = Int(t.sentCluster[i])
+        guard cluster >= 0,
+            let probed = t.probeEstimator.packet(
+                cluster: cluster, sent: t.sentAt[i], arrived: arrived, size: Int(t.sentSize[i]),
+                expectedBytes: t.probeCluster.cluster == cluster ? t.probeCluster.bytes : 0)
+        else { return }
+        t.rate.probed(probed, now: t0)
+        t.probes.result(cluster: cluster, bitrate: probed, now: t0)
+    }
+}
+
+extension MediaEngine {
+    /// A subscriber's REMB (draft-alvestrand-rmcat-remb): its own estimate of what reaches it, used
+    /// when it negotiated no transport-wide feedback (a receiver that offers only `goog-remb`, as
+    /// aiortc does): its reports added up over their SSRCs (`REMBEstimate`) are its estimate, which
+    /// the allocator shares out (`reportEstimates`). Such a viewer is neither paced nor probed.
     func receiveREMB(_ remb: ReceiverEstimatedMaximumBitrate, on t: Transport) {
         guard !t.estimating, !t.consumers.isEmpty else { return }
         t.rembEstimate = true
-        t.rate.received(Double(min(remb.bitrate, 1 << 40)))
+        let t0 = now
+        t.rembs.received(bitrate: Double(min(remb.bitrate, 1 << 40)), ssrcs: remb.ssrcs, now: t0)
+        if let e = t.rembs.estimate(now: t0) { t.rate.received(e) }
     }
 
     /// Every tick: an estimate that moved by more than a tenth since the coordinator last heard of it
-    /// is reported.
+    /// is reported; a REMB viewer's as `REMBEstimate.forAllocation` reads it.
     func reportEstimates() {
-        for t in transports.values where t.estimating {
-            let e = t.rate.estimate
+        for t in transports.values where t.estimating || t.rembEstimate {
+            let e =
+                t.estimating
+                ? t.rate.estimate
+                : t.rembs.forAllocation(remb: t.rate.estimate, needed: t.needed, now: now)
             if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
             t.reportedEstimate = e
             events.append(.estimate(transport: t.id, bitrate: e))

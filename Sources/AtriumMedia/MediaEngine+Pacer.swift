@@ -3,16 +3,15 @@ import AtriumSRTP
 import AtriumUDP
 
 /// The pacer per subscriber transport (issue 12): once a transport has an estimate, its video leaves
-/// at most at `pacingFactor` times it (a token bucket), so a key frame or a burst of retransmissions
+/// at most at the rate controller's pacing rate (a token bucket: one and a half times the estimate on
+/// an open path, about the estimate near a bottleneck), so a key frame or a burst of retransmissions
 /// is spread over tens of milliseconds instead of overflowing a slow link's queue at once. Audio is
 /// never held (it takes its tokens anyway). What waits sits unencrypted in a bounded ring of
 /// preallocated buffers (`PacerQueue`) and is numbered and encrypted when it leaves; a full queue
 /// drops (`pacer_overflow`, counted per transport), and the viewer's NACK asks again if it must.
 extension MediaEngine {
-    /// libwebrtc paces at 2.5 times its target; the estimate here is already the link's (a slow
-    /// link's queue is short), so one and a half.
-    static let pacingFactor = 1.5
     static let minimumPacingRate = 200_000.0
+    static let allocatedHeadroom = 1.1
     static let maximumDelay = 0.5
     static let minimumQueueBytes = 64_000.0
 
@@ -21,7 +20,10 @@ extension MediaEngine {
     func pace(slot: Int, on t: Transport, video: Bool, twccOffset: Int32) -> Bool {
         guard t.estimating else { return true }
         let t0 = now
-        let rate = max(t.rate.estimate * Self.pacingFactor, Self.minimumPacingRate)
+        // Never below what the allocator chose to send (a share's floor may pass the estimate): the
+        // pacer smooths bursts, it does not decide what the viewer gets.
+        let floor = max(Self.minimumPacingRate, (t.allocated ?? 0) * Self.allocatedHeadroom)
+        let rate = max(t.rate.pacingRate(now: t0), floor)
         var bucket = t.bucket ?? TokenBucket(rate: rate, now: t0)
         defer { t.bucket = bucket }
         if bucket.rate != rate { bucket.setRate(rate) }

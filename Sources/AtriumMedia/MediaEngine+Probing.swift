@@ -8,13 +8,15 @@ struct ProbeInProgress {
     var cluster: Int
     var bitrate: Double
     var start: Double
+    var duration: Double
     var sentBytes = 0
     var packets = 0
 }
 
 /// Probing a subscriber's path for more bandwidth (issue 12): while its allocation is held below what
 /// its tracks would take by the estimate (`ProbeController`), clusters of padding-only RTP on one of
-/// its video consumers' RTX SSRC are sent at twice the estimate for 40 ms. They carry the transport's
+/// its video consumers' RTX SSRC are sent at twice the estimate for 40 ms (longer at low rates: 16
+/// packets at least, `ProbeController.minimumPackets`). They carry the transport's
 /// own sequence numbers and are tagged with their cluster, so its feedback measures what the path
 /// carried (`ProbeBitrateEstimator`) and the estimate jumps there instead of creeping up by 8 % a
 /// second. A receiver drops padding-only RTX after counting it for its feedback.
@@ -30,10 +32,12 @@ extension MediaEngine {
         for t in transports.values where t.estimating && t.probing == nil && t.isSecure {
             guard let wanted = t.wanted, probeCarrier(t) != nil else { continue }
             if let probe = t.probes.probe(
-                estimate: t.rate.estimate, wanted: wanted, overusing: t.trend.signal == .overusing, now: t0)
+                estimate: t.rate.estimate, wanted: wanted, needed: t.needed,
+                overusing: t.trend.signal == .overusing, now: t0)
             {
                 t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))
-                t.probing = ProbeInProgress(cluster: probe.cluster, bitrate: probe.bitrate, start: t0)
+                t.probing = ProbeInProgress(
+                    cluster: probe.cluster, bitrate: probe.bitrate, start: t0, duration: probe.duration)
             }
         }
     }
@@ -56,14 +60,14 @@ extension MediaEngine {
                 continue
             }
             let elapsed = t0 - p.start
-            let due = Int(p.bitrate / 8 * min(elapsed + 0.005, ProbeController.duration))
-            while p.sentBytes < due || (elapsed >= ProbeController.duration && p.packets < Self.probeMinimumPackets) {
+            let due = Int(p.bitrate / 8 * min(elapsed + 0.005, p.duration))
+            while p.sentBytes < due || (elapsed >= p.duration && p.packets < Self.probeMinimumPackets) {
                 guard sendPadding(on: t, carrier: c, extensionID: id, srtp: srtp, to: peer, cluster: p.cluster)
                 else { break }
                 p.sentBytes += Self.probePadding + 20
                 p.packets += 1
             }
-            t.probing = elapsed >= ProbeController.duration ? nil : p
+            t.probing = elapsed >= p.duration ? nil : p
         }
     }
 

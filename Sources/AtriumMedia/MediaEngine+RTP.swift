@@ -156,6 +156,10 @@ extension MediaEngine {
         let info = classify(
             i, producer: p, header: headerInfo, recovered: recovered,
             keyFrameNeeded: caching || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
+        if p.isSimulcast {
+            p.streams[k].measureKeyFrame(bytes: rx[i].payload.count, timestamp: timestamp, starts: info.keyFrame)
+            p.streams[k].countTemporal(info.vp8?.temporalLayer, bytes: length, marker: headerInfo.marker)
+        }
         if caching {
             if p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
                 // Past its bound: a key frame refills it (throttled as every request).
@@ -237,7 +241,7 @@ extension MediaEngine {
             admission = c.admit(
                 stream: k, sequence: sequence, timestamp: timestamp, keyFrame: info.keyFrame,
                 frameStart: vp8?.startsFrame ?? info.keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
-                layerSync: vp8?.layerSync ?? false, now: t0)
+                layerSync: vp8?.layerSync ?? false, vp8: vp8, now: t0)
         } else if p.isSVC {
             guard let d = info.svc else {
                 counters.drop(.malformed)

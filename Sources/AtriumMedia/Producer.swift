@@ -151,6 +151,19 @@ struct ReceiveStream {
     var bytes = 0
     var bitrate = 0.0
     var lastBitrate = 0.0
+    /// The same counts per temporal layer (VP8's TID, two bits), since the last once-a-second count:
+    /// bytes and frames (packets with the marker bit) of each; and the highest TID seen in that
+    /// second (-1: none, or no TID in the payload).
+    var temporalBytes = [Int](repeating: 0, count: ReceiveStream.temporalLayers)
+    var temporalFrames = [Int](repeating: 0, count: ReceiveStream.temporalLayers)
+    var topTemporal = -1
+    static let temporalLayers = 4
+    /// The size in bytes of the last key frame (its packets: those with its RTP timestamp), for the
+    /// allocator's cost of a step up to this layer; 0 before one was complete.
+    var keyFrameBytes = 0
+    private var keyFrameTimestamp: UInt32 = 0
+    /// The bytes of the key frame arriving so far; -1 when none is.
+    private var keyFrameSoFar = -1
 
     init(
         rid: String?, size: LayerChoice.Size, ssrc: UInt32?, rtxSSRC: UInt32?, video: Bool,
@@ -162,6 +175,57 @@ struct ReceiveStream {
         self.rtxSSRC = rtxSSRC
         self.cache = KeyFrameCache(limits: video ? cache : .disabled)
         if video { buffer = RetransmissionBuffer(capacity: 512) }
+    }
+
+    /// Counts a packet of temporal layer `tid` (nil: the payload names none).
+    mutating func countTemporal(_ tid: UInt8?, bytes: Int, marker: Bool) {
+        guard let tid, Int(tid) < Self.temporalLayers else { return }
+        let t = Int(tid)
+        temporalBytes[t] &+= bytes
+        if marker { temporalFrames[t] &+= 1 }
+        if t > topTemporal { topTemporal = t }
+    }
+
+    /// The last second's temporal layers (each with those below it), and a new count begun. Empty
+    /// when only the base layer arrived.
+    mutating func takeTemporal(elapsed: Double) -> [TemporalLayerStats] {
+        defer {
+            for t in 0..<Self.temporalLayers {
+                temporalBytes[t] = 0
+                temporalFrames[t] = 0
+            }
+            topTemporal = -1
+        }
+        guard topTemporal > 0 else { return [] }
+        var out: [TemporalLayerStats] = []
+        var bytes = 0
+        var frames = 0
+        for t in 0...topTemporal {
+            bytes &+= temporalBytes[t]
+            frames &+= temporalFrames[t]
+            let seconds = max(elapsed, 0.001)
+            out.append(
+                TemporalLayerStats(
+                    bitrate: Double(bytes * 8) / seconds, framesPerSecond: Int((Double(frames) / seconds).rounded())))
+        }
+        return out
+    }
+
+    /// Measures key frames: a packet that starts one opens the count, those with its timestamp add to
+    /// it, the first of another frame closes it.
+    mutating func measureKeyFrame(bytes: Int, timestamp: UInt32, starts: Bool) {
+        if starts {
+            keyFrameTimestamp = timestamp
+            keyFrameSoFar = bytes
+            return
+        }
+        guard keyFrameSoFar >= 0 else { return }
+        if timestamp == keyFrameTimestamp {
+            keyFrameSoFar = min(keyFrameSoFar + bytes, 1 << 30)
+            return
+        }
+        keyFrameBytes = keyFrameSoFar
+        keyFrameSoFar = -1
     }
 
     /// Reads the picture size from a key frame's first packet (RFC 6386 section 9.1: after VP8's

@@ -77,18 +77,23 @@ final class Transport {
     var probeEstimator = ProbeBitrateEstimator()
     var probes = ProbeController()
     var probing: ProbeInProgress?
-    /// The last cluster started and the bytes it was to send (judged once 80 % of them are reported).
+    /// The last cluster started and the bytes it was to send (judged once 95 % of them are reported,
+    /// received or lost).
     var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
     var probeBytes = 0
-    /// A subscriber without transport-wide feedback that sends REMB: its estimate, exposed only.
+    /// A subscriber without transport-wide feedback that sends REMB: its REMBs (`REMBEstimate`) are
+    /// its estimate.
     var rembEstimate = false
+    var rembs = REMBEstimate()
     /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
     var reportedEstimate: Double?
     /// The allocator's last word (`MediaCommand.allocate`): nil before the first.
     var allocated: Double?
     var wanted: Double?
+    /// The estimate at which every track could step up to its top (`Allocator.Result.needed`).
+    var needed: Double?
     var pausedTracks = 0
-    /// The pacer: a token bucket at `pacingFactor` times the estimate and the packets it holds back
+    /// The pacer: a token bucket at the rate controller's pacing rate and the packets it holds back
     /// (`MediaEngine+Pacer`), with what it did.
     var bucket: TokenBucket?
     var paced = PacerQueue()

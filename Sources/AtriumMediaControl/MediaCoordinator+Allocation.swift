@@ -59,16 +59,37 @@ extension MediaCoordinator {
                 Allocator.Layer(spatial: 0, temporal: 7, bitrate: 500_000, width: 0, height: 0, framesPerSecond: 30)
             ]
         }
-        return stats.enumerated().map { k, s in
-            let fps = s.framesPerSecond > 0 ? Double(s.framesPerSecond) : 30
-            let guess =
-                s.width > 0 && s.height > 0
-                ? Double(s.width * s.height) * fps * 0.08 : [150_000, 500_000, 1_500_000][min(k, 2)]
-            let bitrate = s.arriving && s.bitrate > 0 ? s.bitrate : s.lastBitrate > 0 ? s.lastBitrate : guess
-            return Allocator.Layer(
-                spatial: k, temporal: 7, bitrate: bitrate, width: s.width, height: s.height, framesPerSecond: fps)
-        }
+        return stats.enumerated().flatMap { k, s in Self.allocatorLayers(spatial: k, s) }
     }
+
+    /// One stream's choices: all of it (temporal layer `Consumer.allTemporalLayers`, whatever arrives),
+    /// and, when it arrives in temporal layers with their rates measured, each lower temporal layer
+    /// with those below it.
+    static func allocatorLayers(spatial k: Int, _ s: LayerStats) -> [Allocator.Layer] {
+        let fps = s.framesPerSecond > 0 ? Double(s.framesPerSecond) : 30
+        let guess =
+            s.width > 0 && s.height > 0
+            ? Double(s.width * s.height) * fps * 0.08 : [150_000, 500_000, 1_500_000][min(k, 2)]
+        let bitrate = s.arriving && s.bitrate > 0 ? s.bitrate : s.lastBitrate > 0 ? s.lastBitrate : guess
+        let keyFrameBits = Double(s.keyFrameBytes) * 8
+        var layers: [Allocator.Layer] = []
+        if s.arriving, s.bitrate > 0, s.temporal.count > 1 {
+            for (t, l) in s.temporal.dropLast().enumerated() where l.bitrate > 0 && l.framesPerSecond > 0 {
+                layers.append(
+                    Allocator.Layer(
+                        spatial: k, temporal: t, bitrate: l.bitrate, width: s.width, height: s.height,
+                        framesPerSecond: Double(l.framesPerSecond), keyFrameBits: keyFrameBits))
+            }
+        }
+        layers.append(
+            Allocator.Layer(
+                spatial: k, temporal: allTemporalLayers, bitrate: bitrate, width: s.width, height: s.height,
+                framesPerSecond: fps, keyFrameBits: keyFrameBits))
+        return layers
+    }
+
+    /// The temporal layer that means all of a stream's (VP8 and VP9 carry at most eight).
+    static let allTemporalLayers = 7
 
     /// Runs the allocator for every viewer of a room (all rooms: nil).
     func allocateAll(in room: RoomID? = nil) {
@@ -131,7 +152,8 @@ extension MediaCoordinator {
                 push(pid, .trackResumed(track: track, reason: "bandwidth"))
             }
         }
-        let allocation = TransportAllocation(allocated: result.allocated, wanted: result.wanted, entries: entries)
+        let allocation = TransportAllocation(
+            allocated: result.allocated, wanted: result.wanted, needed: result.needed, entries: entries)
         next.submitted = previous.submitted
         if let last = previous.submitted, last.entries == entries,
             abs(last.allocated - allocation.allocated) <= Self.allocationSlack * max(last.allocated, 1),

@@ -6,7 +6,8 @@ import Testing
 @testable import AtriumMedia
 
 /// The engine's side of issue 12, in memory: a viewer behind a 300 kbit/s link whose feedback
-/// the test computes. Its pacer spreads a key frame at 1.5 times the estimate, audio passes at once, a
+/// the test computes. Its pacer spreads a key frame at about the link's rate (the path overused),
+/// audio passes at once, a
 /// bandwidth pause stops the camera (counted) and a resume starts it on a key frame, and a viewer held
 /// back by its estimate gets probe clusters (padding-only RTX with transport-wide numbers).
 @Suite struct BandwidthEngineTests {
@@ -149,7 +150,8 @@ import Testing
         #expect(atOnce.count < 20, "the burst is paced: \(atOnce.count) of 41 at once")
         let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
         #expect(stats.pacerDelayed > 0 && stats.pacerQueued > 0)
-        // It drains at 1.5 times the estimate: 48 kB at 1.5 x 300-450 kbit/s is 0.6 to 0.9 s.
+        // It drains at about what the path carried when it overused (the estimate, or the acknowledged
+        // rate if higher, at least 200 kbit/s): 48 kB at 200-450 kbit/s is 0.9 to 2 s.
         var waited = 0
         while link.media.engine.snapshot().transports.first(where: { $0.id == "sub" })?.pacerQueued ?? 0 > 0,
             waited < 300
@@ -157,7 +159,7 @@ import Testing
             try link.step(waited)
             waited += 1
         }
-        #expect(waited > 10 && waited < 150, "drained in \(waited * 10) ms")
+        #expect(waited > 10 && waited < 250, "drained in \(waited * 10) ms")
     }
 
     @Test func aPausedCameraStopsAndResumesOnAKeyFrame() throws {
@@ -168,7 +170,8 @@ import Testing
                 TransportAllocation(
                     allocated: 48_000, wanted: 700_000,
                     entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: true)])))
-        for _ in 0..<150 { try link.step(1) }
+        // What the pacer held before the pause still leaves (at about the link's rate: up to 64 kB).
+        for _ in 0..<300 { try link.step(1) }
         link.viewer.rtp.removeAll()
         for n in 0..<20 {
             try link.video(keyFrame: false)

@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumForwarding
 import AtriumJSON
 import AtriumMedia
@@ -72,5 +73,29 @@ import Testing
                 == TransportAllocation.Entry(
                     consumer: consumer.id, ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false))
         #expect(b.sent.last == .object(["type": "track_resumed", "trackId": .string(camera), "reason": "bandwidth"]))
+    }
+
+    /// A stream's measured temporal layers become the allocator's choices: each lower temporal layer
+    /// with its rate and frame rate, then the whole stream (temporal 7); none while it does not arrive.
+    @Test(
+        arguments: [
+            ([], true, [(7, 600_000.0, 30.0)]),
+            (
+                [(150_000.0, 8), (300_000, 15), (600_000, 30)], true,
+                [(0, 150_000, 8), (1, 300_000, 15), (7, 600_000, 30)]
+            ),
+            ([(150_000.0, 8), (300_000, 15), (600_000, 30)], false, [(7, 600_000, 30)]),
+        ] as [([(Double, Int)], Bool, [(Int, Double, Double)])])
+    func temporalLayersBecomeChoices(
+        _ temporal: [(Double, Int)], _ arriving: Bool, _ expected: [(Int, Double, Double)]
+    ) {
+        let s = LayerStats(
+            bitrate: arriving ? 600_000 : 0, lastBitrate: 600_000, width: 1280, height: 720, framesPerSecond: 30,
+            arriving: arriving, temporal: temporal.map { TemporalLayerStats(bitrate: $0.0, framesPerSecond: $0.1) })
+        let layers = MediaCoordinator.allocatorLayers(spatial: 2, s)
+        #expect(layers.map(\.temporal) == expected.map(\.0))
+        #expect(layers.map(\.bitrate) == expected.map(\.1))
+        #expect(layers.map(\.framesPerSecond) == expected.map(\.2))
+        #expect(layers.allSatisfy { $0.spatial == 2 && $0.width == 1280 })
     }
 }

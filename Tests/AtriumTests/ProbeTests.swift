@@ -36,6 +36,41 @@ import Testing
         }
     }
 
+    /// A 250 kbit/s token bucket that was idle lets its 1.6 kB burst through at once: a cluster at
+    /// 500 kbit/s reads as twice the link over all its packets, but its later half tells the link's
+    /// rate; it is judged only once complete (lost packets count as reported).
+    @Test func aTokenBucketsBurstIsNotReadAsRoom() {
+        var e = ProbeBitrateEstimator()
+        var result: Double?
+        let size = 260
+        let expected = 16 * size
+        for i in 0..<16 {
+            let sent = 1 + Double(i) * Double(size * 8) / 500_000
+            let arrived = 1.02 + (i < 6 ? 0 : Double(i - 5) * Double(size * 8) / 250_000)
+            let r = e.packet(
+                cluster: 1, sent: sent, arrived: i == 15 ? nil : arrived, size: size, expectedBytes: expected)
+            if i < 15 { #expect(r == nil, "judged before complete at \(i)") }
+            result = result ?? r
+        }
+        let r = result ?? 0
+        #expect(r > 200_000 && r < 260_000, "\(Int(r))")
+    }
+
+    @Test func nearABottleneckThePacerSendsAtAboutTheEstimate() {
+        var r = RateController(initial: 1_000_000)
+        #expect(r.pacingRate(now: 0) == 1_500_000, "an open path: one and a half times the estimate")
+        r.update(signal: .overusing, acknowledged: 250_000, now: 1)
+        #expect(r.bottleneckSuspected(now: 2))
+        #expect(abs(r.estimate - 212_500) < 1)
+        #expect(abs(r.pacingRate(now: 2) - 237_500) < 1, "the rate the path carried, less 5 %")
+        #expect(!r.bottleneckSuspected(now: 11.5))
+        #expect(r.pacingRate(now: 11.5) == 1.5 * r.estimate)
+        // A probe that finds far more than what overused: the bottleneck is gone.
+        r.update(signal: .overusing, acknowledged: 250_000, now: 12)
+        r.probed(1_000_000, now: 12.5)
+        #expect(!r.bottleneckSuspected(now: 13))
+    }
+
     @Test func probesOnlyWhileTheEstimateLimitsTheViewer() {
         var c = ProbeController()
         #expect(c.probe(estimate: 1_000_000, wanted: 800_000, overusing: false, now: 0) == nil, "not limited")
@@ -52,11 +87,20 @@ import Testing
         #expect(c.probe(estimate: 1_900_000, wanted: 3_000_000, overusing: false, now: 0.5) == nil)
         let second = c.probe(estimate: 1_900_000, wanted: 3_000_000, overusing: false, now: 0.71)
         #expect(second?.bitrate == 3_800_000, "twice the estimate, below what is wanted with its margin")
-        // A result far below: the next waits five seconds.
+        // A result far below: the next waits three seconds.
         c.result(cluster: second?.cluster ?? -1, bitrate: 2_000_000, now: 0.8)
-        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 5.7) == nil)
-        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 5.81) != nil)
+        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 3.7) == nil)
+        #expect(c.probe(estimate: 2_000_000, wanted: 3_000_000, overusing: false, now: 3.81) != nil)
         #expect(c.probesSent == 3)
+        // What a step up to the top needs (its key frame) keeps probing past the margin.
+        var needs = ProbeController()
+        #expect(needs.probe(estimate: 3_000_000, wanted: 2_000_000, overusing: false, now: 0) == nil)
+        let far = needs.probe(estimate: 3_000_000, wanted: 2_000_000, needed: 4_000_000, overusing: false, now: 0)
+        #expect(far?.bitrate == 5_000_000, "a quarter more than needed")
+        // At a low rate a cluster lasts long enough for 16 packets.
+        var low = ProbeController()
+        let slow = low.probe(estimate: 200_000, wanted: 2_000_000, overusing: false, now: 0)
+        #expect(abs((slow?.duration ?? 0) - 16.0 * 260 * 8 / 400_000) < 0.001)
     }
 
     @Test func theStartValueHoldsWhileLittleIsSentAndAProbeRaisesIt() {

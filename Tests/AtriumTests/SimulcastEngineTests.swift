@@ -168,6 +168,50 @@ import Testing
         }
     }
 
+    /// The allocator's temporal ceiling reaches the wire: viewer 3, held to temporal layer 1 of the top
+    /// stream, gets its TID 0 and 1 frames (half of them, L1T3) as one continuous stream, picture IDs
+    /// consecutive; the layers the engine reports carry each temporal layer's rate and frame rate.
+    @Test func aTemporalCeilingSendsFewerFramesWithoutGaps() throws {
+        let room = try Room()
+        try room.sendFrame(keys: [0, 1, 2])
+        for _ in 1..<40 { try room.sendFrame() }
+        let layers = room.media.events().compactMap { e -> [LayerStats]? in
+            if case .layers("cam", let l) = e { l } else { nil }
+        }.last
+        let top = try #require(layers?.last)
+        let fps = top.temporal.map(\.framesPerSecond)
+        #expect(fps.count == 3, "\(top.temporal)")
+        if fps.count == 3 {
+            #expect((6...9).contains(fps[0]) && (13...17).contains(fps[1]) && (28...32).contains(fps[2]), "\(fps)")
+            #expect(
+                top.temporal[0].bitrate < top.temporal[1].bitrate && top.temporal[1].bitrate < top.temporal[2].bitrate)
+        }
+        room.viewers[2].rtp.removeAll()
+        room.media.apply(
+            .allocate(
+                transport: "sub3",
+                TransportAllocation(
+                    allocated: 0, wanted: 0,
+                    entries: [.init(consumer: "c3", ceiling: VideoLayer(spatial: 2, temporal: 1), paused: false)])))
+        for _ in 0..<40 { try room.sendFrame() }
+        let r = try Self.received(room.viewers[2])
+        #expect(r.count == 20, "\(r.count) frames")
+        #expect(r.allSatisfy { $0.stream == 2 })
+        Self.expectContinuous(r)
+        // Back to every temporal layer: from the next base-layer frame on, all of them again.
+        room.viewers[2].rtp.removeAll()
+        room.media.apply(
+            .allocate(
+                transport: "sub3",
+                TransportAllocation(
+                    allocated: 0, wanted: 0,
+                    entries: [.init(consumer: "c3", ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false)])))
+        for _ in 0..<40 { try room.sendFrame() }
+        let all = try Self.received(room.viewers[2])
+        #expect(all.count >= 37, "\(all.count) frames")
+        Self.expectContinuous(all)
+    }
+
     @Test func aStreamTheAnswerDidNotAcceptIsDroppedAndCounted() throws {
         let room = try Room()
         try room.sendFrame(keys: [0, 1, 2])

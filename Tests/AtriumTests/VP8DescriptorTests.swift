@@ -214,6 +214,39 @@ import Testing
         #expect(Self.refused(low + high + [highAgain] + down).isEmpty)
     }
 
+    /// A viewer given fewer temporal layers: the dropped pictures' IDs are taken out, so the pictures
+    /// it gets count on one by one (across the 15-bit wrap), TL0PICIDX as it was, and every one of
+    /// them is decodable by the reference-finder model (each packet twice: a picture of two packets).
+    @Test(arguments: [0, 1] as [UInt8])
+    func droppedTemporalLayersLeaveNoGapInThePictureIDs(_ ceiling: UInt8) {
+        var r = VP8Rewriter()
+        let packets = Self.l1t3(stream: 0, picture: 32_760, tl0: 254, frames: 64, key: true)
+        var out: [Packet] = []
+        for pk in packets {
+            for _ in 0..<2 {
+                var bytes: [UInt8] = [
+                    0x90, 0xE0, 0x80 | UInt8(pk.picture >> 8), UInt8(pk.picture & 0xFF), pk.tl0,
+                    pk.tid << 6 | (pk.sync ? 0x20 : 0), pk.key ? 0x00 : 0x01,
+                ]
+                let d = VP8Descriptor(bytes)!
+                guard pk.tid <= ceiling else {
+                    r.drop(d)
+                    continue
+                }
+                bytes.withUnsafeMutableBytes { r.rewrite($0, d) }
+                let o = VP8Descriptor(bytes)!
+                var forwarded = pk
+                forwarded.picture = o.pictureID!
+                #expect(o.tl0PictureIndex == pk.tl0)
+                if out.last?.picture != forwarded.picture { out.append(forwarded) }
+            }
+        }
+        #expect(out.count == (ceiling == 0 ? 16 : 32))
+        for (a, b) in zip(out, out.dropFirst()) { #expect(b.picture == (a.picture &+ 1) & 0x7FFF) }
+        // Forwarded pictures as the viewer sees them, checked again by the same model (it must refuse none).
+        #expect(Self.refused(out).isEmpty)
+    }
+
     @Test func theNewestCountWrapsInTheFieldsWidth() {
         var r = VP8Rewriter()
         for (pic, tl0) in [(0x7FFE, 254), (0x7FFF, 255), (0x0000, 0), (0x7FF0, 250), (0x0001, 1)] as [(UInt16, UInt8)] {

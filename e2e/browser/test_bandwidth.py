@@ -57,6 +57,12 @@ return {lost, received};
 """
 
 
+# The shaped viewer's bounds at 250 kbit/s, over 8 s once its share is at its low layer: the longest
+# gap between decoded share frames (seconds) and the share of its packets lost.
+MAX_STALL = 1.0
+MAX_LOSS = 0.02
+
+
 def run(*args):
     subprocess.run(list(args), check=True)
 
@@ -160,10 +166,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
 
         state = poll(share_slow_full_size, 40, "B's share at full size and a lower frame rate at 250 kbit/s", 0)
         print(f"250 kbit/s: B's share after {time.time() - t1:.1f}s: {state}")
-        # It keeps decoding: no stall of more than 5 s over 8 s of samples. The issue aims at 1 s and at
-        # loss under 2 %: measured here 1-4.6 s and 4-41 % (printed, not asserted: see the report of
-        # issue 12), the loss coming in bursts when the estimate oscillates at the link's capacity and a
-        # step up costs a key frame the link cannot carry at once.
+        # It keeps decoding: the estimate no longer swings above the link (a probe's burst through the
+        # idle token bucket is not read as room, the pacer sends at about the estimate near a
+        # bottleneck, a step up must leave room for its key frame). The issue asks for loss under 2 %
+        # and no freeze over 1 s: met in most runs (0 lost, gaps 0.45-0.65 s), not yet in all (below).
         loss0 = view.js_async(LOSS, "vb")
         last_frames, last_change, longest = inbound(view, "vb")[screen]["frames"], time.time(), 0.0
         end = time.time() + 8
@@ -190,6 +196,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                                         if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
         print(f"B shaped: longest gap between decoded share frames {longest:.2f}s, lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
+        # Asserted at the issue's bounds only once they hold run after run: in 7 runs on a loaded
+        # machine B's pacer overflowed in 3 (10-14 % lost, gaps 1.2-2.8 s); issue 12 stays open for it.
+        print(f"B against the issue's bounds: gap {longest:.2f}s (<= {MAX_STALL}), loss "
+              f"{lost / max(1, lost + received):.1%} (<= {MAX_LOSS:.0%})")
         assert longest <= 5.0, f"B's share stalled for {longest:.2f}s"
         assert (b_cam and b_cam["width"] <= 640) or any(e["type"] == "track_paused" for e in pauses), (b_cam, pauses)
         assert all(e["reason"] == "bandwidth" for e in pauses), pauses
@@ -201,10 +211,17 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # A kept the top layers.
         assert size_is(inbound(view, "va")[cam], 1280, 720), inbound(view, "va")[cam]
         a_rate, a_share = fps(view, "va", screen, 2.0)
+        a_figures = tuple(metrics(dev_server, m, labels["va"]) for m in (
+            "atrium_media_transport_estimate_bits", "atrium_media_transport_allocated_bits",
+            "atrium_media_transport_wanted_bits"))
+        _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
+        print(f"A: share {a_rate:.1f} fps; estimate, allocated, wanted {a_figures}; tracks: " + "; ".join(
+            l for l in body.decode().splitlines() if l.startswith("atrium_media_track_frames_per_second")))
         assert size_is(a_share, sw, sh) and a_rate > 8, (a_rate, a_share)
 
-        # Lifted: B back at the top (the issue asks for 10 s: measured 5.8 s, but once more than 12 s when
-        # the probes found nothing for a while; the bound is 30 s and the time is printed).
+        # Lifted: B back at the top (the issue asks for 10 s: allocated everything after 9.3 and 5.8 s in
+        # two runs, its camera decoded at 1280x720 after 10.5 and 7.2 s; the bound is 30 s and the time
+        # is printed).
         unshape()
         t2 = time.time()
 
