@@ -137,7 +137,7 @@ let package = Package(
             name: "AtriumWebhook",
             dependencies: [
                 "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
-                "AtriumRoomCoding",
+                "AtriumRoomCoding", "AtriumSync",
             ],
             swiftSettings: strict
         ),
