@@ -317,5 +317,15 @@ async def close_all(*clients):
             await c.close()
 
 
+async def close_quietly(opened, timeout=10):
+    """Closes what a test opened, last first, each within `timeout`, ignoring what fails: for tests
+    that kill nodes, whose peers and sockets may be gone or hang."""
+    for x in reversed(opened):
+        try:
+            await asyncio.wait_for(x.close(), timeout)
+        except Exception:
+            pass
+
+
 def run(coro, timeout=30):
     return asyncio.run(asyncio.wait_for(coro, timeout))

@@ -13,7 +13,7 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import SignalError, close_all, connect, joined, run
+from signal_client import SignalError, close_all, close_quietly, connect, joined, run
 
 TEST_TIMEOUT = 120
 
@@ -136,11 +136,7 @@ def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
             await sub_a.wait_frames([screen], 20, timeout=20)
             assert_carries(sub_a, screen, bob.participant_id, "screen_share")
         finally:
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
+            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
@@ -359,11 +355,7 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
                 assert time.time() < deadline, "the live room was not written back"
                 await asyncio.sleep(0.5)
         finally:
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
+            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
@@ -426,11 +418,7 @@ def test_the_owner_killed_clients_rejoin_through_another_node_with_policy_and_lo
             recovered = time.time() - killed_at
             print(f"failover: decoding again {recovered:.1f} s after kill -9 of the owner")
         finally:
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
+            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
@@ -481,11 +469,7 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
             owner.proc.wait(timeout=35)
             assert owner.proc.returncode == 0
         finally:
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
+            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
