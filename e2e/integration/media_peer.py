@@ -32,6 +32,7 @@ import asyncio
 import collections
 import fractions
 import json
+import json_lines
 import os
 import sys
 import time
@@ -476,16 +477,7 @@ class _Worker:
         return cls(proc)
 
     async def call(self, op, timeout=10, **fields):
-        async with self._lock:
-            self.proc.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
-            await self.proc.stdin.drain()
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            raise RuntimeError(f"publisher worker exited ({self.proc.returncode}) during {op}")
-        reply = json.loads(line)
-        if "error" in reply:
-            raise RuntimeError(f"publisher worker, {op}: {reply['error']}")
-        return reply["ok"]
+        return await json_lines.call(self.proc, self._lock, "publisher worker", op, timeout, fields)
 
     async def close(self):
         if self.proc.returncode is None:

@@ -9,7 +9,7 @@ publisher (camera, screen share, microphone). Used by bench/viewers_sweep.py and
 e2e/integration/test_native_viewers.py.
 """
 import asyncio
-import json
+import json_lines
 import os
 import random
 
@@ -54,16 +54,7 @@ class NativePeers:
         return self.proc.pid
 
     async def call(self, op, timeout=30, **fields):
-        async with self._lock:
-            self.proc.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
-            await self.proc.stdin.drain()
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            raise RuntimeError(f"atrium-viewers exited (code {self.proc.returncode})")
-        reply = json.loads(line)
-        if "error" in reply:
-            raise RuntimeError(f"atrium-viewers {op}: {reply['error']}")
-        return reply["ok"]
+        return await json_lines.call(self.proc, self._lock, "atrium-viewers", op, timeout, fields)
 
     async def close(self):
         if self.proc.returncode is None:
