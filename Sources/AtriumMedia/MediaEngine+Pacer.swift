@@ -23,15 +23,21 @@ extension MediaEngine {
         return max(t.rate.pacingRate(now: t0), floor)
     }
 
-    /// Whether a retransmission of `bytes` toward `t` may join its pacer: only while what waits there
-    /// leaves within `maximumDelay` at the pacing rate (the queue's floor, `minimumQueueBytes`, is for
-    /// key frames). Behind a slow link, the NACKs for one loss burst would otherwise fill the queue
-    /// with repairs that arrive seconds late, and the live packets behind them overflow it: the
-    /// browser test's viewer at 250 kbit/s had 37 kB of a share's RTX waiting (2.3 s at its rate)
-    /// when its pacer dropped.
+    /// What `t`'s pacer holds at most, bytes: half a second at its rate, but a key frame's worth
+    /// always fits.
+    func pacerLimit(_ t: Transport, rate: Double) -> Double {
+        max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+    }
+
+    /// Whether a retransmission of `bytes` toward `t` may join its pacer: only while the queue stays
+    /// within half its bound, so repairs never take the room live packets need. Behind a slow link,
+    /// the NACKs for one loss burst (asked again every round trip while the first copies wait) would
+    /// otherwise fill the queue, and the live packets behind them overflow it: the browser test's
+    /// viewer at 250 kbit/s had 37 kB of a share's RTX waiting (2.3 s at its rate) when its pacer
+    /// dropped. A repair refused now is asked for again at the viewer's next NACK.
     func pacerTakesRetransmission(_ t: Transport, bytes: Int) -> Bool {
         guard t.estimating, !t.paced.isEmpty else { return true }
-        let limit = pacingRate(t, now: now) / 8 * Self.maximumDelay
+        let limit = pacerLimit(t, rate: pacingRate(t, now: now)) / 2
         return Double(t.paced.bytes + bytes + SRTPSession.maximumTrailerLength) <= limit
     }
 
@@ -52,7 +58,7 @@ extension MediaEngine {
         if t.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
         // Bounded in time too: what would wait longer than `maximumDelay` at the pacing rate (but a
         // key frame's worth always fits) is dropped rather than delaying everything after it.
-        let limit = max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+        let limit = pacerLimit(t, rate: rate)
         if Double(t.paced.bytes + bytes) <= limit,
             t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
         {

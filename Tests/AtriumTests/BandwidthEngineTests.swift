@@ -271,8 +271,8 @@ import Testing
     }
 
     /// Repairs toward a slow viewer whose pacer is already behind are refused rather than queued:
-    /// a NACK for a loss burst while a key frame still waits (more than half a second at the pacing
-    /// rate) would add repairs that arrive seconds late and hold up the live packets behind them, so
+    /// a NACK for a loss burst while a key frame still waits (more than half the pacer's queue)
+    /// would add repairs that arrive seconds late and hold up the live packets behind them, so
     /// the queue would overflow (the browser test's viewer at 250 kbit/s had 37 kB of RTX waiting when
     /// its pacer dropped). Once the queue has drained, the same NACK is answered.
     @Test func aNackWhileTheSlowViewersPacerIsBehindIsRefusedThenAnsweredOnceItDrained() throws {

@@ -57,10 +57,45 @@ return {lost, received};
 """
 
 
+# Samples a viewer's decoded frames of one track in the page every 50 ms (a poll from the test
+# through the driver can itself take longer than the bound on a loaded machine): `start` begins,
+# `stop` returns the longest time between two increments of framesDecoded (and to the end), the
+# samples taken and the longest time between two samples (the page's own timer lag).
+GAP_SAMPLER = """
+const [name, trackId, action] = arguments;
+const peer = window.peers[name];
+if (action === "start") {
+  const remote = peer.remoteTracks.find((t) => t.trackId === trackId);
+  const g = {last: performance.now(), prevSample: performance.now(), frames: null, longest: 0, samples: 0, lag: 0};
+  const receiver = peer.subscriber.getReceivers().find((r) => r.track === remote.track);
+  g.timer = setInterval(async () => {
+    const now = performance.now();
+    g.lag = Math.max(g.lag, now - g.prevSample);
+    g.prevSample = now;
+    let frames = null;
+    (await receiver.getStats()).forEach((s) => { if (s.type === "inbound-rtp") frames = s.framesDecoded || 0; });
+    const at = performance.now();
+    g.samples += 1;
+    if (frames === null) return;
+    if (g.frames !== null && frames > g.frames) { g.longest = Math.max(g.longest, at - g.last); g.last = at; }
+    if (g.frames === null) g.last = at;
+    g.frames = frames;
+  }, 50);
+  window.gapSampler = g;
+  return true;
+}
+const g = window.gapSampler;
+clearInterval(g.timer);
+const end = performance.now();
+return {longest: Math.max(g.longest, end - g.last) / 1000, samples: g.samples, lag: g.lag / 1000, frames: g.frames};
+"""
+
 # The shaped viewer's bounds at 250 kbit/s, over 8 s once its share is at its low layer: the longest
 # gap between decoded share frames (seconds) and the share of its packets lost.
 MAX_STALL = 1.0
 MAX_LOSS = 0.02
+# Seconds after the limit is lifted by which B is back on the top layers.
+MAX_BACK = 10.0
 
 
 def run(*args):
@@ -133,7 +168,14 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
 
     # Everyone on the top layers first (the publisher's own estimate ramps up: a loose bound).
     for name in ("va", "vb", "vc"):
-        wait_steady(view, name, cam, 1280, 720, 90)
+        try:
+            wait_steady(view, name, cam, 1280, 720, 90)
+        except AssertionError:
+            _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
+            print(f"{name} not at the top: " + "; ".join(l for l in body.decode().splitlines() if (
+                labels[name] in l and ("_bits" in l or "paused" in l or "pacer" in l or "paced" in l))
+                or l.startswith(("atrium_media_track_frame_width", "atrium_media_track_frames_per_second"))))
+            raise
     share_full = inbound(view, "va")[screen]
     sw, sh = share_full["width"], share_full["height"]
     assert sw > 0, share_full
@@ -171,7 +213,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # bottleneck, a step up must leave room for its key frame). The issue asks for loss under 2 %
         # and no freeze over 1 s: met in most runs (0 lost, gaps 0.45-0.65 s), not yet in all (below).
         loss0 = view.js_async(LOSS, "vb")
-        last_frames, last_change, longest = inbound(view, "vb")[screen]["frames"], time.time(), 0.0
+        view.js(GAP_SAMPLER, "vb", screen, "start")
         end = time.time() + 8
         series = []
         while time.time() < end:
@@ -180,11 +222,9 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                 "atrium_media_transport_estimate_bits", "atrium_media_transport_allocated_bits",
                 "atrium_media_transport_wanted_bits")))
             s = inbound(view, "vb")[screen]
-            if s["frames"] > last_frames:
-                longest = max(longest, time.time() - last_change)
-                last_frames, last_change = s["frames"], time.time()
             assert size_is(s, sw, sh), f"B's share lost its size: {s}"
-        longest = max(longest, time.time() - last_change)
+        gaps = view.js(GAP_SAMPLER, "vb", screen, "stop")
+        longest = gaps["longest"]
         loss1 = view.js_async(LOSS, "vb")
         lost = loss1["lost"] - loss0["lost"]
         received = loss1["received"] - loss0["received"]
@@ -194,13 +234,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
         print("B's pacer: " + "; ".join(l for l in body.decode().splitlines()
                                         if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
-        print(f"B shaped: longest gap between decoded share frames {longest:.2f}s, lost {lost} of "
+        print(f"B shaped: longest gap between decoded share frames {longest:.2f}s ({gaps}), lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
-        # Asserted at the issue's bounds only once they hold run after run: in 7 runs on a loaded
-        # machine B's pacer overflowed in 3 (10-14 % lost, gaps 1.2-2.8 s); issue 12 stays open for it.
         print(f"B against the issue's bounds: gap {longest:.2f}s (<= {MAX_STALL}), loss "
-              f"{lost / max(1, lost + received):.1%} (<= {MAX_LOSS:.0%})")
-        assert longest <= 5.0, f"B's share stalled for {longest:.2f}s"
+              f"{lost / max(1, lost + received):.1%} (< {MAX_LOSS:.0%})")
+        assert lost < MAX_LOSS * (lost + received), f"B lost {lost} of {lost + received} packets"
+        assert longest <= MAX_STALL, f"B's share stalled for {longest:.2f}s"
         assert (b_cam and b_cam["width"] <= 640) or any(e["type"] == "track_paused" for e in pauses), (b_cam, pauses)
         assert all(e["reason"] == "bandwidth" for e in pauses), pauses
         estimate = metrics(dev_server, "atrium_media_transport_estimate_bits", labels["vb"])
@@ -219,9 +258,8 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             l for l in body.decode().splitlines() if l.startswith("atrium_media_track_frames_per_second")))
         assert size_is(a_share, sw, sh) and a_rate > 8, (a_rate, a_share)
 
-        # Lifted: B back at the top (the issue asks for 10 s: allocated everything after 9.3 and 5.8 s in
-        # two runs, its camera decoded at 1280x720 after 10.5 and 7.2 s; the bound is 30 s and the time
-        # is printed).
+        # Lifted: B back at the top within 10 s: its camera decoded at 1280x720 (from the first of the
+        # samples that stay there for a second), its share at its full frame rate.
         unshape()
         t2 = time.time()
 
@@ -231,13 +269,24 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             p = metrics(dev_server, "atrium_media_transport_paused_tracks", labels["vb"])
             return (a is not None and w is not None and a >= 0.9 * w and p == 0), (a, w, p)
 
-        state = poll(allocated_all, 30, "B's allocation back at everything it wants")
-        server_back = time.time() - t2
-        wait_steady(view, "vb", cam, 1280, 720, 30, seconds=1.0)
-        back = time.time() - t2
+        first, previous, last, server_back, state = None, None, None, None, None
+        while time.time() < t2 + 30:
+            if server_back is None:
+                done, state = allocated_all()
+                server_back = time.time() - t2 if done else None
+            last = inbound(view, "vb").get(cam)
+            good = size_is(last, 1280, 720) and (previous is None or last["frames"] > previous["frames"])
+            first = (first or time.time()) if good else None
+            if first and time.time() - first >= 1.0:
+                break
+            previous = last
+            time.sleep(0.3)
+        assert first and time.time() - first >= 1.0, f"B's camera not back at 1280x720 within 30 s: {last}"
+        back = first - t2
         b_rate, b_share = fps(view, "vb", screen, 2.0)
-        print(f"unlimited: B allocated everything after {server_back:.1f}s ({state}), camera 1280x720 "
+        print(f"unlimited: B allocated everything after {server_back}s ({state}), camera 1280x720 "
               f"decoded after {back:.1f}s; share {b_rate:.1f} fps {b_share}")
+        assert back <= MAX_BACK, f"B back at the top after {back:.1f}s"
         assert b_rate > 8 and size_is(b_share, sw, sh), (b_rate, b_share)
 
         # C kept decoding through its loss, repaired by NACK and RTX.
