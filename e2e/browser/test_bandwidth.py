@@ -125,6 +125,14 @@ def metrics(server, name, label):
     return None
 
 
+def track_metric(server, name, track):
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    for line in body.decode().splitlines():
+        if line.startswith(name + "{") and f'track="{track}"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def poll(check, timeout, what, interval=0.3):
     deadline = time.time() + timeout
     last = None
@@ -179,6 +187,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
     share_full = inbound(view, "va")[screen]
     sw, sh = share_full["width"], share_full["height"]
     assert sw > 0, share_full
+
+    def top_share_rate():
+        """The frame rate a viewer on the share's top layer gets at least: 8 fps, or (when a loaded
+        machine made the publishing browser send fewer) most of what arrives."""
+        arriving = track_metric(dev_server, "atrium_media_track_frames_per_second", screen) or 30
+        return min(8.0, 0.6 * arriving)
 
     run("nft", "add", "table", "inet", "atrium_bw")
     run("nft", "add", "chain", "inet", "atrium_bw", "out", "{ type filter hook output priority 0; }")
@@ -247,8 +261,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         print(f"B's estimate {estimate}, allocated {allocated}")
         assert estimate is not None and estimate < 600_000, estimate
 
-        # A kept the top layers.
-        assert size_is(inbound(view, "va")[cam], 1280, 720), inbound(view, "va")[cam]
+        # A kept the top layers (the top stream as it arrives: see the lift below).
+        a_cam = inbound(view, "va")[cam]
+        a_top = track_metric(dev_server, "atrium_media_track_frame_width", cam) or 1280
+        assert abs(a_cam["width"] - a_top) <= 16, (a_cam, a_top)
         a_rate, a_share = fps(view, "va", screen, 2.0)
         a_figures = tuple(metrics(dev_server, m, labels["va"]) for m in (
             "atrium_media_transport_estimate_bits", "atrium_media_transport_allocated_bits",
@@ -256,10 +272,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
         print(f"A: share {a_rate:.1f} fps; estimate, allocated, wanted {a_figures}; tracks: " + "; ".join(
             l for l in body.decode().splitlines() if l.startswith("atrium_media_track_frames_per_second")))
-        assert size_is(a_share, sw, sh) and a_rate > 8, (a_rate, a_share)
+        assert size_is(a_share, sw, sh) and a_rate > top_share_rate(), (a_rate, a_share)
 
-        # Lifted: B back at the top within 10 s: its camera decoded at 1280x720 (from the first of the
-        # samples that stay there for a second), its share at its full frame rate.
+        # Lifted: B back at the top within 10 s: its camera decoded at the top stream's width as it
+        # arrives from the publisher (1280 unless a loaded machine made the publishing browser drop
+        # its top layers), from the first of the samples that stay there for a second; its share at
+        # its full frame rate.
         unshape()
         t2 = time.time()
 
@@ -275,19 +293,26 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                 done, state = allocated_all()
                 server_back = time.time() - t2 if done else None
             last = inbound(view, "vb").get(cam)
-            good = size_is(last, 1280, 720) and (previous is None or last["frames"] > previous["frames"])
+            top_width = track_metric(dev_server, "atrium_media_track_frame_width", cam) or 1280
+            good = bool(last) and abs(last["width"] - top_width) <= 16 and (previous is None or last["frames"] > previous["frames"])
             first = (first or time.time()) if good else None
             if first and time.time() - first >= 1.0:
                 break
             previous = last
             time.sleep(0.3)
-        assert first and time.time() - first >= 1.0, f"B's camera not back at 1280x720 within 30 s: {last}"
+        if not (first and time.time() - first >= 1.0):
+            _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
+            print("B after the lift: " + "; ".join(l for l in body.decode().splitlines() if (
+                labels["vb"] in l and ("_bits" in l or "paused" in l or "pacer" in l or "paced" in l or "probe" in l))
+                or l.startswith(("atrium_media_track_frame_width", "atrium_media_track_frames_per_second"))))
+            raise AssertionError(f"B's camera not back at the top ({top_width}) within 30 s: {last}; allocation {state}")
         back = first - t2
         b_rate, b_share = fps(view, "vb", screen, 2.0)
-        print(f"unlimited: B allocated everything after {server_back}s ({state}), camera 1280x720 "
-              f"decoded after {back:.1f}s; share {b_rate:.1f} fps {b_share}")
+        print(f"unlimited: B allocated everything after {server_back}s ({state}), camera at the top "
+              f"({last['width']}x{last['height']}, arriving {top_width:.0f} wide) decoded after {back:.1f}s; "
+              f"share {b_rate:.1f} fps {b_share}")
         assert back <= MAX_BACK, f"B back at the top after {back:.1f}s"
-        assert b_rate > 8 and size_is(b_share, sw, sh), (b_rate, b_share)
+        assert b_rate > top_share_rate() and size_is(b_share, sw, sh), (b_rate, b_share)
 
         # C kept decoding through its loss, repaired by NACK and RTX.
         c_after = inbound(view, "vc")
