@@ -163,11 +163,7 @@ async def run_janus(args, workdir, name, _flags):
         await session.create()
         admin = await session.attach()
         room = 4321
-        created = await session.message(admin, {
-            "request": "create", "room": room, "publishers": 1, "bitrate": mf.JANUS_ROOM_BITRATE,
-            "videocodec": "vp8", "permanent": False})
-        if created.get("videoroom") != "created":
-            raise mf.JanusError(f"create room: {created}")
+        await session.create_room(admin, room)
 
         worker = await _Worker.spawn(max_seconds=args.warmup + args.joins * (args.interval + args.timeout) + 120)
         offer = await worker.call("offer", sources=[SOURCE], vbr_vp8=True, ignore_remb=[SOURCE])
