@@ -927,6 +927,16 @@ async def main_async(args):
     return results
 
 
+def run_comparison(args, main_async, report):
+    """Runs a benchmark of Atrium against Janus (`args.skip` leaves one out): checks that Janus can run,
+    runs `main_async(args)` and hands its results and the wall time to `report`."""
+    if "janus" not in args.skip and janus_missing(["http"]):
+        sys.exit(janus_missing(["http"]))
+    t0 = time.monotonic()
+    results = asyncio.run(main_async(args))
+    report(args, results, time.monotonic() - t0)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "publisher-worker":
         asyncio.run(worker_main(float(sys.argv[2])))
@@ -944,11 +954,7 @@ def main():
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"],
                     help="leave one server out (no ratios then)")
     args = ap.parse_args()
-    if "janus" not in args.skip and janus_missing(["http"]):
-        sys.exit(janus_missing(["http"]))
-    t0 = time.monotonic()
-    results = asyncio.run(main_async(args))
-    report(args, results, time.monotonic() - t0)
+    run_comparison(args, main_async, report)
 
 
 if __name__ == "__main__":

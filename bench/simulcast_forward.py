@@ -49,7 +49,7 @@ import types
 import media_forward as mf
 from media_forward import (AtriumSubscriber, CountingQueue, JanusProcess, JanusSession, Receiving, Table,
                            answer_requests, atrium_metric, atrium_version, encode_clip, install_counting_receivers,
-                           janus_missing, janus_version, loopback_candidates_only, measure, per_core, spread,
+                           janus_version, loopback_candidates_only, measure, per_core, spread,
                            worker_main)
 import aiortc
 from aiortc import RTCSessionDescription, clock, rtp
@@ -653,11 +653,7 @@ def main():
     args = ap.parse_args()
     if len(args.layer_bitrates) != len(LAYERS):
         sys.exit("--layer-bitrates takes three numbers (q,h,f)")
-    if "janus" not in args.skip and janus_missing(["http"]):
-        sys.exit(janus_missing(["http"]))
-    t0 = time.monotonic()
-    results = asyncio.run(main_async(args))
-    report(args, results, time.monotonic() - t0)
+    mf.run_comparison(args, main_async, report)
 
 
 if __name__ == "__main__":
