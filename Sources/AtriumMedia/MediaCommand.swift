@@ -322,8 +322,10 @@ public enum MediaEvent: Sendable, Equatable {
 
     case transportState(id: String, state: TransportState)
     /// Mean audio level (RFC 6464: dBov, 0 loudest, 127 silence) over the last half second of each
-    /// audio producer whose packets carry the audio level extension.
-    case audioLevels([AudioLevel])
+    /// audio producer whose packets carry the audio level extension, as one worker measured them
+    /// (`MediaWorkers` sets `worker`: each worker reports only the producers it receives, so a
+    /// report speaks for that worker's producers alone).
+    case audioLevels([AudioLevel], worker: Int = 0)
     /// A publisher's track stopped without a word: its RTCP BYE, or neither RTP nor a sender report
     /// for `MediaConfiguration.captureTimeout` (checked for screen shares, which a crashed or
     /// abandoned capture leaves running).

@@ -11,12 +11,27 @@ struct ViewerAllocation {
     var choices: [TrackID: Allocator.Choice] = [:]
     var submitted: TransportAllocation?
     var holds: [TrackID: UpHold] = [:]
+    /// The highest estimate of the last `UpHold.flapWindow` seconds, and when it was seen: a step
+    /// down with the estimate well under it is the link narrowing (held); one with the estimate
+    /// where it was is new demand (a share starting), which a probe may answer at once.
+    var peak: (bitrate: Double, at: Double)?
+
+    /// Whether `estimate` is a fall from the recent peak (and the peak updated).
+    mutating func narrowed(to estimate: Double, now: Double) -> Bool {
+        guard let p = peak, now - p.at < UpHold.flapWindow, p.bitrate >= estimate else {
+            peak = (estimate, now)
+            return false
+        }
+        return estimate < UpHold.narrowing * p.bitrate
+    }
 }
 
 /// A track that stepped down (a lower layer, a pause) may not step up again before `until`: a step up
 /// costs a key frame, which on a link that just proved too narrow is what makes it overflow again.
 /// Each step down soon (10 s) after a step up doubles the hold, from 2 s up to 8 s, so that a viewer
-/// whose limit is lifted is back at the top within about ten seconds.
+/// whose limit is lifted is back at the top within about ten seconds. A step down while the estimate
+/// holds where it was (another track took the room: a share started) is not held unless it follows
+/// a step up within the flap window: the probe it sets off may give the room back at once.
 struct UpHold {
     var until: Double = 0
     var hold: Double = 0
@@ -25,8 +40,11 @@ struct UpHold {
     static let first = 2.0
     static let longest = 8.0
     static let flapWindow = 10.0
+    /// An estimate under this share of the recent peak is a narrowed link.
+    static let narrowing = 0.95
 
-    mutating func steppedDown(now: Double) {
+    mutating func steppedDown(now: Double, linkNarrowed: Bool = true) {
+        guard linkNarrowed || now - lastUp < Self.flapWindow else { return }
         hold = now - lastUp < Self.flapWindow ? min(max(hold * 2, Self.first), Self.longest) : Self.first
         until = now + hold
     }
@@ -126,6 +144,8 @@ extension MediaCoordinator {
         let result = Allocator.allocate(estimate: estimate, tracks: tracks)
         var next = ViewerAllocation()
         next.holds = previous.holds
+        next.peak = previous.peak
+        let narrowed = next.narrowed(to: estimate, now: now)
         var entries: [TransportAllocation.Entry] = []
         for (id, choice) in result.choices.sorted(by: { $0.key < $1.key }) {
             let track = TrackID(id)
@@ -142,7 +162,7 @@ extension MediaCoordinator {
             }
             let was = previous.choices[track]
             if let was, Self.rank(choice) < Self.rank(was) {
-                next.holds[track, default: UpHold()].steppedDown(now: now)
+                next.holds[track, default: UpHold()].steppedDown(now: now, linkNarrowed: narrowed)
             } else if let was, Self.rank(choice) > Self.rank(was) {
                 next.holds[track, default: UpHold()].steppedUp(now: now)
             }

@@ -63,9 +63,10 @@ extension MediaCoordinator {
                 }
                 continue
             }
-            guard case .audioLevels(let levels) = event else { continue }
+            guard case .audioLevels(let report, let worker) = event else { continue }
+            levelReports[worker] = report.isEmpty ? nil : report
             var byRoom: [RoomID: [(ParticipantID, Int)]] = [:]
-            for l in levels where l.dBov <= Self.speakingThreshold {
+            for l in levelReports.values.joined() where l.dBov <= Self.speakingThreshold {
                 guard let info = producers[TrackID(l.producer)],
                     rooms.state(info.room)?.tracks[info.track]?.source == .microphone,
                     rooms.state(info.room)?.tracks[info.track]?.muted == false

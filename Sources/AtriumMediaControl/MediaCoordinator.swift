@@ -98,6 +98,9 @@ public final class MediaCoordinator {
     var wantedLayers: [TrackID: [String]] = [:]
     /// The speakers last announced per room.
     var speakers: [RoomID: [ParticipantID]] = [:]
+    /// Each worker's last audio level report: the speakers are worked out from all of them, so one
+    /// worker's report does not clear the rooms another worker's producers speak in.
+    var levelReports: [Int: [AudioLevel]] = [:]
     /// What the allocator works from (`MediaCoordinator+Allocation`): each subscriber transport's
     /// estimate, each video track's measured layers, the screen-share tracks on stage per room, and
     /// what it last gave each viewer.

@@ -85,7 +85,15 @@ public final class MediaWorkers: MediaPlane {
     /// What each worker carries, by index.
     public var placementLoads: [WorkerPlacement.Load] { loads }
 
-    public func events() -> [MediaEvent] { workers.flatMap { $0.events() } }
+    /// Every worker's events, an audio level report tagged with the worker it came from.
+    public func events() -> [MediaEvent] {
+        workers.indices.flatMap { w in
+            workers[w].events().map { event in
+                guard case .audioLevels(let levels, _) = event else { return event }
+                return .audioLevels(levels, worker: w)
+            }
+        }
+    }
 
     public var transportStats: [TransportStats] { workers.flatMap(\.transportStats) }
 

@@ -12,32 +12,45 @@ import Testing
 /// and the camera's measured layers in (worker events), the consumer's ceiling or pause out
 /// (`allocate`), and the viewer told of a pause and a resume.
 @Suite struct MediaAllocationTests {
-    @Test func theEstimateSetsCeilingsPausesAndResumes() throws {
+    /// Alice publishes a simulcast camera, Bob subscribes; the clock is the test's.
+    final class Viewer {
         let w = MediaCoordinatorTests.World()
-        let a = w.connect("alice")
-        let b = w.connect("bob")
-        let ids = try w.publish(
-            a, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: MediaCoordinatorTests.simulcastTracks)
-        let camera = try #require(ids["1"])
-        let offer = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
-        let sdp = try SessionDescription.parse(try #require(offer["sdp"]?.stringValue))
-        _ = try w.request(
-            b,
-            [
-                "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
-                "sdp": .string(JSEPTests.answer(to: sdp)),
-            ])
+        let a: FakeConnection
+        let b: FakeConnection
+        let camera: String
+        let consumer: ConsumerSpec
         nonisolated(unsafe) var now = 0.0
-        w.endpoint.media?.clock = { now }
-        let consumer = try #require(
-            w.plane.take().compactMap { c -> ConsumerSpec? in
-                if case .addConsumer(let spec) = c { spec } else { nil }
-            }.first { $0.producer == camera })
+
+        init() throws {
+            a = w.connect("alice")
+            b = w.connect("bob")
+            let ids = try w.publish(
+                a, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: MediaCoordinatorTests.simulcastTracks)
+            camera = try #require(ids["1"])
+            let offer = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
+            let sdp = try SessionDescription.parse(try #require(offer["sdp"]?.stringValue))
+            _ = try w.request(
+                b,
+                [
+                    "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
+                    "sdp": .string(JSEPTests.answer(to: sdp)),
+                ])
+            let camera = camera
+            consumer = try #require(
+                w.plane.take().compactMap { c -> ConsumerSpec? in
+                    if case .addConsumer(let spec) = c { spec } else { nil }
+                }.first { $0.producer == camera })
+            w.endpoint.media?.clock = { [unowned self] in self.now }
+        }
+
         func layer(_ kbits: Double, _ width: Int) -> LayerStats {
             LayerStats(
                 bitrate: kbits * 1000, lastBitrate: kbits * 1000, width: width, height: width * 9 / 16,
                 framesPerSecond: 30, arriving: true)
         }
+
+        func estimate(_ bitrate: Double) -> MediaEvent { .estimate(transport: consumer.transport, bitrate: bitrate) }
+
         func allocation(after events: [MediaEvent]) -> TransportAllocation.Entry? {
             w.plane.queued = events
             w.endpoint.drainMedia()
@@ -46,6 +59,19 @@ import Testing
             }
             return given.last?.entries.first { $0.consumer == consumer.id }
         }
+
+        func entry(_ spatial: Int) -> TransportAllocation.Entry {
+            TransportAllocation.Entry(
+                consumer: consumer.id, ceiling: VideoLayer(spatial: spatial, temporal: 7), paused: false)
+        }
+    }
+
+    @Test func theEstimateSetsCeilingsPausesAndResumes() throws {
+        let v = try Viewer()
+        let (b, camera, consumer) = (v.b, v.camera, v.consumer)
+        let a = v.a
+        func layer(_ kbits: Double, _ width: Int) -> LayerStats { v.layer(kbits, width) }
+        func allocation(after events: [MediaEvent]) -> TransportAllocation.Entry? { v.allocation(after: events) }
         let layers = MediaEvent.layers(producer: camera, [layer(150, 320), layer(500, 640), layer(1500, 1280)])
         // 700 kbit/s: audio, then the middle layer.
         let middle = allocation(after: [layers, .estimate(transport: consumer.transport, bitrate: 700_000)])
@@ -63,16 +89,34 @@ import Testing
         // Just enough for the bottom layer is not enough to resume (a fifth more is needed).
         #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 200_000)]) == nil)
         // 3 Mbit/s at once: held (a track that stepped down waits 2 s before it steps up).
-        now = 1
+        v.now = 1
         #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)]) == nil)
         // Past the hold: the top layer, and bob is told it is back.
-        now = 2.5
+        v.now = 2.5
         let top = allocation(after: [])
         #expect(
             top
                 == TransportAllocation.Entry(
                     consumer: consumer.id, ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false))
         #expect(b.sent.last == .object(["type": "track_resumed", "trackId": .string(camera), "reason": "bandwidth"]))
+    }
+
+    /// A step down while the estimate stays where it was (the camera's layers grew: new demand, as when
+    /// a share starts beside it) is not held: when the estimate rises (a probe), the camera goes back
+    /// up at once. A step down soon after that step up is a flap, and held.
+    @Test func aStepDownFromNewDemandIsNotHeld() throws {
+        let v = try Viewer()
+        let cheap = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
+        let dear = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(800, 640), v.layer(2000, 1280)])
+        #expect(v.allocation(after: [cheap, v.estimate(700_000)]) == v.entry(1))
+        v.now = 1
+        #expect(v.allocation(after: [dear, v.estimate(700_000)]) == v.entry(0), "the middle layer no longer fits")
+        v.now = 1.2
+        #expect(v.allocation(after: [v.estimate(3_000_000)]) == v.entry(2), "not held: up at once")
+        v.now = 2
+        #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "the estimate fell")
+        v.now = 3
+        #expect(v.allocation(after: [v.estimate(3_000_000)]) == nil, "held after a fall")
     }
 
     /// A stream's measured temporal layers become the allocator's choices: each lower temporal layer

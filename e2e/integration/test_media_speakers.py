@@ -1,6 +1,14 @@
 """Active speaker detection: the server reads the audio level header extension (RFC 6464) of
 microphone tracks and pushes `active_speakers` to the room when the set of speakers changes."""
-from test_media import run_in_room
+import asyncio
+import os
+
+import pytest
+
+from conftest import MEDIA_BASE_ARGS, Server
+from signal_client import run
+from test_media import Session, run_in_room
+from test_media_bad_datagrams import media_port
 
 
 def test_a_speaking_microphone_is_announced_and_its_end_too(media_server):
@@ -18,3 +26,38 @@ def test_a_speaking_microphone_is_announced_and_its_end_too(media_server):
         await bob.expect("active_speakers", lambda m: m["speakers"] == [], timeout=10)
 
     run_in_room(media_server, "media-speakers", scenario)
+
+
+@pytest.fixture
+def two_worker_server(tmp_path):
+    """A media server with two workers, so two rooms are placed one on each."""
+    s = Server(os.path.join(tmp_path, "data"), *MEDIA_BASE_ARGS, "--media-workers", "2").start()
+    yield s
+    s.stop()
+
+
+def test_speakers_of_rooms_on_two_workers_do_not_clear_each_other(two_worker_server):
+    """Alice speaks in one room, Carol in another, each room on its own worker: every announcement
+    Bob (Alice's room) gets while both keep speaking names Alice; none clears her because the other
+    worker reported only Carol's room."""
+    s = two_worker_server
+
+    async def scenario():
+        one, two = Session(s, "speakers-one"), Session(s, "speakers-two")
+        try:
+            alice = await one.join("alice")
+            bob = await one.join("bob")
+            carol = await two.join("carol")
+            pubs = [await one.publish(alice, ["microphone"]), await two.publish(carol, ["microphone"])]
+            ports = {media_port(p.result["sdp"]) for p in pubs}
+            assert len(ports) == 2, ports
+            await bob.expect("active_speakers", lambda m: m["speakers"], timeout=10)
+            bob.drain()
+            await asyncio.sleep(4)
+            said = [m["speakers"] for m in bob.events if m.get("type") == "active_speakers"]
+            assert all(any(x["participantId"] == alice.participant_id for x in sp) for sp in said), said
+        finally:
+            await one.close()
+            await two.close()
+
+    run(scenario(), 60)
