@@ -55,11 +55,10 @@ def add_probes(core):
         return None
     events = []
     for fn in ("swift_retain", "swift_release"):
-        r = subprocess.run(["perf", "probe", "-q", "-x", core, "--add", fn], capture_output=True, text=True)
-        if r.returncode != 0 and "already exists" not in r.stderr:
-            return None
+        subprocess.run(["perf", "probe", "-q", "-x", core, "--add", fn], capture_output=True, text=True)
         events.append(f"probe_libswiftCore:{fn}")
-    return events
+    listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    return events if all(e in listed for e in events) else None
 
 
 def media_threads(pid):

@@ -144,6 +144,7 @@ import Testing
         let forwarded = room.media.engine.counters.packetsOut - before
         #expect(forwarded > 600 * 6 * 2, "\(forwarded) packets forwarded")
         #expect(count.allocations == 0, "\(count) for \(forwarded) forwarded packets")
+        print("packet path: \(count) for \(forwarded) forwarded packets (key-frame cache \(keyFrameCache))")
         // What went out still decrypts at the viewers.
         room.media.port.keepsSent = true
         room.forward(try room.frames(3))
