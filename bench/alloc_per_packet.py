@@ -120,7 +120,9 @@ async def measure(binary, seconds, subscribers, trace_file):
 
         def sample():
             body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-            forwarded = int(re.search(r'atrium_media_packets_total\{direction="out"\} (\d+)', body).group(1))
+            # One series per media worker (a `worker` label) when there are several: summed.
+            forwarded = sum(int(v) for labels, v in re.findall(r'atrium_media_packets_total\{([^}]*)\} (\d+)', body)
+                            if 'direction="out"' in labels)
             server.send_signal(signal.SIGUSR2)
             time.sleep(0.2)
             last = re.findall(r"MALLOCS (\d+) MEDIA (\d+)", open(err_path).read())[-1]
