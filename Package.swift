@@ -77,7 +77,8 @@ let package = Package(
             name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
         .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
         // Redis for the cluster: connections, typed replies, reconnects, a pub/sub thread (hiredis).
-        // A value behind a pthread mutex, for the few hand-offs between threads (never per packet).
+        // A value behind a pthread mutex, for the few hand-offs between threads (never per packet), and the
+        // one way a thread of our own starts and is joined.
         .target(name: "AtriumSync", swiftSettings: strict),
         .target(name: "AtriumRedis", dependencies: ["CHiredis", "AtriumSync"], swiftSettings: strict),
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),

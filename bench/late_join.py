@@ -28,14 +28,13 @@ import asyncio
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 
 # Importing media_forward puts e2e/integration on the path (media_peer's import confines aioice to
 # 127.0.0.1) and picks ATRIUM_BIN.
 import media_forward as mf
-from media_forward import (JanusProcess, JanusSession, Table, atrium_metric, atrium_version, janus_missing,
+from media_forward import (JanusProcess, JanusSession, Table, atrium_metric, atrium_version,
                            janus_version, loopback_candidates_only)
 import aiortc
 from aiortc import RTCSessionDescription
@@ -163,11 +162,7 @@ async def run_janus(args, workdir, name, _flags):
         await session.create()
         admin = await session.attach()
         room = 4321
-        created = await session.message(admin, {
-            "request": "create", "room": room, "publishers": 1, "bitrate": mf.JANUS_ROOM_BITRATE,
-            "videocodec": "vp8", "permanent": False})
-        if created.get("videoroom") != "created":
-            raise mf.JanusError(f"create room: {created}")
+        await session.create_room(admin, room)
 
         worker = await _Worker.spawn(max_seconds=args.warmup + args.joins * (args.interval + args.timeout) + 120)
         offer = await worker.call("offer", sources=[SOURCE], vbr_vp8=True, ignore_remb=[SOURCE])
@@ -291,11 +286,7 @@ def main():
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"],
                     help="leave one server out")
     args = ap.parse_args()
-    if "janus" not in args.skip and janus_missing(["http"]):
-        sys.exit(janus_missing(["http"]))
-    t0 = time.monotonic()
-    results = asyncio.run(main_async(args))
-    report(args, results, time.monotonic() - t0)
+    mf.run_comparison(args, main_async, report)
 
 
 if __name__ == "__main__":

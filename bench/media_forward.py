@@ -682,6 +682,15 @@ class JanusSession:
         reply = await self.post(f"/janus/{self.session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})
         return reply["data"]["id"]
 
+    async def create_room(self, handle, room, **settings):
+        """Creates VideoRoom `room` (one publisher, VP8, our REMB cap, not permanent) with `settings`
+        added (`audiocodec="opus"`)."""
+        created = await self.message(handle, {
+            "request": "create", "room": room, "publishers": 1, "bitrate": JANUS_ROOM_BITRATE,
+            "videocodec": "vp8", "permanent": False, **settings})
+        if created.get("videoroom") != "created":
+            raise JanusError(f"create room: {created}")
+
     async def message(self, handle, body, jsep=None):
         """A plugin request. Synchronous ones (create) answer with `success` and their data;
         asynchronous ones (join, publish, start) with `ack`, their result comes as an event."""
@@ -731,6 +740,23 @@ class JanusSession:
                 pass
 
 
+async def end_janus_run(janus, session, worker, pcs, failed):
+    """Closes a Janus run's peer connections (each within 10 s), publisher worker and session, stops
+    Janus, and prints the end of its log when the run `failed`."""
+    for pc in pcs:
+        try:
+            await asyncio.wait_for(pc.close(), 10)
+        except Exception:
+            pass
+    if worker is not None:
+        await worker.close()
+    if session is not None:
+        await session.destroy()
+    janus.stop()
+    if failed:
+        print("janus log (end):\n" + "".join(janus.log().splitlines(True)[-40:]), file=sys.stderr)
+
+
 async def run_janus(args, workdir):
     janus = JanusProcess(workdir).start()
     session = None
@@ -742,11 +768,7 @@ async def run_janus(args, workdir):
         await session.create()
         admin = await session.attach()
         room = 1234
-        created = await session.message(admin, {
-            "request": "create", "room": room, "publishers": 1, "bitrate": JANUS_ROOM_BITRATE,
-            "videocodec": "vp8", "audiocodec": "opus", "permanent": False})
-        if created.get("videoroom") != "created":
-            raise JanusError(f"create room: {created}")
+        await session.create_room(admin, room, audiocodec="opus")
 
         worker = await PublisherWorker.spawn(run_timeout(args))
         offer = await worker.call("offer", clips=args.clips)
@@ -788,18 +810,7 @@ async def run_janus(args, workdir):
         failed = False
         return figures
     finally:
-        for pc in pcs:
-            try:
-                await asyncio.wait_for(pc.close(), 10)
-            except Exception:
-                pass
-        if worker is not None:
-            await worker.close()
-        if session is not None:
-            await session.destroy()
-        janus.stop()
-        if failed:
-            print("janus log (end):\n" + "".join(janus.log().splitlines(True)[-40:]), file=sys.stderr)
+        await end_janus_run(janus, session, worker, pcs, failed)
 
 
 # -- report -----------------------------------------------------------------------------------------
@@ -916,6 +927,16 @@ async def main_async(args):
     return results
 
 
+def run_comparison(args, main_async, report):
+    """Runs a benchmark of Atrium against Janus (`args.skip` leaves one out): checks that Janus can run,
+    runs `main_async(args)` and hands its results and the wall time to `report`."""
+    if "janus" not in args.skip and janus_missing(["http"]):
+        sys.exit(janus_missing(["http"]))
+    t0 = time.monotonic()
+    results = asyncio.run(main_async(args))
+    report(args, results, time.monotonic() - t0)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "publisher-worker":
         asyncio.run(worker_main(float(sys.argv[2])))
@@ -933,11 +954,7 @@ def main():
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"],
                     help="leave one server out (no ratios then)")
     args = ap.parse_args()
-    if "janus" not in args.skip and janus_missing(["http"]):
-        sys.exit(janus_missing(["http"]))
-    t0 = time.monotonic()
-    results = asyncio.run(main_async(args))
-    report(args, results, time.monotonic() - t0)
+    run_comparison(args, main_async, report)
 
 
 if __name__ == "__main__":

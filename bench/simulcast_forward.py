@@ -49,7 +49,7 @@ import types
 import media_forward as mf
 from media_forward import (AtriumSubscriber, CountingQueue, JanusProcess, JanusSession, Receiving, Table,
                            answer_requests, atrium_metric, atrium_version, encode_clip, install_counting_receivers,
-                           janus_missing, janus_version, loopback_candidates_only, measure, per_core, spread,
+                           janus_version, loopback_candidates_only, measure, per_core, spread,
                            worker_main)
 import aiortc
 from aiortc import RTCSessionDescription, clock, rtp
@@ -433,11 +433,7 @@ async def run_janus(args, workdir):
         await session.create()
         admin = await session.attach()
         room = 1234
-        created = await session.message(admin, {
-            "request": "create", "room": room, "publishers": 1, "bitrate": mf.JANUS_ROOM_BITRATE,
-            "videocodec": "vp8", "permanent": False})
-        if created.get("videoroom") != "created":
-            raise mf.JanusError(f"create room: {created}")
+        await session.create_room(admin, room)
 
         worker = await SimulcastPublisher.spawn(mf.run_timeout(args))
         offer = await worker.call("offer", clips=args.clips)
@@ -497,18 +493,7 @@ async def run_janus(args, workdir):
         failed = False
         return figures
     finally:
-        for pc in pcs:
-            try:
-                await asyncio.wait_for(pc.close(), 10)
-            except Exception:
-                pass
-        if worker is not None:
-            await worker.close()
-        if session is not None:
-            await session.destroy()
-        janus.stop()
-        if failed:
-            print("janus log (end):\n" + "".join(janus.log().splitlines(True)[-40:]), file=sys.stderr)
+        await mf.end_janus_run(janus, session, worker, pcs, failed)
 
 
 # -- report -------------------------------------------------------------------------------------------
@@ -668,11 +653,7 @@ def main():
     args = ap.parse_args()
     if len(args.layer_bitrates) != len(LAYERS):
         sys.exit("--layer-bitrates takes three numbers (q,h,f)")
-    if "janus" not in args.skip and janus_missing(["http"]):
-        sys.exit(janus_missing(["http"]))
-    t0 = time.monotonic()
-    results = asyncio.run(main_async(args))
-    report(args, results, time.monotonic() - t0)
+    mf.run_comparison(args, main_async, report)
 
 
 if __name__ == "__main__":

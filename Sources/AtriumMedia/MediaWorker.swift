@@ -28,7 +28,7 @@ public final class MediaWorker: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let engineWakeup: Wakeup
     private let box: EngineBox
-    private let thread = Locked<pthread_t?>(nil)
+    private let thread = Locked<JoinableThread?>(nil)
     private let notifier = Locked<(@Sendable () -> Void)?>(nil)
 
     /// The worker's place among the process's workers (its `worker` label in the metrics).
@@ -93,33 +93,22 @@ public final class MediaWorker: Sendable {
     /// Starts the thread; a failed `pthread_create` is an error (a server without its media thread
     /// must not start as if it had one).
     public func start() throws(MediaWorkerError) {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let rc = pthread_create(
-            &handle, nil,
-            { raw in
-                guard let raw else { return nil }
-                let worker = Unmanaged<MediaWorker>.fromOpaque(raw).takeRetainedValue()
-                worker.run()
-                return nil
-            }, context)
-        guard rc == 0 else {
-            Unmanaged<MediaWorker>.fromOpaque(context).release()
-            throw .threadStart(errno: rc)
+        do {
+            let started = try JoinableThread.start { self.run() }
+            thread.withLock { $0 = started }
+        } catch {
+            throw .threadStart(errno: error.errno)
         }
-        thread.withLock { $0 = handle }
     }
 
     /// Stops the thread and waits for it.
     public func stop() {
         stopping.store(true, ordering: .releasing)
         wakeup.wake()
-        if let handle = thread.withLock({ t in
+        thread.withLock { t in
             defer { t = nil }
             return t
-        }) {
-            pthread_join(handle, nil)
-        }
+        }?.join()
     }
 
     private func run() {

@@ -26,7 +26,7 @@ public final class RedisSubscriber: @unchecked Sendable {
     private let queue = MessageQueue()
     private let state = Locked<(stopping: Bool, connected: Bool, connection: RedisConnection?, subscriptions: Int)>(
         (false, false, nil, 0))
-    private let thread = Locked<pthread_t?>(nil)
+    private let thread = Locked<JoinableThread?>(nil)
 
     public init(url: RedisURL, channels: [String], notify: @escaping @Sendable () -> Void) {
         self.url = url
@@ -50,20 +50,8 @@ public final class RedisSubscriber: @unchecked Sendable {
     }
 
     public func start() -> Bool {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let rc = pthread_create(
-            &handle, nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<RedisSubscriber>.fromOpaque(raw).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard rc == 0 else {
-            Unmanaged<RedisSubscriber>.fromOpaque(context).release()
-            return false
-        }
-        thread.withLock { $0 = handle }
+        guard let started = try? JoinableThread.start({ self.run() }) else { return false }
+        thread.withLock { $0 = started }
         return true
     }
 
@@ -73,12 +61,10 @@ public final class RedisSubscriber: @unchecked Sendable {
             s.stopping = true
             s.connection?.interrupt()
         }
-        if let handle = thread.withLock({ t in
+        thread.withLock { t in
             defer { t = nil }
             return t
-        }) {
-            pthread_join(handle, nil)
-        }
+        }?.join()
     }
 
     private func run() {

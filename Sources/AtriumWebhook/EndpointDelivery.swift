@@ -1,10 +1,7 @@
 import AtriumLog
 import AtriumStore
+import AtriumSync
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// One endpoint's delivery thread: takes the due heads of its rooms from the outbox (`DeliveryPlan`),
 /// POSTs each signed, removes it on a 2xx and reschedules it with backoff otherwise. It only ever
@@ -19,7 +16,7 @@ final class EndpointDelivery: @unchecked Sendable {
     let logger: Logger
     let wake = WakeSignal()
     private let stopping = StopFlag()
-    private var thread: pthread_t?
+    private var thread: JoinableThread?
 
     init(
         endpoint: WebhookEndpoint, outbox: any WebhookOutbox, options: WebhookOptions, stats: WebhookStats,
@@ -35,21 +32,8 @@ final class EndpointDelivery: @unchecked Sendable {
     var name: String { endpoint.url.description }
 
     func start() -> Bool {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let rc = pthread_create(
-            &handle, nil,
-            { raw in
-                guard let raw else { return nil }
-                let d = Unmanaged<EndpointDelivery>.fromOpaque(raw).takeRetainedValue()
-                d.run()
-                return nil
-            }, context)
-        guard rc == 0 else {
-            Unmanaged<EndpointDelivery>.fromOpaque(context).release()
-            return false
-        }
-        thread = handle
+        guard let started = try? JoinableThread.start({ self.run() }) else { return false }
+        thread = started
         return true
     }
 
@@ -57,7 +41,7 @@ final class EndpointDelivery: @unchecked Sendable {
     func stop() {
         stopping.set()
         wake.signal()
-        if let t = thread { pthread_join(t, nil) }
+        thread?.join()
         thread = nil
     }
 

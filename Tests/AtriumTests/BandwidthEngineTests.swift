@@ -17,15 +17,13 @@ import Testing
         let viewer: EmbeddedPeer
         var sequence: UInt16 = 0
         var audioSequence: UInt16 = 0
-        var recorder = TransportWideRecorder()
-        var linkFree = 0.0
-        var inFlight: [(seq: UInt16, arrival: Double)] = []
+        /// The viewer's link and its transport-wide feedback.
+        var path: TransportWideLink
         /// What reached the viewer: (arrival time, packet).
         var received: [(Double, [UInt8])] = []
-        let capacity: Double
 
         init(capacity: Double) throws {
-            self.capacity = capacity
+            path = TransportWideLink(capacity: capacity)
             media = try EmbeddedMedia()
             let fp = media.engine.certificate.fingerprint
             publisher = try EmbeddedPeer(port: 47_100, transport: "pub", serverFingerprint: fp)
@@ -90,12 +88,11 @@ import Testing
             let before = viewer.rtp.count
             try? viewer.receive(from: media)
             for p in viewer.rtp[before...] {
-                let sent = media.clock.now
-                linkFree = max(linkFree, sent) + Double(p.count * 8) / capacity
-                received.append((linkFree, p))
+                var number: UInt16?
                 if let h = try? RTPHeader(parsing: p), let r = h.extensionValueRange(id: 4, in: p), r.count == 2 {
-                    inFlight.append((UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1]), linkFree))
+                    number = UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1])
                 }
+                received.append((path.carry(bytes: p.count, sent: media.clock.now, number: number), p))
             }
         }
 
@@ -103,15 +100,9 @@ import Testing
         func step(_ n: Int) throws {
             media.advance(by: 0.01)
             carry()
-            for f in inFlight where f.arrival <= media.clock.now {
-                recorder.record(f.seq, at: Int64(f.arrival * 1_000_000))
-            }
-            inFlight.removeAll { $0.arrival <= media.clock.now }
+            path.deliver(until: media.clock.now)
             if n % 10 == 9 {
-                var feedback: [RTCPPacket] = []
-                while let fb = recorder.feedback(senderSSRC: 1, mediaSSRC: 8000) {
-                    feedback.append(.transportWideFeedback(fb))
-                }
+                let feedback = path.feedback(mediaSSRC: 8000)
                 if !feedback.isEmpty { try viewer.send(rtcp: feedback, to: media) }
             }
         }

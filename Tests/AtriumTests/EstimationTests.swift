@@ -28,9 +28,7 @@ import Testing
                 ConsumerSpec(
                     id: "c", producer: "cam", transport: "sub", ssrc: 8000, rtxSSRC: nil, payloadType: 96,
                     rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil)))
-        var recorder = TransportWideRecorder()
-        var linkFree = 0.0
-        var inFlight: [(seq: UInt16, arrival: Double)] = []
+        var link = TransportWideLink(capacity: capacity)
         var numbers: [UInt16] = []
         for n in 0..<(seconds * 100) {
             let payload: [UInt8] =
@@ -49,23 +47,14 @@ import Testing
                 guard let r = h.extensionValueRange(id: 4, in: p), r.count == 2 else { continue }
                 let seq = UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1])
                 numbers.append(seq)
-                // The link: a queue drained at `capacity`.
-                let sent = media.clock.now
-                linkFree = max(linkFree, sent) + Double(p.count * 8) / capacity
-                inFlight.append((seq, linkFree))
+                _ = link.carry(bytes: p.count, sent: media.clock.now, number: seq)
             }
             viewer.rtp.removeAll()
             media.advance(by: 0.01)
             // What has come out of the link by now is reported.
-            for f in inFlight where f.arrival <= media.clock.now {
-                recorder.record(f.seq, at: Int64(f.arrival * 1_000_000))
-            }
-            inFlight.removeAll { $0.arrival <= media.clock.now }
+            link.deliver(until: media.clock.now)
             if n % 10 == 9 {
-                var feedback: [RTCPPacket] = []
-                while let fb = recorder.feedback(senderSSRC: 1, mediaSSRC: 8000) {
-                    feedback.append(.transportWideFeedback(fb))
-                }
+                let feedback = link.feedback(mediaSSRC: 8000)
                 if !feedback.isEmpty { try viewer.send(rtcp: feedback, to: media) }
             }
         }

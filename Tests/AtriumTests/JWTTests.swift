@@ -122,9 +122,11 @@ import Testing
 }
 
 @Suite struct AdminAuthorizationTests {
-    static func claims(_ configure: (inout Grants) -> Void) -> TokenClaims {
+    /// Claims granting `grant` (nothing when nil), bound to `room` when given.
+    static func claims(_ grant: WritableKeyPath<Grants, Bool>? = nil, room: String? = nil) -> TokenClaims {
         var g = Grants()
-        configure(&g)
+        if let grant { g[keyPath: grant] = true }
+        g.room = room
         return TokenClaims(issuer: "k", identity: "a", expiresAt: 0, grants: g)
     }
 
@@ -135,73 +137,32 @@ import Testing
     }()
 
     /// (grants, action, expected error code or nil when allowed)
-    @Test func table() {
-        let rows: [(TokenClaims, AdminAction, String?)] = [
-            (Self.claims { $0.roomCreate = true }, .createRoom(name: "x"), nil),
-            (Self.claims { _ in }, .createRoom(name: "x"), "missing_grant"),
-            (
-                Self.claims {
-                    $0.roomCreate = true
-                    $0.room = "y"
-                }, .createRoom(name: "x"), "wrong_room"
-            ),
-            (
-                Self.claims {
-                    $0.roomCreate = true
-                    $0.room = "x"
-                }, .createRoom(name: "x"), nil
-            ),
-            (Self.claims { $0.roomList = true }, .listRooms, nil),
-            (Self.claims { $0.roomAdmin = true }, .listRooms, "missing_grant"),
-            (Self.claims { $0.roomList = true }, .readRoom(Self.room), nil),
-            (
-                Self.claims {
-                    $0.roomAdmin = true
-                    $0.room = "standup"
-                }, .readRoom(Self.room), nil
-            ),
-            (
-                Self.claims {
-                    $0.roomAdmin = true
-                    $0.room = "other"
-                }, .readRoom(Self.room), "wrong_room"
-            ),
-            (
-                Self.claims {
-                    $0.roomJoin = true
-                    $0.room = "standup"
-                }, .readRoom(Self.room), "missing_grant"
-            ),
-            (Self.claims { $0.roomAdmin = true }, .administerRoom(Self.room), nil),
-            (
-                Self.claims {
-                    $0.roomAdmin = true
-                    $0.room = "rm_0000000000000000"
-                }, .administerRoom(Self.room), nil
-            ),
-            (
-                Self.claims {
-                    $0.roomAdmin = true
-                    $0.room = "other"
-                }, .administerRoom(Self.room), "wrong_room"
-            ),
-            (Self.claims { $0.roomList = true }, .administerRoom(Self.room), "missing_grant"),
-            (Self.claims { $0.roomAdmin = true }, .mintToken(room: "x"), nil),
-            (
-                Self.claims {
-                    $0.roomAdmin = true
-                    $0.room = "y"
-                }, .mintToken(room: "x"), "wrong_room"
-            ),
-            (Self.claims { $0.roomCreate = true }, .mintToken(room: "x"), "missing_grant"),
-        ]
-        for (i, (claims, action, expected)) in rows.enumerated() {
-            do {
-                try claims.authorize(action)
-                #expect(expected == nil, "row \(i)")
-            } catch {
-                #expect(error.code == expected, "row \(i)")
-            }
+    static let rows: [(TokenClaims, AdminAction, String?)] = [
+        (Self.claims(\.roomCreate), .createRoom(name: "x"), nil),
+        (Self.claims(), .createRoom(name: "x"), "missing_grant"),
+        (Self.claims(\.roomCreate, room: "y"), .createRoom(name: "x"), "wrong_room"),
+        (Self.claims(\.roomCreate, room: "x"), .createRoom(name: "x"), nil),
+        (Self.claims(\.roomList), .listRooms, nil),
+        (Self.claims(\.roomAdmin), .listRooms, "missing_grant"),
+        (Self.claims(\.roomList), .readRoom(Self.room), nil),
+        (Self.claims(\.roomAdmin, room: "standup"), .readRoom(Self.room), nil),
+        (Self.claims(\.roomAdmin, room: "other"), .readRoom(Self.room), "wrong_room"),
+        (Self.claims(\.roomJoin, room: "standup"), .readRoom(Self.room), "missing_grant"),
+        (Self.claims(\.roomAdmin), .administerRoom(Self.room), nil),
+        (Self.claims(\.roomAdmin, room: "rm_0000000000000000"), .administerRoom(Self.room), nil),
+        (Self.claims(\.roomAdmin, room: "other"), .administerRoom(Self.room), "wrong_room"),
+        (Self.claims(\.roomList), .administerRoom(Self.room), "missing_grant"),
+        (Self.claims(\.roomAdmin), .mintToken(room: "x"), nil),
+        (Self.claims(\.roomAdmin, room: "y"), .mintToken(room: "x"), "wrong_room"),
+        (Self.claims(\.roomCreate), .mintToken(room: "x"), "missing_grant"),
+    ]
+
+    @Test(arguments: rows) func table(claims: TokenClaims, action: AdminAction, expected: String?) {
+        do {
+            try claims.authorize(action)
+            #expect(expected == nil)
+        } catch {
+            #expect(error.code == expected)
         }
     }
 }

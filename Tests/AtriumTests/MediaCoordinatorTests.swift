@@ -48,52 +48,13 @@ extension MediaCommand {
 /// what a captured browser offer, an unpublish, a share stop, a departure, a quality change and the
 /// worker's reports become.
 @Suite struct MediaCoordinatorTests {
-    static let secret = Array("0123456789abcdef0123456789abcdef".utf8)
-    static let now: Int64 = 1_800_000_000
-
-    static func token(_ identity: String, role: ParticipantRole = .participant) -> String {
-        var g = Grants()
-        g.room = "standup"
-        g.roomJoin = true
-        g.canPublish = true
-        g.canSubscribe = true
-        g.role = role
-        return TokenIssuer(key: "k", secret: secret).token(identity: identity, grants: g, ttl: 600, now: now)
-    }
-
-    final class World {
-        var counter: UInt64 = 0
+    /// The signaling fixture with the media coordinator on a fake media plane.
+    final class World: SignalWorld {
         let plane = FakeMediaPlane()
-        lazy var hub = Hub(
-            store: MemoryRoomStore(),
-            ids: IDGenerator(random: { [unowned self] in
-                counter += 1
-                return counter
-            }),
-            autoCreate: .any, makeRoomID: { RoomID.make(millis: 1, random: 1) })
-        lazy var endpoint: SignalEndpoint = {
-            let e = SignalEndpoint(
-                verifier: TokenVerifier(keys: ["k": MediaCoordinatorTests.secret]), hub: hub,
-                options: SignalOptions(), now: { MediaCoordinatorTests.now }, monotonic: { 0 },
-                makeToken: { [unowned self] in
-                    counter += 1
-                    return "rt\(counter)"
-                })
-            e.media = MediaCoordinator(plane: plane)
-            return e
-        }()
-        var nextID: UInt64 = 1
 
-        func connect(_ identity: String, role: ParticipantRole = .participant) -> FakeConnection {
-            let c = FakeConnection(id: nextID, query: [("access_token", MediaCoordinatorTests.token(identity))])
-            nextID += 1
-            endpoint.opened(c)
-            send(c, ["type": "join", "id": .int(1), "protocol": .int(1)])
-            return c
-        }
-
-        func send(_ c: FakeConnection, _ message: JSONObject) {
-            endpoint.received(c, message: JSONValue.object(message).bytes(), binary: false)
+        override init() {
+            super.init()
+            endpoint.media = MediaCoordinator(plane: plane)
         }
 
         /// Sends a request and returns its result's data.

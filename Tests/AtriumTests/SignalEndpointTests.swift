@@ -113,52 +113,8 @@ final class FakeConnection: WebSocketConnection {
 }
 
 @Suite struct SignalFlowTests {
-    static let secret = Array("0123456789abcdef0123456789abcdef".utf8)
-    static let now: Int64 = 1_800_000_000
-
-    static func token(_ identity: String, role: ParticipantRole = .participant) -> String {
-        var g = Grants()
-        g.room = "standup"
-        g.roomJoin = true
-        g.canPublish = true
-        g.canSubscribe = true
-        g.role = role
-        return TokenIssuer(key: "k", secret: secret).token(identity: identity, grants: g, ttl: 600, now: now)
-    }
-
-    final class World {
-        var counter: UInt64 = 0
-        lazy var hub = Hub(
-            store: MemoryRoomStore(),
-            ids: IDGenerator(random: { [unowned self] in
-                counter += 1
-                return counter
-            }),
-            autoCreate: .any, makeRoomID: { RoomID.make(millis: 1, random: 1) })
-        lazy var endpoint = SignalEndpoint(
-            verifier: TokenVerifier(keys: ["k": SignalFlowTests.secret]), hub: hub, options: SignalOptions(),
-            now: { SignalFlowTests.now }, monotonic: { 0 },
-            makeToken: { [unowned self] in
-                counter += 1
-                return "rt\(counter)"
-            })
-        var nextID: UInt64 = 1
-
-        func connect(_ identity: String, role: ParticipantRole = .participant) -> FakeConnection {
-            let c = FakeConnection(id: nextID, query: [("access_token", SignalFlowTests.token(identity, role: role))])
-            nextID += 1
-            endpoint.opened(c)
-            send(c, #"{"type":"join","id":1,"protocol":1}"#)
-            return c
-        }
-
-        func send(_ c: FakeConnection, _ text: String) {
-            endpoint.received(c, message: Array(text.utf8), binary: false)
-        }
-    }
-
     @Test func shareIsSeenAndStopped() throws {
-        let w = World()
+        let w = SignalWorld()
         let a = w.connect("alice", role: .host)
         let b = w.connect("bob")
         #expect(a.sent.last?["type"] == .string("participant_joined"))
@@ -171,13 +127,13 @@ final class FakeConnection: WebSocketConnection {
     }
 
     @Test func resumeKeepsTheParticipant() throws {
-        let w = World()
+        let w = SignalWorld()
         let a = w.connect("alice")
         let b = w.connect("bob")
         let token = try #require(b.sent.first { $0["type"] == .string("result") }?["data"]?["resumeToken"]?.stringValue)
         w.endpoint.closed(b)
         let before = a.sent.count
-        let b2 = FakeConnection(id: 99, query: [("access_token", SignalFlowTests.token("bob"))])
+        let b2 = FakeConnection(id: 99, query: [("access_token", SignalWorld.token("bob"))])
         w.endpoint.opened(b2)
         w.send(b2, #"{"type":"resume","id":1,"protocol":1,"resumeToken":"\#(token)"}"#)
         #expect(b2.sent.last?["type"] == .string("result"))
@@ -187,8 +143,8 @@ final class FakeConnection: WebSocketConnection {
     }
 
     @Test func errorsForOutOfOrderAndBadFields() {
-        let w = World()
-        let c = FakeConnection(id: 50, query: [("access_token", SignalFlowTests.token("x"))])
+        let w = SignalWorld()
+        let c = FakeConnection(id: 50, query: [("access_token", SignalWorld.token("x"))])
         w.endpoint.opened(c)
         let rows: [(String, String)] = [
             (#"{"type":"publish","id":1,"source":"camera"}"#, "not_joined"),

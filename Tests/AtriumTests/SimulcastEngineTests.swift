@@ -88,6 +88,29 @@ import Testing
             try publisher.receive(from: media)
         }
 
+        /// `count` frame times, the first with a key frame on every stream.
+        func start(frames count: Int) throws {
+            try sendFrame(keys: [0, 1, 2])
+            for _ in 1..<count { try sendFrame() }
+        }
+
+        /// Holds one viewer (consumer `c\(k)` on transport `sub\(k)`) to `ceiling`, as the allocator does.
+        func hold(viewer k: Int, to ceiling: VideoLayer) {
+            media.apply(
+                .allocate(
+                    transport: "sub\(k)",
+                    TransportAllocation(
+                        allocated: 0, wanted: 0, entries: [.init(consumer: "c\(k)", ceiling: ceiling, paused: false)])))
+        }
+
+        /// The rids of each `layers_wanted` report since the last call.
+        func layersWanted() -> [[String]] {
+            media.events().compactMap { e -> [String]? in
+                if case .layersWanted("cam", let rids) = e { return rids }
+                return nil
+            }
+        }
+
         /// The PLIs the publisher got since the last call, by SSRC.
         func takePLIs() -> [UInt32] {
             defer { publisher.rtcp.removeAll() }
@@ -155,8 +178,7 @@ import Testing
 
     @Test func eachQualityGetsItsLayerAsOneContinuousStream() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<40 { try room.sendFrame() }
+        try room.start(frames: 40)
         for (k, v) in room.viewers.enumerated() {
             let r = try Self.received(v)
             // A lower stream's first key frame may start a viewer just before its own stream's arrives
@@ -173,8 +195,7 @@ import Testing
     /// consecutive; the layers the engine reports carry each temporal layer's rate and frame rate.
     @Test func aTemporalCeilingSendsFewerFramesWithoutGaps() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<40 { try room.sendFrame() }
+        try room.start(frames: 40)
         let layers = room.media.events().compactMap { e -> [LayerStats]? in
             if case .layers("cam", let l) = e { l } else { nil }
         }.last
@@ -187,12 +208,7 @@ import Testing
                 top.temporal[0].bitrate < top.temporal[1].bitrate && top.temporal[1].bitrate < top.temporal[2].bitrate)
         }
         room.viewers[2].rtp.removeAll()
-        room.media.apply(
-            .allocate(
-                transport: "sub3",
-                TransportAllocation(
-                    allocated: 0, wanted: 0,
-                    entries: [.init(consumer: "c3", ceiling: VideoLayer(spatial: 2, temporal: 1), paused: false)])))
+        room.hold(viewer: 3, to: VideoLayer(spatial: 2, temporal: 1))
         for _ in 0..<40 { try room.sendFrame() }
         let r = try Self.received(room.viewers[2])
         #expect(r.count == 20, "\(r.count) frames")
@@ -200,12 +216,7 @@ import Testing
         Self.expectContinuous(r)
         // Back to every temporal layer: from the next base-layer frame on, all of them again.
         room.viewers[2].rtp.removeAll()
-        room.media.apply(
-            .allocate(
-                transport: "sub3",
-                TransportAllocation(
-                    allocated: 0, wanted: 0,
-                    entries: [.init(consumer: "c3", ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false)])))
+        room.hold(viewer: 3, to: VideoLayer(spatial: 2, temporal: 7))
         for _ in 0..<40 { try room.sendFrame() }
         let all = try Self.received(room.viewers[2])
         #expect(all.count >= 37, "\(all.count) frames")
@@ -214,7 +225,7 @@ import Testing
 
     @Test func aStreamTheAnswerDidNotAcceptIsDroppedAndCounted() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
+        try room.start(frames: 1)
         for v in room.viewers { v.rtp.removeAll() }
         let before = room.media.engine.counters.dropped[DropReason.unnegotiatedStream.rawValue]
         try room.publisher.send(
@@ -227,8 +238,7 @@ import Testing
 
     @Test func aViewerSwitchingUpKeepsItsLayerUntilTheKeyFrameAndStaysContinuous() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<10 { try room.sendFrame() }
+        try room.start(frames: 10)
         _ = room.takePLIs()
         let low = room.viewers[0]
         low.rtp.removeAll()
@@ -254,8 +264,7 @@ import Testing
     /// sequence number, which SRTP must allow the sender to protect twice).
     @Test func aRetransmissionAcrossASwitchRepeatsTheFirstCopy() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<10 { try room.sendFrame() }
+        try room.start(frames: 10)
         let low = room.viewers[0]
         low.rtp.removeAll()
         room.media.apply(.setPreference(consumer: "c1", .high))
@@ -278,8 +287,7 @@ import Testing
     /// it goes out one tick later: timestamps never repeat or go back.
     @Test func aSwitchOnAFrameAlreadySentMovesTheTimelineOn() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<5 { try room.sendFrame() }
+        try room.start(frames: 5)
         let low = room.viewers[0]
         low.rtp.removeAll()
         room.media.apply(.setPreference(consumer: "c1", .high))
@@ -294,8 +302,7 @@ import Testing
 
     @Test func aStreamThatStopsIsReplacedByTheNextOneDown() throws {
         let room = try Room()
-        try room.sendFrame(keys: [0, 1, 2])
-        for _ in 1..<10 { try room.sendFrame() }
+        try room.start(frames: 10)
         let high = room.viewers[2]
         high.rtp.removeAll()
         _ = room.takePLIs()
@@ -315,18 +322,10 @@ import Testing
 
     @Test func theLayersWantedFollowTheViewers() throws {
         let room = try Room()
-        let wanted = room.media.events().compactMap { e -> [String]? in
-            if case .layersWanted("cam", let rids) = e { return rids }
-            return nil
-        }
-        #expect(wanted == [["q"], ["q", "h"], ["q", "h", "f"]])
+        #expect(room.layersWanted() == [["q"], ["q", "h"], ["q", "h", "f"]])
         room.media.apply(.closeConsumer(id: "c3"))
         room.media.apply(.setPreference(consumer: "c2", .low))
-        let after = room.media.events().compactMap { e -> [String]? in
-            if case .layersWanted("cam", let rids) = e { return rids }
-            return nil
-        }
-        #expect(after == [["q", "h"], ["q"]])
+        #expect(room.layersWanted() == [["q", "h"], ["q"]])
     }
 }
 

@@ -21,7 +21,8 @@ import subprocess
 import time
 
 from test_simulcast import (
-    connect, inbound, open_page, publish_canvas, size_is, viewer_call, wait_remote, wait_steady)
+    connect, frame_rate as fps, inbound, publish_canvas, publisher_and_viewers, size_is, start_screen_share,
+    viewer_call, wait_remote, wait_steady)
 
 # Logs the track_paused / track_resumed pushes a viewer gets.
 LOG_PAUSES = """
@@ -101,25 +102,11 @@ def poll(check, timeout, what, interval=0.3):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last {last}")
 
 
-def fps(view, name, track, seconds=2.0):
-    s1 = inbound(view, name)[track]
-    time.sleep(seconds)
-    s2 = inbound(view, name)[track]
-    return (s2["frames"] - s1["frames"]) * 1000.0 / max(1.0, s2["t"] - s1["t"]), s2
-
-
 def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts):
-    base = f"http://127.0.0.1:{dev_server.port}"
     room = "bandwidth"
-    pub = browsers("pub")
-    view = browsers("viewers")
-    open_page(pub, base)
-    open_page(view, base)
-    connect(pub, room, "alice", "host")
+    pub, view = publisher_and_viewers(dev_server, browsers, room)
     cam = publish_canvas(pub, "alice")["trackId"]
-    screen = pub.js_async(
-        """const s = await window.peers.alice.startScreenShare({audio: false});
-           return s.video.trackId;""")
+    screen = start_screen_share(pub, "alice")["trackId"]
     ids = {}
     for name in ("va", "vb", "vc"):
         ids[name] = connect(view, room, name)

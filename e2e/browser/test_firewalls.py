@@ -18,8 +18,12 @@ import time
 
 from conftest import start_server
 from test_key_frame_cache import counter
-from test_meeting_page import VIDEO_STATS, assert_sources_by_content, join, sample_sources, wait_stage, \
+from test_meeting_page import assert_sources_by_content, join, sample_sources, wait_decoding, wait_stage, \
     wait_tile_video
+
+# B decodes frames on each source within 30 s, then more on each within 20 s: patient, since a loaded
+# machine can hold a picture back for a few seconds (no rate is asserted).
+PATIENT = {"timeout": 30, "growth": 20}
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 from coturn import RELAY_MAX, RELAY_MIN, Coturn, free_port  # noqa: E402
@@ -75,31 +79,10 @@ def selected_pair(b, which="subscriber", timeout=15):
     raise AssertionError(f"{b.name}: no selected {which} pair: {pair}")
 
 
-def wait_decoding(b, sources, timeout=30):
-    """B decodes frames on each source, and more of them later: patient, since a loaded machine can
-    hold a picture back for a few seconds (no rate is asserted)."""
-    deadline = time.time() + timeout
-    first = None
-    while time.time() < deadline:
-        first = b.js_async(VIDEO_STATS)
-        if all(first.get(s, {}).get("frames", 0) > 0 for s in sources):
-            break
-        time.sleep(0.5)
-    else:
-        raise AssertionError(f"{b.name}: no frames decoded on {sources}: {first}")
-    later = first
-    while time.time() < deadline + 20:
-        time.sleep(0.5)
-        later = b.js_async(VIDEO_STATS)
-        if all(later.get(s, {}).get("frames", 0) > first[s]["frames"] for s in sources):
-            return later
-    raise AssertionError(f"{b.name}: frames stopped growing: {first} -> {later}")
-
-
 def receive_camera_and_share(b, a_id, camera):
     wait_tile_video(b, a_id, timeout=30)
     wait_stage(b, a_id, timeout=30)
-    wait_decoding(b, ["camera", "screen_share"], timeout=30)
+    wait_decoding(b, ["camera", "screen_share"], **PATIENT)
     samples = sample_sources(b, a_id)
     assert_sources_by_content(samples, camera)
 
@@ -136,7 +119,7 @@ def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir,
         c = browsers("c")
         join(c, base, "ice-tcp", "Carol", "participant")
         receive_camera_and_share(b, a_id, camera_y4m)
-        wait_decoding(c, ["camera", "screen_share"], timeout=30)
+        wait_decoding(c, ["camera", "screen_share"], **PATIENT)
         pair = selected_pair(b)
         print(f"viewer's selected pair: {json.dumps(pair)}")
         assert pair["local"]["protocol"] == "tcp" and pair["remote"]["protocol"] == "tcp", pair
@@ -171,7 +154,7 @@ def test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp(server_dir,
             assert time.time() < deadline, "a viewer that took nothing was not dropped as stalled"
             time.sleep(0.5)
         # The other viewer's media went on over its own connection.
-        wait_decoding(b, ["camera", "screen_share"])
+        wait_decoding(b, ["camera", "screen_share"], **PATIENT)
         assert selected_pair(b)["local"]["protocol"] == "tcp"
         time.sleep(1.2)  # the metrics snapshot is taken once a second
         assert counter(s, "atrium_media_tcp_closed_total", reason="garbage") >= 2

@@ -9,6 +9,8 @@ import json
 import time
 import urllib.parse
 
+from picture_sampler import PICTURE_SAMPLER
+
 
 # A page script that samples the subscriber connection's statistics through the SDK: decoded frames per
 # received video track, keyed by the track's source, with its publisher.
@@ -34,7 +36,7 @@ return out;
 # distinct presented frames (requestVideoFrameCallback) the picture is drawn into a canvas and the mean
 # colour of its left part, its right part and the whole (inner 80 % of the height) and a checksum of the
 # picture are recorded. The last frame of each comes back as a PNG (data URL).
-SOURCE_PIXELS = """
+SOURCE_PIXELS = PICTURE_SAMPLER + """
 const [pid, count, tileSelector] = arguments;
 const room = window.atriumApp.room;
 const elements = {camera: document.querySelector(tileSelector),
@@ -48,41 +50,18 @@ for (const [source, video] of Object.entries(elements)) {
                            sameTrack: !!remote && shown === remote.track,
                            readyState: remote ? remote.track.readyState : null, frames: []};
   if (!remote || !video) continue;
-  const canvas = document.createElement("canvas");
-  const g = canvas.getContext("2d", {willReadFrequently: true});
-  const mean = (d, w, h, x0, x1) => {
-    let sum = [0, 0, 0], n = 0;
-    for (let y = Math.floor(h * 0.1); y < Math.ceil(h * 0.9); y++)
-      for (let x = Math.floor(w * x0); x < Math.ceil(w * x1); x++) {
-        const k = (y * w + x) * 4;
-        sum[0] += d[k]; sum[1] += d[k + 1]; sum[2] += d[k + 2]; n++;
-      }
-    return sum.map((v) => Math.round(v / n));
-  };
   const checksum = (d) => {
     let h = 2166136261;
     for (let k = 0; k < d.length; k++) h = Math.imul(h ^ d[k], 16777619) >>> 0;
     return h;
   };
-  const deadline = performance.now() + 5000;
-  let last = -1;
-  while (r.frames.length < count && performance.now() < deadline) {
-    const meta = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(null), 1000);
-      video.requestVideoFrameCallback((now, m) => { clearTimeout(timer); resolve(m); });
-    });
-    if (!meta || meta.presentedFrames === last) continue;
-    last = meta.presentedFrames;
-    const w = canvas.width = Math.max(1, Math.round(video.videoWidth / 4));
-    const h = canvas.height = Math.max(1, Math.round(video.videoHeight / 4));
-    g.drawImage(video, 0, 0, w, h);
-    const d = g.getImageData(0, 0, w, h).data;
-    r.frames.push({presented: meta.presentedFrames, rtp: meta.rtpTimestamp ?? null,
-                   width: video.videoWidth, height: video.videoHeight,
-                   left: mean(d, w, h, 0.05, 0.45), right: mean(d, w, h, 0.55, 0.95), all: mean(d, w, h, 0, 1),
-                   checksum: checksum(d)});
-  }
-  if (r.frames.length) r.png = canvas.toDataURL("image/png");
+  const sampled = await sampleFrames(video, count, 5000, (meta, d, w, h) => ({
+    presented: meta.presentedFrames, rtp: meta.rtpTimestamp ?? null,
+    width: video.videoWidth, height: video.videoHeight,
+    left: meanColour(d, w, h, 0.05, 0.45, 0.1, 0.9), right: meanColour(d, w, h, 0.55, 0.95, 0.1, 0.9),
+    all: meanColour(d, w, h, 0, 1, 0.1, 0.9), checksum: checksum(d)}));
+  r.frames = sampled.frames;
+  if (sampled.png) r.png = sampled.png;
   const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
   r.totalVideoFrames = q ? q.totalVideoFrames : null;
 }
@@ -165,6 +144,19 @@ def wait_tile_video(b, pid, timeout=20):
     )
 
 
+def poll(b, found, timeout, label, failure):
+    """Calls `found()` every 0.2 s until it returns something, and returns that; after `timeout` seconds
+    saves a screenshot of b's page (`label`) and fails with the message `failure()`."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = found()
+        if got:
+            return got
+        time.sleep(0.2)
+    b.screenshot(f"{label}-{int(time.time())}")
+    raise AssertionError(failure())
+
+
 def wait_notice(b, timeout=15, **match):
     """A notice whose data attributes match (kind=, reason=, code=); returns it."""
     def found():
@@ -173,14 +165,7 @@ def wait_notice(b, timeout=15, **match):
                 return n
         return None
 
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        n = found()
-        if n:
-            return n
-        time.sleep(0.2)
-    b.screenshot(f"missing-notice-{int(time.time())}")
-    raise AssertionError(f"{b.name}: no notice {match}; notices: {b.notices()}")
+    return poll(b, found, timeout, "missing-notice", lambda: f"{b.name}: no notice {match}; notices: {b.notices()}")
 
 
 def stage_state(b):
@@ -202,14 +187,8 @@ def wait_stage(b, participant_id, timeout=20, playing=True):
         ok = s["shown"] and s["participantId"] == participant_id and (not playing or s["videoWidth"] > 0)
         return s if ok else None
 
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        s = check()
-        if s:
-            return s
-        time.sleep(0.2)
-    b.screenshot(f"missing-stage-{int(time.time())}")
-    raise AssertionError(f"{b.name}: the stage does not show {participant_id}'s share: {stage_state(b)}")
+    return poll(b, check, timeout, "missing-stage",
+                lambda: f"{b.name}: the stage does not show {participant_id}'s share: {stage_state(b)}")
 
 
 def wait_no_stage(b, timeout=15):

@@ -20,6 +20,8 @@ of quality shows in its decoded size within 2 s.
 import json
 import time
 
+from picture_sampler import PICTURE_SAMPLER
+
 LEFT_RGB = (0, 0, 255)
 RIGHT_RGB = (255, 255, 0)
 
@@ -108,7 +110,7 @@ return out;
 # Draws `count` distinct decoded frames of a viewer's received track into a canvas and returns the mean
 # colour of its left and right parts (above the marker band), with the picture's size; the last frame
 # comes back as a PNG data URL.
-PIXELS = """
+PIXELS = PICTURE_SAMPLER + """
 const [name, trackId, count] = arguments;
 const peer = window.peers[name];
 const remote = peer.remoteTracks.find((t) => t.trackId === trackId);
@@ -119,38 +121,12 @@ video.style.cssText = "position:fixed;left:0;top:0;width:320px;height:180px";
 document.body.append(video);
 video.srcObject = new MediaStream([remote.track]);
 await video.play().catch(() => {});
-const canvas = document.createElement("canvas");
-const g = canvas.getContext("2d", {willReadFrequently: true});
-const mean = (d, w, h, x0, x1) => {
-  let sum = [0, 0, 0], k = 0;
-  for (let y = Math.floor(h * 0.1); y < Math.floor(h * 0.8); y++)
-    for (let x = Math.floor(w * x0); x < Math.ceil(w * x1); x++) {
-      const i = (y * w + x) * 4;
-      sum[0] += d[i]; sum[1] += d[i + 1]; sum[2] += d[i + 2]; k++;
-    }
-  return sum.map((v) => Math.round(v / k));
-};
-const frames = [];
-const deadline = performance.now() + 8000;
-let last = -1;
-while (frames.length < count && performance.now() < deadline) {
-  const meta = await new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), 1000);
-    video.requestVideoFrameCallback((now, m) => { clearTimeout(timer); resolve(m); });
-  });
-  if (!meta || meta.presentedFrames === last) continue;
-  last = meta.presentedFrames;
-  const w = canvas.width = Math.max(1, Math.round(video.videoWidth / 4));
-  const h = canvas.height = Math.max(1, Math.round(video.videoHeight / 4));
-  g.drawImage(video, 0, 0, w, h);
-  const d = g.getImageData(0, 0, w, h).data;
-  frames.push({presented: meta.presentedFrames, width: video.videoWidth, height: video.videoHeight,
-               left: mean(d, w, h, 0.05, 0.45), right: mean(d, w, h, 0.55, 0.95)});
-}
-const png = frames.length ? canvas.toDataURL("image/png") : null;
+const sampled = await sampleFrames(video, count, 8000, (meta, d, w, h) => ({
+  presented: meta.presentedFrames, width: video.videoWidth, height: video.videoHeight,
+  left: meanColour(d, w, h, 0.05, 0.45, 0.1, 0.8), right: meanColour(d, w, h, 0.55, 0.95, 0.1, 0.8)}));
 video.srcObject = null;
 video.remove();
-return {frames, png};
+return sampled;
 """
 
 
@@ -259,6 +235,38 @@ def wait_remote(b, name, track_id, timeout=20):
     )
 
 
+def publisher_and_viewers(server, browsers, room):
+    """Two browsers on `server`'s page: "pub", where alice (host) has connected to `room`, and
+    "viewers", for the viewers' Rooms."""
+    base = f"http://127.0.0.1:{server.port}"
+    pub = browsers("pub")
+    view = browsers("viewers")
+    open_page(pub, base)
+    open_page(view, base)
+    connect(pub, room, "alice", "host")
+    return pub, view
+
+
+def connect_viewers(b, room, names, track_ids):
+    """Connects a viewer Room of each name on b's page and waits until each receives every track."""
+    for name in names:
+        connect(b, room, name)
+    for name in names:
+        for track_id in track_ids:
+            wait_remote(b, name, track_id)
+
+
+def start_screen_share(b, name):
+    """Starts a screen share (no audio) of window.peers[name]: its track id, layers and capture settings."""
+    return b.js_async(
+        """const peer = window.peers[arguments[0]];
+           const s = await peer.startScreenShare({audio: false});
+           const published = peer.me.tracks.find((t) => t.id === s.video.trackId);
+           return {trackId: s.video.trackId, layers: published ? published.layers : null,
+                   settings: s.video.track.getSettings()};""",
+        name)
+
+
 def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers, artifacts):
     """A publishes a 1280x720 canvas as a simulcast camera (q, h, f at 320x180, 640x360, 1280x720).
     Viewer va asks `high` and decodes 1280x720, vb asks `low` and decodes 320x180, both showing the
@@ -266,14 +274,8 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     frames growing on every sample. Then nobody wants the top layer: the server's `layers_wanted`
     drops `f` and A's top encoding is turned off (inactive, no frames encoded); when va asks `high`
     again it is turned back on and va decodes 1280x720 again."""
-    base = f"http://127.0.0.1:{dev_server.port}"
     room = "simulcast-camera"
-    pub = browsers("pub")
-    view = browsers("viewers")
-    open_page(pub, base)
-    open_page(view, base)
-
-    connect(pub, room, "alice", "host")
+    pub, view = publisher_and_viewers(dev_server, browsers, room)
     cam = publish_canvas(pub, "alice")
     track = cam["trackId"]
     print(f"published {json.dumps(cam)}")
@@ -288,10 +290,7 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     print(f"sender after the answer: {json.dumps(state)}")
     assert [(e["rid"], e["scale"]) for e in state["encodings"]] == [("q", 4), ("h", 2), ("f", 1)], state
 
-    connect(view, room, "va")
-    connect(view, room, "vb")
-    wait_remote(view, "va", track)
-    wait_remote(view, "vb", track)
+    connect_viewers(view, room, ["va", "vb"], [track])
     assert viewer_call(view, "va", "setQuality", track, "high") == {"trackId": track, "quality": "high"}
     assert viewer_call(view, "vb", "setQuality", track, "low") == {"trackId": track, "quality": "low"}
 
@@ -374,20 +373,10 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     0x0 clears it; a screen share goes out as two full-resolution layers (l at 5 fps, f at the capture's
     rate, contentHint "detail", degradationPreference "maintain-resolution"), a viewer on `low` gets
     the slow one at full resolution, and a share ignores the viewport."""
-    base = f"http://127.0.0.1:{dev_server.port}"
     room = "simulcast-viewport"
-    pub = browsers("pub")
-    view = browsers("viewers")
-    open_page(pub, base)
-    open_page(view, base)
-
-    connect(pub, room, "alice", "host")
+    pub, view = publisher_and_viewers(dev_server, browsers, room)
     cam = publish_canvas(pub, "alice")["trackId"]
-    share = pub.js_async(
-        """const peer = window.peers.alice;
-           const s = await peer.startScreenShare({audio: false});
-           const published = peer.me.tracks.find((t) => t.id === s.video.trackId);
-           return {trackId: s.video.trackId, layers: published.layers, settings: s.video.track.getSettings()};""")
+    share = start_screen_share(pub, "alice")
     screen = share["trackId"]
     print(f"share {json.dumps(share)}")
     # Two layers at the capture's full size, bottom (5 fps) first. (Chromium's fake screen reports
@@ -401,11 +390,7 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     assert st["contentHint"] == "detail", st
     assert [(e["rid"], e["scale"], e["maxFramerate"]) for e in st["encodings"]] == [("l", 1, 5), ("f", 1, 30)], st
 
-    connect(view, room, "va")
-    connect(view, room, "vb")
-    for name in ("va", "vb"):
-        wait_remote(view, name, cam)
-        wait_remote(view, name, screen)
+    connect_viewers(view, room, ["va", "vb"], [cam, screen])
 
     # Camera, va on high: the viewport chooses the layer.
     assert viewer_call(view, "va", "setViewport", cam, 640, 360) == {"trackId": cam, "width": 640, "height": 360}
@@ -582,17 +567,10 @@ def test_repeated_quality_switches_never_stall(dev_server, browsers, artifacts):
     """A viewer switching between `low` and `high` again and again keeps decoding through every switch
     (Chromium's default VP8 simulcast: three temporal layers per encoding, L1T3): its received frames
     grow on every sample after each switch up, never waiting for the browser's own key-frame request."""
-    base = f"http://127.0.0.1:{dev_server.port}"
-    pub = browsers("pub")
-    view = browsers("viewers")
-    open_page(pub, base)
-    open_page(view, base)
-    connect(pub, "switches", "alice", "host")
+    room = "switches"
+    pub, view = publisher_and_viewers(dev_server, browsers, room)
     track = publish_canvas(pub, "alice")["trackId"]
-    connect(view, "switches", "va")
-    connect(view, "switches", "vb")
-    wait_remote(view, "va", track)
-    wait_remote(view, "vb", track)
+    connect_viewers(view, room, ["va", "vb"], [track])
     viewer_call(view, "vb", "setQuality", track, "low")
     wait_steady(view, "va", track, 1280, 720, 60)  # keeps the top layer on
     stalls = []

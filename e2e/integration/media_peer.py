@@ -459,13 +459,13 @@ class KeyFrameCounter:
 WORKER_MAX_SECONDS = 300    # a worker whose test died without closing it stops by itself
 
 
-class _Worker:
+class _Worker(json_lines.Process):
     """The parent's handle on a publisher worker process (`python3 media_peer.py publisher-worker`):
     one request line out, one reply line back."""
 
-    def __init__(self, proc):
-        self.proc = proc
-        self._lock = asyncio.Lock()
+    who = "publisher worker"
+    stop_op = "close"
+    call_timeout = 10
 
     @classmethod
     async def spawn(cls, script=None, max_seconds=WORKER_MAX_SECONDS):
@@ -475,21 +475,6 @@ class _Worker:
             sys.executable, os.path.abspath(script or __file__), "publisher-worker", str(max_seconds),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
         return cls(proc)
-
-    async def call(self, op, timeout=10, **fields):
-        return await json_lines.call(self.proc, self._lock, "publisher worker", op, timeout, fields)
-
-    async def close(self):
-        if self.proc.returncode is None:
-            try:
-                await self.call("close", timeout=5)
-            except (RuntimeError, OSError, asyncio.TimeoutError):
-                pass
-            try:
-                await asyncio.wait_for(self.proc.wait(), 5)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
 
 
 class Publisher:

@@ -36,37 +36,18 @@ def viewers_binary():
     return os.path.join(ROOT, ".build", "debug", "atrium-viewers")
 
 
-class NativePeers:
+class NativePeers(json_lines.Process):
     """One atrium-viewers process: `await call(op, **fields)` sends a request and returns its `ok`."""
 
-    def __init__(self, proc):
-        self.proc = proc
-        self._lock = asyncio.Lock()
+    who = "atrium-viewers"
+    stop_op = "quit"
+    call_timeout = 30
 
     @classmethod
     async def spawn(cls):
         proc = await asyncio.create_subprocess_exec(
             viewers_binary(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=16 << 20)
         return cls(proc)
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    async def call(self, op, timeout=30, **fields):
-        return await json_lines.call(self.proc, self._lock, "atrium-viewers", op, timeout, fields)
-
-    async def close(self):
-        if self.proc.returncode is None:
-            try:
-                await self.call("quit", timeout=5)
-            except Exception:
-                pass
-            try:
-                await asyncio.wait_for(self.proc.wait(), 5)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
 
 
 # -- SDP ------------------------------------------------------------------------------------------

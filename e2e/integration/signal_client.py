@@ -327,5 +327,23 @@ async def close_quietly(opened, timeout=10):
             pass
 
 
+class Opened:
+    """What a test opens inside `async with Opened() as opened:`, closed on the way out whatever
+    happens (close_quietly: last first, each within 10 s). `opened.add(x)` keeps x and returns it."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, x):
+        self.items.append(x)
+        return x
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await close_quietly(self.items)
+
+
 def run(coro, timeout=30):
     return asyncio.run(asyncio.wait_for(coro, timeout))

@@ -13,30 +13,30 @@ import pytest
 
 from cluster_fixture import Cluster, RedisServer
 from media_peer import Publisher, Subscriber
-from signal_client import SignalError, close_all, close_quietly, connect, joined, run
+from signal_client import Opened, SignalError, close_all, connect, joined, run
 
 TEST_TIMEOUT = 120
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def three_nodes():
+    """A redis-server and three nodes on it (a fixture's body: stopped when the fixture ends)."""
     redis = RedisServer().start()
     c = Cluster(redis, 3)
     c.wait_nodes(3)
     yield c
     c.stop()
     redis.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    yield from three_nodes()
 
 
 @pytest.fixture
 def fresh_cluster():
     """A cluster of its own, for tests that kill a node or Redis."""
-    redis = RedisServer().start()
-    c = Cluster(redis, 3)
-    c.wait_nodes(3)
-    yield c
-    c.stop()
-    redis.stop()
+    yield from three_nodes()
 
 
 def assert_carries(sub, track_id, publisher_id, source):
@@ -102,14 +102,11 @@ def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
     n1, n2, _ = cluster.nodes
 
     async def go():
-        opened = []
-        try:
-            alice = await joined(n1, "alice", room="meet-media")
+        async with Opened() as opened:
+            alice = opened.add(await joined(n1, "alice", room="meet-media"))
             alice.start_keepalive(5)
-            opened.append(alice)
-            bob = await joined(n2, "bob", room="meet-media")
+            bob = opened.add(await joined(n2, "bob", room="meet-media"))
             bob.start_keepalive(5)
-            opened.append(bob)
             room_id = bob.snapshot["room"]["id"]
             assert alice.snapshot["room"]["id"] == room_id
             owner = cluster.owner(room_id)
@@ -119,42 +116,32 @@ def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
             assert joined_event["participant"]["identity"] == "bob"
             assert [p["identity"] for p in bob.snapshot["participants"]] == ["alice"]
 
-            sub = Subscriber(bob)
-            opened.append(sub)
-            pub = await Publisher.start(alice, ["camera"])
-            opened.append(pub)
+            sub = opened.add(Subscriber(bob))
+            pub = opened.add(await Publisher.start(alice, ["camera"]))
             track = pub.track_id("camera")
             await sub.wait_frames([track], 30, timeout=20)
             assert_carries(sub, track, alice.participant_id, "camera")
 
             # Bob publishes back to alice: media both ways through the owner's UDP port.
-            sub_a = Subscriber(alice)
-            opened.append(sub_a)
-            pub_b = await Publisher.start(bob, ["screen_share"])
-            opened.append(pub_b)
+            sub_a = opened.add(Subscriber(alice))
+            pub_b = opened.add(await Publisher.start(bob, ["screen_share"]))
             screen = pub_b.track_id("screen_share")
             await sub_a.wait_frames([screen], 20, timeout=20)
             assert_carries(sub_a, screen, bob.participant_id, "screen_share")
-        finally:
-            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
 
 def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_share_stop(cluster):
     async def go():
-        opened = []
-        try:
-            first = await joined(cluster.nodes[0], "first", room="lock-across")
-            opened.append(first)
+        async with Opened() as opened:
+            first = opened.add(await joined(cluster.nodes[0], "first", room="lock-across"))
             room_id = first.snapshot["room"]["id"]
             owner = cluster.owner(room_id)
             others = [n for n in cluster.nodes if n.node_id != owner]
             host_node, sharer_node = others[0], others[1]
-            host = await joined(host_node, "host", room="lock-across", role="host")
-            opened.append(host)
-            sharer = await joined(sharer_node, "sharer", room="lock-across")
-            opened.append(sharer)
+            host = opened.add(await joined(host_node, "host", room="lock-across", role="host"))
+            sharer = opened.add(await joined(sharer_node, "sharer", room="lock-across"))
             data = await sharer.request("publish", source="screen_share", width=1280, height=720)
             share_id = data["share"]["id"]
             await host.request("set_share_lock", locked=True)
@@ -173,9 +160,6 @@ def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_sha
             status, _, _, body = sharer_node.request("DELETE", f"/v1/rooms/{room_id}/participants/first")
             assert status == 204, body
             await first.wait_closed(5)
-        finally:
-            for c in reversed(opened):
-                await c.close()
 
     run(go(), TEST_TIMEOUT)
 
@@ -184,15 +168,12 @@ def test_admin_commands_on_a_node_that_does_not_run_the_room_reach_it(cluster):
     """Stopping a share, new room settings and deleting the room, called on a node that does not run
     the room, travel as hub commands to the owner (docs/cluster.md, "Requests as values")."""
     async def go():
-        opened = []
-        try:
-            host = await joined(cluster.nodes[0], "host", room="commands-across", role="host")
-            opened.append(host)
+        async with Opened() as opened:
+            host = opened.add(await joined(cluster.nodes[0], "host", room="commands-across", role="host"))
             room_id = host.snapshot["room"]["id"]
             owner = cluster.owner(room_id)
             other = next(n for n in cluster.nodes if n.node_id != owner)
-            sharer = await joined(other, "sharer", room="commands-across")
-            opened.append(sharer)
+            sharer = opened.add(await joined(other, "sharer", room="commands-across"))
             data = await sharer.request("publish", source="screen_share", width=1280, height=720)
             share_id = data["share"]["id"]
 
@@ -215,9 +196,6 @@ def test_admin_commands_on_a_node_that_does_not_run_the_room_reach_it(cluster):
                 ended = await c.expect("room_ended", timeout=5)
                 assert ended["by"] == "admin", ended
                 await c.wait_closed(5)
-        finally:
-            for c in reversed(opened):
-                await c.close()
 
     run(go(), TEST_TIMEOUT)
 
@@ -226,19 +204,15 @@ def test_a_dropped_session_resumes_through_a_third_node(cluster):
     """The resume window works across nodes: a participant relayed through one node loses its socket
     and resumes through another; the others see nothing but its state coming back."""
     async def go():
-        opened = []
-        try:
-            host = await joined(cluster.nodes[0], "host", room="resume-across", role="host")
-            opened.append(host)
+        async with Opened() as opened:
+            host = opened.add(await joined(cluster.nodes[0], "host", room="resume-across", role="host"))
             owner = cluster.owner(host.snapshot["room"]["id"])
             others = [n for n in cluster.nodes if n.node_id != owner]
-            dana = await joined(others[0], "dana", room="resume-across")
-            opened.append(dana)
+            dana = opened.add(await joined(others[0], "dana", room="resume-across"))
             await host.expect("participant_joined", lambda m: m["participant"]["identity"] == "dana")
             token, pid = dana.resume_token, dana.participant_id
             dana.abort()
-            dana2 = await connect(others[1], "dana", room="resume-across")
-            opened.append(dana2)
+            dana2 = opened.add(await connect(others[1], "dana", room="resume-across"))
             snapshot = await dana2.resume(token)
             assert snapshot["participant"]["id"] == pid
             assert [p["identity"] for p in snapshot["participants"]] == ["host"]
@@ -246,9 +220,6 @@ def test_a_dropped_session_resumes_through_a_third_node(cluster):
             await dana2.request("update", name="Dana")
             await host.expect("participant_updated", lambda m: m["participant"]["name"] == "Dana", timeout=5)
             assert not [e for e in host.events if e.get("type") == "participant_left"]
-        finally:
-            for c in reversed(opened):
-                await c.close()
 
     run(go(), TEST_TIMEOUT)
 
@@ -262,31 +233,23 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
     n1 = c.nodes[0]
 
     async def go():
-        opened = []
-        try:
-            alice = await joined(n1, "alice", room="outage")
+        async with Opened() as opened:
+            alice = opened.add(await joined(n1, "alice", room="outage"))
             alice.start_keepalive(1)
-            opened.append(alice)
             owner = c.node(c.owner(alice.snapshot["room"]["id"]))
             if owner is not n1:
                 # Alice straight on the room's node, bob relayed through another one.
                 await alice.close()
-                alice = await joined(owner, "alice", room="outage")
+                alice = opened.add(await joined(owner, "alice", room="outage"))
                 alice.start_keepalive(1)
-                opened.append(alice)
             relay_node = next(n for n in c.nodes if n is not owner)
-            bob = await joined(relay_node, "bob", room="outage")
+            bob = opened.add(await joined(relay_node, "bob", room="outage"))
             bob.start_keepalive(1)
-            opened.append(bob)
             assert bob.snapshot["room"]["id"] == alice.snapshot["room"]["id"]
-            sub_b = Subscriber(bob)
-            opened.append(sub_b)
-            sub_a = Subscriber(alice)
-            opened.append(sub_a)
-            pub_a = await Publisher.start(alice, ["camera"])
-            opened.append(pub_a)
-            pub_b = await Publisher.start(bob, ["camera"])
-            opened.append(pub_b)
+            sub_b = opened.add(Subscriber(bob))
+            sub_a = opened.add(Subscriber(alice))
+            pub_a = opened.add(await Publisher.start(alice, ["camera"]))
+            pub_b = opened.add(await Publisher.start(bob, ["camera"]))
             cam_a, cam_b = pub_a.track_id("camera"), pub_b.track_id("camera")
             await sub_b.wait_frames([cam_a], 20, timeout=20)
             await sub_a.wait_frames([cam_b], 20, timeout=20)
@@ -297,8 +260,7 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
                 status, _, _, body = node.request("POST", "/v1/rooms", {"name": "during-outage"})
                 assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
             # Opening a room needs Redis: a join of a new room is refused, the socket stays usable.
-            carol = await connect(relay_node, "carol", room="new-during-outage")
-            opened.append(carol)
+            carol = opened.add(await connect(relay_node, "carol", room="new-during-outage"))
             await carol.refused("join", code="cluster_unavailable", protocol=1)
             # A request of bob's waits in the relay's backlog until Redis is back.
             waiting = asyncio.ensure_future(bob.request("update", name="Bob during the outage", timeout=30))
@@ -354,8 +316,6 @@ def test_redis_stopped_for_5_s_the_meeting_goes_on_new_rooms_fail_with_503_then_
             while c.redis.cli("EXISTS", f"atrium:room:{alice.snapshot['room']['id']}") != "1":
                 assert time.time() < deadline, "the live room was not written back"
                 await asyncio.sleep(0.5)
-        finally:
-            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
@@ -368,22 +328,17 @@ def test_the_owner_killed_clients_rejoin_through_another_node_with_policy_and_lo
     assert status == 201
 
     async def go():
-        opened = []
-        try:
-            alice = await joined(c.nodes[0], "alice", room="failover")
-            opened.append(alice)
+        async with Opened() as opened:
+            alice = opened.add(await joined(c.nodes[0], "alice", room="failover"))
             owner = c.node(c.owner(room["id"]))
             entries = [n for n in c.nodes if n is not owner]
-            bob = await joined(entries[0], "bob", room="failover")
-            opened.append(bob)
+            bob = opened.add(await joined(entries[0], "bob", room="failover"))
             alice_entry = c.nodes[0] if c.nodes[0] is not owner else entries[1]
             if alice_entry is not c.nodes[0]:
                 await alice.close()
-                alice = await joined(alice_entry, "alice", room="failover")
-                opened.append(alice)
+                alice = opened.add(await joined(alice_entry, "alice", room="failover"))
 
-            carol = await joined(owner, "carol", room="failover")   # straight on the owner
-            opened.append(carol)
+            carol = opened.add(await joined(owner, "carol", room="failover"))   # straight on the owner
             carol_resume = carol.resume_token
 
             killed_at = time.time()
@@ -394,31 +349,24 @@ def test_the_owner_killed_clients_rejoin_through_another_node_with_policy_and_lo
                 assert code == 4104, code
             # The client of the dead node: its socket drops, its resume elsewhere fails, it joins again.
             await carol.wait_closed(10)
-            carol2 = await connect(entries[1], "carol", room="failover")
-            opened.append(carol2)
+            carol2 = opened.add(await connect(entries[1], "carol", room="failover"))
             await carol2.refused("resume", code="resume_failed", protocol=1, resumeToken=carol_resume)
             await carol2.join()
-            alice2 = await joined(alice_entry, "alice", room="failover")
-            opened.append(alice2)
-            bob2 = await joined(entries[0], "bob", room="failover")
-            opened.append(bob2)
+            alice2 = opened.add(await joined(alice_entry, "alice", room="failover"))
+            bob2 = opened.add(await joined(entries[0], "bob", room="failover"))
             new_owner = c.owner(room["id"])
             assert new_owner and new_owner != owner.node_id
             policy = bob2.snapshot["room"]["sharePolicy"]
             assert policy["shareMode"] == "multi" and policy["maxConcurrentShares"] == 3
             assert policy["shareLocked"] is True
 
-            sub = Subscriber(bob2)
-            opened.append(sub)
-            pub = await Publisher.start(alice2, ["camera"])
-            opened.append(pub)
+            sub = opened.add(Subscriber(bob2))
+            pub = opened.add(await Publisher.start(alice2, ["camera"]))
             track = pub.track_id("camera")
             await sub.wait_frames([track], 10, timeout=20)
             assert_carries(sub, track, alice2.participant_id, "camera")
             recovered = time.time() - killed_at
             print(f"failover: decoding again {recovered:.1f} s after kill -9 of the owner")
-        finally:
-            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 
@@ -428,21 +376,16 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
     c = fresh_cluster
 
     async def go():
-        opened = []
-        try:
+        async with Opened() as opened:
             probe = await joined(c.nodes[0], "probe", room="drain")
             room_id = probe.snapshot["room"]["id"]
             owner = c.node(c.owner(room_id))
             await probe.close()
             # Both clients straight on the node that runs the room.
-            alice = await joined(owner, "alice", room="drain")
-            opened.append(alice)
-            bob = await joined(owner, "bob", room="drain")
-            opened.append(bob)
-            sub = Subscriber(bob)
-            opened.append(sub)
-            pub = await Publisher.start(alice, ["camera"])
-            opened.append(pub)
+            alice = opened.add(await joined(owner, "alice", room="drain"))
+            bob = opened.add(await joined(owner, "bob", room="drain"))
+            sub = opened.add(Subscriber(bob))
+            pub = opened.add(await Publisher.start(alice, ["camera"]))
             await sub.wait_frames([pub.track_id("camera")], 10, timeout=20)
 
             owner.proc.send_signal(sig.SIGTERM)
@@ -452,24 +395,18 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
                 code, _ = await client.wait_closed(10)
                 assert code == 4104, code
             rest = [n for n in c.nodes if n is not owner]
-            alice2 = await joined(rest[0], "alice", room="drain")
-            opened.append(alice2)
-            bob2 = await joined(rest[1], "bob", room="drain")
-            opened.append(bob2)
+            alice2 = opened.add(await joined(rest[0], "alice", room="drain"))
+            bob2 = opened.add(await joined(rest[1], "bob", room="drain"))
             new_owner = c.owner(room_id)
             assert new_owner in [n.node_id for n in rest]
-            sub2 = Subscriber(bob2)
-            opened.append(sub2)
-            pub2 = await Publisher.start(alice2, ["camera"])
-            opened.append(pub2)
+            sub2 = opened.add(Subscriber(bob2))
+            pub2 = opened.add(await Publisher.start(alice2, ["camera"]))
             track = pub2.track_id("camera")
             await sub2.wait_frames([track], 10, timeout=20)
             assert_carries(sub2, track, alice2.participant_id, "camera")
             # The drained node exits by itself once its clients are gone.
             owner.proc.wait(timeout=35)
             assert owner.proc.returncode == 0
-        finally:
-            await close_quietly(opened)
 
     run(go(), TEST_TIMEOUT)
 

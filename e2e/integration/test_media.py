@@ -53,6 +53,18 @@ class Session:
         self._opened.append(p)
         return p
 
+    async def camera_flowing(self, frames):
+        """Alice publishes her camera and Bob decodes `frames` of its frames (within 10 s), the meeting
+        many media tests start from: returns (alice, bob, bob's subscriber, alice's publisher, the
+        camera's track id)."""
+        alice = await self.join("alice")
+        bob = await self.join("bob")
+        sub = self.subscribe(bob)
+        pub = await self.publish(alice, ["camera"])
+        camera = pub.track_id("camera")
+        await sub.wait_frames([camera], frames, timeout=10)
+        return alice, bob, sub, pub, camera
+
     async def close(self):
         """Closes everything at once, each within 10 s: two dozen aiortc peers closed one after the
         other could take minutes when their closes stall, and eat the scenario's time bound."""
@@ -64,15 +76,15 @@ class Session:
         await asyncio.gather(*(one(x) for x in reversed(self._opened)))
 
 
-def run_in_room(server, room, scenario):
-    """Runs `scenario(session)` with a bounded time, closing everything it opened."""
+def run_in_room(server, room, scenario, timeout=TEST_TIMEOUT):
+    """Runs `scenario(session)` within `timeout` seconds, closing everything it opened."""
     async def go():
         session = Session(server, room)
         try:
             await scenario(session)
         finally:
             await session.close()
-    run(go(), TEST_TIMEOUT)
+    run(go(), timeout)
 
 
 # -- metrics ---------------------------------------------------------------------------------------

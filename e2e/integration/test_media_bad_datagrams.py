@@ -39,12 +39,7 @@ def test_garbage_at_the_media_port_is_dropped_and_media_keeps_flowing(media_serv
     rng = random.Random(20261130)
 
     async def scenario(s):
-        alice = await s.join("alice")
-        bob = await s.join("bob")
-        sub = s.subscribe(bob)
-        pub = await s.publish(alice, ["camera"])
-        camera = pub.track_id("camera")
-        await sub.wait_frames([camera], 10, timeout=10)
+        _, _, sub, pub, camera = await s.camera_flowing(10)
         port = media_port(pub.result["sdp"])
         dropped = await metric(media_server, "atrium_media_dropped_packets_total")
 
@@ -95,12 +90,7 @@ def test_valid_checks_from_many_ports_do_not_grow_the_address_tables(media_serve
     the server (the module's earlier rooms may still hold theirs during their resume window), so the
     check is on its growth."""
     async def scenario(s):
-        alice = await s.join("alice")
-        bob = await s.join("bob")
-        sub = s.subscribe(bob)
-        pub = await s.publish(alice, ["camera"])
-        camera = pub.track_id("camera")
-        await sub.wait_frames([camera], 5, timeout=10)
+        _, _, sub, pub, camera = await s.camera_flowing(5)
         answer, offer = pub.result["sdp"], pub.offer_sdp
         local_ufrag = re.search(r"a=ice-ufrag:(\S+)", answer).group(1)
         password = re.search(r"a=ice-pwd:(\S+)", answer).group(1)

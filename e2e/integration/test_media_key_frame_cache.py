@@ -22,8 +22,7 @@ import time
 import pytest
 
 from conftest import MEDIA_ARGS, Server
-from signal_client import run
-from test_media import Session, metrics_text, sample_of, wait_metric_above, wait_sent
+from test_media import metrics_text, run_in_room, sample_of, wait_metric_above, wait_sent
 
 JOIN_DELAYS = (5, 20, 60)       # seconds after the share's first packet
 BURST = 20                      # viewers joining within one second after the last late one
@@ -38,16 +37,6 @@ def no_cache_server(tmp_path_factory):
                "--key-frame-cache-bytes", "0").start()
     yield s
     s.stop()
-
-
-def run_scenario(server, room, scenario, timeout=SCENARIO_TIMEOUT):
-    async def go():
-        session = Session(server, room)
-        try:
-            await scenario(session)
-        finally:
-            await session.close()
-    run(go(), timeout)
 
 
 async def metrics_after_refresh(server, track_id, timeout=5):
@@ -172,7 +161,7 @@ def test_late_viewers_of_a_static_share_start_from_the_cache(media_server):
               f"{stats['keyFrameRequests']['screen_share']} key-frame requests received and ignored, "
               f"{stats['sent']['screen_share']} packets sent")
 
-    run_scenario(media_server, "cache-late-join", scenario)
+    run_in_room(media_server, "cache-late-join", scenario, SCENARIO_TIMEOUT)
 
 
 def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
@@ -198,4 +187,4 @@ def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
         assert after.plis > before.plis, f"the server asked for no key frame: {before} -> {after}"
         assert stats["keyFrameRequests"]["screen_share"] > 0 and stats["keyFramesSent"]["screen_share"] == 1, stats
 
-    run_scenario(no_cache_server, "no-cache-late-join", scenario, timeout=90)
+    run_in_room(no_cache_server, "no-cache-late-join", scenario, 90)

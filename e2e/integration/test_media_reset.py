@@ -12,12 +12,7 @@ def sections(sdp):
 
 def test_ended_sections_are_bounded_by_a_new_connection(media_server):
     async def scenario(s):
-        alice = await s.join("alice")
-        bob = await s.join("bob")
-        sub = s.subscribe(bob)
-        pub = await s.publish(alice, ["camera"])
-        camera = pub.track_id("camera")
-        await sub.wait_frames([camera], 10, timeout=10)
+        _, bob, sub, _, camera = await s.camera_flowing(10)
 
         # Each unsubscribe ends the camera's section; each subscribe adds a new one.
         for _ in range(25):

@@ -18,8 +18,7 @@ import pytest
 
 from conftest import MEDIA_ARGS, Server
 from media_peer import BLUE, RED, STRIPE_PERIOD, STRIPE_WIDTH, VIDEO, WHITE, SCREEN_MEAN
-from test_media import Session
-from signal_client import run
+from test_media import run_in_room
 from webhook_receiver import Receiver
 
 SECRET = "whsec_recording_test_0123456789"
@@ -138,13 +137,7 @@ def test_a_share_recorded_across_a_pause(recording_server):
         assert finished[0]["durationMs"] >= 6000 and finished[0]["state"] == "finished"
         assert all(r["valid"] for r in rx.requests)
 
-    async def go():
-        session = Session(server, room)
-        try:
-            await scenario(session)
-        finally:
-            await session.close()
-    run(go(), 120)
+    run_in_room(server, room, scenario, 120)
 
 
 def test_recording_refusals(recording_server):
@@ -196,13 +189,7 @@ def test_a_participant_recorded_h264_and_opus(recording_server, container):
         frames = decoded_frames(done["path"], w=video["width"], h=video["height"])
         assert frames and all(np.all(np.abs(f.reshape(-1, 3).mean(axis=0) - np.array(RED)) <= 40) for f in frames)
 
-    async def go():
-        session = Session(server, room)
-        try:
-            await scenario(session)
-        finally:
-            await session.close()
-    run(go(), 120)
+    run_in_room(server, room, scenario, 120)
 
 
 def test_an_ffmpeg_crash_fails_the_recording(recording_server):
@@ -228,10 +215,4 @@ def test_an_ffmpeg_crash_fails_the_recording(recording_server):
         reported = next(e["data"]["recording"] for e in events if e["type"] == "recording_finished")
         assert reported["id"] == rec["id"] and reported["state"] == "failed"
 
-    async def go():
-        session = Session(server, room)
-        try:
-            await scenario(session)
-        finally:
-            await session.close()
-    run(go(), 90)
+    run_in_room(server, room, scenario, 90)
