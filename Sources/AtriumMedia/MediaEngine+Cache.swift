@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumRTP
 import AtriumUDP
 
@@ -12,13 +13,14 @@ extension MediaEngine {
     /// Bytes a replay may send per 20 ms tick.
     var replayBudget: Int { max(1500, Int(config.replayBitrate / 8 / 50)) }
 
-    /// Starts `c` from the cache of stream `k` if it holds a picture young enough and the consumer's
-    /// transport can send; otherwise returns false (the caller asks the publisher for a key frame).
+    /// Starts `c` from the cache of stream `k` if it holds a picture young enough, small enough for
+    /// the consumer's transport (`replayRoom`), and that transport can send; otherwise returns false
+    /// (the caller asks the publisher for a key frame).
     @discardableResult
-    func startFromCache(_ c: Consumer, stream k: Int, maxBytes: Int = .max) -> Bool {
+    func startFromCache(_ c: Consumer, stream k: Int) -> Bool {
         let p = c.producer
         guard p.isVideo, !p.paused, c.replay == nil, c.transport.isSecure, p.streams.indices.contains(k),
-            p.streams[k].cache.isServable(now: now), p.streams[k].cache.byteCount <= maxBytes
+            p.streams[k].cache.isServable(now: now), p.streams[k].cache.byteCount <= replayRoom(c.transport)
         else {
             if p.isVideo && p.streams.indices.contains(k) && p.streams[k].cache.isEnabled { counters.cacheMisses += 1 }
             return false
@@ -30,6 +32,18 @@ extension MediaEngine {
         // The first burst goes at once: most pictures of a static screen fit in it.
         advanceReplay(c, budget: 2 * replayBudget)
         return true
+    }
+
+    /// How many bytes a replay toward `t` may send in all. Unbounded on a transport without an
+    /// estimate; toward a paced one (issue 12), what its pacer lets out within
+    /// `Allocator.keyFrameDrain`, less what already waits: the room the allocator gave the track's
+    /// step up assumed a key frame, and a camera's cached picture is its key frame and every frame since
+    /// (often hundreds of kilobytes), which on a slow link would fill the pacer and have it drop the
+    /// packets of every track. A larger picture waits for a key frame asked of the publisher instead.
+    func replayRoom(_ t: Transport) -> Int {
+        guard t.estimating else { return .max }
+        let room = pacingRate(t, now: now) / 8 * Allocator.keyFrameDrain - Double(t.paced.bytes)
+        return Int(max(room, 0))
     }
 
     /// Sends the next cached packets of a replay, up to `budget` bytes; ends the replay when it has

@@ -15,15 +15,38 @@ extension MediaEngine {
     static let maximumDelay = 0.5
     static let minimumQueueBytes = 64_000.0
 
+    /// The rate `t`'s pacer lets video out at: the rate controller's, and never below what the
+    /// allocator chose to send (a share's floor may pass the estimate): the pacer smooths bursts, it
+    /// does not decide what the viewer gets.
+    func pacingRate(_ t: Transport, now t0: Double) -> Double {
+        let floor = max(Self.minimumPacingRate, (t.allocated ?? 0) * Self.allocatedHeadroom)
+        return max(t.rate.pacingRate(now: t0), floor)
+    }
+
+    /// What `t`'s pacer holds at most, bytes: half a second at its rate, but a key frame's worth
+    /// always fits.
+    func pacerLimit(_ t: Transport, rate: Double) -> Double {
+        max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+    }
+
+    /// Whether a retransmission of `bytes` toward `t` may join its pacer: only while the queue stays
+    /// within half its bound, so repairs never take the room live packets need. Behind a slow link,
+    /// the NACKs for one loss burst (asked again every round trip while the first copies wait) would
+    /// otherwise fill the queue, and the live packets behind them overflow it: the browser test's
+    /// viewer at 250 kbit/s had 37 kB of a share's RTX waiting (2.3 s at its rate) when its pacer
+    /// dropped. A repair refused now is asked for again at the viewer's next NACK.
+    func pacerTakesRetransmission(_ t: Transport, bytes: Int) -> Bool {
+        guard t.estimating, !t.paced.isEmpty else { return true }
+        let limit = pacerLimit(t, rate: pacingRate(t, now: now)) / 2
+        return Double(t.paced.bytes + bytes + SRTPSession.maximumTrailerLength) <= limit
+    }
+
     /// Whether the packet in `slot` toward `t` may leave now; if not it waits in the pacer (or is
     /// dropped when the pacer is full) and the slot is free again.
     func pace(slot: Int, on t: Transport, video: Bool, twccOffset: Int32) -> Bool {
         guard t.estimating else { return true }
         let t0 = now
-        // Never below what the allocator chose to send (a share's floor may pass the estimate): the
-        // pacer smooths bursts, it does not decide what the viewer gets.
-        let floor = max(Self.minimumPacingRate, (t.allocated ?? 0) * Self.allocatedHeadroom)
-        let rate = max(t.rate.pacingRate(now: t0), floor)
+        let rate = pacingRate(t, now: t0)
         var bucket = t.bucket ?? TokenBucket(rate: rate, now: t0)
         defer { t.bucket = bucket }
         if bucket.rate != rate { bucket.setRate(rate) }
@@ -35,7 +58,7 @@ extension MediaEngine {
         if t.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
         // Bounded in time too: what would wait longer than `maximumDelay` at the pacing rate (but a
         // key frame's worth always fits) is dropped rather than delaying everything after it.
-        let limit = max(rate / 8 * Self.maximumDelay, Self.minimumQueueBytes)
+        let limit = pacerLimit(t, rate: rate)
         if Double(t.paced.bytes + bytes) <= limit,
             t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
         {

@@ -443,9 +443,10 @@ extension MediaEngine {
     /// Answers a subscriber's NACK for one of its sequence numbers from the producer's buffer, as RTX
     /// when the subscriber negotiated it.
     ///
-    /// NACK storms make congestion worse: a sequence number is answered at most once per round trip,
-    /// and retransmissions stay within the transport's budget (`retransmissionShare` of its media);
-    /// what is refused is counted.
+    /// NACK storms make congestion worse: a sequence number is answered at most once per round trip
+    /// (counted from when its last copy left the pacer), and retransmissions stay within the
+    /// transport's budget (`retransmissionShare` of its media) and its pacer's
+    /// (`pacerTakesRetransmission`); what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
         guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let (input, k) = c.input(for: output),
             c.producer.streams.indices.contains(k), let buffer = c.producer.streams[k].buffer
@@ -456,13 +457,15 @@ extension MediaEngine {
         let t = c.transport
         let slot = Int(output) & (Consumer.mapSize - 1)
         let t0 = now
-        if c.retransmittedAt[slot] >= 0 && t0 - c.retransmittedAt[slot] < max(0.02, t.rtt ?? 0.1) {
+        // A copy may still wait in the pacer: the round trip counts from when it leaves.
+        let queued = t.estimating ? Double(t.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
+        if c.retransmittedAt[slot] >= 0 && t0 - c.retransmittedAt[slot] < max(0.02, t.rtt ?? 0.1) + queued {
             counters.drop(.retransmissionRepeat)
             t.retransmissionsRefused += 1
             return
         }
         func resend(_ packet: [UInt8]) -> Retransmission {
-            guard t.retransmissionAllowance >= packet.count else {
+            guard t.retransmissionAllowance >= packet.count, pacerTakesRetransmission(t, bytes: packet.count) else {
                 counters.drop(.retransmissionBudget)
                 t.retransmissionsRefused += 1
                 return .refused

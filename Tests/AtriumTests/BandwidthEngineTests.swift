@@ -215,4 +215,81 @@ import Testing
         let estimate = try #require(stats.estimate)
         #expect(estimate > 1_500_000, "the probes found the room: \(Int(estimate))")
     }
+
+    /// A camera resumed on a slow link is not started from its cached picture when that picture (its
+    /// key frame and every frame since: here 250 packets, 350 kB) could not leave within the half
+    /// second a step up's key frame is given: replayed, it would fill the pacer, whose overflow then
+    /// drops the packets of every track (the browser test's viewer at 250 kbit/s lost 10-48 %). It
+    /// waits for a key frame asked of the publisher instead, and the pacer drops nothing.
+    @Test func aCameraResumedOnASlowLinkWaitsForAKeyFrameRatherThanReplayingALargeCache() throws {
+        let link = try Self.settled(capacity: 300_000)
+        link.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 48_000, wanted: 700_000,
+                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: true)])))
+        for n in 0..<300 {
+            if n % 2 == 0 { try link.video(keyFrame: false, size: 1400) }
+            try link.step(n)
+        }
+        let before = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        func plis() throws -> Int {
+            try link.publisher.receive(from: link.media)
+            return link.publisher.rtcp.filter { if case .pictureLossIndication = $0 { true } else { false } }.count
+        }
+        let plisBefore = try plis()
+        link.viewer.rtp.removeAll()
+        link.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 250_000, wanted: 700_000,
+                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        for n in 0..<50 {
+            if n % 2 == 0 { try link.video(keyFrame: n == 10, size: 1400) }
+            try link.step(n)
+        }
+        let after = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(after.pacerDropped == before.pacerDropped, "dropped \(after.pacerDropped - before.pacerDropped)")
+        #expect(try plis() > plisBefore, "a key frame asked of the publisher")
+        let first = try #require(
+            link.viewer.rtp.first { (try? RTPHeader(parsing: $0).ssrc) == 8000 }, "back after the resume")
+        let h = try RTPHeader(parsing: first)
+        #expect(first[h.payloadRange.lowerBound + 1] == 0x50, "starting on the new key frame")
+        let camera = link.viewer.rtp.filter { (try? RTPHeader(parsing: $0).ssrc) == 8000 }
+        #expect(camera.count <= 25, "only the live frames from the key frame on: \(camera.count)")
+    }
+
+    /// Repairs toward a slow viewer whose pacer is already behind are refused rather than queued:
+    /// a NACK for a loss burst while a key frame still waits (more than half the pacer's queue)
+    /// would add repairs that arrive seconds late and hold up the live packets behind them, so
+    /// the queue would overflow (the browser test's viewer at 250 kbit/s had 37 kB of RTX waiting when
+    /// its pacer dropped). Once the queue has drained, the same NACK is answered.
+    @Test func aNackWhileTheSlowViewersPacerIsBehindIsRefusedThenAnsweredOnceItDrained() throws {
+        let link = try Self.settled(capacity: 300_000)
+        let sent = link.viewer.rtp.compactMap { try? RTPHeader(parsing: $0) }.filter { $0.ssrc == 8000 }
+        let lost = sent.suffix(20).map(\.sequenceNumber)
+        #expect(lost.count == 20)
+        try link.video(keyFrame: true)
+        for _ in 0..<39 { try link.video(keyFrame: false) }
+        let queued = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(queued.pacerQueued > 20, "a key frame's worth waits: \(queued.pacerQueued)")
+        let refusedBefore = link.media.engine.counters.dropped[DropReason.retransmissionBudget.rawValue]
+        try link.viewer.send(rtcp: [.nack(GenericNACK(senderSSRC: 1, mediaSSRC: 8000, lost: lost))], to: link.media)
+        link.carry()
+        let refused = link.media.engine.counters.dropped[DropReason.retransmissionBudget.rawValue] - refusedBefore
+        #expect(refused == 20, "refused while the pacer is behind: \(refused)")
+        let after = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(after.pacerQueued <= queued.pacerQueued && after.pacerDropped == queued.pacerDropped)
+        for n in 0..<300 { try link.step(n) }
+        let drained = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        #expect(drained.pacerQueued == 0)
+        link.viewer.rtp.removeAll()
+        try link.viewer.send(
+            rtcp: [.nack(GenericNACK(senderSSRC: 1, mediaSSRC: 8000, lost: Array(lost.prefix(2))))], to: link.media)
+        link.carry()
+        let repairs = link.viewer.rtp.filter { (try? RTPHeader(parsing: $0).ssrc) == 8001 }
+        #expect(repairs.count == 2, "answered once the queue drained: \(repairs.count)")
+    }
 }
