@@ -202,6 +202,9 @@ let package = Package(
         .executableTarget(
             name: "SRTPBench", dependencies: ["AtriumSRTP"], path: "bench/SRTPBench", swiftSettings: strict),
 
+        // Test support: counts the calling thread's heap allocations and Swift retains/releases (the
+        // packet path's regression tests), by the test executable's own malloc and the runtime's hooks.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "AtriumTests",
             dependencies: [
@@ -210,7 +213,7 @@ let package = Package(
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
                 "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
-                "AtriumRoomCoding", "AtriumLoadPeer",
+                "AtriumRoomCoding", "AtriumLoadPeer", "CAllocationCounter",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

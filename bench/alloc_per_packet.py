@@ -2,10 +2,13 @@
 
 Builds bench/malloc_count.c (a malloc-counting LD_PRELOAD), starts the server with it, has one aiortc
 publisher (camera, screen, microphone) send to three subscribers through it, and reads the allocation
-count and the server's forwarded-packet counter at the start and the end of a steady window. Prints
-allocations per forwarded packet: the Swift packet path allocates nothing; what remains is the SRTP
-library's (Debian's libsrtp2 uses NSS, which allocates per operation) and the control traffic's
-(STUN consent, RTCP, the signaling thread). All traffic on 127.0.0.1.
+counts and the server's forwarded-packet counter at the start and the end of a steady window. Prints
+allocations per forwarded packet for the whole process and for the media worker threads (the packet
+path, and the worker's control traffic: STUN consent, RTCP), and, when perf's uprobes are available
+(root), swift_retain and swift_release calls per forwarded packet on the media threads (`perf probe` on
+libswiftCore's entry points, `perf stat -t` on the atrium-media-* threads). MALLOC_COUNT_TRACE=N in the
+environment writes every Nth media-thread allocation's backtrace to the server's stderr (kept in
+--trace-file). All traffic on 127.0.0.1.
 """
 import argparse
 import asyncio
@@ -17,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import shutil
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,7 +42,50 @@ def free_port():
         return s.getsockname()[1]
 
 
-async def measure(binary, seconds, subscribers):
+def swift_core(binary):
+    """The libswiftCore.so the server runs with (for the uprobes)."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    m = re.search(r"libswiftCore\.so => (\S+)", out)
+    return m.group(1) if m else None
+
+
+def add_probes(core):
+    """swift_retain and swift_release uprobes; None when perf cannot place them."""
+    if not core or not shutil.which("perf"):
+        return None
+    events = []
+    for fn in ("swift_retain", "swift_release"):
+        subprocess.run(["perf", "probe", "-q", "-x", core, "--add", fn], capture_output=True, text=True)
+        events.append(f"probe_libswiftCore:{fn}")
+    listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    return events if all(e in listed for e in events) else None
+
+
+def media_threads(pid):
+    tids = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if open(f"/proc/{pid}/task/{tid}/comm").read().startswith("atrium-media"):
+                tids.append(tid)
+        except OSError:
+            pass
+    return tids
+
+
+def count_refcounting(events, pid, seconds):
+    """swift_retain and swift_release calls on the media threads over `seconds`."""
+    tids = media_threads(pid)
+    r = subprocess.run(["perf", "stat", "-x", ",", "-e", ",".join(events), "-t", ",".join(tids), "--", "sleep",
+                        str(seconds)], capture_output=True, text=True)
+    counts = {}
+    for line in r.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[0].strip().isdigit():
+            counts[parts[2].split(":")[-1]] = int(parts[0])
+    return counts.get("swift_retain"), counts.get("swift_release")
+
+
+async def measure(binary, seconds, subscribers, trace_file):
     work = tempfile.mkdtemp(prefix="atrium-alloc-")
     shim = os.path.join(work, "malloc_count.so")
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(ROOT, "bench", "malloc_count.c"), "-ldl"],
@@ -49,6 +96,7 @@ async def measure(binary, seconds, subscribers):
                                "--data-dir", os.path.join(work, "data"), "--auto-create-rooms", "any"],
                               stdout=subprocess.DEVNULL, stderr=open(err_path, "w"),
                               env=dict(os.environ, LD_PRELOAD=shim))
+    events = add_probes(swift_core(binary))
     opened = []
     try:
         key_file = os.path.join(work, "data", "dev-key.json")
@@ -72,16 +120,24 @@ async def measure(binary, seconds, subscribers):
 
         def sample():
             body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-            forwarded = int(re.search(r'atrium_media_packets_total\{direction="out"\} (\d+)', body).group(1))
+            # One series per media worker (a `worker` label) when there are several: summed.
+            forwarded = sum(int(v) for labels, v in re.findall(r'atrium_media_packets_total\{([^}]*)\} (\d+)', body)
+                            if 'direction="out"' in labels)
             server.send_signal(signal.SIGUSR2)
             time.sleep(0.2)
-            mallocs = int(re.findall(r"MALLOCS (\d+)", open(err_path).read())[-1])
-            return forwarded, mallocs
+            last = re.findall(r"MALLOCS (\d+) MEDIA (\d+)", open(err_path).read())[-1]
+            return forwarded, int(last[0]), int(last[1])
 
-        f0, m0 = await asyncio.to_thread(sample)
-        await asyncio.sleep(seconds)
-        f1, m1 = await asyncio.to_thread(sample)
-        return f1 - f0, m1 - m0
+        f0, m0, w0 = await asyncio.to_thread(sample)
+        if events:
+            retains, releases = await asyncio.to_thread(count_refcounting, events, server.pid, seconds)
+        else:
+            retains = releases = None
+            await asyncio.sleep(seconds)
+        f1, m1, w1 = await asyncio.to_thread(sample)
+        if trace_file:
+            shutil.copy(err_path, trace_file)
+        return f1 - f0, m1 - m0, w1 - w0, retains, releases
     finally:
         for x in reversed(opened):
             try:
@@ -97,11 +153,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--subscribers", type=int, default=3)
+    ap.add_argument("--trace-file", help="keep the server's stderr (backtraces with MALLOC_COUNT_TRACE=N) here")
     args = ap.parse_args()
     binary = os.environ.get("ATRIUM_BIN", os.path.join(ROOT, ".build", "release", "atrium"))
-    forwarded, mallocs = asyncio.run(measure(binary, args.seconds, args.subscribers))
+    forwarded, mallocs, media, retains, releases = asyncio.run(
+        measure(binary, args.seconds, args.subscribers, args.trace_file))
+    n = max(1, forwarded)
     print(f"allocations per forwarded packet ({binary}, 1 publisher, {args.subscribers} subscribers, "
-          f"{args.seconds:.0f} s): {mallocs} allocations / {forwarded} packets = {mallocs / max(1, forwarded):.2f}")
+          f"{args.seconds:.0f} s): {mallocs} allocations / {forwarded} packets = {mallocs / n:.3f} (whole process); "
+          f"media threads {media} = {media / n:.3f}")
+    if retains is not None:
+        print(f"media threads per forwarded packet: swift_retain {retains / n:.2f}, swift_release {releases / n:.2f} "
+              f"({retains} / {releases} calls)")
+    else:
+        print("swift_retain/swift_release not counted (perf uprobes unavailable)")
 
 
 if __name__ == "__main__":

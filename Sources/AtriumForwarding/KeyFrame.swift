@@ -41,7 +41,9 @@ public enum KeyFrame {
     /// draft-ietf-payload-vp9 section 4.2: `I P L F B E V Z`; a packet that begins a frame (B) not
     /// predicted from another (P = 0) starts a key frame.
     static func vp9(_ p: UnsafeRawBufferPointer) -> Bool {
-        guard let first = p.first else { return false }
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !p.isEmpty else { return false }
+        let first = p[0]
         let predicted = first & 0x40 != 0
         let beginsFrame = first & 0x08 != 0
         return !predicted && beginsFrame
@@ -50,7 +52,9 @@ public enum KeyFrame {
     /// RFC 6184 section 5: an IDR slice (5) or a sequence parameter set (7), alone, in a STAP-A (24),
     /// or at the start of a FU-A (28).
     static func h264(_ p: UnsafeRawBufferPointer) -> Bool {
-        guard let first = p.first else { return false }
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !p.isEmpty else { return false }
+        let first = p[0]
         let isKey: (UInt8) -> Bool = { $0 == 5 || $0 == 7 }
         switch first & 0x1F {
         case 1...23:
@@ -76,7 +80,9 @@ public enum KeyFrame {
     /// AV1 RTP specification section 4.4: the aggregation header's N bit marks the first packet of a
     /// coded video sequence, which starts with a key frame.
     static func av1(_ p: UnsafeRawBufferPointer) -> Bool {
-        guard let first = p.first else { return false }
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !p.isEmpty else { return false }
+        let first = p[0]
         return first & 0x08 != 0 && first & 0x80 == 0
     }
 }

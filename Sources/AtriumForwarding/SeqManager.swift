@@ -60,7 +60,7 @@ public struct SeqManager: Equatable, Sendable {
 
     /// Folds dropped entries that left the window into the offset, keeping later mappings unchanged.
     private mutating func prune() {
-        while let first = dropped.first, (maxInput &- first) >= Self.window {
+        while !dropped.isEmpty, (maxInput &- dropped[0]) >= Self.window {
             dropped.removeFirst()
             offset = offset &+ 1
         }

@@ -29,7 +29,9 @@ public struct VP8Descriptor: Equatable, Sendable {
     public var startsFrame: Bool { startOfPartition && partitionIndex == 0 }
 
     public init?(_ p: UnsafeRawBufferPointer) {
-        guard let first = p.first else { return nil }
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !p.isEmpty else { return nil }
+        let first = p[0]
         startOfPartition = first & 0x10 != 0
         partitionIndex = first & 0x07
         pictureID = nil

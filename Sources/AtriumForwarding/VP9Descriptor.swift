@@ -32,7 +32,9 @@ public struct VP9Descriptor: Equatable, Sendable {
     public var startsKeyPicture: Bool { startsPicture && !interPicturePredicted }
 
     public init?(_ p: UnsafeRawBufferPointer) {
-        guard let first = p.first else { return nil }
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !p.isEmpty else { return nil }
+        let first = p[0]
         interPicturePredicted = first & 0x40 != 0
         flexible = first & 0x10 != 0
         startOfFrame = first & 0x08 != 0

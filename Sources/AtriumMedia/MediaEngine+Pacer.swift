@@ -75,7 +75,12 @@ extension MediaEngine {
     func drainPacers() {
         guard !pacing.isEmpty else { return }
         let t0 = now
-        for t in pacing {
+        // By index, and compacted by hand below: `for ... in` and `removeAll(where:)` go through
+        // generic iterators, which allocate in a debug build.
+        var n = 0
+        while n < pacing.count {
+            let t = pacing[n]
+            n += 1
             guard var bucket = t.bucket, let srtp = t.srtpOut else {
                 t.paced.removeAll()
                 continue
@@ -89,6 +94,15 @@ extension MediaEngine {
             }
             t.bucket = bucket
         }
-        pacing.removeAll { $0.paced.isEmpty }
+        var kept = 0
+        var k = 0
+        while k < pacing.count {
+            if !pacing[k].paced.isEmpty {
+                pacing.swapAt(kept, k)
+                kept += 1
+            }
+            k += 1
+        }
+        pacing.removeLast(pacing.count - kept)
     }
 }

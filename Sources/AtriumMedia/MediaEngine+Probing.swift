@@ -92,12 +92,12 @@ extension MediaEngine {
         tx[slot].payload.appendBigEndian(ssrc)
         tx[slot].payload.appendBigEndian(UInt32(0xBEDE_0001))
         tx[slot].payload.append((extensionID & 0x0F) << 4 | 1)
-        tx[slot].payload.append(contentsOf: repeatElement(0, count: 3))
-        tx[slot].payload.append(contentsOf: repeatElement(0, count: Self.probePadding - 1))
+        appendZeros(3, to: slot)
+        appendZeros(Self.probePadding - 1, to: slot)
         tx[slot].payload.append(UInt8(Self.probePadding))
         numberForEstimation(slot: slot, range: 17..<19, on: t, cluster: Int16(truncatingIfNeeded: cluster))
         let length = tx[slot].payload.count
-        tx[slot].payload.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
+        appendZeros(SRTPSession.maximumTrailerLength, to: slot)
         do {
             let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
                 try srtp.protect(rtp: buf, length: length)

@@ -167,7 +167,13 @@ extension MediaEngine {
             }
             if info.keyFrame { p.streams[k].noteKeyFrame(rx[i].payload, media: info.media, codec: p.codec, now: t0) }
         }
-        for c in p.consumers {
+        // By index: a `for ... in` over the array goes through the generic iterator, which a debug
+        // build does not specialize and which then allocates per element.
+        let consumers = p.consumers
+        var j = 0
+        while j < consumers.count {
+            let c = consumers[j]
+            j += 1
             // A consumer started from the cache takes the stream's packets from there until it caught up.
             if c.replay != nil { continue }
             if c.bandwidthPaused {
@@ -213,7 +219,7 @@ extension MediaEngine {
         if codec == .vp8 && p.isSimulcast {
             info.vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
         }
-        if keyFrameNeeded || p.isSimulcast || p.consumers.contains(where: \.waitingForKeyFrame) {
+        if keyFrameNeeded || p.isSimulcast || p.hasConsumerWaitingForKeyFrame {
             info.keyFrame = rx[i].payload.withUnsafeBytes { raw in
                 KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
             }
@@ -392,6 +398,16 @@ extension MediaEngine {
         return seal(slot: slot, on: t, srtp: srtp, twccOffset: twccOffset)
     }
 
+    /// Zero bytes to append from: an Array's contiguous storage is copied at once, while a
+    /// `repeatElement` goes element by element through a generic iterator, which a debug build does
+    /// not specialize and which then allocates per element.
+    static let zeros = [UInt8](repeating: 0, count: 256)
+
+    /// Appends `n` zero bytes (at most 256) to the packet in `slot`.
+    func appendZeros(_ n: Int, to slot: Int) {
+        tx[slot].payload.append(contentsOf: Self.zeros[0..<min(max(n, 0), Self.zeros.count)])
+    }
+
     /// Numbers (transport-wide), encrypts and counts the packet in `slot`, which joins the batch.
     func seal(slot: Int, on t: Transport, srtp: SRTPSession, twccOffset: Int32) -> Bool {
         if twccOffset >= 0 {
@@ -403,17 +419,18 @@ extension MediaEngine {
                 t.probing?.sentBytes += tx[slot].payload.count
             }
         }
-        do {
-            let length = tx[slot].payload.count
-            tx[slot].payload.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
-            let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
-                try srtp.protect(rtp: buf, length: length)
-            }
-            tx[slot].payload.removeLast(tx[slot].payload.count - protected)
-        } catch {
+        let length = tx[slot].payload.count
+        appendZeros(SRTPSession.maximumTrailerLength, to: slot)
+        // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
+        // context in a debug build.
+        let protected = tx[slot].payload.withUnsafeMutableBytes { buf in
+            (try? srtp.protect(rtp: buf, length: length)) ?? -1
+        }
+        guard protected >= 0 else {
             counters.drop(.malformed)
             return false
         }
+        tx[slot].payload.removeLast(tx[slot].payload.count - protected)
         txCount += 1
         let bytes = tx[slot].payload.count
         t.packetsOut += 1

@@ -419,12 +419,12 @@ final class MediaEngine {
         }
         let isRTCP = rx[i].payload.count > 1 && PacketDemultiplexer.isRTCP(secondByte: rx[i].payload[1])
         let length = rx[i].payload.count
-        let plain: Int
-        do {
-            plain = try rx[i].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
-                isRTCP ? try srtp.unprotectRTCP(buf, length: length) : try srtp.unprotect(srtp: buf, length: length)
-            }
-        } catch {
+        // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
+        // context in a debug build.
+        let plain = rx[i].payload.withUnsafeMutableBytes { buf in
+            (try? isRTCP ? srtp.unprotectRTCP(buf, length: length) : srtp.unprotect(srtp: buf, length: length)) ?? -1
+        }
+        guard plain >= 0 else {
             counters.drop(.srtp)
             return
         }
@@ -456,7 +456,7 @@ final class MediaEngine {
             guard txCount > 0 else { return }
         }
         guard case .udp(let socket) = io else {
-            if case .memory(let m) = io { m.sent += tx[0..<txCount] }
+            if case .memory(let m) = io { m.record(tx[0..<txCount]) }
             txCount = 0
             return
         }

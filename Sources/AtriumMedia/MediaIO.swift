@@ -34,8 +34,22 @@ enum MediaIO {
 public final class MemoryPort: @unchecked Sendable {
     public let localAddress: SocketAddress
     public var sent: [Datagram] = []
+    /// When false, what the engine sends is only counted (`discarded`), not kept: a test measuring the
+    /// packet path's allocations then leaves the engine's send slots to the engine (a kept copy would
+    /// share their buffers, and the next write into a slot would allocate a new one).
+    public var keepsSent = true
+    public internal(set) var discarded = 0
 
     public init(localAddress: SocketAddress) { self.localAddress = localAddress }
+
+    /// The engine's batch: kept, or counted.
+    func record(_ batch: ArraySlice<Datagram>) {
+        if keepsSent {
+            sent += batch
+        } else {
+            discarded += batch.count
+        }
+    }
 
     /// What the engine sent since the last call.
     public func take() -> [Datagram] {

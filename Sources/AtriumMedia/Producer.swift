@@ -83,6 +83,17 @@ final class Producer {
     var layerSizes: [LayerChoice.Size] { isSimulcast ? streams.map(\.size) : svcLayers }
     var isScreenShare: Bool { spec.source == "screen_share" }
 
+    /// Whether a consumer waits for a key frame (by index: the generic `contains(where:)` allocates
+    /// per element in a debug build).
+    var hasConsumerWaitingForKeyFrame: Bool {
+        var j = 0
+        while j < consumers.count {
+            if consumers[j].waitingForKeyFrame { return true }
+            j += 1
+        }
+        return false
+    }
+
     /// The stream an SSRC belongs to, and whether it is that stream's RTX.
     func stream(ssrc: UInt32) -> (Int, Bool)? {
         for k in streams.indices {

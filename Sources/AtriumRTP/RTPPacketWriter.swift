@@ -49,13 +49,40 @@ public enum RTPPacketWriter {
         if let ssrc = fields.ssrc { store(ssrc, bytes: 4, at: base + RTPHeader.ssrcOffset, in: &packet) }
     }
 
-    /// `rewrite` for an array, specialized here: the forwarding path calls this one, which allocates
-    /// nothing (the generic entry point, called from another module, would go through witness tables).
+    /// `rewrite` for an array, written out for bytes: the forwarding path calls this one, which
+    /// allocates nothing in any build (the generic entry point, called from another module or left
+    /// unspecialized in a debug build, reads each byte through a witness table and a coroutine that
+    /// allocates).
     public static func rewrite(_ packet: inout [UInt8], _ fields: Rewrite) throws(RTPError) {
-        try packet.withUnsafeMutableBufferPointer {
-            (buffer: inout UnsafeMutableBufferPointer<UInt8>) throws(RTPError) in
-            try rewrite(&buffer, fields)
+        let failure = packet.withUnsafeMutableBufferPointer { rewriteBytes($0, fields) }
+        if let failure { throw failure }
+    }
+
+    /// The same on an unsafe buffer; returns the error instead of throwing it (a closure that throws
+    /// a typed error through the stdlib's generic `withUnsafe...` takes a heap context in a debug
+    /// build).
+    private static func rewriteBytes(_ packet: UnsafeMutableBufferPointer<UInt8>, _ fields: Rewrite) -> RTPError? {
+        guard packet.count >= RTPHeader.fixedSize else { return .packetTooShort(packet.count) }
+        guard packet[0] >> 6 == RTPHeader.version else { return .badVersion(packet[0] >> 6) }
+        if let pt = fields.payloadType {
+            guard pt <= 0x7F else { return .valueOutOfRange }
+            packet[1] = packet[1] & 0x80 | pt
         }
+        if let marker = fields.marker { packet[1] = packet[1] & 0x7F | (marker ? 0x80 : 0) }
+        if let seq = fields.sequenceNumber {
+            packet[RTPHeader.sequenceOffset] = UInt8(truncatingIfNeeded: seq >> 8)
+            packet[RTPHeader.sequenceOffset + 1] = UInt8(truncatingIfNeeded: seq)
+        }
+        if let ts = fields.timestamp { storeWord(ts, at: RTPHeader.timestampOffset, in: packet) }
+        if let ssrc = fields.ssrc { storeWord(ssrc, at: RTPHeader.ssrcOffset, in: packet) }
+        return nil
+    }
+
+    private static func storeWord(_ value: UInt32, at offset: Int, in packet: UnsafeMutableBufferPointer<UInt8>) {
+        packet[offset] = UInt8(truncatingIfNeeded: value >> 24)
+        packet[offset + 1] = UInt8(truncatingIfNeeded: value >> 16)
+        packet[offset + 2] = UInt8(truncatingIfNeeded: value >> 8)
+        packet[offset + 3] = UInt8(truncatingIfNeeded: value)
     }
 
     /// Writes the low `bytes` bytes of `value` big-endian; the caller checked the fixed header is present.

@@ -39,8 +39,9 @@ public enum PacketDemultiplexer {
 
     /// `classify` for an array, the packet path's case: no generic dispatch, no allocation.
     public static func classify(_ packet: [UInt8]) -> MuxedPacketKind {
-        guard let first = packet.first else { return .unknown }
-        return classify(first: first, second: packet.count > 1 ? packet[1] : nil)
+        // Indexed, not `first`: the generic accessor allocates in a debug build.
+        guard !packet.isEmpty else { return .unknown }
+        return classify(first: packet[0], second: packet.count > 1 ? packet[1] : nil)
     }
 
     public static func classify<C: Collection>(_ packet: C) -> MuxedPacketKind where C.Element == UInt8 {

@@ -1,0 +1,157 @@
+import AtriumDTLS
+import AtriumRTP
+import AtriumSRTP
+import AtriumUDP
+import Testing
+
+@testable import AtriumMedia
+
+/// The packet path allocates nothing per forwarded packet (issue 14): a publisher's camera (VP8, with
+/// RTX, mid and transport-wide sequence numbers) and microphone (Opus, audio level) forwarded to
+/// several viewers, some with transport-wide feedback (their packets renumbered and paced), all
+/// through the real engine in memory. After a warm-up (DTLS, the first key frame, the buffers that
+/// grow to their size once), a few thousand packets are received, decrypted, parsed, selected,
+/// rewritten, encrypted and batched while `AllocationCount` counts the heap allocations of this
+/// thread: none are allowed. Time is the engine's manual clock, so nothing depends on speed or load.
+@Suite struct PacketPathAllocationTests {
+    static let camera = ProducerSpec(
+        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8", clockRate: 90_000,
+        payloadType: 96, rtxPayloadType: 97, ssrc: 7000, rtxSSRC: 7001, audioLevelID: nil, absSendTimeID: nil,
+        paused: false)
+    static let microphone = ProducerSpec(
+        id: "mic", transport: "pub", mid: "1", source: "microphone", kind: .audio, videoCodec: nil, clockRate: 48_000,
+        payloadType: 111, rtxPayloadType: nil, ssrc: 7100, rtxSSRC: nil, audioLevelID: 2, absSendTimeID: nil,
+        paused: false)
+
+    /// The engine, the publisher and the viewers, connected, with every consumer in place.
+    final class Room {
+        let media: EmbeddedMedia
+        let publisher: EmbeddedPeer
+        let viewers: [EmbeddedPeer]
+        var videoSequence: UInt16 = 1000
+        var audioSequence: UInt16 = 5000
+        var frame = 0
+
+        init(viewers count: Int, keyFrameCache: Bool = true) throws {
+            media = try EmbeddedMedia { config in
+                if !keyFrameCache { config.keyFrameCacheBytes = 0 }
+            }
+            let fp = media.engine.certificate.fingerprint
+            publisher = try EmbeddedPeer(port: 41_000, transport: "pub", serverFingerprint: fp)
+            viewers = try (1...count).map {
+                try EmbeddedPeer(port: 41_000 + UInt16($0), transport: "sub\($0)", serverFingerprint: fp)
+            }
+            try publisher.connect(to: media, midExtensionID: 1, transportWideCC: 3)
+            for (n, v) in viewers.enumerated() {
+                // Every other viewer has transport-wide feedback: its packets are renumbered and paced.
+                try v.connect(to: media, transportWideCC: n % 2 == 0 ? 4 : nil)
+            }
+            media.apply(.addProducer(PacketPathAllocationTests.camera))
+            media.apply(.addProducer(PacketPathAllocationTests.microphone))
+            for n in 1...count {
+                media.apply(
+                    .addConsumer(
+                        ConsumerSpec(
+                            id: "v\(n)", producer: "cam", transport: "sub\(n)", ssrc: 8000 + UInt32(n),
+                            rtxSSRC: 8100 + UInt32(n), payloadType: 96, rtxPayloadType: 97, nack: true,
+                            audioLevelID: nil, absSendTimeID: nil)))
+                media.apply(
+                    .addConsumer(
+                        ConsumerSpec(
+                            id: "a\(n)", producer: "mic", transport: "sub\(n)", ssrc: 9000 + UInt32(n),
+                            rtxSSRC: nil, payloadType: 111, rtxPayloadType: nil, nack: false, audioLevelID: 5,
+                            absSendTimeID: nil)))
+            }
+        }
+
+        /// The next frame time's packets, encrypted as the publisher sends them: a VP8 frame of six
+        /// packets (a key frame every 90 frames) and an Opus packet.
+        func nextFrame() throws -> [[UInt8]] {
+            var out: [[UInt8]] = []
+            let key = frame % 90 == 0
+            for n in 0..<6 {
+                var payload: [UInt8] = [n == 0 ? 0x10 : 0x00]
+                if n == 0 { payload += key ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x02, 0xE0, 0x01] : [0x51] }
+                payload += [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: 1000)
+                var p = try RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: videoSequence, timestamp: UInt32(frame) * 3000, ssrc: 7000,
+                    marker: n == 5,
+                    extensions: [
+                        RTPHeaderExtensionElement(id: 1, value: Array("0".utf8)),
+                        RTPHeaderExtensionElement(id: 3, value: [0, 0]),
+                    ], payload: payload)
+                videoSequence &+= 1
+                try publisher.srtpOut?.protect(rtp: &p)
+                out.append(p)
+            }
+            if frame % 3 != 2 {
+                var p = try RTPPacketWriter.packet(
+                    payloadType: 111, sequenceNumber: audioSequence, timestamp: UInt32(audioSequence) * 960,
+                    ssrc: 7100, marker: false,
+                    extensions: [
+                        RTPHeaderExtensionElement(id: 1, value: Array("1".utf8)),
+                        RTPHeaderExtensionElement(id: 2, value: [0x80 | 30]),
+                        RTPHeaderExtensionElement(id: 3, value: [0, 0]),
+                    ], payload: [UInt8](repeating: 1, count: 120))
+                audioSequence &+= 1
+                try publisher.srtpOut?.protect(rtp: &p)
+                out.append(p)
+            }
+            frame += 1
+            return out
+        }
+
+        /// Frames prepared ahead, so that encrypting them is not counted.
+        func frames(_ n: Int) throws -> [[[UInt8]]] { try (0..<n).map { _ in try nextFrame() } }
+
+        /// What the worker does with them: each datagram handled to the end, pacers drained and the
+        /// batch sent after each receive round (a frame's packets arrive together), 33 ms apart.
+        func forward(_ frames: [[[UInt8]]]) {
+            let engine = media.engine
+            let from = publisher.address
+            // By index: a `for ... in` goes through the generic iterator, which allocates in a debug build.
+            var f = 0
+            while f < frames.count {
+                let frame = frames[f]
+                f += 1
+                var n = 0
+                while n < frame.count {
+                    engine.receive(frame[n], from: from)
+                    n += 1
+                }
+                engine.drainPacers()
+                engine.flush()
+                media.clock.now += 0.033
+                engine.drainPacers()
+                engine.flush()
+            }
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func forwardingToSeveralViewersAllocatesNothing(keyFrameCache: Bool) throws {
+        guard AllocationCount.isAvailable else { return }
+        let room = try Room(viewers: 4, keyFrameCache: keyFrameCache)
+        // Warm-up: every viewer started, buffers grown to their size, the pacers' rings made.
+        room.forward(try room.frames(200))
+        room.media.collect()
+        // What the viewers were sent shares the send slots' buffers: let it go.
+        room.media.outbox.removeAll()
+        room.media.port.keepsSent = false
+        let frames = try room.frames(600)
+        let before = room.media.engine.counters.packetsOut
+        let count = AllocationCount.measure { room.forward(frames) }
+        let forwarded = room.media.engine.counters.packetsOut - before
+        #expect(forwarded > 600 * 6 * 2, "\(forwarded) packets forwarded")
+        #expect(count.allocations == 0, "\(count) for \(forwarded) forwarded packets")
+        print("packet path: \(count) for \(forwarded) forwarded packets (key-frame cache \(keyFrameCache))")
+        // What went out still decrypts at the viewers.
+        room.media.port.keepsSent = true
+        room.forward(try room.frames(3))
+        room.media.collect()
+        for v in room.viewers {
+            try v.receive(from: room.media)
+            #expect(!v.rtp.isEmpty)
+        }
+    }
+}
