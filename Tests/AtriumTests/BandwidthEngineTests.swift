@@ -54,6 +54,19 @@ import Testing
                         rtxPayloadType: nil, nack: false, audioLevelID: nil, absSendTimeID: nil)))
         }
 
+        /// The allocation the coordinator would submit: the camera's consumer paused or not.
+        func allocate(allocated: Double, wanted: Double, paused: Bool) {
+            media.apply(
+                .allocate(
+                    transport: "sub",
+                    TransportAllocation(
+                        allocated: allocated, wanted: wanted,
+                        entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: paused)])))
+        }
+
+        /// The viewer's transport figures now.
+        func stats() -> TransportStats? { media.engine.snapshot().transports.first { $0.id == "sub" } }
+
         func video(keyFrame: Bool, size: Int = 1200) throws {
             let payload: [UInt8] =
                 (keyFrame ? [0x10, 0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A] : [0x10, 0x51])
@@ -139,12 +152,12 @@ import Testing
         let audio = atOnce.filter { (try? RTPHeader(parsing: $0).ssrc) == 8100 }
         #expect(audio.count == 1, "audio is never held")
         #expect(atOnce.count < 20, "the burst is paced: \(atOnce.count) of 41 at once")
-        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let stats = try #require(link.stats())
         #expect(stats.pacerDelayed > 0 && stats.pacerQueued > 0)
         // It drains at about what the path carried when it overused (the estimate, or the acknowledged
         // rate if higher, at least 200 kbit/s): 48 kB at 200-450 kbit/s is 0.9 to 2 s.
         var waited = 0
-        while link.media.engine.snapshot().transports.first(where: { $0.id == "sub" })?.pacerQueued ?? 0 > 0,
+        while link.stats()?.pacerQueued ?? 0 > 0,
             waited < 300
         {
             try link.step(waited)
@@ -155,12 +168,7 @@ import Testing
 
     @Test func aPausedCameraStopsAndResumesOnAKeyFrame() throws {
         let link = try Self.settled(capacity: 300_000)
-        link.media.apply(
-            .allocate(
-                transport: "sub",
-                TransportAllocation(
-                    allocated: 48_000, wanted: 700_000,
-                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: true)])))
+        link.allocate(allocated: 48_000, wanted: 700_000, paused: true)
         // What the pacer held before the pause still leaves (at about the link's rate: up to 64 kB).
         for _ in 0..<300 { try link.step(1) }
         link.viewer.rtp.removeAll()
@@ -173,16 +181,11 @@ import Testing
         #expect(!ssrcs.contains(8000), "a paused camera forwards nothing")
         #expect(ssrcs.contains(8100), "audio goes on")
         #expect(link.media.engine.counters.dropped[DropReason.bandwidth.rawValue] >= 20)
-        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let stats = try #require(link.stats())
         #expect(stats.pausedTracks == 1 && stats.allocated == 48_000)
         // Resumed: it starts again on a key frame (the cached picture, or one asked of the publisher).
         link.viewer.rtp.removeAll()
-        link.media.apply(
-            .allocate(
-                transport: "sub",
-                TransportAllocation(
-                    allocated: 600_000, wanted: 700_000,
-                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        link.allocate(allocated: 600_000, wanted: 700_000, paused: false)
         try link.video(keyFrame: false)
         try link.video(keyFrame: true)
         for n in 0..<20 { try link.step(n) }
@@ -194,12 +197,7 @@ import Testing
 
     @Test func aViewerHeldBackByItsEstimateIsProbed() throws {
         let link = try Self.settled(capacity: 5_000_000)
-        link.media.apply(
-            .allocate(
-                transport: "sub",
-                TransportAllocation(
-                    allocated: 650_000, wanted: 3_000_000,
-                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        link.allocate(allocated: 650_000, wanted: 3_000_000, paused: false)
         link.viewer.rtp.removeAll()
         for n in 0..<300 {
             if n % 2 == 0 { try link.video(keyFrame: false, size: 1400) }
@@ -210,7 +208,7 @@ import Testing
             return h.ssrc == 8001 && p[0] & 0x20 != 0 && h.extensionValueRange(id: 4, in: p) != nil
         }
         #expect(padding.count >= 6, "padding-only RTX with transport-wide numbers: \(padding.count)")
-        let stats = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let stats = try #require(link.stats())
         #expect(stats.probes >= 1 && stats.probeBytes > 0)
         let estimate = try #require(stats.estimate)
         #expect(estimate > 1_500_000, "the probes found the room: \(Int(estimate))")
@@ -223,34 +221,24 @@ import Testing
     /// waits for a key frame asked of the publisher instead, and the pacer drops nothing.
     @Test func aCameraResumedOnASlowLinkWaitsForAKeyFrameRatherThanReplayingALargeCache() throws {
         let link = try Self.settled(capacity: 300_000)
-        link.media.apply(
-            .allocate(
-                transport: "sub",
-                TransportAllocation(
-                    allocated: 48_000, wanted: 700_000,
-                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: true)])))
+        link.allocate(allocated: 48_000, wanted: 700_000, paused: true)
         for n in 0..<300 {
             if n % 2 == 0 { try link.video(keyFrame: false, size: 1400) }
             try link.step(n)
         }
-        let before = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let before = try #require(link.stats())
         func plis() throws -> Int {
             try link.publisher.receive(from: link.media)
             return link.publisher.rtcp.filter { if case .pictureLossIndication = $0 { true } else { false } }.count
         }
         let plisBefore = try plis()
         link.viewer.rtp.removeAll()
-        link.media.apply(
-            .allocate(
-                transport: "sub",
-                TransportAllocation(
-                    allocated: 250_000, wanted: 700_000,
-                    entries: [TransportAllocation.Entry(consumer: "c", ceiling: nil, paused: false)])))
+        link.allocate(allocated: 250_000, wanted: 700_000, paused: false)
         for n in 0..<50 {
             if n % 2 == 0 { try link.video(keyFrame: n == 10, size: 1400) }
             try link.step(n)
         }
-        let after = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let after = try #require(link.stats())
         #expect(after.pacerDropped == before.pacerDropped, "dropped \(after.pacerDropped - before.pacerDropped)")
         #expect(try plis() > plisBefore, "a key frame asked of the publisher")
         let first = try #require(
@@ -273,17 +261,17 @@ import Testing
         #expect(lost.count == 20)
         try link.video(keyFrame: true)
         for _ in 0..<39 { try link.video(keyFrame: false) }
-        let queued = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let queued = try #require(link.stats())
         #expect(queued.pacerQueued > 20, "a key frame's worth waits: \(queued.pacerQueued)")
         let refusedBefore = link.media.engine.counters.dropped[DropReason.retransmissionBudget.rawValue]
         try link.viewer.send(rtcp: [.nack(GenericNACK(senderSSRC: 1, mediaSSRC: 8000, lost: lost))], to: link.media)
         link.carry()
         let refused = link.media.engine.counters.dropped[DropReason.retransmissionBudget.rawValue] - refusedBefore
         #expect(refused == 20, "refused while the pacer is behind: \(refused)")
-        let after = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let after = try #require(link.stats())
         #expect(after.pacerQueued <= queued.pacerQueued && after.pacerDropped == queued.pacerDropped)
         for n in 0..<300 { try link.step(n) }
-        let drained = try #require(link.media.engine.snapshot().transports.first { $0.id == "sub" })
+        let drained = try #require(link.stats())
         #expect(drained.pacerQueued == 0)
         link.viewer.rtp.removeAll()
         try link.viewer.send(

@@ -130,20 +130,21 @@ def unshape():
     subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
 
 
-def metrics(server, name, label):
+def labelled_metric(server, name, key, value):
+    """The first sample of `name` whose label `key` is `value` (None when there is none)."""
     _, _, body, _ = server.request("GET", "/metrics", token=None)
     for line in body.decode().splitlines():
-        if line.startswith(name + "{") and f'transport="{label}"' in line:
+        if line.startswith(name + "{") and f'{key}="{value}"' in line:
             return float(line.rsplit(" ", 1)[1])
     return None
+
+
+def metrics(server, name, label):
+    return labelled_metric(server, name, "transport", label)
 
 
 def track_metric(server, name, track):
-    _, _, body, _ = server.request("GET", "/metrics", token=None)
-    for line in body.decode().splitlines():
-        if line.startswith(name + "{") and f'track="{track}"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return None
+    return labelled_metric(server, name, "track", track)
 
 
 def poll(check, timeout, what, interval=0.3):
