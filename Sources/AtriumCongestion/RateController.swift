@@ -91,17 +91,26 @@ public struct RateController: Equatable, Sendable {
 
     /// A probe cluster's result (`ProbeBitrateEstimator`): the path carried this much, so the
     /// estimate takes it at once when it is higher (libwebrtc's `SetEstimate` after a probe), on both
-    /// sides; nothing is learned from a lower one (the delay side backs off by itself).
+    /// sides; nothing is learned from a lower one (the delay side backs off by itself). Near a
+    /// bottleneck (it overused within `bottleneckMemory`) only a result well past what it carried
+    /// then (`openedRatio` times `capacity`: a lifted limit) is taken: a cluster is a dozen small
+    /// packets whose arrival times a loaded receiver's scheduling bunches, and on a saturated
+    /// 250 kbit/s link they read as up to 300 kbit/s; taken, the estimate stepped a track up, the
+    /// link overused, and the track was held down for seconds.
     public mutating func probed(_ bitrate: Double, now: Double) {
         guard bitrate > estimate else { return }
+        if bottleneckSuspected(now: now), let c = capacity, bitrate < Self.openedRatio * c { return }
         let b = min(bitrate, maximum)
         delayBased = max(delayBased, b)
         lossBased = max(lossBased, b)
         lastDecreaseRate = nil
         // Well past what overused: the bottleneck is gone (a lifted limit).
-        if let c = capacity, b > 1.5 * c { capacityAt = -.infinity }
+        if let c = capacity, b >= Self.openedRatio * c { capacityAt = -.infinity }
         estimate = min(delayBased, lossBased)
     }
+
+    /// A probe result at least this multiple of the bottleneck's `capacity` says it is gone.
+    public static let openedRatio = 1.5
 
     /// A receiver's own estimate (REMB, from a subscriber that offers no transport-wide feedback):
     /// taken as it is, within the bounds.

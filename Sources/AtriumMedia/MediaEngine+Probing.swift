@@ -31,8 +31,11 @@ extension MediaEngine {
         let t0 = now
         for t in transports.values where t.estimating && t.probing == nil && t.isSecure {
             guard let wanted = t.wanted, probeCarrier(t) != nil else { continue }
+            // The allocation's figures are in shares of the estimate (`Allocator.transportWideShare`):
+            // the estimate they need is that much higher.
+            let share = Allocator.transportWideShare
             if let probe = t.probes.probe(
-                estimate: t.rate.estimate, wanted: wanted, needed: t.needed,
+                estimate: t.rate.estimate, wanted: wanted / share, needed: t.needed.map { $0 / share },
                 overusing: t.trend.signal == .overusing, now: t0)
             {
                 t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))

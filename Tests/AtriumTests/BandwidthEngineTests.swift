@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumDTLS
 import AtriumForwarding
 import AtriumRTP
@@ -193,6 +194,20 @@ import Testing
             link.viewer.rtp.first { (try? RTPHeader(parsing: $0).ssrc) == 8000 }, "back after the resume")
         let h = try RTPHeader(parsing: first)
         #expect(first[h.payloadRange.lowerBound + 1] == 0x50, "starting on a key frame")
+    }
+
+    /// What the allocator hears of a viewer with transport-wide feedback is its estimate less the
+    /// headroom that probes, repairs and the layers' swings take (`Allocator.transportWideShare`).
+    @Test func theAllocatorIsToldTheEstimateLessItsHeadroom() throws {
+        let link = try Self.settled(capacity: 300_000)
+        let reported = link.media.events().compactMap { e -> Double? in
+            if case .estimate(let t, let bitrate) = e, t == "sub" { bitrate } else { nil }
+        }
+        let last = try #require(reported.last)
+        let estimate = try #require(link.estimate)
+        #expect(estimate < 450_000, "\(Int(estimate))")
+        #expect(abs(last - Allocator.transportWideShare * estimate) <= 0.1 * last, "\(Int(last)) of \(Int(estimate))")
+        #expect(last < 0.9 * estimate)
     }
 
     @Test func aViewerHeldBackByItsEstimateIsProbed() throws {
