@@ -229,6 +229,28 @@ import Testing
         #expect(estimate > 1_500_000, "the probes found the room: \(Int(estimate))")
     }
 
+    /// A probe waits while the viewer's pacer holds packets (the link is used up to the pacing rate,
+    /// and a cluster would go on top into the bottleneck's queue), and goes out once it drained.
+    @Test func aProbeWaitsWhileThePacerHoldsPackets() throws {
+        let link = try Self.settled(capacity: 300_000)
+        func probes() -> Int { link.stats()?.probes ?? 0 }
+        // Past any backoff of the settling's own probes, with a key frame's burst waiting.
+        for n in 0..<400 { try link.step(n) }
+        link.allocate(allocated: 250_000, wanted: 3_000_000, paused: false)
+        try link.video(keyFrame: true)
+        for _ in 0..<39 { try link.video(keyFrame: false) }
+        let before = probes()
+        var n = 0
+        while link.stats()?.pacerQueued ?? 0 > 0, n < 300 {
+            #expect(probes() == before, "no probe while \(link.stats()?.pacerQueued ?? 0) packets wait")
+            try link.step(n)
+            n += 1
+        }
+        #expect(n > 10 && n < 300, "drained after \(n * 10) ms")
+        for k in 0..<20 { try link.step(n + k) }
+        #expect(probes() > before, "probed once the pacer drained")
+    }
+
     /// A camera resumed on a slow link is not started from its cached picture when that picture (its
     /// key frame and every frame since: here 250 packets, 350 kB) could not leave within the half
     /// second a step up's key frame is given: replayed, it would fill the pacer, whose overflow then

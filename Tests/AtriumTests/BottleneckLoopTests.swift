@@ -171,8 +171,8 @@ import Testing
                 p.sent = now
                 link(p)
             }
-            // Probing (padding straight out, as the engine sends it).
-            if probe == nil, choices.count == tracks.count,
+            // Probing (padding straight out, as the engine sends it, while the pacer holds nothing).
+            if probe == nil, pacer.isEmpty, choices.count == tracks.count,
                 let c = probes.probe(
                     estimate: rate.estimate, wanted: wanted / Allocator.transportWideShare,
                     needed: needed / Allocator.transportWideShare, overusing: trend.signal == .overusing, now: now)
