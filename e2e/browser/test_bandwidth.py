@@ -14,8 +14,9 @@ own subscriber connection (its own UDP port on 127.0.0.1):
   repaired by NACK and RTX.
 
 B is measured against the issue's bounds: under 2 % of its packets lost and no gap over 1 s between
-decoded share frames at 250 kbit/s (sampled in the page), back at the top within 10 s of the lift;
-what is asserted is the strictest that held in every run so far (ASSERTED_*, below). "The top" is the top stream as it arrives: on a loaded machine the publishing Chromium drops
+decoded share frames at 250 kbit/s (sampled in the page), back at the top within 10 s of the lift
+(asserted); loss and gap are asserted at the strictest that held in every run so far (ASSERTED_*,
+below). "The top" is the top stream as it arrives: on a loaded machine the publishing Chromium drops
 its own top layers, which no viewer can then get. Needs root in a private network namespace (the
 browser target runs there: see conftest.py); conditions are polled rather than slept for.
 """
@@ -100,15 +101,16 @@ MAX_STALL = 1.0
 MAX_LOSS = 0.02
 # Seconds after the limit is lifted by which B is back on the top layers.
 MAX_BACK = 10.0
-# What is asserted: the issue's bounds above are printed run after run, but not yet met in every run
-# on a loaded 2-core machine. In 18 runs (2026-12-02) B lost nothing in 14 (1.1 %, 2.9 % and 8.8 % in
-# the others, lost at the shaped link, none in the pacer), its longest share gap was 0.26-0.86 s in 15
-# (1.03-1.30 s in the others), and its camera was back at the top after 2.7-10.6 s in 9 of 11 runs
-# measured (15.1 s once; 21.0 s once, 11 s after its top layer was allocated: the publisher's top
-# encoding, turned off while unwanted, took that long to be decoded at B again).
-ASSERTED_LOSS = 0.10
-ASSERTED_STALL = 1.5
-ASSERTED_BACK = 30.0
+# What is asserted. Measured on 2026-12-02 (a loaded 2-core machine, load 7-14) in 16 runs once the
+# allocator left headroom under a transport-wide estimate, a probe near a bottleneck had to find 1.5
+# times what the path carried, probing waited for an empty pacer (the last 8 runs) and holds ended
+# when the link opened: B's camera was back at the top 1.2-8.1 s after the lift in every run (the
+# issue's bound, asserted); its longest share gap was 0.27-0.70 s in 15 runs and 1.05 s once; it lost
+# nothing in 13 runs, 1.6 %, 2.05 % and 2.6 % in the others (lost at the shaped link's 30-packet
+# queue, none in the pacer). Before (18 runs): gaps up to 1.30 s, loss up to 8.8 %, back after up
+# to 21 s.
+ASSERTED_LOSS = 0.03
+ASSERTED_STALL = 1.1
 
 
 def run(*args):
@@ -225,7 +227,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # It keeps decoding: the estimate no longer swings above the link (a probe's burst through the
         # idle token bucket is not read as room, the pacer sends at about the estimate near a
         # bottleneck, a step up must leave room for its key frame). The issue asks for loss under 2 %
-        # and no freeze over 1 s: met in most runs (0 lost, gaps 0.45-0.65 s), not yet in all (below).
+        # and no freeze over 1 s: met in most runs, not yet in all (above).
         loss0 = view.js_async(LOSS, "vb")
         view.js(GAP_SAMPLER, "vb", screen, "start")
         end = time.time() + 8
@@ -314,7 +316,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         back = first - t2
         while True:
             b_rate, b_share = fps(view, "vb", screen, 2.0)
-            if b_rate > top_share_rate() or time.time() > t2 + ASSERTED_BACK:
+            if b_rate > top_share_rate() or time.time() > t2 + MAX_BACK:
                 break
         share_back = time.time() - t2
         print(f"B after the lift against the issue's bound: camera {back:.1f}s, share {share_back:.1f}s "
@@ -322,7 +324,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         print(f"unlimited: B allocated everything after {server_back}s ({state}), camera at the top "
               f"({last['width']}x{last['height']}, arriving {top_width:.0f} wide) decoded after {back:.1f}s; "
               f"share {b_rate:.1f} fps {b_share}")
-        assert back <= ASSERTED_BACK, f"B back at the top after {back:.1f}s"
+        assert back <= MAX_BACK, f"B back at the top after {back:.1f}s"
         assert b_rate > top_share_rate() and size_is(b_share, sw, sh), (b_rate, b_share)
 
         # C kept decoding through its loss, repaired by NACK and RTX.
