@@ -70,7 +70,8 @@ public final class LoadPeer {
     static let consentInterval: UInt64 = 2_000_000_000
 
     public init(certificate: DTLSCertificate, ufrag: String, password: String, seed: UInt64) throws(UDPError) {
-        socket = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 32, maxDatagramSize: 1500)
+        socket = try UDPSocket(
+            bindingTo: .loopbackV4(port: 0), batchSize: UDPSocket.maxBatchSize, maxDatagramSize: 1500)
         _ = try? socket.setBufferSizes(receive: 4 << 20, send: 1 << 20)
         self.certificate = certificate
         localUfrag = ufrag
@@ -134,20 +135,46 @@ public final class LoadPeer {
         }
     }
 
+    /// `receive` for a datagram where the socket received it (`UDPSocket.receiveInPlace`): RTP is
+    /// decrypted and counted in place, without a copy or an allocation; anything else (RTCP, STUN,
+    /// DTLS: a few a second) is copied out and takes the general path, with the source `source` reads.
+    public func receive(
+        inPlace datagram: UnsafeMutableRawBufferPointer, source: () -> SocketAddress?, now: UInt64,
+        latency: inout LatencyHistogram
+    ) {
+        guard datagram.count > 1 else { return }
+        // RTP by its first two bytes (RFC 7983: 128-191, then not an RTCP packet type), read directly.
+        if datagram[0] >= 128 && datagram[0] <= 191 && !PacketDemultiplexer.isRTCP(secondByte: datagram[1]) {
+            receiveRTP(datagram, now: now, latency: &latency)
+            return
+        }
+        guard let address = source() else { return }
+        var copy = Array(datagram)
+        receive(&copy, from: address, now: now, latency: &latency)
+    }
+
     private func receiveRTP(_ p: inout [UInt8], now: UInt64, latency: inout LatencyHistogram) {
+        p.withUnsafeMutableBytes { receiveRTP($0, now: now, latency: &latency) }
+    }
+
+    /// Decrypts in place, then counts the stamp read where it lies.
+    private func receiveRTP(_ p: UnsafeMutableRawBufferPointer, now: UInt64, latency: inout LatencyHistogram) {
         guard let srtpIn else { return }
-        do { try srtpIn.unprotect(srtp: &p) } catch {
+        let length: Int
+        do { length = try srtpIn.unprotect(srtp: p, length: p.count) } catch {
             counters.undecryptable += 1
             return
         }
         counters.packets += 1
-        counters.bytes += p.count
-        guard let (start, end) = RTPPayload.bounds(p), let stamp = PayloadStamp(p, payloadStart: start, end: end)
+        counters.bytes += length
+        let plain = UnsafeRawBufferPointer(rebasing: p[0..<min(length, p.count)])
+        guard let (start, end) = RTPPayload.bounds(plain),
+            let stamp = PayloadStamp(plain, payloadStart: start, end: end)
         else {
             counters.unstamped += 1
             return
         }
-        counters.count(stamp, bytes: p.count)
+        counters.count(stamp, bytes: length)
         if now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }
     }
 

@@ -147,6 +147,33 @@ public final class UDPSocket {
         return Int(n)
     }
 
+    /// Receives up to `batchSize` waiting datagrams without blocking and hands each to `body` where
+    /// the kernel put it, in the socket's own slot: its index in this batch and its bytes, writable
+    /// (an in-place decryption) and valid only during the call; `receivedSource(_:)` reads that
+    /// datagram's source during the call. Returns how many arrived (0 when nothing is waiting). No
+    /// copy and no allocation: the load clients' receive path, where `receive(into:)` would copy every
+    /// datagram once more. A datagram longer than `maxDatagramSize` is handed cut, counted in
+    /// `truncatedCount`.
+    public func receiveInPlace(_ body: (Int, UnsafeMutableRawBufferPointer) -> Void) throws(UDPError) -> Int {
+        let n = atrium_udp_recvmmsg(
+            fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
+            receiveTruncated)
+        guard n >= 0 else { throw .receive(errno: -n) }
+        for i in 0..<Int(n) {
+            if receiveTruncated[i] != 0 { truncatedCount += 1 }
+            let length = min(receiveLengths[i], maxDatagramSize)
+            body(i, UnsafeMutableRawBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length))
+        }
+        return Int(n)
+    }
+
+    /// The source of datagram `index` of the last `receiveInPlace` batch; nil for an index outside it or
+    /// an address of another family.
+    public func receivedSource(_ index: Int) -> SocketAddress? {
+        guard index >= 0 && index < batchSize else { return nil }
+        return try? SocketAddress(storage: receiveSources + index)
+    }
+
     /// Sends the datagrams, `batchSize` per system call, and returns how many were handled: sent, or
     /// refused for their destination alone (listed in `refusals`). Fewer than `datagrams.count` means
     /// the socket buffer filled up and that many were not sent: the owner drops them. Each

@@ -10,13 +10,16 @@ final class LoadLoop {
     var peers: [LoadPeer?] = []
     var names: [String: Int] = [:]
     var streams: [Int: [PublisherStream]] = [:]
+    /// The tokens with streams, in order: what `publish` walks (walking `streams.keys` while writing
+    /// `streams` would copy the dictionary on every pass).
+    var publishing: [Int] = []
     var publisherIDs: [Int: UInt32] = [:]
     var packetScale = 1.0
     var latency = LatencyHistogram()
     var lastTick: UInt64 = 0
+    var lastInput: UInt64 = 0
     let certificate: DTLSCertificate
     var seed: UInt64 = 1
-    var batch = [Datagram](repeating: Datagram(capacity: 1500), count: 32)
 
     init() throws {
         poller = try EpollPoller()
@@ -48,6 +51,9 @@ final class LoadLoop {
                 for case let peer? in peers { peer.tick(now: now) }
             }
             for case let peer? in peers { peer.flush() }
+            // The control requests: a read of stdin at most once a millisecond, not on every wakeup.
+            guard now - lastInput >= 1_000_000 else { continue }
+            lastInput = now
             for line in input.lines() where !line.isEmpty {
                 let (reply, quit) = handle(line)
                 writeLine(reply.serialized())
@@ -57,32 +63,37 @@ final class LoadLoop {
         }
     }
 
-    /// Reads everything waiting on one peer's socket.
+    /// Reads everything waiting on one peer's socket, each datagram decrypted and counted where the
+    /// kernel put it (`UDPSocket.receiveInPlace`), `batchSize` per system call.
     func drain(_ token: Int) {
         guard token < peers.count, let peer = peers[token] else { return }
+        let socket = peer.socket
         while true {
-            guard let n = try? peer.socket.receive(into: &batch), n > 0 else { return }
-            let now = MonotonicClock.nanoseconds()
-            for i in 0..<n {
-                let from = batch[i].address
-                peer.receive(&batch[i].payload, from: from, now: now, latency: &latency)
+            var now: UInt64 = 0
+            let received = try? socket.receiveInPlace { index, bytes in
+                if index == 0 { now = MonotonicClock.nanoseconds() }
+                peer.receive(inPlace: bytes, source: { socket.receivedSource(index) }, now: now, latency: &latency)
             }
-            if n < batch.count { return }
+            guard let n = received, n == socket.batchSize else { return }
         }
     }
 
+    /// Sends every stream's packets due by `now`, each stream mutated where it lies in `streams`.
     func publish(now: UInt64) {
-        for (token, var list) in streams {
-            guard let peer = peers[token], peer.state == .connected else { continue }
+        for token in publishing {
+            guard let peer = peers[token], peer.state == .connected, let count = streams[token]?.count else { continue }
             for ssrc in peer.keyFrameRequests {
-                for i in list.indices where list[i].ssrc == ssrc { list[i].requestKeyFrame() }
+                for i in 0..<count where streams[token, default: []][i].ssrc == ssrc {
+                    streams[token, default: []][i].requestKeyFrame()
+                }
             }
-            peer.keyFrameRequests.removeAll()
+            peer.keyFrameRequests.removeAll(keepingCapacity: true)
             let id = publisherIDs[token] ?? 0
-            for i in list.indices where list[i].due <= now {
-                list[i].frames(now: now, publisher: id, packetScale: packetScale) { peer.send(rtp: &$0) }
+            for i in 0..<count where streams[token, default: []][i].due <= now {
+                streams[token, default: []][i].frames(now: now, publisher: id, packetScale: packetScale) {
+                    peer.send(rtp: &$0)
+                }
             }
-            streams[token] = list
         }
     }
 }
