@@ -61,6 +61,7 @@ PUBLISHER_ID = 7
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
+MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window was held back
 
 
 def cpu_seconds(pid):
@@ -78,13 +79,21 @@ def rss_kib(pid):
 
 
 def runqueue_wait(pid):
-    """Seconds the process's threads spent runnable but waiting for a CPU (/proc/PID/schedstat's
-    second field, for the main thread: the load clients run on one)."""
+    """Seconds the process's threads spent runnable but waiting for a CPU (the second field of
+    /proc/PID/task/TID/schedstat, summed over the threads: the server's media workers, the load
+    clients' one thread)."""
+    total = 0.0
     try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def totals(stats, ids):
@@ -360,9 +369,11 @@ async def scenario(make_run, n, args, scales=None, pinned=None):
             r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds, scale)
             r.update(scale=scale)
             steps.append(r)
+            viewers_us = 1e6 * r["viewers_cpu"] / r["pps"] if r["pps"] else 0
             print(f"  {run.name} x{scale:g}: publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s, "
                   f"{r['pps']:.0f} delivered, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
-                  f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} %, publisher "
+                  f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} % "
+                  f"({viewers_us:.2f} us/packet), publisher "
                   f"{100 * r['publisher_cpu']:.0f} %, UDP drops server/viewers {r['drops']['server']}/"
                   f"{r['drops']['viewers']}, waited for a CPU server/viewers {100 * r['waited']['server']:.0f}/"
                   f"{100 * r['waited']['viewers']:.0f} %; {client_limit(r) or 'clients kept up'}", flush=True)
@@ -392,10 +403,18 @@ async def scenario(make_run, n, args, scales=None, pinned=None):
 
 # -- report ---------------------------------------------------------------------------------------
 
+def backlog_limit(r):
+    """How much the viewers' socket backlog may grow over a window before they count as behind: 25 ms
+    of the delivered traffic (2 KiB of kernel memory per 1,100-byte datagram in /proc/net/udp's
+    rx_queue), at least 256 KiB. Less is one scheduling delay of the viewers' thread caught by the
+    snapshot, not a shortfall; a real shortfall grows the backlog through the whole window."""
+    return max(256 << 10, int(0.025 * r["pps"] * 2048))
+
+
 def client_limit(r):
     """Why a client, not the server, limited a window ("" when none did): a client above
     CLIENT_LIMIT of a core, a publisher that sent under 95 % of its intended rate (its process did
-    not get the CPU), or viewers whose socket backlog grew by more than 256 KiB (with how long they
+    not get the CPU), or viewers whose socket backlog grew by more than `backlog_limit` (with how long they
     waited for a CPU: on a shared machine other work can hold a client back at low CPU use), or
     datagrams the clients' own sockets dropped (their loss, not the server's)."""
     notes = []
@@ -404,7 +423,7 @@ def client_limit(r):
     if r["sent_pps"] < 0.95 * r["intended_pps"]:
         notes.append(f"publisher sent {r['sent_pps']:.0f}/{r['intended_pps']} pps")
     start, end = r["backlog"]
-    if end - start > 256 << 10:
+    if end - start > backlog_limit(r):
         notes.append(f"viewers behind +{(end - start) >> 10} KiB, {100 * r['waited']['viewers']:.0f} % waiting")
     if r["viewers_cpu"] > CLIENT_LIMIT:
         notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
@@ -446,6 +465,11 @@ def print_saturation(sat):
             why = "not reached: no loss up to the highest scale tried" if s["steps"] else "no step"
         elif client_limit(first_bad):
             why = f"a client, at x{first_bad['scale']:g}: {client_limit(first_bad)}"
+        elif first_bad["waited"]["server"] > MACHINE_WAIT:
+            why = (f"the machine, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % while the "
+                   f"server's threads waited for a CPU {100 * first_bad['waited']['server']:.0f} % of the window "
+                   f"(server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, viewers "
+                   f"{100 * first_bad['viewers_cpu']:.0f} %: they share the cores, with other work)")
         else:
             why = (f"the server, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % with the clients "
                    f"keeping up (server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, "
@@ -477,11 +501,12 @@ async def main_async(args):
     makers.append(("janus", lambda n: JanusRun(workdir)))
     # The saturation run: "Atrium 1w" pinned (the server on one CPU, the clients on the others).
     pinned = pinning() if args.pin else None
-    sat_makers = [("atrium", lambda n: AtriumRun(workdir, None, n), None)]
+    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n), None)]
     if args.one_worker:
-        sat_makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
-    sat_makers.append(("janus", lambda n: JanusRun(workdir), None))
-    sat_makers = [(m, p) for k, m, p in sat_makers if k not in args.skip]
+        sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
+    sat_makers.append(("janus", "janus", lambda n: JanusRun(workdir), None))
+    sat_makers = [(m, p) for k, name, m, p in sat_makers
+                  if k not in args.skip and (not args.saturation_only or name in args.saturation_only)]
     makers = [m for k, m in makers if k not in args.skip]
     try:
         for n in args.viewers:
@@ -504,8 +529,8 @@ async def main_async(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="N = 1 and 5, a short saturation run")
-    ap.add_argument("--viewers", type=lambda s: [int(x) for x in s.split(",")], default=None,
-                    help="comma-separated N (default 1,5,10,20,40,80,160)")
+    ap.add_argument("--viewers", type=lambda s: [] if s == "none" else [int(x) for x in s.split(",")], default=None,
+                    help="comma-separated N (default 1,5,10,20,40,80,160; none: only the saturation run)")
     ap.add_argument("--seconds", type=float, default=8, help="measured window per N")
     ap.add_argument("--warmup", type=float, default=2)
     ap.add_argument("--start-timeout", type=float, default=40)
@@ -522,6 +547,8 @@ def main():
                     help="run the 1-worker saturation unpinned (default: server on one CPU, clients on the others)")
     ap.add_argument("--no-one-worker", dest="one_worker", action="store_false",
                     help="leave out Atrium with --media-workers 1")
+    ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "janus"],
+                    help="run only these servers' saturation (repeatable)")
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"])
     args = ap.parse_args()
     if args.viewers is None:

@@ -47,6 +47,9 @@ public final class UDPSocket {
     public private(set) var messagesSent = 0
     public private(set) var segmentedDatagrams = 0
     private let sendStatus: UnsafeMutablePointer<Int32>
+    /// Each datagram's kernel receive time in the last `receiveInPlace` batch, once
+    /// `enableReceiveTimestamps` made room for them.
+    private var receiveStamps: UnsafeMutablePointer<UInt64>?
 
     /// Opens a socket bound to `address` (port 0: an ephemeral port). IPv6 sockets are IPv6-only.
     public init(
@@ -98,6 +101,20 @@ public final class UDPSocket {
         sendDestinations.deallocate()
         sendErrors.deallocate()
         sendStatus.deallocate()
+        receiveStamps?.deallocate()
+    }
+
+    /// Asks the kernel to stamp each received datagram with the time it reached the socket
+    /// (SO_TIMESTAMPNS), read with `receivedTimestamp(_:)` after `receiveInPlace`: a receiver that
+    /// lets datagrams gather to read them in larger batches still knows when each arrived.
+    public func enableReceiveTimestamps() throws(UDPError) {
+        let rc = atrium_udp_enable_timestamps(fileDescriptor)
+        guard rc == 0 else { throw .socketOption(errno: -rc) }
+        if receiveStamps == nil {
+            let stamps = UnsafeMutablePointer<UInt64>.allocate(capacity: batchSize)
+            stamps.initialize(repeating: 0, count: batchSize)
+            receiveStamps = stamps
+        }
     }
 
     /// Makes the kernel refuse segmented sends on this socket (SO_NO_CHECK), as a kernel without GSO
@@ -155,9 +172,16 @@ public final class UDPSocket {
     /// datagram once more. A datagram longer than `maxDatagramSize` is handed cut, counted in
     /// `truncatedCount`.
     public func receiveInPlace(_ body: (Int, UnsafeMutableRawBufferPointer) -> Void) throws(UDPError) -> Int {
-        let n = atrium_udp_recvmmsg(
-            fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
-            receiveTruncated)
+        let n: Int32
+        if let receiveStamps {
+            n = atrium_udp_recvmmsg_stamped(
+                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
+                receiveTruncated, receiveStamps)
+        } else {
+            n = atrium_udp_recvmmsg(
+                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
+                receiveTruncated)
+        }
         guard n >= 0 else { throw .receive(errno: -n) }
         for i in 0..<Int(n) {
             if receiveTruncated[i] != 0 { truncatedCount += 1 }
@@ -165,6 +189,14 @@ public final class UDPSocket {
             body(i, UnsafeMutableRawBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length))
         }
         return Int(n)
+    }
+
+    /// When datagram `index` of the last `receiveInPlace` batch reached the socket, CLOCK_REALTIME
+    /// nanoseconds; nil without `enableReceiveTimestamps`, for an index outside the batch, or when the
+    /// kernel attached no time.
+    public func receivedTimestamp(_ index: Int) -> UInt64? {
+        guard let receiveStamps, index >= 0 && index < batchSize, receiveStamps[index] != 0 else { return nil }
+        return receiveStamps[index]
     }
 
     /// The source of datagram `index` of the last `receiveInPlace` batch; nil for an index outside it or

@@ -2,6 +2,7 @@ internal import AtriumDTLS
 internal import AtriumJSON
 internal import AtriumLoadPeer
 internal import AtriumUDP
+internal import Glibc
 
 /// The process's one loop: polls every peer's socket, decrypts and counts what arrives, runs the
 /// timers, paces the publisher's streams, and answers the control requests read from stdin.
@@ -18,6 +19,8 @@ final class LoadLoop {
     var latency = LatencyHistogram()
     var lastTick: UInt64 = 0
     var lastInput: UInt64 = 0
+    /// How long a process of viewers lets datagrams gather between polls while they arrive.
+    static let gatherNanoseconds: UInt64 = 4_000_000
     let certificate: DTLSCertificate
     var seed: UInt64 = 1
 
@@ -43,14 +46,30 @@ final class LoadLoop {
         while true {
             let timeout: Duration = streams.isEmpty ? .milliseconds(10) : .milliseconds(1)
             _ = try poller.wait(timeout: timeout, ready: &ready)
-            for token in ready { drain(Int(token)) }
+            let woke = MonotonicClock.nanoseconds()
+            var received = 0
+            for token in ready { received += drain(Int(clamping: token)) }
             let now = MonotonicClock.nanoseconds()
             publish(now: now)
+            // Only a peer that received, published or ran its timers can have something queued: the
+            // others are not visited on every wakeup.
             if now - lastTick >= 20_000_000 {
                 lastTick = now
-                for case let peer? in peers { peer.tick(now: now) }
+                for case let peer? in peers {
+                    peer.tick(now: now)
+                    peer.flush()
+                }
+            } else {
+                for token in ready { flush(Int(clamping: token)) }
+                for token in publishing { flush(token) }
             }
-            for case let peer? in peers { peer.flush() }
+            // A process of viewers only lets datagrams gather between polls, so that each recvmmsg
+            // reads a batch, not one datagram (the kernel's receive timestamps keep the latencies
+            // exact); a publisher polls as often as its pacing needs.
+            if publishing.isEmpty && received > 0 && now - woke < Self.gatherNanoseconds {
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.gatherNanoseconds - (now - woke)))
+                _ = nanosleep(&pause, nil)
+            }
             // The control requests: a read of stdin at most once a millisecond, not on every wakeup.
             guard now - lastInput >= 1_000_000 else { continue }
             lastInput = now
@@ -63,19 +82,17 @@ final class LoadLoop {
         }
     }
 
-    /// Reads everything waiting on one peer's socket, each datagram decrypted and counted where the
-    /// kernel put it (`UDPSocket.receiveInPlace`), `batchSize` per system call.
-    func drain(_ token: Int) {
+    /// Reads everything waiting on one peer's socket (`LoadPeer.receiveWaiting`); returns how many
+    /// datagrams.
+    func drain(_ token: Int) -> Int {
+        guard token < peers.count, let peer = peers[token] else { return 0 }
+        return peer.receiveWaiting(latency: &latency)
+    }
+
+    /// Sends what a peer queued.
+    func flush(_ token: Int) {
         guard token < peers.count, let peer = peers[token] else { return }
-        let socket = peer.socket
-        while true {
-            var now: UInt64 = 0
-            let received = try? socket.receiveInPlace { index, bytes in
-                if index == 0 { now = MonotonicClock.nanoseconds() }
-                peer.receive(inPlace: bytes, source: { socket.receivedSource(index) }, now: now, latency: &latency)
-            }
-            guard let n = received, n == socket.batchSize else { return }
-        }
+        peer.flush()
     }
 
     /// Sends every stream's packets due by `now`, each stream mutated where it lies in `streams`.

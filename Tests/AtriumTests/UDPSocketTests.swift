@@ -137,6 +137,24 @@ import Testing
         #expect(try receiver.receiveInPlace { _, _ in Issue.record("nothing was waiting") } == 0)
     }
 
+    @Test func receiveTimestampsComeWithEachDatagramOnceEnabled() throws {
+        let receiver = try UDPSocket(bindingTo: .loopbackV4(port: 0))
+        let sender = try UDPSocket(bindingTo: .loopbackV4(port: 0))
+        let poller = try EpollPoller()
+        try poller.register(receiver, token: 1)
+        var ready: [UInt64] = []
+        var stamps: [UInt64?] = []
+        for enabled in [false, true] {
+            if enabled { try receiver.enableReceiveTimestamps() }
+            #expect(try sender.send([Datagram(address: receiver.localAddress, payload: [1, 2, 3])]) == 1)
+            _ = try poller.wait(timeout: .seconds(2), ready: &ready)
+            #expect(try receiver.receiveInPlace { index, _ in stamps.append(receiver.receivedTimestamp(index)) } == 1)
+        }
+        // None before, the kernel's (CLOCK_REALTIME, nonzero) after; none outside the batch.
+        #expect(stamps.count == 2 && stamps[0] == nil && (stamps[1] ?? 0) > 0)
+        #expect(receiver.receivedTimestamp(receiver.batchSize) == nil)
+    }
+
     @Test func bufferSizesAreSet() throws {
         let s = try UDPSocket(bindingTo: .loopbackV4(port: 0))
         try s.setBufferSizes(receive: 256 * 1024, send: 128 * 1024)
