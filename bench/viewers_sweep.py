@@ -14,9 +14,10 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
 - delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
   stamps, so a server's rewritten RTP sequence numbers cannot hide it);
 - RSS per viewer: (server RSS with N viewers - RSS with the publisher alone) / N;
-- latency through the server, p50/p99: a viewer's receive time minus the stamp's send time, on the
-  same clock (it includes the publisher's and the viewer's own socket paths, so it is an upper bound
-  of what the server adds);
+- latency through the server, p50/p99: when the packet reached the viewer's socket (the kernel's
+  receive timestamp) minus the stamp's send time, on the same clock (it includes the publisher's
+  socket path, so it is an upper bound of what the server adds, but not how long the viewer took to
+  read it: the viewers let datagrams gather 4 ms between polls to read them in batches);
 - the clients' CPU: a client above 90 % of a core was the limit, and the report says so.
 
 The saturation run (N = `--saturation-viewers`) raises the publisher's video packets per frame until
@@ -61,7 +62,8 @@ PUBLISHER_ID = 7
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
-MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window was held back
+MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window (summed over
+                          # its threads) while using under 90 % of its CPUs was held back by other work
 
 
 def cpu_seconds(pid):
@@ -299,6 +301,10 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         # viewers fell behind, and their figures are lower bounds.
         "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
         "backlog": (udp0[view_peers.pid][1], udp1[view_peers.pid][1]),
+        "server_backlog": (udp0[run.pid][1], udp1[run.pid][1]),
+        "server_cores": len(os.sched_getaffinity(run.pid)),
+        # Every viewer should get every packet the publisher sent.
+        "expected_pps": len(ids) * sent / elapsed,
         # Share of the window each process was runnable but got no CPU: the machine, not the
         # process, held it back (other work on a shared 2-core VM).
         "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
@@ -317,9 +323,32 @@ async def receiving(view_peers, ids, timeout):
     return False
 
 
+def server_behind(r):
+    """Why the server fell behind in a window ("" when it did not): it delivered under 95 % of what
+    the publisher sent times the viewers (its socket backlog grew: the loss comes later)."""
+    if r["expected_pps"] and r["pps"] < 0.95 * r["expected_pps"]:
+        start, end = r["server_backlog"]
+        return (f"server behind: delivered {r['pps']:.0f} of {r['expected_pps']:.0f} packets/s, its socket "
+                f"backlog {start >> 10}->{end >> 10} KiB")
+    return ""
+
+
 def failed(r):
-    """Whether a saturation step went past the limit: loss over LOSS_LIMIT, or a client was the limit."""
-    return (r["loss"] or 0) > LOSS_LIMIT or bool(client_limit(r))
+    """Whether a saturation step went past the limit: loss over LOSS_LIMIT, the server behind, or a
+    client was the limit."""
+    return (r["loss"] or 0) > LOSS_LIMIT or bool(server_behind(r)) or bool(client_limit(r))
+
+
+async def drained(run, view_peers, timeout=10):
+    """Waits (up to `timeout` s) until the server's and the viewers' sockets hold little, so that a
+    step after a failed one does not count the failed one's backlog as delivered."""
+    from media_forward import udp_sockets
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        udp = udp_sockets([run.pid, view_peers.pid])
+        if udp[run.pid][1] < 256 << 10 and udp[view_peers.pid][1] < 1 << 20:
+            return
+        await asyncio.sleep(0.25)
 
 
 def refined(good, bad):
@@ -366,6 +395,7 @@ async def scenario(make_run, n, args, scales=None, pinned=None):
         async def step(scale, settle):
             await pub_peers.call("scale", value=scale)
             await asyncio.sleep(settle)
+            await drained(run, view_peers)
             r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds, scale)
             r.update(scale=scale)
             steps.append(r)
@@ -376,7 +406,8 @@ async def scenario(make_run, n, args, scales=None, pinned=None):
                   f"({viewers_us:.2f} us/packet), publisher "
                   f"{100 * r['publisher_cpu']:.0f} %, UDP drops server/viewers {r['drops']['server']}/"
                   f"{r['drops']['viewers']}, waited for a CPU server/viewers {100 * r['waited']['server']:.0f}/"
-                  f"{100 * r['waited']['viewers']:.0f} %; {client_limit(r) or 'clients kept up'}", flush=True)
+                  f"{100 * r['waited']['viewers']:.0f} %; {server_behind(r) or 'server kept up'}; "
+                  f"{client_limit(r) or 'clients kept up'}", flush=True)
             return not failed(r)
 
         good = bad = None
@@ -465,13 +496,16 @@ def print_saturation(sat):
             why = "not reached: no loss up to the highest scale tried" if s["steps"] else "no step"
         elif client_limit(first_bad):
             why = f"a client, at x{first_bad['scale']:g}: {client_limit(first_bad)}"
-        elif first_bad["waited"]["server"] > MACHINE_WAIT:
-            why = (f"the machine, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % while the "
+        elif (first_bad["waited"]["server"] > MACHINE_WAIT
+              and first_bad["cpu"] / first_bad["elapsed"] < 0.9 * first_bad["server_cores"]):
+            why = (f"the machine, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % "
+                   f"{'(' + server_behind(first_bad) + ') ' if server_behind(first_bad) else ''}while the "
                    f"server's threads waited for a CPU {100 * first_bad['waited']['server']:.0f} % of the window "
                    f"(server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, viewers "
                    f"{100 * first_bad['viewers_cpu']:.0f} %: they share the cores, with other work)")
         else:
-            why = (f"the server, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % with the clients "
+            why = (f"the server, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % "
+                   f"{'(' + server_behind(first_bad) + ') ' if server_behind(first_bad) else ''}with the clients "
                    f"keeping up (server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, "
                    f"{first_bad['drops']['server']} datagrams dropped on its sockets)")
         pinned = s.get("pinned")
