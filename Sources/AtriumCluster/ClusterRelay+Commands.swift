@@ -21,10 +21,7 @@ extension ClusterRelay {
             guard case .commandReply(let call, _) = RelayMessage(bytes: m.payload) else { return false }
             return call == id
         }
-        guard let answer, case .commandReply(_, let reply) = RelayMessage(bytes: answer.payload),
-            let outcome = try? JSONValueDecoder().decode(CommandOutcome.self, from: reply)
-        else { return .failure(.clusterUnavailable("the node running the room did not answer in time")) }
-        return outcome.result
+        return CommandOutcome.result(of: answer.flatMap { RelayMessage(bytes: $0.payload) })
     }
 
     /// Applies a command sent by another node to a room live here and sends the answer back.
@@ -52,6 +49,19 @@ public enum CommandOutcome: Equatable, Sendable, Codable {
         case .success(let events): self = .events(events)
         case .failure(let error): self = .refused(error)
         }
+    }
+
+    /// What the caller makes of the owner's answer: none in time, one it cannot read (a node of
+    /// another version answered), or the owner's outcome.
+    public static func result(of answer: RelayMessage?) -> Result<[RoomEvent], HubError> {
+        guard let answer, case .commandReply(_, let reply) = answer else {
+            return .failure(.clusterUnavailable("the node running the room did not answer in time"))
+        }
+        guard let outcome = try? JSONValueDecoder().decode(CommandOutcome.self, from: reply) else {
+            return .failure(
+                .clusterUnavailable("the node running the room answered in a form this node cannot read"))
+        }
+        return outcome.result
     }
 
     public var result: Result<[RoomEvent], HubError> {

@@ -205,4 +205,25 @@ import Testing
         #expect(throws: (any Error).self) { try JSONValueEncoder().encode(UInt64.max) }
         #expect(try JSONValueDecoder().decode(Int64.self, from: .int(Int64.min)) == Int64.min)
     }
+
+    /// The caller of a relayed command tells no answer from an answer it cannot read (a node of
+    /// another version), and takes the owner's outcome when it can.
+    @Test func aCommandsAnswerIsReadOrRefusedWithItsReason() throws {
+        let unread = try JSONParser.parse(Array(#"{"events":"soon"}"#.utf8))
+        let events = try JSONValueEncoder().encode(CommandOutcome.refused(.roomNotFound("rm_1")))
+        let table: [(RelayMessage?, Result<[RoomEvent], HubError>)] = [
+            (nil, .failure(.clusterUnavailable("the node running the room did not answer in time"))),
+            (
+                .httpReply(call: "n:1", status: 200, headers: [], body: ""),
+                .failure(.clusterUnavailable("the node running the room did not answer in time"))
+            ),
+            (
+                .commandReply(call: "n:1", body: unread),
+                .failure(.clusterUnavailable("the node running the room answered in a form this node cannot read"))
+            ),
+            (.commandReply(call: "n:1", body: events), .failure(.roomNotFound("rm_1"))),
+            (.commandReply(call: "n:1", body: try JSONValueEncoder().encode(CommandOutcome.events([]))), .success([])),
+        ]
+        for (answer, expected) in table { #expect(CommandOutcome.result(of: answer) == expected) }
+    }
 }

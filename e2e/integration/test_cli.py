@@ -8,7 +8,7 @@ import os
 import socket
 import subprocess
 
-from conftest import ATRIUM_BIN, Server
+from conftest import ATRIUM_BIN
 from signal_client import connect, mint_jwt
 
 ENV = {"PATH": os.environ["PATH"]}

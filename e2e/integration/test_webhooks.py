@@ -1,14 +1,11 @@
 """Webhooks against a real HTTP receiver (docs/webhooks.md): every event of a scripted meeting with
 its signature and its order per room; retries after failures with each event acknowledged once; a
 restart (even SIGKILL) that loses nothing queued; a dead endpoint that never slows the meeting."""
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import time
-
-import pytest
 
 from conftest import MEDIA_ARGS, Server
 from test_media import Session
