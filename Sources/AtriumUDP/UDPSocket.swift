@@ -214,28 +214,49 @@ public final class UDPSocket {
     /// sent.
     public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
 
-    /// `send` for a slice of a batch array (the media worker's case), specialized here: no allocation.
-    public func send(_ datagrams: ArraySlice<Datagram>) throws(UDPError) -> Int { try sendBatch(datagrams) }
+    /// `send` for a slice of a batch array (the media worker's case): no allocation, and no reference
+    /// counting per datagram (each is read in place through the buffer: one taken out of the slice
+    /// is a copy, its payload retained and released).
+    public func send(_ datagrams: ArraySlice<Datagram>) throws(UDPError) -> Int {
+        // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
+        // context in a debug build.
+        var failure: UDPError?
+        let sent = datagrams.withUnsafeBufferPointer { batch -> Int in
+            do throws(UDPError) {
+                return try sendBatch(batch)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+        return sent
+    }
 
-    func sendBatch<C: Collection>(_ datagrams: C) throws(UDPError) -> Int where C.Element == Datagram {
-        for d in datagrams where d.payload.count > maxDatagramSize {
-            throw .datagramTooLarge(size: d.payload.count, limit: maxDatagramSize)
+    func sendBatch(_ datagrams: UnsafeBufferPointer<Datagram>) throws(UDPError) -> Int {
+        var check = 0
+        while check < datagrams.count {
+            let size = datagrams[check].payload.count
+            guard size <= maxDatagramSize else { throw .datagramTooLarge(size: size, limit: maxDatagramSize) }
+            check += 1
         }
         refusals.removeAll(keepingCapacity: true)
         var sent = 0
-        var index = datagrams.startIndex
-        while index != datagrams.endIndex {
+        var index = 0
+        while index < datagrams.count {
             var count = 0
-            while count < batchSize && index != datagrams.endIndex {
-                let d = datagrams[index]
+            while count < batchSize && index < datagrams.count {
                 let slot = sendSlots + count * maxDatagramSize
-                d.payload.withUnsafeBufferPointer { p in
-                    if let base = p.baseAddress { slot.update(from: base, count: p.count) }
+                // `withUnsafeBytes`: through `withUnsafeBufferPointer` the array is retained and released.
+                sendLengths[count] = datagrams[index].payload.withUnsafeBytes { p in
+                    if let base = p.baseAddress {
+                        UnsafeMutableRawPointer(slot).copyMemory(from: base, byteCount: p.count)
+                    }
+                    return p.count
                 }
-                sendLengths[count] = d.payload.count
-                d.address.write(to: sendDestinations + count)
+                datagrams[index].address.write(to: sendDestinations + count)
                 count += 1
-                index = datagrams.index(after: index)
+                index += 1
             }
             if segmentationOffload {
                 var gso: Int32 = 1
