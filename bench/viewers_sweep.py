@@ -14,14 +14,20 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
 - delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
   stamps, so a server's rewritten RTP sequence numbers cannot hide it);
 - RSS per viewer: (server RSS with N viewers - RSS with the publisher alone) / N;
-- latency through the server, p50/p99: a viewer's receive time minus the stamp's send time, on the
-  same clock (it includes the publisher's and the viewer's own socket paths, so it is an upper bound
-  of what the server adds);
+- latency through the server, p50/p99: when the packet reached the viewer's socket (the kernel's
+  receive timestamp) minus the stamp's send time, on the same clock (it includes the publisher's
+  socket path, so it is an upper bound of what the server adds, but not how long the viewer took to
+  read it: the viewers let datagrams gather 4 ms between polls to read them in batches);
 - the clients' CPU: a client above 90 % of a core was the limit, and the report says so.
 
 The saturation run (N = `--saturation-viewers`) raises the publisher's video packets per frame until
-the viewers lose more than 0.1 % (or a client is the limit), and prints the highest forwarded packet
-rate below that and the forwarded packets per second per core of server CPU.
+the viewers lose more than 0.1 % or a client is the limit, then halves the gap between the last good
+and the first failed step (`--refine` times), and prints per server the highest delivered rate below
+the loss bound, the server CPU there, the forwarded packets per second per core of server CPU, and
+which side stopped it (the server: loss with every client keeping up; a client: see `client_limit`).
+"Atrium 1w" runs pinned (`--pin`, on by default with two or more usable cores): the server's threads
+on the first usable CPU, both clients on the others, so that one worker can use a whole core of its
+own and its per-core ceiling, not the clients, is what the run finds.
 
 A benchmark, not a test: it asserts nothing about speed. Usage:
     python3 bench/viewers_sweep.py [--quick] [--seconds 8] [--skip janus]
@@ -56,6 +62,8 @@ PUBLISHER_ID = 7
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
+MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window (summed over
+                          # its threads) while using under 90 % of its CPUs was held back by other work
 
 
 def cpu_seconds(pid):
@@ -73,13 +81,21 @@ def rss_kib(pid):
 
 
 def runqueue_wait(pid):
-    """Seconds the process's threads spent runnable but waiting for a CPU (/proc/PID/schedstat's
-    second field, for the main thread: the load clients run on one)."""
+    """Seconds the process's threads spent runnable but waiting for a CPU (the second field of
+    /proc/PID/task/TID/schedstat, summed over the threads: the server's media workers, the load
+    clients' one thread)."""
+    total = 0.0
     try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def totals(stats, ids):
@@ -98,14 +114,54 @@ def usable_cores():
     return len(os.sched_getaffinity(0))
 
 
+def pin(pid, cpus):
+    """Restricts every thread of `pid` to `cpus` (threads it starts later inherit it): `taskset -a -p`."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass      # a thread that just ended
+
+
+def autogroup_nice(nice):
+    """Sets the nice value of this session's scheduler autogroup (Linux with sched_autogroup_enabled:
+    nice values rank threads only within their autogroup, so this is what ranks the servers and clients,
+    which run in this script's session, against other work on the machine). Returns the old value, or
+    None where there are no autogroups."""
+    try:
+        with open("/proc/self/autogroup") as f:
+            old = int(f.read().split("nice")[1])
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+        return old
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def prioritize(pid, nice):
+    """Sets the nice value of every thread of `pid` (threads it starts later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+        except OSError:
+            pass
+
+
+def pinning():
+    """(server CPUs, client CPUs) for the pinned saturation run: the first usable CPU for the server,
+    the others for the clients; None with fewer than two."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return ({cpus[0]}, set(cpus[1:])) if len(cpus) > 1 else None
+
+
 class AtriumRun:
     """Atrium with `workers` media workers (None: the default, every core). With several workers the
     room spreads its viewers evenly over them: `--media-room-spread` is the room's transports over
     the workers, rounded up (docs/media-workers.md)."""
 
-    def __init__(self, workdir, workers, n):
+    def __init__(self, workdir, workers, n, pinned=False):
         from conftest import Server
-        self.name = "Atrium" if workers is None else f"Atrium {workers}w"
+        self.name = ("Atrium" if workers is None else f"Atrium {workers}w") + (" pinned" if pinned else "")
         args = ["--dev", "--store", "memory", "--auto-create-rooms", "any", "--media-bind", "127.0.0.1"]
         if workers is not None:
             args += ["--media-workers", str(workers)]
@@ -245,6 +301,10 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         # viewers fell behind, and their figures are lower bounds.
         "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
         "backlog": (udp0[view_peers.pid][1], udp1[view_peers.pid][1]),
+        "server_backlog": (udp0[run.pid][1], udp1[run.pid][1]),
+        "server_cores": len(os.sched_getaffinity(run.pid)),
+        # Every viewer should get every packet the publisher sent.
+        "expected_pps": len(ids) * sent / elapsed,
         # Share of the window each process was runnable but got no CPU: the machine, not the
         # process, held it back (other work on a shared 2-core VM).
         "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
@@ -263,14 +323,60 @@ async def receiving(view_peers, ids, timeout):
     return False
 
 
-async def scenario(make_run, n, args, scales=None):
+def server_behind(r):
+    """Why the server fell behind in a window ("" when it did not): it delivered under 95 % of what
+    the publisher sent times the viewers (its socket backlog grew: the loss comes later)."""
+    if r["expected_pps"] and r["pps"] < 0.95 * r["expected_pps"]:
+        start, end = r["server_backlog"]
+        return (f"server behind: delivered {r['pps']:.0f} of {r['expected_pps']:.0f} packets/s, its socket "
+                f"backlog {start >> 10}->{end >> 10} KiB")
+    return ""
+
+
+def failed(r):
+    """Whether a saturation step went past the limit: loss over LOSS_LIMIT, the server behind, or a
+    client was the limit."""
+    return (r["loss"] or 0) > LOSS_LIMIT or bool(server_behind(r)) or bool(client_limit(r))
+
+
+async def drained(run, view_peers, timeout=10):
+    """Waits (up to `timeout` s) until the server's and the viewers' sockets hold little, so that a
+    step after a failed one does not count the failed one's backlog as delivered."""
+    from media_forward import udp_sockets
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        udp = udp_sockets([run.pid, view_peers.pid])
+        if udp[run.pid][1] < 256 << 10 and udp[view_peers.pid][1] < 1 << 20:
+            return
+        await asyncio.sleep(0.25)
+
+
+def refined(good, bad):
+    """The scale halfway between a good and a failed step, or None when no packet rate lies between
+    them (the publisher rounds packets per frame to integers)."""
+    mid = round((good + bad) / 2, 2)
+    if intended_rate(mid) in (intended_rate(good), intended_rate(bad)):
+        return None
+    return mid
+
+
+async def scenario(make_run, n, args, scales=None, pinned=None):
     """One server: the publisher, then `n` viewers; one measured window (or, with `scales`, one per
-    packet scale until loss passes LOSS_LIMIT or a client is the limit)."""
+    packet scale until loss passes LOSS_LIMIT or a client is the limit, then `args.refine` steps
+    halving the gap between the last good and the first failed scale). `pinned`: (server CPUs,
+    client CPUs) to pin the processes to."""
     run = make_run(n)
     pub_peers = await NativePeers.spawn()
     view_peers = await NativePeers.spawn()
     try:
         await run.start(pub_peers, view_peers)
+        if args.nice:
+            for pid in (run.pid, view_peers.pid, pub_peers.pid):
+                prioritize(pid, args.nice)
+        if pinned:
+            pin(run.pid, pinned[0])
+            pin(view_peers.pid, pinned[1])
+            pin(pub_peers.pid, pinned[1])
         await wait_connected(pub_peers, ["pub"], 20)
         await asyncio.sleep(1)
         rss_alone = rss_kib(run.pid)
@@ -285,21 +391,41 @@ async def scenario(make_run, n, args, scales=None):
             r.update(name=run.name, n=n, complete=complete, rss_per_viewer=(r["rss"] - rss_alone) / n)
             return r
         steps = []
-        for scale in scales:
+
+        async def step(scale, settle):
             await pub_peers.call("scale", value=scale)
-            await asyncio.sleep(1)
+            await asyncio.sleep(settle)
+            await drained(run, view_peers)
             r = await window(run, pub_peers, view_peers, ids, args.saturation_seconds, scale)
             r.update(scale=scale)
             steps.append(r)
+            viewers_us = 1e6 * r["viewers_cpu"] / r["pps"] if r["pps"] else 0
             print(f"  {run.name} x{scale:g}: publisher sent {r['sent_pps']:.0f} of {r['intended_pps']} packets/s, "
                   f"{r['pps']:.0f} delivered, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
-                  f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} %, publisher "
+                  f"{100 * r['cpu'] / r['elapsed']:.0f} %, viewers {100 * r['viewers_cpu']:.0f} % "
+                  f"({viewers_us:.2f} us/packet), publisher "
                   f"{100 * r['publisher_cpu']:.0f} %, UDP drops server/viewers {r['drops']['server']}/"
-                  f"{r['drops']['viewers']}, viewers waited for a CPU {100 * r['waited']['viewers']:.0f} %",
-                  flush=True)
-            if (r["loss"] or 0) > LOSS_LIMIT or client_limit(r):
+                  f"{r['drops']['viewers']}, waited for a CPU server/viewers {100 * r['waited']['server']:.0f}/"
+                  f"{100 * r['waited']['viewers']:.0f} %; {server_behind(r) or 'server kept up'}; "
+                  f"{client_limit(r) or 'clients kept up'}", flush=True)
+            return not failed(r)
+
+        good = bad = None
+        for scale in scales:
+            if not await step(scale, 1):
+                bad = scale
                 break
-        return {"name": run.name, "steps": steps}
+            good = scale
+        for _ in range(args.refine if good is not None and bad is not None else 0):
+            mid = refined(good, bad)
+            if mid is None:
+                break
+            # After a failed step the sockets' backlog drains first.
+            if await step(mid, 2):
+                good = mid
+            else:
+                bad = mid
+        return {"name": run.name, "steps": steps, "pinned": pinned}
     finally:
         await run.stop()
         await view_peers.close()
@@ -308,16 +434,27 @@ async def scenario(make_run, n, args, scales=None):
 
 # -- report ---------------------------------------------------------------------------------------
 
+def backlog_limit(r):
+    """How much the viewers' socket backlog may grow over a window before they count as behind: 25 ms
+    of the delivered traffic (2 KiB of kernel memory per 1,100-byte datagram in /proc/net/udp's
+    rx_queue), at least 256 KiB. Less is one scheduling delay of the viewers' thread caught by the
+    snapshot, not a shortfall; a real shortfall grows the backlog through the whole window."""
+    return max(256 << 10, int(0.025 * r["pps"] * 2048))
+
+
 def client_limit(r):
     """Why a client, not the server, limited a window ("" when none did): a client above
     CLIENT_LIMIT of a core, a publisher that sent under 95 % of its intended rate (its process did
-    not get the CPU), or viewers whose socket backlog grew by more than 256 KiB (with how long they
-    waited for a CPU: on a shared machine other work can hold a client back at low CPU use)."""
+    not get the CPU), or viewers whose socket backlog grew by more than `backlog_limit` (with how long they
+    waited for a CPU: on a shared machine other work can hold a client back at low CPU use), or
+    datagrams the clients' own sockets dropped (their loss, not the server's)."""
     notes = []
+    if r["drops"]["viewers"] > 0 or r["drops"]["publisher"] > 0:
+        notes.append(f"clients' sockets dropped {r['drops']['viewers'] + r['drops']['publisher']} datagrams")
     if r["sent_pps"] < 0.95 * r["intended_pps"]:
         notes.append(f"publisher sent {r['sent_pps']:.0f}/{r['intended_pps']} pps")
     start, end = r["backlog"]
-    if end - start > 256 << 10:
+    if end - start > backlog_limit(r):
         notes.append(f"viewers behind +{(end - start) >> 10} KiB, {100 * r['waited']['viewers']:.0f} % waiting")
     if r["viewers_cpu"] > CLIENT_LIMIT:
         notes.append(f"viewers {100 * r['viewers_cpu']:.0f} %")
@@ -351,18 +488,30 @@ def print_n(results):
 def print_saturation(sat):
     rows = []
     for s in sat:
-        ok = [r for r in s["steps"] if (r["loss"] or 0) <= LOSS_LIMIT]
+        ok = [r for r in s["steps"] if not failed(r)]
         best = max(ok, key=lambda r: r["pps"], default=None)
-        last = s["steps"][-1] if s["steps"] else None
-        why = "no step under 0.1 % loss"
-        if last is not None:
-            if client_limit(last):
-                why = f"client limit ({client_limit(last)})"
-            elif (last["loss"] or 0) > LOSS_LIMIT:
-                why = f"loss {100 * last['loss']:.2f} % at x{last['scale']:g}"
-            else:
-                why = "highest scale tried"
-        rows.append({"name": s["name"], "best": best, "why": why})
+        bad = [r for r in s["steps"] if failed(r)]
+        first_bad = min(bad, key=lambda r: r["scale"], default=None)
+        if first_bad is None:
+            why = "not reached: no loss up to the highest scale tried" if s["steps"] else "no step"
+        elif client_limit(first_bad):
+            why = f"a client, at x{first_bad['scale']:g}: {client_limit(first_bad)}"
+        elif (first_bad["waited"]["server"] > MACHINE_WAIT
+              and first_bad["cpu"] / first_bad["elapsed"] < 0.9 * first_bad["server_cores"]):
+            why = (f"the machine, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % "
+                   f"{'(' + server_behind(first_bad) + ') ' if server_behind(first_bad) else ''}while the "
+                   f"server's threads waited for a CPU {100 * first_bad['waited']['server']:.0f} % of the window "
+                   f"(server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, viewers "
+                   f"{100 * first_bad['viewers_cpu']:.0f} %: they share the cores, with other work)")
+        else:
+            why = (f"the server, at x{first_bad['scale']:g}: loss {100 * first_bad['loss']:.2f} % "
+                   f"{'(' + server_behind(first_bad) + ') ' if server_behind(first_bad) else ''}with the clients "
+                   f"keeping up (server CPU {100 * first_bad['cpu'] / first_bad['elapsed']:.0f} %, "
+                   f"{first_bad['drops']['server']} datagrams dropped on its sockets)")
+        pinned = s.get("pinned")
+        where = (f"server on CPU {','.join(map(str, sorted(pinned[0])))}, clients on "
+                 f"{','.join(map(str, sorted(pinned[1])))}" if pinned else "not pinned")
+        rows.append({"name": s["name"], "best": best, "why": why, "where": where})
     t = Table(rows, min_column=14)
     t.row("highest delivered rate, loss <= 0.1 % (packets/s)", [r["best"] and r["best"]["pps"] for r in rows],
           "{:.0f}", ratio=True)
@@ -370,9 +519,12 @@ def print_saturation(sat):
     t.row("forwarded packets/s per core of server CPU",
           [r["best"] and r["best"]["cpu"] and r["best"]["pps"] * r["best"]["elapsed"] / r["best"]["cpu"] for r in rows],
           "{:.0f}", ratio=True)
+    t.row("viewers' CPU there (% of one core)", [r["best"] and 100 * r["best"]["viewers_cpu"] for r in rows], "{:.0f}")
     t.row("publisher scale there", [r["best"] and f"x{r['best']['scale']:g}" for r in rows])
-    t.row("stopped by", [r["why"] for r in rows])
+    t.row("CPUs", [r["where"] for r in rows])
     t.print()
+    for r in rows:
+        print(f"  {r['name']}: limit {r['why']}")
 
 
 async def main_async(args):
@@ -381,6 +533,14 @@ async def main_async(args):
     if args.one_worker:
         makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
     makers.append(("janus", lambda n: JanusRun(workdir)))
+    # The saturation run: "Atrium 1w" pinned (the server on one CPU, the clients on the others).
+    pinned = pinning() if args.pin else None
+    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n), None)]
+    if args.one_worker:
+        sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
+    sat_makers.append(("janus", "janus", lambda n: JanusRun(workdir), None))
+    sat_makers = [(m, p) for k, name, m, p in sat_makers
+                  if k not in args.skip and (not args.saturation_only or name in args.saturation_only)]
     makers = [m for k, m in makers if k not in args.skip]
     try:
         for n in args.viewers:
@@ -393,8 +553,8 @@ async def main_async(args):
             n = args.saturation_viewers
             print(f"\n== saturation: {n} viewers, publisher's video packets per frame x{args.scales} ==", flush=True)
             sat = []
-            for make in makers:
-                sat.append(await asyncio.wait_for(scenario(make, n, args, scales=args.scales), 900))
+            for make, pinned in sat_makers:
+                sat.append(await asyncio.wait_for(scenario(make, n, args, scales=args.scales, pinned=pinned), 900))
             print_saturation(sat)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -403,8 +563,8 @@ async def main_async(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="N = 1 and 5, a short saturation run")
-    ap.add_argument("--viewers", type=lambda s: [int(x) for x in s.split(",")], default=None,
-                    help="comma-separated N (default 1,5,10,20,40,80,160)")
+    ap.add_argument("--viewers", type=lambda s: [] if s == "none" else [int(x) for x in s.split(",")], default=None,
+                    help="comma-separated N (default 1,5,10,20,40,80,160; none: only the saturation run)")
     ap.add_argument("--seconds", type=float, default=8, help="measured window per N")
     ap.add_argument("--warmup", type=float, default=2)
     ap.add_argument("--start-timeout", type=float, default=40)
@@ -412,8 +572,17 @@ def main():
     ap.add_argument("--saturation-seconds", type=float, default=4)
     ap.add_argument("--scales", type=lambda s: [float(x) for x in s.split(",")], default=None,
                     help="video packets-per-frame multipliers of the saturation run")
+    ap.add_argument("--refine", type=int, default=None,
+                    help="steps halving the gap between the last good and the first failed scale (default 3, quick 1)")
+    ap.add_argument("--nice", type=int, default=-10 if os.geteuid() == 0 else 0,
+                    help="nice value of the server and both clients (default -10 as root, else 0: unchanged), so "
+                         "that other work on a shared machine does not hold them back")
+    ap.add_argument("--no-pin", dest="pin", action="store_false",
+                    help="run the 1-worker saturation unpinned (default: server on one CPU, clients on the others)")
     ap.add_argument("--no-one-worker", dest="one_worker", action="store_false",
                     help="leave out Atrium with --media-workers 1")
+    ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "janus"],
+                    help="run only these servers' saturation (repeatable)")
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"])
     args = ap.parse_args()
     if args.viewers is None:
@@ -421,7 +590,9 @@ def main():
     if args.saturation_viewers is None:
         args.saturation_viewers = 5 if args.quick else 40
     if args.scales is None:
-        args.scales = [1, 4, 16] if args.quick else [1, 2, 4, 8, 12, 16, 24, 32, 48, 64]
+        args.scales = [1, 4, 16] if args.quick else [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96]
+    if args.refine is None:
+        args.refine = 1 if args.quick else 3
     if args.quick:
         args.seconds = min(args.seconds, 4)
         args.saturation_seconds = min(args.saturation_seconds, 3)
@@ -430,11 +601,17 @@ def main():
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"machine: {os.cpu_count()} cores ({model}), Linux {platform.release()}, load average "
           f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
-    print(f"servers: {os.environ['ATRIUM_BIN']}; {janus_version()}; clients: {viewers_binary()}")
+    print(f"servers: {os.environ['ATRIUM_BIN']}; {janus_version()}; clients: {viewers_binary()}; nice {args.nice} "
+          f"for the servers and clients (and this session's scheduler autogroup)")
     print("publisher: camera 30 fps x 4 packets, screen 15 fps x 6 packets (1100 bytes), microphone 50 packets/s "
           "(120 bytes): 260 packets/s before scaling; latency = viewer receive - publisher send (CLOCK_MONOTONIC)")
     t0 = time.monotonic()
-    asyncio.run(main_async(args))
+    old_nice = autogroup_nice(args.nice) if args.nice else None
+    try:
+        asyncio.run(main_async(args))
+    finally:
+        if old_nice is not None:
+            autogroup_nice(old_nice)
     print(f"\nwall time: {time.monotonic() - t0:.0f} s")
 
 

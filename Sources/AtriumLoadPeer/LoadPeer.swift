@@ -70,8 +70,11 @@ public final class LoadPeer {
     static let consentInterval: UInt64 = 2_000_000_000
 
     public init(certificate: DTLSCertificate, ufrag: String, password: String, seed: UInt64) throws(UDPError) {
-        socket = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 32, maxDatagramSize: 1500)
+        socket = try UDPSocket(
+            bindingTo: .loopbackV4(port: 0), batchSize: UDPSocket.maxBatchSize, maxDatagramSize: 1500)
         _ = try? socket.setBufferSizes(receive: 4 << 20, send: 1 << 20)
+        // The latency counts from when a datagram reached the socket, however long it waited there.
+        try? socket.enableReceiveTimestamps()
         self.certificate = certificate
         localUfrag = ufrag
         localPassword = password
@@ -134,21 +137,66 @@ public final class LoadPeer {
         }
     }
 
+    /// Receives everything waiting on the socket, `batchSize` datagrams per system call, each
+    /// handled where the kernel put it (`receive(inPlace:)`) and timed from when it reached the
+    /// socket (the kernel's receive timestamp); returns how many datagrams arrived. The latency
+    /// histogram is borrowed once for the whole drain, not once per packet.
+    public func receiveWaiting(latency: inout LatencyHistogram) -> Int {
+        var total = 0
+        while true {
+            var now: UInt64 = 0
+            var offset: UInt64 = 0
+            let received = try? socket.receiveInPlace { index, bytes in
+                if index == 0 {
+                    now = MonotonicClock.nanoseconds()
+                    offset = MonotonicClock.realtimeOffset()
+                }
+                // When it reached the socket (the kernel's stamp on CLOCK_REALTIME, moved to
+                // CLOCK_MONOTONIC), else when it was read.
+                let arrived = socket.receivedTimestamp(index).map { $0 &- offset } ?? now
+                receive(
+                    inPlace: bytes, source: { socket.receivedSource(index) }, now: min(arrived, now), latency: &latency)
+            }
+            guard let n = received else { return total }
+            total += n
+            if n < socket.batchSize { return total }
+        }
+    }
+
+    /// `receive` for a datagram where the socket received it (`UDPSocket.receiveInPlace`): RTP is
+    /// decrypted and counted in place, without a copy or an allocation; anything else (RTCP, STUN,
+    /// DTLS: a few a second) is copied out and takes the general path, with the source `source` reads.
+    public func receive(
+        inPlace datagram: UnsafeMutableRawBufferPointer, source: () -> SocketAddress?, now: UInt64,
+        latency: inout LatencyHistogram
+    ) {
+        guard datagram.count > 1 else { return }
+        // RTP by its first two bytes (RFC 7983: 128-191, then not an RTCP packet type), read directly.
+        if datagram[0] >= 128 && datagram[0] <= 191 && !PacketDemultiplexer.isRTCP(secondByte: datagram[1]) {
+            receiveRTP(datagram, now: now, latency: &latency)
+            return
+        }
+        guard let address = source() else { return }
+        var copy = Array(datagram)
+        receive(&copy, from: address, now: now, latency: &latency)
+    }
+
     private func receiveRTP(_ p: inout [UInt8], now: UInt64, latency: inout LatencyHistogram) {
+        p.withUnsafeMutableBytes { receiveRTP($0, now: now, latency: &latency) }
+    }
+
+    /// Decrypts in place, then counts the stamp read where it lies: one access to `counters` per packet.
+    private func receiveRTP(_ p: UnsafeMutableRawBufferPointer, now: UInt64, latency: inout LatencyHistogram) {
         guard let srtpIn else { return }
-        do { try srtpIn.unprotect(srtp: &p) } catch {
+        let length: Int
+        do { length = try srtpIn.unprotect(srtp: p, length: p.count) } catch {
             counters.undecryptable += 1
             return
         }
-        counters.packets += 1
-        counters.bytes += p.count
-        guard let (start, end) = RTPPayload.bounds(p), let stamp = PayloadStamp(p, payloadStart: start, end: end)
-        else {
-            counters.unstamped += 1
-            return
-        }
-        counters.count(stamp, bytes: p.count)
-        if now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }
+        let plain = UnsafeRawBufferPointer(rebasing: p[0..<min(length, p.count)])
+        let stamp = RTPPayload.bounds(plain).flatMap { PayloadStamp(plain, payloadStart: $0.start, end: $0.end) }
+        counters.countDecrypted(stamp, bytes: length)
+        if let stamp, now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }
     }
 
     private func receiveRTCP(_ p: inout [UInt8]) {

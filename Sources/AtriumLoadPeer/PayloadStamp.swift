@@ -49,9 +49,14 @@ public struct PayloadStamp: Equatable, Sendable {
     /// Reads the stamp ending at `end` (the end of an RTP payload); nil when there is none there
     /// (too short, or no magic).
     public init?(_ bytes: [UInt8], payloadStart: Int, end: Int) {
+        guard let stamp = bytes.withUnsafeBytes({ Self($0, payloadStart: payloadStart, end: end) }) else { return nil }
+        self = stamp
+    }
+
+    /// The same, read where the packet lies (the viewers' receive path: no copy).
+    public init?(_ bytes: UnsafeRawBufferPointer, payloadStart: Int, end: Int) {
         let offset = end - Self.size
-        guard payloadStart >= 0, offset >= payloadStart, end <= bytes.count,
-            Self.get(bytes, offset) == Self.magic
+        guard payloadStart >= 0, offset >= payloadStart, end <= bytes.count, Self.get(bytes, offset) == Self.magic
         else { return nil }
         publisher = Self.get(bytes, offset + 4)
         source = bytes[offset + 8]
@@ -66,8 +71,8 @@ public struct PayloadStamp: Equatable, Sendable {
         bytes[offset + 3] = UInt8(truncatingIfNeeded: value)
     }
 
-    static func get(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
-            | UInt32(bytes[offset + 3])
+    /// The big-endian word at `offset`, which the caller has checked lies inside `bytes`.
+    static func get(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 }

@@ -30,6 +30,17 @@ public struct ReceiveCounters: Sendable {
 
     public init() {}
 
+    /// A decrypted RTP packet of `n` bytes: counted, and its stamp counted (or `unstamped` without one).
+    public mutating func countDecrypted(_ stamp: PayloadStamp?, bytes n: Int) {
+        packets += 1
+        bytes += n
+        guard let stamp else {
+            unstamped += 1
+            return
+        }
+        count(stamp, bytes: n)
+    }
+
     public mutating func count(_ stamp: PayloadStamp, bytes n: Int) {
         let i = Int(stamp.source)
         guard i < Self.maximumSources else {

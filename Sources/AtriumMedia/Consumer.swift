@@ -8,8 +8,10 @@ import AtriumRTP
 /// the worker thread.
 final class Consumer {
     let spec: ConsumerSpec
-    unowned let producer: Producer
-    unowned let transport: Transport
+    /// Strong: a `let` class reference is read without reference counting, an `unowned` one is not.
+    /// The engine's `close` functions and its `deinit` break the cycles (`Transport.detach`).
+    let producer: Producer
+    let transport: Transport
     var seq: SeqManager
     var timestamps: TimestampMapper
     /// Video waits for a key frame before its first packet and after a pause (single stream).

@@ -58,7 +58,8 @@ struct KeyFrameCache {
             invalidate()
             return true
         }
-        bytes.append(contentsOf: packet)
+        // Through the buffer: appending the array itself retains and releases it.
+        packet.withUnsafeBytes { bytes.append(contentsOf: $0) }
         ends.append(bytes.count)
         return false
     }

@@ -82,9 +82,10 @@ extension MediaEngine {
             guard let header = try? RTPHeader(parsing: rx[i].payload) else { continue }
             c.replay = r
             c.compressing = r.index <= r.snapshotEnd
-            let info = classify(i, producer: p, header: header, recovered: false, keyFrameNeeded: true)
+            let packet = rx[i].payload
+            let info = classify(packet, producer: p, header: header, recovered: false, keyFrameNeeded: true)
             deliver(
-                i, to: c, producer: p, stream: r.stream, info: info, header: header,
+                packet, to: c, producer: p, stream: r.stream, info: info, header: header,
                 sequence: header.sequenceNumber, timestamp: header.timestamp, now: t0)
         }
         c.replay = r

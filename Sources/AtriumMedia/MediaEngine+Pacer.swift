@@ -81,7 +81,7 @@ extension MediaEngine {
         while n < pacing.count {
             let t = pacing[n]
             n += 1
-            guard var bucket = t.bucket, let srtp = t.srtpOut else {
+            guard var bucket = t.bucket, let srtp = t.srtpOutRef else {
                 t.paced.removeAll()
                 continue
             }
@@ -90,7 +90,7 @@ extension MediaEngine {
                 let slot = txCount
                 guard let (address, offset) = t.paced.pop(into: &tx[slot].payload) else { break }
                 tx[slot].address = address
-                _ = seal(slot: slot, on: t, srtp: srtp, twccOffset: offset)
+                _ = srtp.with { seal(slot: slot, on: t, srtp: $0, twccOffset: offset) }
             }
             t.bucket = bucket
         }

@@ -142,6 +142,8 @@ extension MediaEngine {
     /// Wakes the far worker of every outgoing link with new packets and the home worker of every
     /// incoming one with new feedback: one eventfd write per link and batch.
     func wakePipes() {
+        // Every round: an empty array's `for ... in` still retains it.
+        guard !pipesOut.isEmpty || !pipesIn.isEmpty else { return }
         for link in pipesOut { link.wakeFarIfPending() }
         for link in pipesIn { link.wakeHomeIfPending() }
     }

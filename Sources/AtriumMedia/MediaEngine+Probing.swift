@@ -57,6 +57,7 @@ extension MediaEngine {
 
     /// Sends what the clusters in progress owe by now (called every loop round and tick).
     func advanceProbes() {
+        guard isProbing else { return }
         let t0 = now
         for t in transports.values {
             guard var p = t.probing else { continue }

@@ -165,22 +165,12 @@ extension MediaEngine {
     /// Every 20 ms: key-frame requests, NACKs, DTLS retransmissions; every second: reports, REMB,
     /// consent.
     func tick(_ t0: Double) {
-        for t in transports.values {
-            if let dtls = t.dtls, let wait = dtls.nextTimeout, wait <= .zero, let peer = t.peer {
-                if let out = try? dtls.timeout() { for d in out { enqueue(d, to: peer) } }
-            }
-            guard t.isSecure else { continue }
-            for p in t.producers {
-                if p.isSimulcast { streamsChanged(p) }
-                requestRepairs(p, on: t, now: t0)
-            }
-            if t.twccExtensionID != nil && t0 - t.lastTransportFeedback >= 0.05 {
-                t.lastTransportFeedback = t0
-                let media = t.producers.first?.streams.first?.ssrc ?? 0
-                while let fb = t.twcc.feedback(senderSSRC: t.rtcpSSRC, mediaSSRC: media) {
-                    sendRTCP([.transportWideFeedback(fb)], on: t)
-                }
-            }
+        // Borrowed, by index: every 20 ms over every transport, without reference counting each.
+        var n = 0
+        while n < transportRefs.count {
+            let ref = transportRefs[n]
+            n += 1
+            ref.with { tick($0, now: t0) }
         }
         advanceReplays()
         reportEstimates()
@@ -215,6 +205,29 @@ extension MediaEngine {
             for p in t.producers { checkInactivity(p, now: t0) }
             if !t.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
             if !t.consumers.isEmpty { sendSenderReports(t, now: t0) }
+        }
+    }
+
+    /// A transport's share of the 20 ms timer: DTLS retransmissions, key-frame requests and NACKs
+    /// toward its publisher, transport-wide feedback.
+    func tick(_ t: Transport, now t0: Double) {
+        if let dtls = t.dtls, let wait = dtls.nextTimeout, wait <= .zero, let peer = t.peer {
+            if let out = try? dtls.timeout() { for d in out { enqueue(d, to: peer) } }
+        }
+        guard t.isSecure else { return }
+        // Checked first: a `for ... in` retains even an empty array (a subscriber's).
+        if !t.producers.isEmpty {
+            for p in t.producers {
+                if p.isSimulcast { streamsChanged(p) }
+                requestRepairs(p, on: t, now: t0)
+            }
+        }
+        if t.twccExtensionID != nil && t0 - t.lastTransportFeedback >= 0.05 {
+            t.lastTransportFeedback = t0
+            let media = t.producers.first?.streams.first?.ssrc ?? 0
+            while let fb = t.twcc.feedback(senderSSRC: t.rtcpSSRC, mediaSSRC: media) {
+                sendRTCP([.transportWideFeedback(fb)], on: t)
+            }
         }
     }
 

@@ -7,18 +7,13 @@ import AtriumUDP
 /// The forwarding path: a publisher's packet in, one rewritten and encrypted copy per consumer out.
 extension MediaEngine {
     func receiveRTP(_ i: Int, on t: Transport) {
-        let header: RTPHeader
-        do {
-            header = try RTPHeader(parsing: rx[i].payload)
-        } catch {
-            counters.drop(.malformed)
-            return
-        }
-        if let id = t.twccExtensionID, let r = header.extensionValueRange(id: id, in: rx[i].payload), r.count == 2 {
-            let seq = UInt16(rx[i].payload[r.lowerBound]) << 8 | UInt16(rx[i].payload[r.lowerBound + 1])
-            t.twcc.record(seq, at: Int64(now * 1_000_000))
-        }
-        guard let (p, k, isRTX) = producer(for: header, packet: i, on: t) else { return }
+        guard let header = parseRTP(i, on: t) else { return }
+        guard let (ref, k, isRTX) = producer(for: header, packet: i, on: t) else { return }
+        ref.with { p in receiveRTP(i, on: t, producer: p, stream: k, header: header, isRTX: isRTX) }
+    }
+
+    /// A packet of stream `k` of `p`: an RTX one unwrapped to its original, then forwarded.
+    func receiveRTP(_ i: Int, on t: Transport, producer p: Producer, stream k: Int, header: RTPHeader, isRTX: Bool) {
         if isRTX {
             // RFC 4588 section 4: the original sequence number leads the payload. Padding-only RTX
             // packets (bandwidth probes) carry none.
@@ -48,14 +43,35 @@ extension MediaEngine {
         }
     }
 
+    /// The header of the RTP packet in `rx[i]`, its transport-wide sequence number recorded. The
+    /// packet is read once (each read that a call follows is a retain and a release) and let go
+    /// with this function, before an RTX packet is unwrapped in place (a second reference to it
+    /// would make that a copy).
+    func parseRTP(_ i: Int, on t: Transport) -> RTPHeader? {
+        let packet = rx[i].payload
+        let header: RTPHeader
+        do {
+            header = try RTPHeader(parsing: packet)
+        } catch {
+            counters.drop(.malformed)
+            return nil
+        }
+        if let id = t.twccExtensionID, let r = header.extensionValueRange(id: id, in: packet), r.count == 2 {
+            let seq = UInt16(packet[r.lowerBound]) << 8 | UInt16(packet[r.lowerBound + 1])
+            t.twcc.record(seq, at: Int64(now * 1_000_000))
+        }
+        return header
+    }
+
     /// The producer and stream a packet belongs to, and whether it is RTX: by SSRC, else by the mid
     /// header extension and (simulcast) the rid or repaired-rid one, learning the SSRC. A stream the
     /// answer did not accept (an unknown rid, a second stream on a single-stream section) is dropped.
-    func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Producer, Int, Bool)? {
-        if let p = t.producersBySSRC[header.ssrc] ?? t.producersByRTXSSRC[header.ssrc],
-            let (k, rtx) = p.stream(ssrc: header.ssrc)
+    /// Borrowed: a returned class reference is retained (`Borrowed`).
+    func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Borrowed<Producer>, Int, Bool)? {
+        if let ref = t.producerRefs[header.ssrc] ?? t.rtxProducerRefs[header.ssrc],
+            let (k, rtx) = ref.with({ $0.stream(ssrc: header.ssrc) })
         {
-            return (p, k, rtx)
+            return (ref, k, rtx)
         }
         if t.endedSSRCs.contains(header.ssrc) {
             counters.drop(.ended)
@@ -110,14 +126,16 @@ extension MediaEngine {
             p.streams[k].ssrc = header.ssrc
             t.producersBySSRC[header.ssrc] = p
         }
-        return (p, k, rtx)
+        return (Borrowed(p), k, rtx)
     }
 
     func forward(
         _ i: Int, on t: Transport, producer p: Producer, stream k: Int, sequence: UInt16, timestamp: UInt32,
         headerInfo: RTPHeader, recovered: Bool
     ) {
-        let length = rx[i].payload.count
+        // Read once: each read of `rx[i].payload` that a call follows is a retain and a release.
+        let packet = rx[i].payload
+        let length = packet.count
         let t0 = now
         p.packetsIn += 1
         p.bytesIn += length
@@ -139,9 +157,9 @@ extension MediaEngine {
         } else if recovered || p.isVideo {
             p.streams[k].nacks.arrived(sequence)
         }
-        p.streams[k].buffer?.store(rx[i].payload, sequence: sequence)
-        if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: rx[i].payload), !r.isEmpty {
-            p.levelSum += Int(rx[i].payload[r.lowerBound] & 0x7F)
+        p.streams[k].buffer?.store(packet, sequence: sequence)
+        if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: packet), !r.isEmpty {
+            p.levelSum += Int(packet[r.lowerBound] & 0x7F)
             p.levelCount += 1
         }
         let caching = p.isVideo && p.streams[k].cache.isEnabled
@@ -154,35 +172,38 @@ extension MediaEngine {
         guard !p.consumers.isEmpty || caching || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
         let info = classify(
-            i, producer: p, header: headerInfo, recovered: recovered,
+            packet, producer: p, header: headerInfo, recovered: recovered,
             keyFrameNeeded: caching || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
         if p.isSimulcast {
-            p.streams[k].measureKeyFrame(bytes: rx[i].payload.count, timestamp: timestamp, starts: info.keyFrame)
+            p.streams[k].measureKeyFrame(bytes: packet.count, timestamp: timestamp, starts: info.keyFrame)
             p.streams[k].countTemporal(info.vp8?.temporalLayer, bytes: length, marker: headerInfo.marker)
         }
         if caching {
-            if p.streams[k].cache.store(rx[i].payload, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
+            if p.streams[k].cache.store(packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
                 // Past its bound: a key frame refills it (throttled as every request).
                 requestKeyFrameNow(p, stream: k)
             }
-            if info.keyFrame { p.streams[k].noteKeyFrame(rx[i].payload, media: info.media, codec: p.codec, now: t0) }
+            if info.keyFrame { p.streams[k].noteKeyFrame(packet, media: info.media, codec: p.codec, now: t0) }
         }
         // By index: a `for ... in` over the array goes through the generic iterator, which a debug
-        // build does not specialize and which then allocates per element.
-        let consumers = p.consumers
+        // build does not specialize and which then allocates per element. Borrowed: no reference
+        // counting per consumer.
         var j = 0
-        while j < consumers.count {
-            let c = consumers[j]
+        while j < p.consumerRefs.count {
+            let ref = p.consumerRefs[j]
             j += 1
-            // A consumer started from the cache takes the stream's packets from there until it caught up.
-            if c.replay != nil { continue }
-            if c.bandwidthPaused {
-                counters.drop(.bandwidth)
-                continue
+            ref.with { c in
+                // A consumer started from the cache takes the stream's packets from there until it
+                // caught up.
+                if c.replay != nil { return }
+                if c.bandwidthPaused {
+                    counters.drop(.bandwidth)
+                    return
+                }
+                deliver(
+                    packet, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
+                    timestamp: timestamp, now: t0)
             }
-            deliver(
-                i, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
-                timestamp: timestamp, now: t0)
         }
         if recording {
             record(i, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
@@ -198,7 +219,7 @@ extension MediaEngine {
         var media: Range<Int>
     }
 
-    func classify(_ i: Int, producer p: Producer, header: RTPHeader, recovered: Bool, keyFrameNeeded: Bool)
+    func classify(_ packet: [UInt8], producer p: Producer, header: RTPHeader, recovered: Bool, keyFrameNeeded: Bool)
         -> PacketInfo
     {
         let payload = header.payloadRange
@@ -207,40 +228,52 @@ extension MediaEngine {
         guard let codec = p.codec else { return info }
         if p.isSVC {
             if codec == .vp9 {
-                let d = rx[i].payload.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
-                if let d, let at = d.scalabilityOffset { learnLayers(p, i, media, at) }
+                let d = packet.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+                if let d, let at = d.scalabilityOffset { learnLayers(p, packet, media, at) }
                 info.svc = d.map(SVCPacket.init)
             } else {
-                info.svc = dependencyLayers(p, i, header)
+                info.svc = dependencyLayers(p, packet, header)
             }
             info.keyFrame = info.svc?.keyPicture ?? false
             return info
         }
         if codec == .vp8 && p.isSimulcast {
-            info.vp8 = rx[i].payload.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+            info.vp8 = packet.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
         }
         if keyFrameNeeded || p.isSimulcast || p.hasConsumerWaitingForKeyFrame {
-            info.keyFrame = rx[i].payload.withUnsafeBytes { raw in
+            info.keyFrame = packet.withUnsafeBytes { raw in
                 KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
             }
         }
         return info
     }
 
-    /// Offers the packet in `rx[i]` to one consumer: its layer decision, sequence and timestamp
+    /// Offers `packet` (`rx[i]`'s) to one consumer: its layer decision, sequence and timestamp
     /// mapping, VP8 rewrite and marker, then encryption into the send batch. Returns whether it was
     /// sent.
     @discardableResult
     func deliver(
-        _ i: Int, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
+        _ packet: [UInt8], to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
         sequence: UInt16, timestamp: UInt32, now t0: Double
     ) -> Bool {
         // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
         // can actually send.
-        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer else {
+        guard let srtp = c.transport.srtpOutRef, let peer = c.transport.peer else {
             counters.drop(.notConnected)
             return false
         }
+        return srtp.with {
+            deliver(
+                packet, to: c, producer: p, stream: k, info: info, header: header, sequence: sequence,
+                timestamp: timestamp, now: t0, srtp: $0, peer: peer)
+        }
+    }
+
+    /// `deliver` on a connected transport.
+    func deliver(
+        _ packet: [UInt8], to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
+        sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
+    ) -> Bool {
         let admission: Consumer.Admission
         if p.isSimulcast {
             let vp8 = info.vp8
@@ -270,11 +303,12 @@ extension MediaEngine {
             counters.drop(.injectedLoss)
             return false
         }
-        let length = rx[i].payload.count
+        let length = packet.count
         if txCount == tx.count { flush() }
         let slot = txCount
         tx[slot].payload.removeAll(keepingCapacity: true)
-        tx[slot].payload.append(contentsOf: rx[i].payload)
+        // Through the buffer: appending the array itself retains and releases it.
+        packet.withUnsafeBytes { tx[slot].payload.append(contentsOf: $0) }
         let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
         if let d = info.vp8, c.vp8 != nil {
             let media = info.media
@@ -306,9 +340,9 @@ extension MediaEngine {
 
     /// An SVC stream's scalability structure (sent with key pictures): its spatial layers' sizes.
     /// When they changed, every consumer's selector is pointed again.
-    func learnLayers(_ p: Producer, _ i: Int, _ media: Range<Int>, _ offset: Int) {
+    func learnLayers(_ p: Producer, _ packet: [UInt8], _ media: Range<Int>, _ offset: Int) {
         guard
-            let sizes = rx[i].payload.withUnsafeBytes({
+            let sizes = packet.withUnsafeBytes({
                 VP9Scalability.layers(UnsafeRawBufferPointer(rebasing: $0[media]), at: offset)
             }), sizes != p.svcLayers
         else { return }
@@ -318,10 +352,10 @@ extension MediaEngine {
 
     /// An AV1 packet's layer by its dependency descriptor, learning the template structure a key
     /// frame carries; nil when the packet has no descriptor or names a template not known yet.
-    func dependencyLayers(_ p: Producer, _ i: Int, _ header: RTPHeader) -> SVCPacket? {
+    func dependencyLayers(_ p: Producer, _ packet: [UInt8], _ header: RTPHeader) -> SVCPacket? {
         guard let id = p.spec.dependencyDescriptorID,
-            let range = header.extensionValueRange(id: id, in: rx[i].payload),
-            let d = rx[i].payload.withUnsafeBytes({
+            let range = header.extensionValueRange(id: id, in: packet),
+            let d = packet.withUnsafeBytes({
                 DependencyDescriptor(UnsafeRawBufferPointer(rebasing: $0[range]))
             })
         else { return nil }
@@ -398,14 +432,13 @@ extension MediaEngine {
         return seal(slot: slot, on: t, srtp: srtp, twccOffset: twccOffset)
     }
 
-    /// Zero bytes to append from: an Array's contiguous storage is copied at once, while a
-    /// `repeatElement` goes element by element through a generic iterator, which a debug build does
-    /// not specialize and which then allocates per element.
-    static let zeros = [UInt8](repeating: 0, count: 256)
-
-    /// Appends `n` zero bytes (at most 256) to the packet in `slot`.
+    /// Appends `n` zero bytes (at most 256) to the packet in `slot`, from `zeros`: a buffer's bytes
+    /// are copied at once (a `repeatElement` goes element by element through a generic iterator,
+    /// which a debug build does not specialize and which then allocates per element), and neither
+    /// allocated nor retained per packet (a slice of a static array is retained).
     func appendZeros(_ n: Int, to slot: Int) {
-        tx[slot].payload.append(contentsOf: Self.zeros[0..<min(max(n, 0), Self.zeros.count)])
+        let count = min(max(n, 0), zeros.count)
+        tx[slot].payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: zeros[0..<count]))
     }
 
     /// Numbers (transport-wide), encrypts and counts the packet in `slot`, which joins the batch.

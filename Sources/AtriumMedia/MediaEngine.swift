@@ -16,6 +16,10 @@ import AtriumUDP
 /// the packet path. Nothing here is touched from another thread (`MediaWorker` hands commands in).
 final class MediaEngine {
     let io: MediaIO
+    /// The UDP socket of `io`, read from a `let` (an enum's payload is retained where it is taken out).
+    let socket: UDPSocket?
+    /// Zero bytes to append from (`appendZeros`), made once: no array slice (retained) per packet.
+    let zeros: UnsafeMutableRawBufferPointer
     let poller: EpollPoller
     /// The passive ICE-TCP socket (`MediaEngine+TCP`), when configured.
     let tcpListener: TCPListener?
@@ -31,9 +35,13 @@ final class MediaEngine {
 
     /// Rooms' media, each owning its transports, producers and consumers; the maps below index them.
     var routers: [String: Router] = [:]
-    var transports: [String: Transport] = [:]
+    var transports: [String: Transport] = [:] { didSet { transportRefs = transports.values.map(Borrowed.init) } }
     var byUfrag: [String: Transport] = [:]
-    var byAddress: [SocketAddress: Transport] = [:]
+    var byAddress: [SocketAddress: Transport] = [:] { didSet { addressRefs = byAddress.mapValues(Borrowed.init) } }
+    /// `transports` and `byAddress` for the packet path and the timers (`Borrowed`: no reference
+    /// counting), rebuilt when a transport or an address comes or goes.
+    private(set) var transportRefs: [Borrowed<Transport>] = []
+    private(set) var addressRefs: [SocketAddress: Borrowed<Transport>] = [:]
     var producers: [String: Producer] = [:]
     var consumers: [String: Consumer] = [:]
     /// Recording outputs by id (`addRecorder`).
@@ -93,6 +101,9 @@ final class MediaEngine {
             try poller.register(socket, token: Self.udpToken)
             io = .udp(socket)
         }
+        if case .udp(let s) = io { socket = s } else { socket = nil }
+        zeros = .allocate(byteCount: 256, alignment: 16)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
         if memory == nil, let tcpBind = config.tcpBind {
             let listener = try TCPListener(bindingTo: tcpBind)
             try poller.register(listener, token: Self.tcpListenerToken)
@@ -115,9 +126,27 @@ final class MediaEngine {
         tcpDoomed.reserveCapacity(64)
     }
 
+    deinit {
+        zeros.deallocate()
+        // Producers and consumers hold their transport, and consumers their producer: let go of them.
+        for p in producers.values { p.consumers.removeAll() }
+        for t in transports.values { t.detach() }
+    }
+
     /// Whether something waits for time rather than packets (a pacer's queue, a probe being sent):
     /// the worker then waits for at most a few milliseconds.
-    var hasPendingSends: Bool { !pacing.isEmpty || transports.values.contains { $0.probing != nil } }
+    var hasPendingSends: Bool { !pacing.isEmpty || isProbing }
+
+    /// Whether a transport sends a probe cluster now. By index over `transportRefs`: asked every
+    /// round, it must not retain each transport.
+    var isProbing: Bool {
+        var n = 0
+        while n < transportRefs.count {
+            if transportRefs[n].with({ $0.probing != nil }) { return true }
+            n += 1
+        }
+        return false
+    }
 
     /// Seconds since the engine started (the packet path's clock).
     @inline(__always) var now: Double {
@@ -162,7 +191,11 @@ final class MediaEngine {
         let woken = try poller.wait(timeout: timeout, ready: &ready)
         if !pipesIn.isEmpty || !pipesOut.isEmpty { drainPipes() }
         var udpReady = false
-        for token in ready {
+        // By index: a `for ... in` retains the array (every round).
+        var r = 0
+        while r < ready.count {
+            let token = ready[r]
+            r += 1
             if token == Self.udpToken {
                 udpReady = true
             } else {
@@ -173,7 +206,7 @@ final class MediaEngine {
             flush()
             sweepTCP(now: now)
         }
-        if udpReady, case .udp(let socket) = io {
+        if udpReady, let socket {
             var rounds = 0
             while rounds < 16 {
                 let n = try socket.receive(into: &rx)
@@ -182,7 +215,7 @@ final class MediaEngine {
                 drainPacers()
                 flush()
                 // The far workers of the packets just piped start on them while this one reads on.
-                for link in pipesOut { link.wakeFarIfPending() }
+                if !pipesOut.isEmpty { for link in pipesOut { link.wakeFarIfPending() } }
                 rounds += 1
             }
         }
@@ -413,10 +446,21 @@ final class MediaEngine {
     // MARK: - SRTP and SRTCP in
 
     func receiveSRTP(_ i: Int, from address: SocketAddress) {
-        guard let t = byAddress[address], let srtp = t.srtpIn else {
+        guard let t = addressRefs[address] else {
             counters.drop(.unknownSource)
             return
         }
+        t.with { t in
+            guard let srtp = t.srtpInRef else {
+                counters.drop(.unknownSource)
+                return
+            }
+            srtp.with { receiveSRTP(i, on: t, srtp: $0) }
+        }
+    }
+
+    /// An SRTP or SRTCP packet from the peer of `t`: decrypted in place, then handled.
+    func receiveSRTP(_ i: Int, on t: Transport, srtp: SRTPSession) {
         let isRTCP = rx[i].payload.count > 1 && PacketDemultiplexer.isRTCP(secondByte: rx[i].payload[1])
         let length = rx[i].payload.count
         // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
@@ -455,7 +499,7 @@ final class MediaEngine {
             divertToTCP()
             guard txCount > 0 else { return }
         }
-        guard case .udp(let socket) = io else {
+        guard let socket else {
             if case .memory(let m) = io { m.record(tx[0..<txCount]) }
             txCount = 0
             return
@@ -465,9 +509,12 @@ final class MediaEngine {
             if sent < txCount {
                 for _ in sent..<txCount { counters.drop(.sendBufferFull) }
             }
-            for r in socket.refusals {
-                counters.drop(.sendRefused)
-                byAddress[tx[r.index].address]?.sendErrors += 1
+            // Checked first: a `for ... in` retains even an empty array.
+            if !socket.refusals.isEmpty {
+                for r in socket.refusals {
+                    counters.drop(.sendRefused)
+                    byAddress[tx[r.index].address]?.sendErrors += 1
+                }
             }
             counters.udpMessages = socket.messagesSent
             counters.udpSegmentedDatagrams = socket.segmentedDatagrams

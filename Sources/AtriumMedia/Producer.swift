@@ -6,12 +6,15 @@ import AtriumRTP
 /// as a whole. Owned by the worker thread.
 final class Producer {
     let spec: ProducerSpec
-    unowned let transport: Transport
+    /// Strong, as a consumer's (`Consumer.producer`): `close` and `Transport.detach` break the cycle.
+    let transport: Transport
     let codec: VideoCodec?
     /// Bottom layer first; a single-stream track has one, without a rid.
     var streams: [ReceiveStream]
     var paused: Bool
-    var consumers: [Consumer] = []
+    var consumers: [Consumer] = [] { didSet { consumerRefs = consumers.map(Borrowed.init) } }
+    /// The consumers for the packet path (`Borrowed`), rebuilt when one comes or goes.
+    private(set) var consumerRefs: [Borrowed<Consumer>] = []
     /// Recording outputs fed with its packets.
     var sinks: [RecordingSink] = []
     var packetsIn = 0

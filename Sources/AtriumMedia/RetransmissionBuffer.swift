@@ -18,7 +18,8 @@ struct RetransmissionBuffer {
     mutating func store(_ packet: [UInt8], sequence: UInt16) {
         let i = Int(sequence) % capacity
         slots[i].removeAll(keepingCapacity: true)
-        slots[i].append(contentsOf: packet)
+        // Through the buffer: appending the array itself retains and releases it.
+        packet.withUnsafeBytes { slots[i].append(contentsOf: $0) }
         tags[i] = Int32(sequence)
     }
 

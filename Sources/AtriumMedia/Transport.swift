@@ -16,8 +16,11 @@ final class Transport {
     var dtls: DTLSEndpoint?
     /// The address whose datagrams drive the DTLS association's handshake.
     var dtlsAddress: SocketAddress?
-    var srtpIn: SRTPSession?
-    var srtpOut: SRTPSession?
+    var srtpIn: SRTPSession? { didSet { srtpInRef = srtpIn.map(Borrowed.init) } }
+    var srtpOut: SRTPSession? { didSet { srtpOutRef = srtpOut.map(Borrowed.init) } }
+    /// The same sessions for the packet path, which reaches them without reference counting.
+    private(set) var srtpInRef: Borrowed<SRTPSession>?
+    private(set) var srtpOutRef: Borrowed<SRTPSession>?
     /// Where media goes: the nominated pair, else the first valid one.
     var peer: SocketAddress?
     var addresses: Set<SocketAddress> = []
@@ -25,8 +28,13 @@ final class Transport {
     var twccExtensionID: UInt8?
     var twcc = TransportWideRecorder()
     var producers: [Producer] = []
-    var producersBySSRC: [UInt32: Producer] = [:]
-    var producersByRTXSSRC: [UInt32: Producer] = [:]
+    var producersBySSRC: [UInt32: Producer] = [:] { didSet { producerRefs = producersBySSRC.mapValues(Borrowed.init) } }
+    var producersByRTXSSRC: [UInt32: Producer] = [:] {
+        didSet { rtxProducerRefs = producersByRTXSSRC.mapValues(Borrowed.init) }
+    }
+    /// The two maps above for the packet path (`Borrowed`), rebuilt when they change (a new SSRC).
+    private(set) var producerRefs: [UInt32: Borrowed<Producer>] = [:]
+    private(set) var rtxProducerRefs: [UInt32: Borrowed<Producer>] = [:]
     var producersByMid: [String: Producer] = [:]
     var rejectedMids: Set<String> = []
     var rejectedSSRCs: Set<UInt32> = []
@@ -176,5 +184,16 @@ final class Transport {
     func remove(_ c: Consumer) {
         consumers.removeAll { $0 === c }
         consumersBySSRC = consumersBySSRC.filter { $0.value !== c }
+    }
+
+    /// Lets go of every producer and consumer. They hold their transport strongly (a `let` the packet
+    /// path reads without reference counting), so the engine's `deinit` breaks these cycles.
+    func detach() {
+        producers.removeAll()
+        producersBySSRC.removeAll()
+        producersByRTXSSRC.removeAll()
+        producersByMid.removeAll()
+        consumers.removeAll()
+        consumersBySSRC.removeAll()
     }
 }

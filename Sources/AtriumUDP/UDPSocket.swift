@@ -47,6 +47,9 @@ public final class UDPSocket {
     public private(set) var messagesSent = 0
     public private(set) var segmentedDatagrams = 0
     private let sendStatus: UnsafeMutablePointer<Int32>
+    /// Each datagram's kernel receive time in the last `receiveInPlace` batch, once
+    /// `enableReceiveTimestamps` made room for them.
+    private var receiveStamps: UnsafeMutablePointer<UInt64>?
 
     /// Opens a socket bound to `address` (port 0: an ephemeral port). IPv6 sockets are IPv6-only.
     public init(
@@ -98,6 +101,20 @@ public final class UDPSocket {
         sendDestinations.deallocate()
         sendErrors.deallocate()
         sendStatus.deallocate()
+        receiveStamps?.deallocate()
+    }
+
+    /// Asks the kernel to stamp each received datagram with the time it reached the socket
+    /// (SO_TIMESTAMPNS), read with `receivedTimestamp(_:)` after `receiveInPlace`: a receiver that
+    /// lets datagrams gather to read them in larger batches still knows when each arrived.
+    public func enableReceiveTimestamps() throws(UDPError) {
+        let rc = atrium_udp_enable_timestamps(fileDescriptor)
+        guard rc == 0 else { throw .socketOption(errno: -rc) }
+        if receiveStamps == nil {
+            let stamps = UnsafeMutablePointer<UInt64>.allocate(capacity: batchSize)
+            stamps.initialize(repeating: 0, count: batchSize)
+            receiveStamps = stamps
+        }
     }
 
     /// Makes the kernel refuse segmented sends on this socket (SO_NO_CHECK), as a kernel without GSO
@@ -147,6 +164,48 @@ public final class UDPSocket {
         return Int(n)
     }
 
+    /// Receives up to `batchSize` waiting datagrams without blocking and hands each to `body` where
+    /// the kernel put it, in the socket's own slot: its index in this batch and its bytes, writable
+    /// (an in-place decryption) and valid only during the call; `receivedSource(_:)` reads that
+    /// datagram's source during the call. Returns how many arrived (0 when nothing is waiting). No
+    /// copy and no allocation: the load clients' receive path, where `receive(into:)` would copy every
+    /// datagram once more. A datagram longer than `maxDatagramSize` is handed cut, counted in
+    /// `truncatedCount`.
+    public func receiveInPlace(_ body: (Int, UnsafeMutableRawBufferPointer) -> Void) throws(UDPError) -> Int {
+        let n: Int32
+        if let receiveStamps {
+            n = atrium_udp_recvmmsg_stamped(
+                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
+                receiveTruncated, receiveStamps)
+        } else {
+            n = atrium_udp_recvmmsg(
+                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
+                receiveTruncated)
+        }
+        guard n >= 0 else { throw .receive(errno: -n) }
+        for i in 0..<Int(n) {
+            if receiveTruncated[i] != 0 { truncatedCount += 1 }
+            let length = min(receiveLengths[i], maxDatagramSize)
+            body(i, UnsafeMutableRawBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length))
+        }
+        return Int(n)
+    }
+
+    /// When datagram `index` of the last `receiveInPlace` batch reached the socket, CLOCK_REALTIME
+    /// nanoseconds; nil without `enableReceiveTimestamps`, for an index outside the batch, or when the
+    /// kernel attached no time.
+    public func receivedTimestamp(_ index: Int) -> UInt64? {
+        guard let receiveStamps, index >= 0 && index < batchSize, receiveStamps[index] != 0 else { return nil }
+        return receiveStamps[index]
+    }
+
+    /// The source of datagram `index` of the last `receiveInPlace` batch; nil for an index outside it or
+    /// an address of another family.
+    public func receivedSource(_ index: Int) -> SocketAddress? {
+        guard index >= 0 && index < batchSize else { return nil }
+        return try? SocketAddress(storage: receiveSources + index)
+    }
+
     /// Sends the datagrams, `batchSize` per system call, and returns how many were handled: sent, or
     /// refused for their destination alone (listed in `refusals`). Fewer than `datagrams.count` means
     /// the socket buffer filled up and that many were not sent: the owner drops them. Each
@@ -155,28 +214,49 @@ public final class UDPSocket {
     /// sent.
     public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
 
-    /// `send` for a slice of a batch array (the media worker's case), specialized here: no allocation.
-    public func send(_ datagrams: ArraySlice<Datagram>) throws(UDPError) -> Int { try sendBatch(datagrams) }
+    /// `send` for a slice of a batch array (the media worker's case): no allocation, and no reference
+    /// counting per datagram (each is read in place through the buffer: one taken out of the slice
+    /// is a copy, its payload retained and released).
+    public func send(_ datagrams: ArraySlice<Datagram>) throws(UDPError) -> Int {
+        // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
+        // context in a debug build.
+        var failure: UDPError?
+        let sent = datagrams.withUnsafeBufferPointer { batch -> Int in
+            do throws(UDPError) {
+                return try sendBatch(batch)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+        return sent
+    }
 
-    func sendBatch<C: Collection>(_ datagrams: C) throws(UDPError) -> Int where C.Element == Datagram {
-        for d in datagrams where d.payload.count > maxDatagramSize {
-            throw .datagramTooLarge(size: d.payload.count, limit: maxDatagramSize)
+    func sendBatch(_ datagrams: UnsafeBufferPointer<Datagram>) throws(UDPError) -> Int {
+        var check = 0
+        while check < datagrams.count {
+            let size = datagrams[check].payload.count
+            guard size <= maxDatagramSize else { throw .datagramTooLarge(size: size, limit: maxDatagramSize) }
+            check += 1
         }
         refusals.removeAll(keepingCapacity: true)
         var sent = 0
-        var index = datagrams.startIndex
-        while index != datagrams.endIndex {
+        var index = 0
+        while index < datagrams.count {
             var count = 0
-            while count < batchSize && index != datagrams.endIndex {
-                let d = datagrams[index]
+            while count < batchSize && index < datagrams.count {
                 let slot = sendSlots + count * maxDatagramSize
-                d.payload.withUnsafeBufferPointer { p in
-                    if let base = p.baseAddress { slot.update(from: base, count: p.count) }
+                // `withUnsafeBytes`: through `withUnsafeBufferPointer` the array is retained and released.
+                sendLengths[count] = datagrams[index].payload.withUnsafeBytes { p in
+                    if let base = p.baseAddress {
+                        UnsafeMutableRawPointer(slot).copyMemory(from: base, byteCount: p.count)
+                    }
+                    return p.count
                 }
-                sendLengths[count] = d.payload.count
-                d.address.write(to: sendDestinations + count)
+                datagrams[index].address.write(to: sendDestinations + count)
                 count += 1
-                index = datagrams.index(after: index)
+                index += 1
             }
             if segmentationOffload {
                 var gso: Int32 = 1

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <netinet/udp.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <pthread.h>
@@ -124,6 +125,54 @@ int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int cou
     for (int i = 0; i < n; i++) {
         lengths[i] = msgs[i].msg_len;
         truncated[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 1 : 0;
+    }
+    return n;
+}
+
+int atrium_udp_enable_timestamps(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0 ? 0 : -errno;
+}
+
+int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
+                                struct sockaddr_storage *sources, uint8_t *truncated, uint64_t *stamps_ns) {
+    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    if (count == 0) return 0;
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
+    // One control buffer per datagram, aligned for cmsghdr, with room for one SCM_TIMESTAMPNS.
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } control[ATRIUM_UDP_MAX_BATCH];
+    memset(msgs, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        iov[i].iov_base = buffer + (size_t)i * stride;
+        iov[i].iov_len = stride;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &sources[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+        msgs[i].msg_hdr.msg_control = control[i].bytes;
+        msgs[i].msg_hdr.msg_controllen = sizeof control[i].bytes;
+    }
+    int n;
+    do {
+        n = recvmmsg(fd, msgs, count, MSG_DONTWAIT, NULL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+    for (int i = 0; i < n; i++) {
+        lengths[i] = msgs[i].msg_len;
+        truncated[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 1 : 0;
+        stamps_ns[i] = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c != NULL; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+                c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(c), sizeof ts);
+                stamps_ns[i] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+            }
+        }
     }
     return n;
 }

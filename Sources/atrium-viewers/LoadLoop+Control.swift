@@ -79,6 +79,7 @@ extension LoadLoop {
                         packetSize: Int(bounded(s["size"], 80...1200) ?? 1000), midExtension: ext))
             }
             streams[token] = list
+            if !publishing.contains(token) { publishing.append(token) }
             publisherIDs[token] = r["publisher"]?.int64Value.flatMap(UInt32.init(exactly:)) ?? 0
             return .object([:])
         case "scale":
@@ -90,6 +91,7 @@ extension LoadLoop {
             if let peer = peers[token] { try? poller.deregister(peer.socket) }
             peers[token] = nil
             streams[token] = nil
+            publishing.removeAll { $0 == token }
             return .object([:])
         default: throw ControlError.bad("unknown op \(op)")
         }

@@ -2,6 +2,7 @@ internal import AtriumDTLS
 internal import AtriumJSON
 internal import AtriumLoadPeer
 internal import AtriumUDP
+internal import Glibc
 
 /// The process's one loop: polls every peer's socket, decrypts and counts what arrives, runs the
 /// timers, paces the publisher's streams, and answers the control requests read from stdin.
@@ -10,13 +11,18 @@ final class LoadLoop {
     var peers: [LoadPeer?] = []
     var names: [String: Int] = [:]
     var streams: [Int: [PublisherStream]] = [:]
+    /// The tokens with streams, in order: what `publish` walks (walking `streams.keys` while writing
+    /// `streams` would copy the dictionary on every pass).
+    var publishing: [Int] = []
     var publisherIDs: [Int: UInt32] = [:]
     var packetScale = 1.0
     var latency = LatencyHistogram()
     var lastTick: UInt64 = 0
+    var lastInput: UInt64 = 0
+    /// How long a process of viewers lets datagrams gather between polls while they arrive.
+    static let gatherNanoseconds: UInt64 = 4_000_000
     let certificate: DTLSCertificate
     var seed: UInt64 = 1
-    var batch = [Datagram](repeating: Datagram(capacity: 1500), count: 32)
 
     init() throws {
         poller = try EpollPoller()
@@ -40,14 +46,33 @@ final class LoadLoop {
         while true {
             let timeout: Duration = streams.isEmpty ? .milliseconds(10) : .milliseconds(1)
             _ = try poller.wait(timeout: timeout, ready: &ready)
-            for token in ready { drain(Int(token)) }
+            let woke = MonotonicClock.nanoseconds()
+            var received = 0
+            for token in ready { received += drain(Int(clamping: token)) }
             let now = MonotonicClock.nanoseconds()
             publish(now: now)
+            // Only a peer that received, published or ran its timers can have something queued: the
+            // others are not visited on every wakeup.
             if now - lastTick >= 20_000_000 {
                 lastTick = now
-                for case let peer? in peers { peer.tick(now: now) }
+                for case let peer? in peers {
+                    peer.tick(now: now)
+                    peer.flush()
+                }
+            } else {
+                for token in ready { flush(Int(clamping: token)) }
+                for token in publishing { flush(token) }
             }
-            for case let peer? in peers { peer.flush() }
+            // A process of viewers only lets datagrams gather between polls, so that each recvmmsg
+            // reads a batch, not one datagram (the kernel's receive timestamps keep the latencies
+            // exact); a publisher polls as often as its pacing needs.
+            if publishing.isEmpty && received > 0 && now - woke < Self.gatherNanoseconds {
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.gatherNanoseconds - (now - woke)))
+                _ = nanosleep(&pause, nil)
+            }
+            // The control requests: a read of stdin at most once a millisecond, not on every wakeup.
+            guard now - lastInput >= 1_000_000 else { continue }
+            lastInput = now
             for line in input.lines() where !line.isEmpty {
                 let (reply, quit) = handle(line)
                 writeLine(reply.serialized())
@@ -57,32 +82,35 @@ final class LoadLoop {
         }
     }
 
-    /// Reads everything waiting on one peer's socket.
-    func drain(_ token: Int) {
-        guard token < peers.count, let peer = peers[token] else { return }
-        while true {
-            guard let n = try? peer.socket.receive(into: &batch), n > 0 else { return }
-            let now = MonotonicClock.nanoseconds()
-            for i in 0..<n {
-                let from = batch[i].address
-                peer.receive(&batch[i].payload, from: from, now: now, latency: &latency)
-            }
-            if n < batch.count { return }
-        }
+    /// Reads everything waiting on one peer's socket (`LoadPeer.receiveWaiting`); returns how many
+    /// datagrams.
+    func drain(_ token: Int) -> Int {
+        guard token < peers.count, let peer = peers[token] else { return 0 }
+        return peer.receiveWaiting(latency: &latency)
     }
 
+    /// Sends what a peer queued.
+    func flush(_ token: Int) {
+        guard token < peers.count, let peer = peers[token] else { return }
+        peer.flush()
+    }
+
+    /// Sends every stream's packets due by `now`, each stream mutated where it lies in `streams`.
     func publish(now: UInt64) {
-        for (token, var list) in streams {
-            guard let peer = peers[token], peer.state == .connected else { continue }
+        for token in publishing {
+            guard let peer = peers[token], peer.state == .connected, let count = streams[token]?.count else { continue }
             for ssrc in peer.keyFrameRequests {
-                for i in list.indices where list[i].ssrc == ssrc { list[i].requestKeyFrame() }
+                for i in 0..<count where streams[token, default: []][i].ssrc == ssrc {
+                    streams[token, default: []][i].requestKeyFrame()
+                }
             }
-            peer.keyFrameRequests.removeAll()
+            peer.keyFrameRequests.removeAll(keepingCapacity: true)
             let id = publisherIDs[token] ?? 0
-            for i in list.indices where list[i].due <= now {
-                list[i].frames(now: now, publisher: id, packetScale: packetScale) { peer.send(rtp: &$0) }
+            for i in 0..<count where streams[token, default: []][i].due <= now {
+                streams[token, default: []][i].frames(now: now, publisher: id, packetScale: packetScale) {
+                    peer.send(rtp: &$0)
+                }
             }
-            streams[token] = list
         }
     }
 }

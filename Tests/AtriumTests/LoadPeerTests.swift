@@ -17,6 +17,49 @@ import Testing
         #expect(PayloadStamp(packet, payloadStart: 12, end: packet.count - 1) == nil)
     }
 
+    @Test func stampAndBoundsReadInPlaceAgreeWithTheArrayReads() {
+        var packet = [UInt8](repeating: 0x55, count: 12 + 8 + 60)
+        packet[0] = 0x90
+        packet[12...15] = [0xBE, 0xDE, 0, 1]
+        let stamp = PayloadStamp(publisher: 0xA1B2_C3D4, source: 1, sequence: 77, sentNanoseconds: 1 << 40 | 5)
+        stamp.write(into: &packet, at: packet.count - PayloadStamp.size)
+        packet.withUnsafeBytes { raw in
+            let bounds = RTPPayload.bounds(raw)
+            #expect(bounds?.start == 20 && bounds?.end == packet.count)
+            #expect(PayloadStamp(raw, payloadStart: 20, end: packet.count) == stamp)
+            #expect(PayloadStamp(raw, payloadStart: 20, end: packet.count + 1) == nil)
+            #expect(PayloadStamp(raw, payloadStart: -1, end: packet.count) == nil)
+        }
+    }
+
+    /// A frame's packets spread over `pacedShare` of the frame interval: at 10 fps and 4 packets a
+    /// frame, one every 12.5 ms from the frame's start, the next frame 100 ms after; a frame's last
+    /// packet carries the marker, and the stamps number the packets without a gap.
+    @Test func publisherPacesAFramesPackets() {
+        var s = PublisherStream(
+            source: 0, kind: .video, ssrc: 1, payloadType: 96, framesPerSecond: 10, packetsPerFrame: 4, packetSize: 200,
+            midExtension: (id: 1, mid: "0"))
+        let t0: UInt64 = 1_000_000_000
+        var sent: [[UInt8]] = []
+        func at(_ ms: Double) -> Int {
+            let before = sent.count
+            s.frames(now: t0 + UInt64(ms * 1e6), publisher: 9, packetScale: 1) { sent.append($0) }
+            return sent.count - before
+        }
+        #expect(at(0) == 1)
+        #expect(s.due == t0 + 12_500_000)
+        #expect(at(12) == 0)
+        #expect(at(12.5) == 1)
+        #expect(at(50) == 2)
+        #expect(at(99) == 0)
+        #expect(s.due == t0 + 100_000_000)
+        #expect(at(100) == 1)
+        #expect(sent.map { $0[1] & 0x80 != 0 } == [false, false, false, true, false])
+        let sequences = sent.map { p in PayloadStamp(p, payloadStart: 0, end: p.count)?.sequence }
+        #expect(sequences == [0, 1, 2, 3, 4])
+        #expect(s.sentPackets == 5 && s.keyFrames == 1)
+    }
+
     @Test func payloadBoundsSkipExtensionAndPadding() {
         // X=1, P=1: a one-word extension after the header, two bytes of padding at the end.
         var p: [UInt8] = [0xB0, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 0xBE, 0xDE, 0, 1, 0x10, 0x30, 0, 0]

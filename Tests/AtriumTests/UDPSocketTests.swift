@@ -109,6 +109,52 @@ import Testing
         #expect(small.truncatedCount == 1)
     }
 
+    @Test func receiveInPlaceHandsEachDatagramWhereItLies() throws {
+        let receiver = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 8)
+        let sender = try UDPSocket(bindingTo: .loopbackV4(port: 0))
+        let out = (0..<20).map { Datagram(address: receiver.localAddress, payload: Self.payload($0)) }
+        #expect(try sender.send(out) == 20)
+        let poller = try EpollPoller()
+        try poller.register(receiver, token: 1)
+        var ready: [UInt64] = []
+        var got: [[UInt8]] = []
+        var sources: [SocketAddress?] = []
+        while got.count < 20 {
+            _ = try poller.wait(timeout: .seconds(2), ready: &ready)
+            guard ready == [1] else { break }
+            var indices: [Int] = []
+            let n = try receiver.receiveInPlace { index, bytes in
+                indices.append(index)
+                got.append(Array(bytes))
+                sources.append(receiver.receivedSource(index))
+            }
+            // At most one batch per call, each datagram handed once, in order.
+            #expect(n <= 8 && indices == Array(0..<n))
+        }
+        #expect(got == (0..<20).map(Self.payload))
+        #expect(sources.allSatisfy { $0 == sender.localAddress })
+        #expect(receiver.receivedSource(8) == nil)
+        #expect(try receiver.receiveInPlace { _, _ in Issue.record("nothing was waiting") } == 0)
+    }
+
+    @Test func receiveTimestampsComeWithEachDatagramOnceEnabled() throws {
+        let receiver = try UDPSocket(bindingTo: .loopbackV4(port: 0))
+        let sender = try UDPSocket(bindingTo: .loopbackV4(port: 0))
+        let poller = try EpollPoller()
+        try poller.register(receiver, token: 1)
+        var ready: [UInt64] = []
+        var stamps: [UInt64?] = []
+        for enabled in [false, true] {
+            if enabled { try receiver.enableReceiveTimestamps() }
+            #expect(try sender.send([Datagram(address: receiver.localAddress, payload: [1, 2, 3])]) == 1)
+            _ = try poller.wait(timeout: .seconds(2), ready: &ready)
+            #expect(try receiver.receiveInPlace { index, _ in stamps.append(receiver.receivedTimestamp(index)) } == 1)
+        }
+        // None before, the kernel's (CLOCK_REALTIME, nonzero) after; none outside the batch.
+        #expect(stamps.count == 2 && stamps[0] == nil && (stamps[1] ?? 0) > 0)
+        #expect(receiver.receivedTimestamp(receiver.batchSize) == nil)
+    }
+
     @Test func bufferSizesAreSet() throws {
         let s = try UDPSocket(bindingTo: .loopbackV4(port: 0))
         try s.setBufferSizes(receive: 256 * 1024, send: 128 * 1024)

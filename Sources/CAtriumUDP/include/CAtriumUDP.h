@@ -35,6 +35,13 @@ int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes);
 /// when it was longer than `stride`. Returns how many arrived (0 when none is waiting) or -errno.
 int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                         struct sockaddr_storage *sources, uint8_t *truncated);
+/// Turns on kernel receive timestamps (SO_TIMESTAMPNS: CLOCK_REALTIME when the datagram reached the
+/// socket) for atrium_udp_recvmmsg_stamped; returns 0 or -errno.
+int atrium_udp_enable_timestamps(int fd);
+/// atrium_udp_recvmmsg that also stores each datagram's kernel receive time in `stamps_ns[i]`
+/// (CLOCK_REALTIME nanoseconds; 0 when the kernel attached none: timestamps not enabled).
+int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
+                                struct sockaddr_storage *sources, uint8_t *truncated, uint64_t *stamps_ns);
 /// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams: datagram i is `lengths[i]` bytes at
 /// `buffer + i * stride`, to `destinations[i]`. Returns how many were handled, in order: sent, or refused
 /// for their destination alone (`errors[i]` = -errno, else 0); fewer than `count` when the socket buffer

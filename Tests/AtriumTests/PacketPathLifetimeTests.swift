@@ -1,0 +1,74 @@
+import Testing
+
+@testable import AtriumMedia
+
+/// Producers and consumers hold their transport, and consumers their producer, strongly (the packet
+/// path reads `let` references without reference counting, issue 14). These cycles must end with the
+/// objects: whatever closes first, and when the engine itself goes with everything still open, no
+/// transport, producer or consumer outlives it.
+@Suite struct PacketPathLifetimeTests {
+    /// Weak references to every transport, producer and consumer of a room.
+    struct Watch {
+        var objects: [(String, () -> AnyObject?)] = []
+
+        init(_ engine: MediaEngine) {
+            for (id, t) in engine.transports {
+                weak let w = t
+                objects.append(("transport \(id)", { w }))
+            }
+            for (id, p) in engine.producers {
+                weak let w = p
+                objects.append(("producer \(id)", { w }))
+            }
+            for (id, c) in engine.consumers {
+                weak let w = c
+                objects.append(("consumer \(id)", { w }))
+            }
+        }
+
+        var alive: [String] { objects.filter { $0.1() != nil }.map(\.0) }
+    }
+
+    static func forwardingRoom() throws -> (PacketPathAllocationTests.Room, Watch) {
+        let room = try PacketPathAllocationTests.Room(viewers: 3)
+        room.forward(try room.frames(60))
+        let watch = Watch(room.media.engine)
+        #expect(watch.objects.count == 4 + 2 + 6)
+        return (room, watch)
+    }
+
+    @Test(arguments: [["pub", "sub1", "sub2", "sub3"], ["sub3", "sub1", "pub", "sub2"]])
+    func closedTransportsLeaveNothingBehind(order: [String]) throws {
+        var watch: Watch
+        do {
+            let (room, w) = try Self.forwardingRoom()
+            watch = w
+            for id in order { room.media.apply(.closeTransport(id: id)) }
+            room.media.advance(by: 0.1)
+            #expect(room.media.engine.transports.isEmpty)
+            #expect(watch.alive == [], "still referenced by the engine's room: \(watch.alive)")
+        }
+        #expect(watch.alive == [])
+    }
+
+    @Test func closedProducersAndConsumersLeaveNothingBehind() throws {
+        let (room, watch) = try Self.forwardingRoom()
+        room.media.apply(.closeConsumer(id: "v1"))
+        room.media.apply(.closeProducer(id: "mic"))
+        room.media.apply(.closeProducer(id: "cam"))
+        room.media.advance(by: 0.1)
+        let gone = ["producer cam", "producer mic", "consumer v1", "consumer v2", "consumer v3"]
+        #expect(watch.alive.filter { gone.contains($0) } == [])
+        #expect(watch.alive.filter { $0.hasPrefix("transport") }.count == 4)
+    }
+
+    @Test func anEngineDroppedWithEverythingOpenLeavesNothingBehind() throws {
+        var watch: Watch
+        do {
+            let (room, w) = try Self.forwardingRoom()
+            watch = w
+            _ = room
+        }
+        #expect(watch.alive == [], "outlived the engine: \(watch.alive)")
+    }
+}
