@@ -270,6 +270,7 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
     """Figures over `seconds` of the running scenario."""
     from media_forward import udp_sockets
     pids = {"server": run.pid, "viewers": view_peers.pid, "publisher": pub_peers.pid}
+    gso0 = await segmented(run)
     s0 = await view_peers.call("stats")          # also resets the latency histogram
     p0 = await pub_peers.call("stats")
     udp0 = udp_sockets(pids.values())
@@ -283,6 +284,7 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
     wait1 = {k: runqueue_wait(pid) for k, pid in pids.items()}
     s1 = await view_peers.call("stats")
     p1 = await pub_peers.call("stats")
+    gso1 = await segmented(run)
     packets0, lost0 = totals(s0, ids)
     packets1, lost1 = totals(s1, ids)
     elapsed = t1 - t0
@@ -296,6 +298,10 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         "viewers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publisher_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
         "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"], "rss": rss_kib(run.pid),
         "intended_pps": intended_rate(scale),
+        # Atrium: the share of its datagrams out that left inside UDP GSO messages (a run of same-size
+        # packets to one viewer), and datagrams per system-call entry.
+        "gso": (gso1[0] - gso0[0]) / (gso1[2] - gso0[2]) if gso0 and gso1 and gso1[2] > gso0[2] else None,
+        "per_message": (gso1[2] - gso0[2]) / (gso1[1] - gso0[1]) if gso0 and gso1 and gso1[1] > gso0[1] else None,
         # Datagrams the kernel dropped on each side's sockets (full receive buffers), and the bytes
         # waiting in the viewers' sockets at the start and the end: a growing backlog means the
         # viewers fell behind, and their figures are lower bounds.
@@ -309,6 +315,18 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         # process, held it back (other work on a shared 2-core VM).
         "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
     }
+
+
+async def segmented(run):
+    """Atrium's counters of datagrams sent inside UDP GSO messages, messages handed to the kernel and
+    packets out (summed over its workers), from /metrics; None for Janus."""
+    if not isinstance(run, AtriumRun):
+        return None
+    from test_media import metrics_text, sample_of
+    text = await metrics_text(run.server)
+    return (sample_of(text, "atrium_media_udp_segmented_datagrams_total"),
+            sample_of(text, "atrium_media_udp_messages_total"),
+            sample_of(text, "atrium_media_packets_total", direction="out"))
 
 
 async def receiving(view_peers, ids, timeout):
@@ -519,6 +537,9 @@ def print_saturation(sat):
     t.row("forwarded packets/s per core of server CPU",
           [r["best"] and r["best"]["cpu"] and r["best"]["pps"] * r["best"]["elapsed"] / r["best"]["cpu"] for r in rows],
           "{:.0f}", ratio=True)
+    t.row("datagrams out in UDP GSO messages there (%)",
+          [r["best"] and r["best"].get("gso") is not None and 100 * r["best"]["gso"] for r in rows], "{:.0f}")
+    t.row("datagrams per sendmmsg entry there", [r["best"] and r["best"].get("per_message") for r in rows], "{:.1f}")
     t.row("viewers' CPU there (% of one core)", [r["best"] and 100 * r["best"]["viewers_cpu"] for r in rows], "{:.0f}")
     t.row("publisher scale there", [r["best"] and f"x{r['best']['scale']:g}" for r in rows])
     t.row("CPUs", [r["where"] for r in rows])

@@ -72,13 +72,16 @@ public struct PublisherStream: Sendable {
     /// the next frame's first.
     public var due: UInt64 { frameSent < frameCount ? packetDue(frameSent) : nextFrame }
 
-    /// A frame's packets are spread evenly over this share of the frame interval, as a sender's
-    /// pacer does (libwebrtc paces at a multiple of the target rate): at high packet rates a frame is
-    /// not one burst that overflows the server's socket buffer and counts as the server's loss.
+    /// A frame's first `burstBytes` leave at once, as libwebrtc's pacer sends them (it may run up to
+    /// 40 ms ahead of its budget, in bursts of at most 63,000 bytes: `PacingController`'s
+    /// `kDefaultBurstInterval` and `kMaxBurstSize`); what is left of a bigger frame is spread evenly
+    /// over `pacedShare` of the frame interval, so that at high packet rates a frame is not one burst
+    /// that overflows the server's socket buffer and counts as the server's loss.
+    public static let burstBytes = 63_000
     public static let pacedShare = 0.5
 
-    /// The packets due by `now`, handed to `send` one by one: a frame's first packet when the frame is
-    /// due, the others paced over `pacedShare` of the frame interval. Frames late by more than two
+    /// The packets due by `now`, handed to `send` one by one: a frame's burst when the frame is due,
+    /// the others paced over `pacedShare` of the frame interval. Frames late by more than two
     /// intervals are skipped (the process did not get a CPU): the publisher does not burst to catch
     /// up, which would overflow the server's socket and count as the server's loss; it sends less
     /// than asked instead, which the benchmark reports as a client limit.
@@ -114,9 +117,12 @@ public struct PublisherStream: Sendable {
         }
     }
 
-    /// When packet `index` of the current frame is due.
+    /// When packet `index` of the current frame is due: at the frame's start within the burst, then
+    /// evenly over the spread, the frame's last packet at its end.
     private func packetDue(_ index: Int) -> UInt64 {
-        frameStart + frameSpread * UInt64(index) / UInt64(frameCount)
+        let burst = max(1, Self.burstBytes / max(1, packetSize))
+        guard index >= burst else { return frameStart }
+        return frameStart + frameSpread * UInt64(index - burst + 1) / UInt64(frameCount - burst)
     }
 
     private mutating func packet(first: Bool, last: Bool, key: Bool, publisher: UInt32) -> [UInt8] {

@@ -32,13 +32,14 @@ import Testing
         }
     }
 
-    /// A frame's packets spread over `pacedShare` of the frame interval: at 10 fps and 4 packets a
-    /// frame, one every 12.5 ms from the frame's start, the next frame 100 ms after; a frame's last
-    /// packet carries the marker, and the stamps number the packets without a gap.
-    @Test func publisherPacesAFramesPackets() {
+    /// A frame's first 63,000 bytes leave at once, as libwebrtc's pacer bursts them, the rest spread
+    /// over `pacedShare` of the frame interval: at 10 fps and 60 packets of 1,100 bytes a frame, 57 at
+    /// the frame's start, then one every 16.7 ms, the last at 50 ms; the next frame 100 ms after. A
+    /// frame's last packet carries the marker, and the stamps number the packets without a gap.
+    @Test func publisherBurstsAndPacesAFramesPackets() {
         var s = PublisherStream(
-            source: 0, kind: .video, ssrc: 1, payloadType: 96, framesPerSecond: 10, packetsPerFrame: 4, packetSize: 200,
-            midExtension: (id: 1, mid: "0"))
+            source: 0, kind: .video, ssrc: 1, payloadType: 96, framesPerSecond: 10, packetsPerFrame: 60,
+            packetSize: 1_100, midExtension: (id: 1, mid: "0"))
         let t0: UInt64 = 1_000_000_000
         var sent: [[UInt8]] = []
         func at(_ ms: Double) -> Int {
@@ -46,18 +47,30 @@ import Testing
             s.frames(now: t0 + UInt64(ms * 1e6), publisher: 9, packetScale: 1) { sent.append($0) }
             return sent.count - before
         }
-        #expect(at(0) == 1)
-        #expect(s.due == t0 + 12_500_000)
-        #expect(at(12) == 0)
-        #expect(at(12.5) == 1)
+        #expect(at(0) == 57)
+        #expect(s.due == t0 + 16_666_666)
+        #expect(at(16) == 0)
+        #expect(at(16.7) == 1)
         #expect(at(50) == 2)
         #expect(at(99) == 0)
         #expect(s.due == t0 + 100_000_000)
-        #expect(at(100) == 1)
-        #expect(sent.map { $0[1] & 0x80 != 0 } == [false, false, false, true, false])
+        #expect(at(100) == 57)
+        #expect(sent.indices.filter { sent[$0][1] & 0x80 != 0 } == [59])
         let sequences = sent.map { p in PayloadStamp(p, payloadStart: 0, end: p.count)?.sequence }
-        #expect(sequences == [0, 1, 2, 3, 4])
-        #expect(s.sentPackets == 5 && s.keyFrames == 1)
+        #expect(sequences == (0..<117).map { UInt32($0) })
+        #expect(s.sentPackets == 117 && s.keyFrames == 1)
+    }
+
+    /// A frame within the burst leaves whole when it is due.
+    @Test func publisherSendsASmallFrameAtOnce() {
+        var s = PublisherStream(
+            source: 0, kind: .video, ssrc: 1, payloadType: 96, framesPerSecond: 30, packetsPerFrame: 4,
+            packetSize: 1_100,
+            midExtension: nil)
+        var count = 0
+        s.frames(now: 5_000_000, publisher: 9, packetScale: 1) { _ in count += 1 }
+        #expect(count == 4)
+        #expect(s.due == 5_000_000 + 33_333_333)
     }
 
     @Test func payloadBoundsSkipExtensionAndPadding() {
