@@ -302,6 +302,7 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         # packets to one viewer), and datagrams per system-call entry.
         "gso": (gso1[0] - gso0[0]) / (gso1[2] - gso0[2]) if gso0 and gso1 and gso1[2] > gso0[2] else None,
         "per_message": (gso1[2] - gso0[2]) / (gso1[1] - gso0[1]) if gso0 and gso1 and gso1[1] > gso0[1] else None,
+        "gso_refused": gso1[3] if gso1 else None,
         # Datagrams the kernel dropped on each side's sockets (full receive buffers), and the bytes
         # waiting in the viewers' sockets at the start and the end: a growing backlog means the
         # viewers fell behind, and their figures are lower bounds.
@@ -326,7 +327,8 @@ async def segmented(run):
     text = await metrics_text(run.server)
     return (sample_of(text, "atrium_media_udp_segmented_datagrams_total"),
             sample_of(text, "atrium_media_udp_messages_total"),
-            sample_of(text, "atrium_media_packets_total", direction="out"))
+            sample_of(text, "atrium_media_packets_total", direction="out"),
+            sample_of(text, "atrium_media_udp_segmentation_fallbacks_total"))
 
 
 async def receiving(view_peers, ids, timeout):
@@ -540,6 +542,7 @@ def print_saturation(sat):
     t.row("datagrams out in UDP GSO messages there (%)",
           [r["best"] and r["best"].get("gso") is not None and 100 * r["best"]["gso"] for r in rows], "{:.0f}")
     t.row("datagrams per sendmmsg entry there", [r["best"] and r["best"].get("per_message") for r in rows], "{:.1f}")
+    t.row("workers whose kernel refused GSO", [r["best"] and r["best"].get("gso_refused") for r in rows], "{:.0f}")
     t.row("viewers' CPU there (% of one core)", [r["best"] and 100 * r["best"]["viewers_cpu"] for r in rows], "{:.0f}")
     t.row("publisher scale there", [r["best"] and f"x{r['best']['scale']:g}" for r in rows])
     t.row("CPUs", [r["where"] for r in rows])
