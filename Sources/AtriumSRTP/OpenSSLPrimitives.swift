@@ -3,9 +3,10 @@ internal import CAtriumSRTP
 /// The OpenSSL contexts of one SRTP or SRTCP session key set, made once per session and reused for
 /// every packet: for AES_CM_128_HMAC_SHA1_80 an AES-128-CTR context (RFC 3711 section 4.1.1) and an
 /// HMAC-SHA1 with its padded states precomputed (section 4.2); for AEAD_AES_128_GCM one AES-128-GCM
-/// context for sealing or opening (RFC 7714 section 9), its IV length set once. A packet re-inits
-/// only the IV. One final class frees them all in deinit; the packet path holds it through a `let`,
-/// so calling it costs no reference count.
+/// context for sealing or opening (RFC 7714 section 9), its IV length set once. An AES-CM packet
+/// re-inits only the IV; a GCM packet does not re-init, it passes its IV (and, opening, its tag) in one
+/// `set_params` over parameter arrays built once (see atrium_srtp_crypto.c). One final class frees them
+/// all in deinit; the packet path holds it through a `let`, so calling it costs no reference count.
 final class PacketCrypto {
     private let counter: OpaquePointer?
     private let hmac: OpaquePointer?
