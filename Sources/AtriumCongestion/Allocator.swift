@@ -93,6 +93,12 @@ public enum Allocator {
 
     /// Going up needs this much more than the layer's bitrate (hysteresis).
     public static let upMargin = 1.2
+    /// The share of a transport-wide estimate (the rate the path carried, all packets counted) that
+    /// the tracks' layers may fill: probe clusters, repairs, the SRTP trailers and the layers' own
+    /// swings (a measured rate is a one-second mean; a screen's content moves it by a third) go on
+    /// top, and filled to the estimate they kept the pacer of a viewer at 250 kbit/s 60 kB (2 s)
+    /// behind until it dropped. A REMB viewer's estimate is what it reports (see `REMBEstimate`).
+    public static let transportWideShare = 0.85
     /// A step up's key frame must drain within this much (the pacer's bound on how long a packet
     /// waits) from the room left above the layer's rate.
     public static let keyFrameDrain = 0.5

@@ -91,17 +91,26 @@ public struct RateController: Equatable, Sendable {
 
     /// A probe cluster's result (`ProbeBitrateEstimator`): the path carried this much, so the
     /// estimate takes it at once when it is higher (libwebrtc's `SetEstimate` after a probe), on both
-    /// sides; nothing is learned from a lower one (the delay side backs off by itself).
+    /// sides; nothing is learned from a lower one (the delay side backs off by itself). Near a
+    /// bottleneck (it overused within `bottleneckMemory`) only a result well past what it carried
+    /// then (`openedRatio` times `capacity`: a lifted limit) is taken: a cluster is a dozen small
+    /// packets whose arrival times a loaded receiver's scheduling bunches, and on a saturated
+    /// 250 kbit/s link they read as up to 300 kbit/s; taken, the estimate stepped a track up, the
+    /// link overused, and the track was held down for seconds.
     public mutating func probed(_ bitrate: Double, now: Double) {
         guard bitrate > estimate else { return }
+        if bottleneckSuspected(now: now), let c = capacity, bitrate < Self.openedRatio * c { return }
         let b = min(bitrate, maximum)
         delayBased = max(delayBased, b)
         lossBased = max(lossBased, b)
         lastDecreaseRate = nil
         // Well past what overused: the bottleneck is gone (a lifted limit).
-        if let c = capacity, b > 1.5 * c { capacityAt = -.infinity }
+        if let c = capacity, b >= Self.openedRatio * c { capacityAt = -.infinity }
         estimate = min(delayBased, lossBased)
     }
+
+    /// A probe result at least this multiple of the bottleneck's `capacity` says it is gone.
+    public static let openedRatio = 1.5
 
     /// A receiver's own estimate (REMB, from a subscriber that offers no transport-wide feedback):
     /// taken as it is, within the bounds.
@@ -116,12 +125,14 @@ public struct RateController: Equatable, Sendable {
     public func bottleneckSuspected(now: Double) -> Bool { now - capacityAt < Self.bottleneckMemory }
 
     /// The rate the pacer lets video out at (bits per second). On an open path one and a half times
-    /// the estimate, so a key frame leaves fast; near a bottleneck no more than the estimate, or the
-    /// rate the path carried when it last overused if that is higher (the estimate backs off to 85 %
-    /// of it): a burst then waits in the pacer, whose queue is bounded, instead of overflowing the
-    /// bottleneck's queue, which loses whatever comes next (libwebrtc paces at its target there too).
+    /// the estimate, so a key frame leaves fast; near a bottleneck the estimate: a burst then waits in
+    /// the pacer, whose queue is bounded, instead of overflowing the bottleneck's queue, which loses
+    /// whatever comes next (libwebrtc paces at its target there too). Not the rate the path carried
+    /// when it overused: measured over half a second of a loaded receiver's bunched feedback, that
+    /// reads a 250 kbit/s link as up to 300, and paced at it the link's 30-packet queue overflowed.
+    /// (The allocator fills only part of the estimate, `Allocator.transportWideShare`, so the pacer
+    /// keeps up with what it is given.)
     public func pacingRate(now: Double) -> Double {
-        guard bottleneckSuspected(now: now), let c = capacity else { return estimate * Self.openPacingFactor }
-        return min(max(estimate, 0.95 * c), estimate * Self.openPacingFactor)
+        bottleneckSuspected(now: now) ? estimate : estimate * Self.openPacingFactor
     }
 }

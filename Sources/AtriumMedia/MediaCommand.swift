@@ -333,8 +333,10 @@ public enum MediaEvent: Sendable, Equatable {
     /// The rids of a simulcast producer that some consumer wants now (the bottom one always), bottom
     /// first: the publisher may turn the others off. Reported when it changes.
     case layersWanted(producer: String, rids: [String])
-    /// A subscriber transport's bandwidth estimate (transport-wide feedback or REMB), bits per
-    /// second: reported first, then when it moved by more than 10 %.
+    /// A subscriber transport's bandwidth estimate (transport-wide feedback or REMB) as the allocator
+    /// may fill it, bits per second: a transport-wide estimate's `Allocator.transportWideShare`, a
+    /// REMB viewer's as `REMBEstimate.forAllocation` reads it. Reported first, then when it moved by
+    /// more than 10 %.
     case estimate(transport: String, bitrate: Double)
     /// The layers of a video producer as they arrive, bottom first (each second, when a rate moved by
     /// more than 20 %, a frame rate or size changed, or a stream started or stopped).

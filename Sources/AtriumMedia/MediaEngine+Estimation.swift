@@ -81,7 +81,8 @@ extension MediaEngine {
 
 extension MediaEngine {
     /// A reported packet (nil arrival: lost) of a probe cluster, if it belonged to one: the cluster's
-    /// result, once it is complete, raises the estimate and tells the probe controller.
+    /// result, once it is complete, raises the estimate (if the rate controller takes it) and tells
+    /// the probe controller what was learned.
     func probeFeedback(_ t: Transport, ring i: Int, arrived: Double?, now t0: Double) {
         let cluster = Int(t.sentCluster[i])
         guard cluster >= 0,
@@ -90,7 +91,8 @@ extension MediaEngine {
                 expectedBytes: t.probeCluster.cluster == cluster ? t.probeCluster.bytes : 0)
         else { return }
         t.rate.probed(probed, now: t0)
-        t.probes.result(cluster: cluster, bitrate: probed, now: t0)
+        // A result the rate controller did not take (near a bottleneck) is no reason to probe further.
+        t.probes.result(cluster: cluster, bitrate: min(probed, t.rate.estimate), now: t0)
     }
 }
 
@@ -108,12 +110,13 @@ extension MediaEngine {
     }
 
     /// Every tick: an estimate that moved by more than a tenth since the coordinator last heard of it
-    /// is reported; a REMB viewer's as `REMBEstimate.forAllocation` reads it.
+    /// is reported as what the allocator may fill: a transport-wide estimate less the headroom
+    /// (`Allocator.transportWideShare`), a REMB viewer's as `REMBEstimate.forAllocation` reads it.
     func reportEstimates() {
         for t in transports.values where t.estimating || t.rembEstimate {
             let e =
                 t.estimating
-                ? t.rate.estimate
+                ? t.rate.estimate * Allocator.transportWideShare
                 : t.rembs.forAllocation(remb: t.rate.estimate, needed: t.needed, now: now)
             if let last = t.reportedEstimate, abs(e - last) <= 0.1 * last { continue }
             t.reportedEstimate = e

@@ -28,26 +28,44 @@ struct ViewerAllocation {
 
 /// A track that stepped down (a lower layer, a pause) may not step up again before `until`: a step up
 /// costs a key frame, which on a link that just proved too narrow is what makes it overflow again.
-/// Each step down soon (10 s) after a step up doubles the hold, from 2 s up to 8 s, so that a viewer
-/// whose limit is lifted is back at the top within about ten seconds. A step down while the estimate
-/// holds where it was (another track took the room: a share started) is not held unless it follows
-/// a step up within the flap window: the probe it sets off may give the room back at once.
+/// Each step down of a narrowing link soon (10 s) after a step up doubles the hold, from 2 s up to
+/// 8 s, so that a viewer whose limit is lifted is back at the top within about ten seconds. A step
+/// down while the estimate holds where it was (another track took the room: a share started; a
+/// layer the publisher just turned on again ramped up past what it cost when chosen) is not held
+/// unless it follows a step up within the flap window, and then only for `first`, without doubling:
+/// the link did not prove narrow, and the probe it sets off may give the room back soon. A hold ends
+/// early, and its doubling is forgotten, once the estimate is `opened` times what it was at the step
+/// down: a probe found a link far wider than the one that proved too narrow (a lifted limit), which
+/// a key frame no longer overflows.
 struct UpHold {
     var until: Double = 0
     var hold: Double = 0
     var lastUp: Double = -.infinity
+    /// The estimate when the hold began.
+    var estimate: Double = .infinity
 
     static let first = 2.0
     static let longest = 8.0
     static let flapWindow = 10.0
     /// An estimate under this share of the recent peak is a narrowed link.
     static let narrowing = 0.95
+    static let opened = 2.0
 
-    mutating func steppedDown(now: Double, linkNarrowed: Bool = true) {
-        guard linkNarrowed || now - lastUp < Self.flapWindow else { return }
-        hold = now - lastUp < Self.flapWindow ? min(max(hold * 2, Self.first), Self.longest) : Self.first
-        until = now + hold
+    mutating func steppedDown(now: Double, estimate: Double = .infinity, linkNarrowed: Bool = true) {
+        let flap = now - lastUp < Self.flapWindow
+        guard linkNarrowed || flap else { return }
+        if linkNarrowed {
+            hold = flap ? min(max(hold * 2, Self.first), Self.longest) : Self.first
+        }
+        until = now + (linkNarrowed ? hold : Self.first)
+        self.estimate = estimate
     }
+
+    /// Whether the link opened since the hold began (the hold, and its doubling, end).
+    func opened(to e: Double) -> Bool { e >= Self.opened * estimate }
+
+    /// Whether the track may step up: the hold ran out, or the link opened since it began.
+    func allowsUp(now: Double, estimate e: Double) -> Bool { until <= now || opened(to: e) }
 
     mutating func steppedUp(now: Double) { lastUp = now }
 }
@@ -117,8 +135,11 @@ extension MediaCoordinator {
     /// Runs the allocator for one viewer, once its transport has an estimate.
     func allocate(_ pid: ParticipantID) {
         guard let peer = peers[pid], let sub = peer.subscriber, let estimate = estimates[sub.transport] else { return }
-        let previous = allocations[pid] ?? ViewerAllocation()
+        var previous = allocations[pid] ?? ViewerAllocation()
         let now = clock()
+        for (track, h) in previous.holds where h.opened(to: estimate) {
+            previous.holds[track] = UpHold(lastUp: h.lastUp)
+        }
         let speaker = speakers[peer.room]?.first
         let onStage = stage[peer.room] ?? []
         var tracks: [Allocator.Track] = []
@@ -139,7 +160,8 @@ extension MediaCoordinator {
                 Allocator.Track(
                     id: s.track.rawValue, kind: share ? .screenShare : .camera, layers: layers, ceiling: ceiling,
                     activeSpeaker: s.publisher == speaker, onStage: share && onStage.contains(s.track),
-                    current: previous.choices[s.track], mayGoUp: (previous.holds[s.track]?.until ?? 0) <= now))
+                    current: previous.choices[s.track],
+                    mayGoUp: previous.holds[s.track]?.allowsUp(now: now, estimate: estimate) ?? true))
         }
         let result = Allocator.allocate(estimate: estimate, tracks: tracks)
         var next = ViewerAllocation()
@@ -162,7 +184,7 @@ extension MediaCoordinator {
             }
             let was = previous.choices[track]
             if let was, Self.rank(choice) < Self.rank(was) {
-                next.holds[track, default: UpHold()].steppedDown(now: now, linkNarrowed: narrowed)
+                next.holds[track, default: UpHold()].steppedDown(now: now, estimate: estimate, linkNarrowed: narrowed)
             } else if let was, Self.rank(choice) > Self.rank(was) {
                 next.holds[track, default: UpHold()].steppedUp(now: now)
             }

@@ -139,7 +139,10 @@ import Testing
         let e = ProbeTests.run(
             phases: [(0, 3_000_000), (10, 300_000), (30, 3_000_000)], seconds: 45, demand: 1_550_000, initial: 1_000_000
         )
-        func top(_ estimate: Double) -> Int { layers.lastIndex { $0 + 48_000 <= estimate } ?? -1 }
+        // The allocator fills a transport-wide estimate's `Allocator.transportWideShare`.
+        func top(_ estimate: Double) -> Int {
+            layers.lastIndex { $0 + 48_000 <= Allocator.transportWideShare * estimate } ?? -1
+        }
         // e[k] is the estimate at the end of second k + 1.
         let dropSettled = (9..<29).first { s in (s..<29).allSatisfy { top(e[$0]) <= 0 } }.map { $0 + 1 - 10 }
         let backSettled = (29..<45).first { top(e[$0]) == 2 }.map { $0 + 1 - 30 }

@@ -1,3 +1,4 @@
+import AtriumCongestion
 import AtriumDTLS
 import AtriumForwarding
 import AtriumRTP
@@ -195,6 +196,20 @@ import Testing
         #expect(first[h.payloadRange.lowerBound + 1] == 0x50, "starting on a key frame")
     }
 
+    /// What the allocator hears of a viewer with transport-wide feedback is its estimate less the
+    /// headroom that probes, repairs and the layers' swings take (`Allocator.transportWideShare`).
+    @Test func theAllocatorIsToldTheEstimateLessItsHeadroom() throws {
+        let link = try Self.settled(capacity: 300_000)
+        let reported = link.media.events().compactMap { e -> Double? in
+            if case .estimate(let t, let bitrate) = e, t == "sub" { bitrate } else { nil }
+        }
+        let last = try #require(reported.last)
+        let estimate = try #require(link.estimate)
+        #expect(estimate < 450_000, "\(Int(estimate))")
+        #expect(abs(last - Allocator.transportWideShare * estimate) <= 0.1 * last, "\(Int(last)) of \(Int(estimate))")
+        #expect(last < 0.9 * estimate)
+    }
+
     @Test func aViewerHeldBackByItsEstimateIsProbed() throws {
         let link = try Self.settled(capacity: 5_000_000)
         link.allocate(allocated: 650_000, wanted: 3_000_000, paused: false)
@@ -212,6 +227,28 @@ import Testing
         #expect(stats.probes >= 1 && stats.probeBytes > 0)
         let estimate = try #require(stats.estimate)
         #expect(estimate > 1_500_000, "the probes found the room: \(Int(estimate))")
+    }
+
+    /// A probe waits while the viewer's pacer holds packets (the link is used up to the pacing rate,
+    /// and a cluster would go on top into the bottleneck's queue), and goes out once it drained.
+    @Test func aProbeWaitsWhileThePacerHoldsPackets() throws {
+        let link = try Self.settled(capacity: 300_000)
+        func probes() -> Int { link.stats()?.probes ?? 0 }
+        // Past any backoff of the settling's own probes, with a key frame's burst waiting.
+        for n in 0..<400 { try link.step(n) }
+        link.allocate(allocated: 250_000, wanted: 3_000_000, paused: false)
+        try link.video(keyFrame: true)
+        for _ in 0..<39 { try link.video(keyFrame: false) }
+        let before = probes()
+        var n = 0
+        while link.stats()?.pacerQueued ?? 0 > 0, n < 300 {
+            #expect(probes() == before, "no probe while \(link.stats()?.pacerQueued ?? 0) packets wait")
+            try link.step(n)
+            n += 1
+        }
+        #expect(n > 10 && n < 300, "drained after \(n * 10) ms")
+        for k in 0..<20 { try link.step(n + k) }
+        #expect(probes() > before, "probed once the pacer drained")
     }
 
     /// A camera resumed on a slow link is not started from its cached picture when that picture (its

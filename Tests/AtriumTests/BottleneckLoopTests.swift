@@ -171,11 +171,11 @@ import Testing
                 p.sent = now
                 link(p)
             }
-            // Probing (padding straight out, as the engine sends it).
-            if probe == nil, choices.count == tracks.count,
+            // Probing (padding straight out, as the engine sends it, while the pacer holds nothing).
+            if probe == nil, pacer.isEmpty, choices.count == tracks.count,
                 let c = probes.probe(
-                    estimate: rate.estimate, wanted: wanted, needed: needed, overusing: trend.signal == .overusing,
-                    now: now)
+                    estimate: rate.estimate, wanted: wanted / Allocator.transportWideShare,
+                    needed: needed / Allocator.transportWideShare, overusing: trend.signal == .overusing, now: now)
             {
                 probe = (c.cluster, c.bitrate, now, c.duration, 0, 0)
                 probeExpected = (c.cluster, Int(c.bitrate / 8 * c.duration))
@@ -215,7 +215,7 @@ import Testing
                             expectedBytes: probeExpected.cluster == p.cluster ? probeExpected.bytes : 0)
                     {
                         rate.probed(r, now: now)
-                        probes.result(cluster: p.cluster, bitrate: r, now: now)
+                        probes.result(cluster: p.cluster, bitrate: min(r, rate.estimate), now: now)
                     }
                 }
                 if now - lastRate >= 0.5 {
@@ -229,8 +229,10 @@ import Testing
                     lostReported = 0
                     lastLoss = now
                 }
-                // The coordinator: the estimate when it moved by a tenth, the allocator, the holds.
-                if reported.map({ abs(rate.estimate - $0) > 0.1 * $0 }) ?? true { reported = rate.estimate }
+                // The coordinator: the estimate when it moved by a tenth (its allocatable share, as the
+                // engine reports it), the allocator, the holds.
+                let allocatable = rate.estimate * Allocator.transportWideShare
+                if reported.map({ abs(allocatable - $0) > 0.1 * $0 }) ?? true { reported = allocatable }
                 var inputs: [Allocator.Track] = []
                 for t in tracks {
                     var layers: [Allocator.Layer] = []
@@ -242,13 +244,13 @@ import Testing
                                     framesPerSecond: l.fps, keyFrameBits: Double(l.keyBytes * 8)))
                         }
                     }
-                    let hold = holds[t.id]?.until ?? 0
                     inputs.append(
                         Allocator.Track(
                             id: t.id, kind: t.kind, bitrate: t.kind == .audio ? 48_000 : 0, layers: layers,
-                            onStage: t.kind == .screenShare, current: choices[t.id], mayGoUp: hold <= now))
+                            onStage: t.kind == .screenShare, current: choices[t.id],
+                            mayGoUp: holds[t.id]?.allowsUp(now: now, estimate: reported ?? allocatable) ?? true))
                 }
-                let result = Allocator.allocate(estimate: reported ?? rate.estimate, tracks: inputs)
+                let result = Allocator.allocate(estimate: reported ?? allocatable, tracks: inputs)
                 wanted = result.wanted
                 needed = result.needed
                 allocated = result.allocated
@@ -256,7 +258,8 @@ import Testing
                     guard let choice = result.choices[tracks[k].id] else { continue }
                     if let was = choices[tracks[k].id] {
                         if MediaCoordinator.rank(choice) < MediaCoordinator.rank(was) {
-                            holds[tracks[k].id, default: UpHold()].steppedDown(now: now)
+                            holds[tracks[k].id, default: UpHold()].steppedDown(
+                                now: now, estimate: reported ?? allocatable)
                         } else if MediaCoordinator.rank(choice) > MediaCoordinator.rank(was) {
                             holds[tracks[k].id, default: UpHold()].steppedUp(now: now)
                         }

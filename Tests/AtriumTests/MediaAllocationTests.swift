@@ -88,17 +88,19 @@ import Testing
         #expect(a.sent.allSatisfy { $0["type"] != .string("track_paused") }, "only the viewer hears it")
         // Just enough for the bottom layer is not enough to resume (a fifth more is needed).
         #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 200_000)]) == nil)
-        // 3 Mbit/s at once: held (a track that stepped down waits 2 s before it steps up).
+        // Room for the bottom layer with its margin: held (a track that stepped down waits 2 s before
+        // it steps up, unless the estimate doubles).
         v.now = 1
-        #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)]) == nil)
-        // Past the hold: the top layer, and bob is told it is back.
+        #expect(allocation(after: [.estimate(transport: consumer.transport, bitrate: 235_000)]) == nil)
+        // Past the hold: the bottom layer, and bob is told it is back; then the top.
         v.now = 2.5
-        let top = allocation(after: [])
+        #expect(allocation(after: []) == v.entry(0))
+        #expect(b.sent.last == .object(["type": "track_resumed", "trackId": .string(camera), "reason": "bandwidth"]))
+        let top = allocation(after: [.estimate(transport: consumer.transport, bitrate: 3_000_000)])
         #expect(
             top
                 == TransportAllocation.Entry(
                     consumer: consumer.id, ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false))
-        #expect(b.sent.last == .object(["type": "track_resumed", "trackId": .string(camera), "reason": "bandwidth"]))
     }
 
     /// A step down while the estimate stays where it was (the camera's layers grew: new demand, as when
@@ -116,7 +118,45 @@ import Testing
         v.now = 2
         #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "the estimate fell")
         v.now = 3
-        #expect(v.allocation(after: [v.estimate(3_000_000)]) == nil, "held after a fall")
+        #expect(v.allocation(after: [v.estimate(1_900_000)]) == nil, "held after a fall")
+    }
+
+    /// A hold after a step down ends early when the estimate is twice what it was then (a probe found
+    /// the limit lifted): back at the top at once instead of after the hold's seconds.
+    @Test func aHoldEndsWhenTheLinkOpensFarWider() throws {
+        let v = try Viewer()
+        let layers = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
+        #expect(v.allocation(after: [layers, v.estimate(3_000_000)]) == v.entry(2))
+        v.now = 1
+        #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "the link narrowed")
+        v.now = 1.5
+        #expect(v.allocation(after: [v.estimate(1_900_000)]) == nil, "held: the top fits, but under twice 1 Mbit/s")
+        v.now = 2
+        #expect(v.allocation(after: [v.estimate(2_000_000)]) == v.entry(2), "twice it: the hold ends")
+    }
+
+    /// A step down soon after a step up with the estimate where it was (the layer just chosen ramped
+    /// up past what it cost when chosen, as a publisher's encoding turned on again does) is held only
+    /// 2 s, not the doubled hold of a link that narrowed again and again.
+    @Test func aFlapFromNewDemandIsHeldBrieflyWithoutDoubling() throws {
+        let v = try Viewer()
+        let cheap = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
+        let dear = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(800, 640), v.layer(3500, 1280)])
+        #expect(v.allocation(after: [cheap, v.estimate(1_900_000)]) == v.entry(2))
+        v.now = 1
+        #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "narrowed: held 2 s")
+        v.now = 3.2
+        #expect(v.allocation(after: [v.estimate(1_900_000)]) == v.entry(2))
+        v.now = 4
+        #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "narrowed again soon: held 4 s")
+        v.now = 8.1
+        #expect(v.allocation(after: [v.estimate(1_900_000)]) == v.entry(2))
+        v.now = 9
+        #expect(v.allocation(after: [dear, v.estimate(1_900_000)]) == v.entry(1), "new demand, soon after a step up")
+        v.now = 10.5
+        #expect(v.allocation(after: [cheap]) == v.entry(1), "held 2 s")
+        v.now = 11.1
+        #expect(v.allocation(after: []) == v.entry(2), "not 8 s")
     }
 
     /// A stream's measured temporal layers become the allocator's choices: each lower temporal layer

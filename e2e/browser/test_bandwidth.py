@@ -13,9 +13,10 @@ own subscriber connection (its own UDP port on 127.0.0.1):
 - C loses 5 % of what the server sends it (an nftables `numgen random` rule): it keeps decoding,
   repaired by NACK and RTX.
 
-B is measured against the issue's bounds: under 2 % of its packets lost and no gap over 1 s between
-decoded share frames at 250 kbit/s (sampled in the page), back at the top within 10 s of the lift;
-what is asserted is the strictest that held in every run so far (ASSERTED_*, below). "The top" is the top stream as it arrives: on a loaded machine the publishing Chromium drops
+B is measured against the issue's bounds: under 2 % of its packets lost (asserted) and no gap over
+1 s between decoded share frames at 250 kbit/s (sampled in the page), back at the top within 10 s of
+the lift; the gap and the time back are asserted at the strictest that held in every run so far
+(ASSERTED_*, below). "The top" is the top stream as it arrives: on a loaded machine the publishing Chromium drops
 its own top layers, which no viewer can then get. Needs root in a private network namespace (the
 browser target runs there: see conftest.py); conditions are polled rather than slept for.
 """
@@ -100,15 +101,16 @@ MAX_STALL = 1.0
 MAX_LOSS = 0.02
 # Seconds after the limit is lifted by which B is back on the top layers.
 MAX_BACK = 10.0
-# What is asserted: the issue's bounds above are printed run after run, but not yet met in every run
-# on a loaded 2-core machine. In 18 runs (2026-12-02) B lost nothing in 14 (1.1 %, 2.9 % and 8.8 % in
-# the others, lost at the shaped link, none in the pacer), its longest share gap was 0.26-0.86 s in 15
-# (1.03-1.30 s in the others), and its camera was back at the top after 2.7-10.6 s in 9 of 11 runs
-# measured (15.1 s once; 21.0 s once, 11 s after its top layer was allocated: the publisher's top
-# encoding, turned off while unwanted, took that long to be decoded at B again).
-ASSERTED_LOSS = 0.10
-ASSERTED_STALL = 1.5
-ASSERTED_BACK = 30.0
+# What is asserted. Measured on 2026-12-02 (a loaded 2-core machine, load 5-14) in 8 runs of the
+# SFU as it is (the allocator fills 85 % of a transport-wide estimate; near a bottleneck a probe must
+# find 1.5 times what the path carried and the pacer sends at the estimate; probing waits for an empty
+# pacer; a hold ends when the link opens): B lost 0 % in 7 runs and 1.2 % once (the issue's bound,
+# asserted); its longest share gap was 0.30-0.85 s in 7 and 1.34 s once (a run in which the loaded
+# publisher itself sent B's share a frame a second: allocated 22 kbit/s, estimate 729); its camera
+# was back at the top after 2.7-5.1 s in 7 and 10.4 s once (the estimate found the lifted link
+# late). Before these fixes (18 runs): loss up to 8.8 %, gaps up to 1.30 s, back after up to 21 s.
+ASSERTED_STALL = 1.4
+ASSERTED_BACK = 11.0
 
 
 def run(*args):
@@ -225,7 +227,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # It keeps decoding: the estimate no longer swings above the link (a probe's burst through the
         # idle token bucket is not read as room, the pacer sends at about the estimate near a
         # bottleneck, a step up must leave room for its key frame). The issue asks for loss under 2 %
-        # and no freeze over 1 s: met in most runs (0 lost, gaps 0.45-0.65 s), not yet in all (below).
+        # and no freeze over 1 s: the loss met in every run, the gap not yet in all (above).
         loss0 = view.js_async(LOSS, "vb")
         view.js(GAP_SAMPLER, "vb", screen, "start")
         end = time.time() + 8
@@ -252,7 +254,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
         print(f"B against the issue's bounds: gap {longest:.2f}s (<= {MAX_STALL}), loss "
               f"{lost / max(1, lost + received):.1%} (< {MAX_LOSS:.0%})")
-        assert lost < ASSERTED_LOSS * (lost + received), f"B lost {lost} of {lost + received} packets"
+        assert lost < MAX_LOSS * (lost + received), f"B lost {lost} of {lost + received} packets"
         assert longest <= ASSERTED_STALL, f"B's share stalled for {longest:.2f}s"
         assert (b_cam and b_cam["width"] <= 640) or any(e["type"] == "track_paused" for e in pauses), (b_cam, pauses)
         assert all(e["reason"] == "bandwidth" for e in pauses), pauses
