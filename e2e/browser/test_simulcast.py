@@ -62,15 +62,6 @@ draw();
 window.canvasTimer = setInterval(draw, 33);
 const track = canvas.captureStream(30).getVideoTracks()[0];
 const local = await peer.publishTrack(track, "camera", options || {});
-// Under CPU load Chromium scales a camera's input down (1280x720 becomes 960x540 and its layers with
-// it): these tests check which layer the server forwards, so the canvas keeps its resolution and gives
-// way in frame rate instead, as a screen share does.
-await peer._senderUpdate(local.trackId, async () => {
-  const sender = peer._transceiverOf(local.trackId).sender;
-  const p = sender.getParameters();
-  p.degradationPreference = "maintain-resolution";
-  await sender.setParameters(p);
-});
 const published = peer.me.tracks.find((t) => t.id === local.trackId);
 return {trackId: local.trackId, layers: published ? published.layers : null, settings: track.getSettings()};
 """
