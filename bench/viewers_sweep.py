@@ -35,7 +35,6 @@ ATRIUM_BIN (default .build/release/atrium if built) and atrium-viewers next to i
 """
 import argparse
 import asyncio
-import collections
 import os
 import platform
 import shutil

@@ -146,22 +146,14 @@ public final class UDPSocket {
     /// blocking, and returns `n` (0 when nothing is waiting). Each payload is replaced in place, keeping
     /// its capacity; entries from `n` on are left as they were.
     public func receive(into datagrams: inout [Datagram]) throws(UDPError) -> Int {
-        let want = min(datagrams.count, batchSize)
-        guard want > 0 else { return 0 }
-        let n = atrium_udp_recvmmsg(
-            fileDescriptor, receiveSlots, maxDatagramSize, UInt32(want), receiveLengths, receiveSources,
-            receiveTruncated)
-        guard n >= 0 else { throw .receive(errno: -n) }
-        for i in 0..<Int(n) {
-            if receiveTruncated[i] != 0 { truncatedCount += 1 }
-            let length = min(receiveLengths[i], maxDatagramSize)
-            let slot = UnsafeBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length)
+        let n = try readBatch(min(datagrams.count, batchSize))
+        for i in 0..<n {
             datagrams[i].payload.removeAll(keepingCapacity: true)
-            datagrams[i].payload.append(contentsOf: slot)
+            datagrams[i].payload.append(contentsOf: UnsafeRawBufferPointer(receivedSlot(i)))
             // An address of another family cannot come from an IPv4 or IPv6 socket; keep the old one then.
             if let source = try? SocketAddress(storage: receiveSources + i) { datagrams[i].address = source }
         }
-        return Int(n)
+        return n
     }
 
     /// Receives up to `batchSize` waiting datagrams without blocking and hands each to `body` where
@@ -172,23 +164,27 @@ public final class UDPSocket {
     /// datagram once more. A datagram longer than `maxDatagramSize` is handed cut, counted in
     /// `truncatedCount`.
     public func receiveInPlace(_ body: (Int, UnsafeMutableRawBufferPointer) -> Void) throws(UDPError) -> Int {
-        let n: Int32
-        if let receiveStamps {
-            n = atrium_udp_recvmmsg_stamped(
-                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
-                receiveTruncated, receiveStamps)
-        } else {
-            n = atrium_udp_recvmmsg(
-                fileDescriptor, receiveSlots, maxDatagramSize, UInt32(batchSize), receiveLengths, receiveSources,
-                receiveTruncated)
-        }
+        let n = try readBatch(batchSize)
+        for i in 0..<n { body(i, receivedSlot(i)) }
+        return n
+    }
+
+    /// One recvmmsg of up to `want` datagrams into the receive slots (with their kernel times once
+    /// `enableReceiveTimestamps` ran), the cut ones counted; how many arrived.
+    private func readBatch(_ want: Int) throws(UDPError) -> Int {
+        guard want > 0 else { return 0 }
+        let n = atrium_udp_recvmmsg_stamped(
+            fileDescriptor, receiveSlots, maxDatagramSize, UInt32(want), receiveLengths, receiveSources,
+            receiveTruncated, receiveStamps)
         guard n >= 0 else { throw .receive(errno: -n) }
-        for i in 0..<Int(n) {
-            if receiveTruncated[i] != 0 { truncatedCount += 1 }
-            let length = min(receiveLengths[i], maxDatagramSize)
-            body(i, UnsafeMutableRawBufferPointer(start: receiveSlots + i * maxDatagramSize, count: length))
-        }
+        for i in 0..<Int(n) where receiveTruncated[i] != 0 { truncatedCount += 1 }
         return Int(n)
+    }
+
+    /// Datagram `i` of the last batch, where the kernel put it (cut to `maxDatagramSize`).
+    private func receivedSlot(_ i: Int) -> UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(
+            start: receiveSlots + i * maxDatagramSize, count: min(receiveLengths[i], maxDatagramSize))
     }
 
     /// When datagram `index` of the last `receiveInPlace` batch reached the socket, CLOCK_REALTIME

@@ -104,29 +104,7 @@ int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes) {
 
 int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                         struct sockaddr_storage *sources, uint8_t *truncated) {
-    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
-    if (count == 0) return 0;
-    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
-    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
-    memset(msgs, 0, sizeof(struct mmsghdr) * count);
-    for (unsigned int i = 0; i < count; i++) {
-        iov[i].iov_base = buffer + (size_t)i * stride;
-        iov[i].iov_len = stride;
-        msgs[i].msg_hdr.msg_iov = &iov[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &sources[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
-    }
-    int n;
-    do {
-        n = recvmmsg(fd, msgs, count, MSG_DONTWAIT, NULL);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
-    for (int i = 0; i < n; i++) {
-        lengths[i] = msgs[i].msg_len;
-        truncated[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 1 : 0;
-    }
-    return n;
+    return atrium_udp_recvmmsg_stamped(fd, buffer, stride, count, lengths, sources, truncated, NULL);
 }
 
 int atrium_udp_enable_timestamps(int fd) {
@@ -153,8 +131,10 @@ int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned
         msgs[i].msg_hdr.msg_iovlen = 1;
         msgs[i].msg_hdr.msg_name = &sources[i];
         msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
-        msgs[i].msg_hdr.msg_control = control[i].bytes;
-        msgs[i].msg_hdr.msg_controllen = sizeof control[i].bytes;
+        if (stamps_ns != NULL) {
+            msgs[i].msg_hdr.msg_control = control[i].bytes;
+            msgs[i].msg_hdr.msg_controllen = sizeof control[i].bytes;
+        }
     }
     int n;
     do {
@@ -164,6 +144,7 @@ int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned
     for (int i = 0; i < n; i++) {
         lengths[i] = msgs[i].msg_len;
         truncated[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 1 : 0;
+        if (stamps_ns == NULL) continue;
         stamps_ns[i] = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c != NULL; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
             if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&

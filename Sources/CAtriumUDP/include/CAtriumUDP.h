@@ -39,7 +39,8 @@ int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int cou
 /// socket) for atrium_udp_recvmmsg_stamped; returns 0 or -errno.
 int atrium_udp_enable_timestamps(int fd);
 /// atrium_udp_recvmmsg that also stores each datagram's kernel receive time in `stamps_ns[i]`
-/// (CLOCK_REALTIME nanoseconds; 0 when the kernel attached none: timestamps not enabled).
+/// (CLOCK_REALTIME nanoseconds; 0 when the kernel attached none: timestamps not enabled); with
+/// `stamps_ns` NULL it is atrium_udp_recvmmsg.
 int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                                 struct sockaddr_storage *sources, uint8_t *truncated, uint64_t *stamps_ns);
 /// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams: datagram i is `lengths[i]` bytes at
