@@ -283,7 +283,9 @@ public final class UDPSocket {
                 }
                 messagesSent += Int(messages)
                 segmentedDatagrams += Int(segmented)
-                for i in 0..<count where sendStatus[i] < 0 { refusals.append((grouped ? Int(order[start + i]) : start + i, -sendStatus[i])) }
+                for i in 0..<count where sendStatus[i] < 0 {
+                    refusals.append((grouped ? Int(order[start + i]) : start + i, -sendStatus[i]))
+                }
                 // Datagrams the full buffer kept are dropped, not retried; later batches may still fit.
                 sent += Int(n)
                 if Int(n) < count { break }

@@ -19,14 +19,15 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ([a], [0]),
-        ([a, b, a, b, a, b], [0, 2, 4, 1, 3, 5]),
-        ([a, b, c, c, b, a], [0, 5, 1, 4, 2, 3]),
-        // Same port, other address; same address, other port; IPv6 with and without a scope.
-        ([a, c, b, a, c], [0, 3, 1, 4, 2]),
-        ([v6, a, v6Scoped, v6, a, v6Scoped], [0, 3, 1, 4, 2, 5]),
-    ] as [([SocketAddress], [Int])])
+    @Test(
+        arguments: [
+            ([a], [0]),
+            ([a, b, a, b, a, b], [0, 2, 4, 1, 3, 5]),
+            ([a, b, c, c, b, a], [0, 5, 1, 4, 2, 3]),
+            // Same port, other address; same address, other port; IPv6 with and without a scope.
+            ([a, c, b, a, c], [0, 3, 1, 4, 2]),
+            ([v6, a, v6Scoped, v6, a, v6Scoped], [0, 3, 1, 4, 2, 5]),
+        ] as [([SocketAddress], [Int])])
     func groupsStably(destinations: [SocketAddress], expected: [Int]) {
         #expect(Self.order(destinations) == expected)
     }
