@@ -213,7 +213,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             s = inbound(view, "vb").get(cam)
             paused = any(e["trackId"] == cam and e["type"] == "track_paused" for e in view.js(
                 "return window.peers.vb.pauseLog"))
-            return (paused or (s and s["width"] < 1280)), {"camera": s, "paused": paused}
+            # Or nothing has to give: a loaded publisher's encoders may send so little that B's tracks
+            # at their top layers fit in the link (asked for under 85 % of it, the allocator's share);
+            # at 250 kbit/s below the camera must give way whatever they send.
+            wanted = metrics(dev_server, "atrium_media_transport_wanted_bits", labels["vb"])
+            fits = wanted is not None and 0 < wanted < 0.85 * 500_000
+            return (paused or fits or (s and s["width"] < 1280)), {"camera": s, "paused": paused, "wanted": wanted}
 
         state = poll(camera_gave_way, 40, "B's camera to drop a layer or pause at 500 kbit/s")
         print(f"500 kbit/s: B's camera gave way after {time.time() - t0:.1f}s: {state}")
@@ -309,10 +314,13 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # top layer's rate at its full size (the end of that window, not its start).
         first, previous, last, server_back, state = None, None, None, None, None
         share_back, shares, b_rate, b_share = None, [], 0.0, None
+        ramp = []  # (seconds since the lift, B's estimate, probes sent to B) until all is allocated
         while time.time() < t2 + 30:
             if server_back is None:
                 done, state = allocated_all()
                 server_back = time.time() - t2 if done else None
+                ramp.append((round(time.time() - t2, 1), metrics(dev_server, "atrium_media_transport_estimate_bits",
+                             labels["vb"]), metrics(dev_server, "atrium_media_transport_probes_total", labels["vb"])))
             stats = inbound(view, "vb")
             if share_back is None and stats.get(screen):
                 b_share = stats[screen]
@@ -343,6 +351,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         back = first - t2
         print(f"B after the lift against the issue's bound: camera {back:.1f}s, share {share_back:.1f}s "
               f"(<= {MAX_BACK})")
+        print(f"B's estimate and probes after the lift: {ramp}")
         print(f"unlimited: B allocated everything after {server_back}s ({state}), camera at the top "
               f"({last['width']}x{last['height']}, arriving {top_width:.0f} wide) decoded after {back:.1f}s; "
               f"share {b_rate:.1f} fps {b_share}")
