@@ -176,7 +176,8 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
     }
     // sendmmsg stops at the first datagram the kernel refuses and reports it only when it was the
     // first of the call: resume after it, so one destination's error (a firewall's EPERM, an
-    // unreachable route) costs that datagram alone.
+    // unreachable route) costs that datagram alone. A refused datagram after the first is thus tried
+    // once more, as the first of the next call.
     unsigned int done = 0;
     while (done < count) {
         int n = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT);
