@@ -81,6 +81,7 @@ final class MediaEngine {
     var pipeTags: [UInt32: Producer] = [:]
 
     static let slotCapacity = 1500 + 64
+    static let sendQueueSlots = 1024
 
     /// An engine on a UDP socket bound to `config.bind`, or (`memory`) one whose datagrams stay in
     /// memory: a test hands packets to `receive(_:from:)`, advances a manual clock and calls `tick`.
@@ -96,7 +97,9 @@ final class MediaEngine {
         if let memory {
             io = .memory(memory)
         } else {
-            let socket = try UDPSocket(bindingTo: config.bind, batchSize: 32, maxDatagramSize: Self.slotCapacity)
+            let socket = try UDPSocket(
+                bindingTo: config.bind, batchSize: 32, sendBatchSize: UDPSocket.maxSendBatchSize,
+                maxDatagramSize: Self.slotCapacity)
             try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
             try poller.register(socket, token: Self.udpToken)
             io = .udp(socket)
@@ -121,7 +124,9 @@ final class MediaEngine {
         // 32 for the socket's batch, one more for replays from the key-frame caches, one for ICE-TCP
         // frames, one for packets from another worker's pipe (`pipeSlot`).
         rx = (0..<35).map { _ in Datagram(capacity: Self.slotCapacity) }
-        tx = (0..<64).map { _ in Datagram(capacity: Self.slotCapacity) }
+        // A round's output, sent at once: 32 packets in to 32 viewers fit, so the socket can group each
+        // viewer's packets into segmented runs (issue 14).
+        tx = (0..<Self.sendQueueSlots).map { _ in Datagram(capacity: Self.slotCapacity) }
         tcpDirty.reserveCapacity(64)
         tcpDoomed.reserveCapacity(64)
     }

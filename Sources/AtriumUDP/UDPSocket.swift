@@ -12,8 +12,10 @@ internal import CAtriumUDP
 public final class UDPSocket {
     /// The bound address; with port 0 at creation, this holds the ephemeral port the kernel chose.
     public let localAddress: SocketAddress
-    /// The most datagrams one system call moves.
+    /// The most datagrams one receiving system call moves.
     public let batchSize: Int
+    /// The most datagrams one sending system call carries (in fewer messages when segmented).
+    public let sendBatchSize: Int
     /// The size of each slot; a longer incoming datagram is cut and counted in `truncatedCount`.
     public let maxDatagramSize: Int
     /// Datagrams received longer than `maxDatagramSize` (delivered cut; the owner should drop them).
@@ -33,8 +35,12 @@ public final class UDPSocket {
     /// The rest of the batch was still sent. Its capacity is kept between calls.
     public private(set) var refusals: [(index: Int, errno: Int32)] = []
 
-    /// The largest batch the C layer takes in one call (`ATRIUM_UDP_MAX_BATCH`).
+    /// The largest batch the C layer receives in one call (`ATRIUM_UDP_MAX_BATCH`).
     public static let maxBatchSize = 64
+    /// The largest batch it sends in one call (`ATRIUM_UDP_MAX_SEND_BATCH`).
+    public static let maxSendBatchSize = 256
+    /// The order a segmenting send hands datagrams over in: grouped by destination.
+    private let sendOrder = DestinationOrder()
 
     /// Whether `send` groups each batch by destination and hands runs of same-size datagrams to the
     /// kernel as one segmented message. On by default; turned off for good when the kernel refuses a
@@ -52,9 +58,10 @@ public final class UDPSocket {
     private var receiveStamps: UnsafeMutablePointer<UInt64>?
 
     /// Opens a socket bound to `address` (port 0: an ephemeral port). IPv6 sockets are IPv6-only.
+    /// `sendBatchSize` (nil: `batchSize`) is capped at `maxSendBatchSize`.
     public init(
-        bindingTo address: SocketAddress, batchSize: Int = 32, maxDatagramSize: Int = 1500,
-        segmentationOffload: Bool = true
+        bindingTo address: SocketAddress, batchSize: Int = 32, sendBatchSize: Int? = nil,
+        maxDatagramSize: Int = 1500, segmentationOffload: Bool = true
     ) throws(UDPError) {
         var requested = sockaddr_storage()
         var bound = sockaddr_storage()
@@ -72,22 +79,23 @@ public final class UDPSocket {
         localAddress = local
         self.segmentationOffload = segmentationOffload
         self.batchSize = min(max(batchSize, 1), Self.maxBatchSize)
+        self.sendBatchSize = min(max(sendBatchSize ?? batchSize, 1), Self.maxSendBatchSize)
         self.maxDatagramSize = max(maxDatagramSize, 1)
-        let slotBytes = self.batchSize * self.maxDatagramSize
-        receiveSlots = .allocate(capacity: slotBytes)
+        receiveSlots = .allocate(capacity: self.batchSize * self.maxDatagramSize)
         receiveLengths = .allocate(capacity: self.batchSize)
         receiveSources = .allocate(capacity: self.batchSize)
         receiveTruncated = .allocate(capacity: self.batchSize)
-        sendSlots = .allocate(capacity: slotBytes)
-        sendLengths = .allocate(capacity: self.batchSize)
-        sendDestinations = .allocate(capacity: self.batchSize)
-        sendErrors = .allocate(capacity: self.batchSize)
-        sendErrors.initialize(repeating: 0, count: self.batchSize)
-        sendStatus = .allocate(capacity: self.batchSize)
-        sendStatus.initialize(repeating: 0, count: self.batchSize)
-        refusals.reserveCapacity(Self.maxBatchSize)
+        let sends = self.sendBatchSize
+        sendSlots = .allocate(capacity: sends * self.maxDatagramSize)
+        sendLengths = .allocate(capacity: sends)
+        sendDestinations = .allocate(capacity: sends)
+        sendErrors = .allocate(capacity: sends)
+        sendErrors.initialize(repeating: 0, count: sends)
+        sendStatus = .allocate(capacity: sends)
+        sendStatus.initialize(repeating: 0, count: sends)
+        refusals.reserveCapacity(Self.maxSendBatchSize)
         receiveSources.initialize(repeating: sockaddr_storage(), count: self.batchSize)
-        sendDestinations.initialize(repeating: sockaddr_storage(), count: self.batchSize)
+        sendDestinations.initialize(repeating: sockaddr_storage(), count: sends)
     }
 
     deinit {
@@ -202,11 +210,11 @@ public final class UDPSocket {
         return try? SocketAddress(storage: receiveSources + index)
     }
 
-    /// Sends the datagrams, `batchSize` per system call, and returns how many were handled: sent, or
-    /// refused for their destination alone (listed in `refusals`). Fewer than `datagrams.count` means
-    /// the socket buffer filled up and that many were not sent: the owner drops them. Each
-    /// destination's datagrams go out in their order; with `segmentationOffload` the order between
-    /// destinations may change. Every payload is checked against `maxDatagramSize` before anything is
+    /// Sends the datagrams, `sendBatchSize` per system call, and returns how many were handled: sent,
+    /// or refused for their destination alone (listed in `refusals`). Fewer than `datagrams.count`
+    /// means the socket buffer filled up and that many were not sent: the owner drops them. Each
+    /// destination's datagrams go out in their order; with `segmentationOffload` they are grouped by
+    /// destination over the whole call (`DestinationOrder`), so the order between destinations changes. Every payload is checked against `maxDatagramSize` before anything is
     /// sent.
     public func send(_ datagrams: [Datagram]) throws(UDPError) -> Int { try send(datagrams[...]) }
 
@@ -237,20 +245,27 @@ public final class UDPSocket {
             check += 1
         }
         refusals.removeAll(keepingCapacity: true)
+        // Grouped by destination over the whole call, not only within each system call's share: a
+        // viewer's packets of a round become one run however many viewers sit between them.
+        let grouped = segmentationOffload && datagrams.count > 1
+        if grouped { sendOrder.group(datagrams) }
+        let order = sendOrder.order
         var sent = 0
         var index = 0
         while index < datagrams.count {
+            let start = index
             var count = 0
-            while count < batchSize && index < datagrams.count {
+            while count < sendBatchSize && index < datagrams.count {
+                let source = grouped ? Int(order[index]) : index
                 let slot = sendSlots + count * maxDatagramSize
                 // `withUnsafeBytes`: through `withUnsafeBufferPointer` the array is retained and released.
-                sendLengths[count] = datagrams[index].payload.withUnsafeBytes { p in
+                sendLengths[count] = datagrams[source].payload.withUnsafeBytes { p in
                     if let base = p.baseAddress {
                         UnsafeMutableRawPointer(slot).copyMemory(from: base, byteCount: p.count)
                     }
                     return p.count
                 }
-                datagrams[index].address.write(to: sendDestinations + count)
+                datagrams[source].address.write(to: sendDestinations + count)
                 count += 1
                 index += 1
             }
@@ -268,7 +283,9 @@ public final class UDPSocket {
                 }
                 messagesSent += Int(messages)
                 segmentedDatagrams += Int(segmented)
-                for i in 0..<count where sendStatus[i] < 0 { refusals.append((sent + i, -sendStatus[i])) }
+                for i in 0..<count where sendStatus[i] < 0 {
+                    refusals.append((grouped ? Int(order[start + i]) : start + i, -sendStatus[i]))
+                }
                 // Datagrams the full buffer kept are dropped, not retried; later batches may still fit.
                 sent += Int(n)
                 if Int(n) < count { break }
@@ -278,7 +295,9 @@ public final class UDPSocket {
                 fileDescriptor, sendSlots, maxDatagramSize, UInt32(count), sendLengths, sendDestinations, sendErrors)
             guard n >= 0 else { throw .send(errno: -n) }
             messagesSent += Int(n)
-            for i in 0..<Int(n) where sendErrors[i] != 0 { refusals.append((sent + i, -sendErrors[i])) }
+            for i in 0..<Int(n) where sendErrors[i] != 0 {
+                refusals.append((grouped ? Int(order[start + i]) : start + i, -sendErrors[i]))
+            }
             sent += Int(n)
             if Int(n) < count { break }
         }

@@ -160,10 +160,10 @@ int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned
 
 int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
                         const struct sockaddr_storage *destinations, int *errors) {
-    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    if (count > ATRIUM_UDP_MAX_SEND_BATCH) count = ATRIUM_UDP_MAX_SEND_BATCH;
     if (count == 0) return 0;
-    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
-    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_SEND_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_SEND_BATCH];
     memset(msgs, 0, sizeof(struct mmsghdr) * count);
     for (unsigned int i = 0; i < count; i++) {
         iov[i].iov_base = (void *)(buffer + (size_t)i * stride);
@@ -250,24 +250,11 @@ int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable) {
 #define UDP_SEGMENT 103
 #endif
 
-/// A cheap key for grouping by destination: family, port and the address's low bits; equal keys are
-/// confirmed with memcmp.
-static uint64_t destination_key(const struct sockaddr_storage *a) {
-    if (a->ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
-        return ((uint64_t)AF_INET << 48) | ((uint64_t)sin->sin_port << 32) | sin->sin_addr.s_addr;
-    }
-    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
-    uint32_t tail;
-    memcpy(&tail, (const uint8_t *)&sin6->sin6_addr + 12, sizeof tail);
-    return ((uint64_t)AF_INET6 << 48) | ((uint64_t)sin6->sin6_port << 32) | tail;
-}
-
 static int same_destination(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
     return a->ss_family == b->ss_family && memcmp(a, b, address_length(a)) == 0;
 }
 
-/// One message of a batch: `segments` datagrams starting at position `first` of the order.
+/// One message of a batch: `segments` datagrams starting at datagram `first`.
 struct batch_message {
     unsigned int first;
     unsigned int segments;
@@ -277,55 +264,34 @@ struct batch_message {
 int atrium_udp_send_batch(int fd, const uint8_t *buffer, size_t stride, unsigned int count, const size_t *lengths,
                           const struct sockaddr_storage *destinations, int *status, int *gso, int *messages,
                           int *segmented) {
-    if (count > ATRIUM_UDP_MAX_BATCH) count = ATRIUM_UDP_MAX_BATCH;
+    if (count > ATRIUM_UDP_MAX_SEND_BATCH) count = ATRIUM_UDP_MAX_SEND_BATCH;
     *messages = 0;
     *segmented = 0;
     if (count == 0) return 0;
-    // Group by destination, keeping each destination's order: O(n^2) over at most 64 keys.
-    unsigned int order[ATRIUM_UDP_MAX_BATCH];
-    uint64_t keys[ATRIUM_UDP_MAX_BATCH];
-    uint8_t placed[ATRIUM_UDP_MAX_BATCH];
-    for (unsigned int i = 0; i < count; i++) {
-        keys[i] = destination_key(&destinations[i]);
-        placed[i] = 0;
-        status[i] = 1;
-    }
-    unsigned int n = 0;
-    for (unsigned int i = 0; i < count; i++) {
-        if (placed[i]) continue;
-        placed[i] = 1;
-        order[n++] = i;
-        for (unsigned int j = i + 1; j < count; j++) {
-            if (!placed[j] && keys[j] == keys[i] && same_destination(&destinations[j], &destinations[i])) {
-                placed[j] = 1;
-                order[n++] = j;
-            }
-        }
-    }
-    struct mmsghdr msgs[ATRIUM_UDP_MAX_BATCH];
-    struct iovec iov[ATRIUM_UDP_MAX_BATCH];
-    struct batch_message plan[ATRIUM_UDP_MAX_BATCH];
+    for (unsigned int i = 0; i < count; i++) status[i] = 1;
+    struct mmsghdr msgs[ATRIUM_UDP_MAX_SEND_BATCH];
+    struct iovec iov[ATRIUM_UDP_MAX_SEND_BATCH];
+    struct batch_message plan[ATRIUM_UDP_MAX_SEND_BATCH];
     union {
         char buf[CMSG_SPACE(sizeof(uint16_t))];
         struct cmsghdr align;
-    } control[ATRIUM_UDP_MAX_BATCH];
+    } control[ATRIUM_UDP_MAX_SEND_BATCH];
     for (unsigned int k = 0; k < count; k++) {
-        iov[k].iov_base = (void *)(buffer + (size_t)order[k] * stride);
-        iov[k].iov_len = lengths[order[k]] < stride ? lengths[order[k]] : stride;
+        iov[k].iov_base = (void *)(buffer + (size_t)k * stride);
+        iov[k].iov_len = lengths[k] < stride ? lengths[k] : stride;
     }
     unsigned int handled = 0;
-    unsigned int start = 0;  // position in `order` from which the plan is (re)built
+    unsigned int start = 0;  // the datagram from which the plan is (re)built
 rebuild:;
     unsigned int m = 0;
     for (unsigned int k = start; k < count;) {
-        unsigned int first = order[k];
+        unsigned int first = k;
         size_t size = iov[k].iov_len;
         unsigned int run = 1;
         if (*gso && size > 0 && size <= UINT16_MAX) {
             size_t total = size;
             while (k + run < count && run < ATRIUM_UDP_GSO_MAX_SEGMENTS &&
-                   keys[order[k + run]] == keys[first] &&
-                   same_destination(&destinations[order[k + run]], &destinations[first])) {
+                   same_destination(&destinations[k + run], &destinations[first])) {
                 size_t next = iov[k + run].iov_len;
                 if (next > size || next == 0 || total + next > ATRIUM_UDP_GSO_MAX_BYTES) break;
                 total += next;
@@ -361,7 +327,7 @@ rebuild:;
         int sent = sendmmsg(fd, msgs + done, m - done, MSG_DONTWAIT);
         if (sent > 0) {
             for (unsigned int x = done; x < done + (unsigned int)sent; x++) {
-                for (unsigned int s = 0; s < plan[x].segments; s++) status[order[plan[x].first + s]] = 0;
+                for (unsigned int s = 0; s < plan[x].segments; s++) status[plan[x].first + s] = 0;
                 handled += plan[x].segments;
                 *messages += 1;
                 if (plan[x].segments > 1) *segmented += (int)plan[x].segments;
@@ -381,7 +347,7 @@ rebuild:;
         }
         // Refused for this destination alone: the message's datagrams are counted refused, the batch
         // resumes after it.
-        for (unsigned int s = 0; s < plan[done].segments; s++) status[order[plan[done].first + s]] = -e;
+        for (unsigned int s = 0; s < plan[done].segments; s++) status[plan[done].first + s] = -e;
         handled += plan[done].segments;
         *messages += 1;
         done += 1;

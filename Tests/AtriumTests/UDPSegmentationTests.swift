@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import AtriumUDP
@@ -15,9 +16,11 @@ import Testing
         return out
     }
 
-    /// Sends `perReceiver` datagrams to each receiver, interleaved across receivers, and checks what
-    /// each one gets.
-    static func exchange(_ sender: UDPSocket, _ receivers: [UDPSocket], perReceiver: Int) throws {
+    /// Sends `perReceiver` datagrams to each receiver, interleaved across receivers, `sender.batchSize`
+    /// per call (`perCall`: that many), and checks what each one gets.
+    static func exchange(
+        _ sender: UDPSocket, _ receivers: [UDPSocket], perReceiver: Int, perCall: Int? = nil
+    ) throws {
         var batch: [Datagram] = []
         for seq in 0..<perReceiver {
             for (r, receiver) in receivers.enumerated() {
@@ -27,7 +30,7 @@ import Testing
         for receiver in receivers { try receiver.setBufferSizes(receive: 4 << 20) }
         var offset = 0
         while offset < batch.count {
-            let end = min(offset + sender.batchSize, batch.count)
+            let end = min(offset + (perCall ?? sender.batchSize), batch.count)
             #expect(try sender.send(batch[offset..<end]) == end - offset)
             #expect(sender.refusals.isEmpty)
             offset = end
@@ -65,6 +68,40 @@ import Testing
         // far fewer messages than datagrams.
         #expect(sender.segmentedDatagrams > 300)
         #expect(sender.messagesSent < 600 / 2)
+    }
+
+    /// A round's whole output in one call, as the media worker sends it: each viewer's packets are grouped
+    /// over the whole call, not within each system call's share, so with 40 viewers between two of
+    /// one viewer's packets they still go out as runs.
+    @Test func aWholeRoundIsGroupedAcrossSystemCalls() throws {
+        let sender = try UDPSocket(
+            bindingTo: .loopbackV4(port: 0), batchSize: 32, sendBatchSize: UDPSocket.maxSendBatchSize)
+        let receivers = try (0..<40).map { _ in try UDPSocket(bindingTo: .loopbackV4(port: 0)) }
+        try Self.exchange(sender, receivers, perReceiver: 24, perCall: 960)
+        // Per viewer, 24 datagrams in three frames of six same-size packets, a shorter one and audio:
+        // six messages each (and one more where a system call's share of 256 ends inside a run), where
+        // ungrouped chunks of 32 would give one per datagram.
+        #expect(sender.segmentationFallbacks == 0)
+        #expect(sender.messagesSent <= 40 * 6 + 3)
+        #expect(sender.segmentedDatagrams >= 40 * 18)
+    }
+
+    /// A refusal is reported at the datagram's index in the caller's batch, not at its place in the
+    /// grouped order: here a datagram to port 0 (EINVAL) between two receivers' datagrams.
+    @Test func refusalsNameTheCallersIndex() throws {
+        let sender = try UDPSocket(bindingTo: .loopbackV4(port: 0), sendBatchSize: 64)
+        let receivers = try (0..<2).map { _ in try UDPSocket(bindingTo: .loopbackV4(port: 0)) }
+        var batch: [Datagram] = []
+        for seq in 0..<6 {
+            for (r, receiver) in receivers.enumerated() {
+                batch.append(Datagram(address: receiver.localAddress, payload: Self.payload(receiver: r, seq: seq)))
+            }
+            if seq == 2 { batch.append(Datagram(address: .loopbackV4(port: 0), payload: [1, 2, 3])) }
+        }
+        #expect(try sender.send(batch) == batch.count)
+        #expect(sender.refusals.map(\.index) == [6])
+        #expect(sender.refusals.map(\.errno) == [EINVAL])
+        #expect(sender.segmentationOffload)
     }
 
     @Test func ipv6RunsAreSegmentedToo() throws {

@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-/// The most datagrams one recvmmsg/sendmmsg call moves; the mmsghdr and iovec arrays live on the stack.
+/// The most datagrams one recvmmsg call moves, and one send call; the mmsghdr and iovec arrays live on
+/// the stack (about 100 octets per datagram sent).
 #define ATRIUM_UDP_MAX_BATCH 64
+#define ATRIUM_UDP_MAX_SEND_BATCH 256
 /// The most events one atrium_epoll_wait call reports.
 #define ATRIUM_EPOLL_MAX_EVENTS 64
 
@@ -43,7 +45,7 @@ int atrium_udp_enable_timestamps(int fd);
 /// `stamps_ns` NULL it is atrium_udp_recvmmsg.
 int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                                 struct sockaddr_storage *sources, uint8_t *truncated, uint64_t *stamps_ns);
-/// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams: datagram i is `lengths[i]` bytes at
+/// Sends up to `count` (at most ATRIUM_UDP_MAX_SEND_BATCH) datagrams: datagram i is `lengths[i]` bytes at
 /// `buffer + i * stride`, to `destinations[i]`. Returns how many were handled, in order: sent, or refused
 /// for their destination alone (`errors[i]` = -errno, else 0); fewer than `count` when the socket buffer
 /// filled up. -errno when the socket itself failed before anything was handled.
@@ -69,11 +71,11 @@ int atrium_epoll_modify(int epfd, int fd, uint64_t token, int writable);
 #define ATRIUM_UDP_GSO_MAX_SEGMENTS 64
 #define ATRIUM_UDP_GSO_MAX_BYTES 65000
 
-/// Sends up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams laid out as for atrium_udp_sendmmsg, with
-/// UDP generic segmentation offload (Linux 4.18+, `UDP_SEGMENT`) when `*gso` is 1: the datagrams are
-/// grouped by destination (each destination's datagrams keep their order; the order between
-/// destinations may change), and a run of two or more to one destination of the same length (the last
-/// one may be shorter) goes to the kernel as one message that it cuts into datagrams. Everything else
+/// Sends up to `count` (at most ATRIUM_UDP_MAX_SEND_BATCH) datagrams laid out as for atrium_udp_sendmmsg,
+/// in their order, with UDP generic segmentation offload (Linux 4.18+, `UDP_SEGMENT`) when `*gso` is 1:
+/// a run of two or more consecutive datagrams to one destination of the same length (the last one may
+/// be shorter) goes to the kernel as one message that it cuts into datagrams. The caller groups the
+/// batch by destination beforehand (UDPSocket's DestinationOrder). Everything else
 /// goes out as single datagrams in the same sendmmsg calls. When the kernel refuses a segmented message
 /// with EIO or EINVAL (no GSO on this kernel or device), `*gso` is set to 0 and the batch continues
 /// without it. `status[i]` is 0 when datagram i was sent, -errno when it was refused for its
