@@ -346,7 +346,8 @@ rebuild:;
             goto rebuild;
         }
         // Refused for this destination alone: the message's datagrams are counted refused, the batch
-        // resumes after it.
+        // resumes after it. (Refused after the first of a call, a message ends that call unreported and
+        // is sent again here as the first of the next: it is tried twice.)
         for (unsigned int s = 0; s < plan[done].segments; s++) status[plan[done].first + s] = -e;
         handled += plan[done].segments;
         *messages += 1;
