@@ -72,9 +72,14 @@ def media_threads(pid):
     return tids
 
 
-def count_refcounting(events, pid, seconds):
-    """swift_retain and swift_release calls on the media threads over `seconds`."""
+def count_refcounting(events, pid, seconds, record=None):
+    """swift_retain and swift_release calls on the media threads over `seconds`; with `record` (a
+    file), perf records them with their call stacks instead and their callers are printed."""
     tids = media_threads(pid)
+    if record:
+        subprocess.run(["perf", "record", "-q", "-e", ",".join(events), "--call-graph", "dwarf,8192", "-t",
+                        ",".join(tids), "-o", record, "--", "sleep", str(seconds)], capture_output=True)
+        return callers(record)
     r = subprocess.run(["perf", "stat", "-x", ",", "-e", ",".join(events), "-t", ",".join(tids), "--", "sleep",
                         str(seconds)], capture_output=True, text=True)
     counts = {}
@@ -85,7 +90,40 @@ def count_refcounting(events, pid, seconds):
     return counts.get("swift_retain"), counts.get("swift_release")
 
 
-async def measure(binary, seconds, subscribers, trace_file):
+def callers(record):
+    """Counts each probe's calls and prints the functions that made them (the first frame of the call
+    stack that is not the runtime's), most first."""
+    out = subprocess.run(["perf", "script", "-i", record, "-F", "event,ip,sym", "--no-inline"],
+                         capture_output=True, text=True).stdout
+    counts, by_caller, event, frames = {}, {}, None, []
+
+    def done():
+        if event is None:
+            return
+        counts[event] = counts.get(event, 0) + 1
+        caller = next((f for f in frames[1:] if not f.startswith(("swift_", "_swift"))), "?")
+        by_caller.setdefault(event, {}).setdefault(caller, 0)
+        by_caller[event][caller] += 1
+
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        if ":" in line and not line.strip()[:1].isdigit() and not line.startswith("\t"):
+            done()
+            event, frames = line.strip().rstrip(":").split(":")[-1], []
+        else:
+            parts = line.split(None, 1)
+            frames.append(parts[1].split("+")[0].strip() if len(parts) > 1 else "?")
+    done()
+    for e, table in by_caller.items():
+        total = sum(table.values())
+        print(f"{e}: {total} calls by caller")
+        for name, n in sorted(table.items(), key=lambda x: -x[1])[:20]:
+            print(f"  {n:7d} {100.0 * n / total:5.1f} %  {name[:150]}")
+    return counts.get("swift_retain"), counts.get("swift_release")
+
+
+async def measure(binary, seconds, subscribers, trace_file, record=None):
     work = tempfile.mkdtemp(prefix="atrium-alloc-")
     shim = os.path.join(work, "malloc_count.so")
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(ROOT, "bench", "malloc_count.c"), "-ldl"],
@@ -130,7 +168,7 @@ async def measure(binary, seconds, subscribers, trace_file):
 
         f0, m0, w0 = await asyncio.to_thread(sample)
         if events:
-            retains, releases = await asyncio.to_thread(count_refcounting, events, server.pid, seconds)
+            retains, releases = await asyncio.to_thread(count_refcounting, events, server.pid, seconds, record)
         else:
             retains = releases = None
             await asyncio.sleep(seconds)
@@ -154,10 +192,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--subscribers", type=int, default=3)
     ap.add_argument("--trace-file", help="keep the server's stderr (backtraces with MALLOC_COUNT_TRACE=N) here")
+    ap.add_argument("--record", help="perf-record the retain/release calls into this file and print their callers")
     args = ap.parse_args()
     binary = os.environ.get("ATRIUM_BIN", os.path.join(ROOT, ".build", "release", "atrium"))
     forwarded, mallocs, media, retains, releases = asyncio.run(
-        measure(binary, args.seconds, args.subscribers, args.trace_file))
+        measure(binary, args.seconds, args.subscribers, args.trace_file, args.record))
     n = max(1, forwarded)
     print(f"allocations per forwarded packet ({binary}, 1 publisher, {args.subscribers} subscribers, "
           f"{args.seconds:.0f} s): {mallocs} allocations / {forwarded} packets = {mallocs / n:.3f} (whole process); "

@@ -14,9 +14,11 @@ public struct ProbeController: Equatable, Sendable {
     }
 
     /// A probe that came back with at least this share of its target is followed soon (libwebrtc's
-    /// `kFurtherProbeThreshold`; a loaded receiver's feedback reads a cluster on an open path at 75-80 %
-    /// of its target, and at 0.8 a lifted limit waited the backoff between two doublings).
-    static let furtherRatio = 0.7
+    /// `kFurtherProbeThreshold` is 0.7; a loaded receiver's feedback reads a cluster on an open path at
+    /// 67-80 % of its target, and at 0.7 a lifted limit waited the 3 s backoff between two doublings,
+    /// as at 0.8 before: 2026-12-02, probe results logged at debug level). Near a bottleneck a result
+    /// the rate controller does not take is reported as the estimate, half the target: backed off.
+    static let furtherRatio = 0.6
     static let furtherDelay = 0.3
     /// After a probe that found nothing more, or one whose result never came: short enough that a
     /// lifted limit is found within a few seconds (a cluster is a few kilobytes, which even a

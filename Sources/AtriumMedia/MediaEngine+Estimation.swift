@@ -1,4 +1,5 @@
 import AtriumCongestion
+import AtriumLog
 import AtriumRTP
 import AtriumUDP
 
@@ -90,9 +91,16 @@ extension MediaEngine {
                 cluster: cluster, sent: t.sentAt[i], arrived: arrived, size: Int(t.sentSize[i]),
                 expectedBytes: t.probeCluster.cluster == cluster ? t.probeCluster.bytes : 0)
         else { return }
+        let before = t.rate.estimate
         t.rate.probed(probed, now: t0)
         // A result the rate controller did not take (near a bottleneck) is no reason to probe further.
         t.probes.result(cluster: cluster, bitrate: min(probed, t.rate.estimate), now: t0)
+        // About one a second per probed transport at most (the probe controller's pace).
+        logger.debug(
+            "probe result", ("transport", t.label), ("cluster", "\(cluster)"), ("measured", "\(probed.rounded())"),
+            ("estimate_before", "\(before.rounded())"), ("estimate", "\(t.rate.estimate.rounded())"),
+            ("capacity", "\(t.rate.capacity.map { $0.rounded() } ?? 0)"),
+            ("bottleneck", "\(t.rate.bottleneckSuspected(now: t0))"))
     }
 }
 

@@ -19,8 +19,8 @@
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
 ///
-/// The header keeps offsets into the packet rather than copies, so parsing allocates nothing unless the
-/// packet carries CSRCs; the payload stays where it is for forwarding.
+/// The header keeps offsets into the packet rather than copies, so parsing allocates nothing and the
+/// payload stays where it is for forwarding.
 public struct RTPHeader: Equatable, Sendable {
     public static let version: UInt8 = 2
     public static let fixedSize = 12
@@ -35,7 +35,8 @@ public struct RTPHeader: Equatable, Sendable {
     public var sequenceNumber: UInt16
     public var timestamp: UInt32
     public var ssrc: UInt32
-    public var csrcs: [UInt32]
+    /// How many CSRCs follow the fixed header (`csrcs(in:)` reads them).
+    public var csrcCount: Int
     /// The header extension's profile field (0xBEDE, 0x100X, or another profile's), when X is set.
     public var extensionProfile: UInt16?
     /// Where the extension data (after its 4-byte header) lies in the packet; empty without one.
@@ -46,46 +47,60 @@ public struct RTPHeader: Equatable, Sendable {
     /// The size of everything before the payload.
     public var headerSize: Int { payloadRange.lowerBound }
 
-    public init(parsing packet: [UInt8]) throws(RTPError) {
-        guard packet.count >= Self.fixedSize else { throw .packetTooShort(packet.count) }
+    /// Parses the header. A plain value of offsets (no array, no reference): copying a header counts
+    /// no reference, and the packet is borrowed (an initializer's parameters are otherwise taken
+    /// owned: a retain by the caller and a release here, per packet).
+    public init(parsing packet: borrowing [UInt8]) throws(RTPError) {
+        let count = packet.count
+        guard count >= Self.fixedSize else { throw .packetTooShort(count) }
         let b0 = packet[0]
         let b1 = packet[1]
         guard b0 >> 6 == Self.version else { throw .badVersion(b0 >> 6) }
         padding = b0 & 0x20 != 0
         let hasExtension = b0 & 0x10 != 0
-        let csrcCount = Int(b0 & 0x0F)
+        csrcCount = Int(b0 & 0x0F)
         marker = b1 & 0x80 != 0
         payloadType = b1 & 0x7F
-        var r = ByteReader(packet, from: Self.sequenceOffset, to: packet.count, packetType: 0)
-        // The fixed header is present (checked above), so these reads cannot fail.
-        sequenceNumber = (try? r.readUInt16()) ?? 0
-        timestamp = (try? r.readUInt32()) ?? 0
-        ssrc = (try? r.readUInt32()) ?? 0
+        // The fixed header is present (checked above).
+        sequenceNumber = UInt16(packet[2]) << 8 | UInt16(packet[3])
+        timestamp = Self.word(packet, at: Self.timestampOffset)
+        ssrc = Self.word(packet, at: Self.ssrcOffset)
 
-        guard r.remaining >= csrcCount * 4 else { throw .csrcPastEnd(count: csrcCount) }
-        csrcs = []
-        for _ in 0..<csrcCount { csrcs.append((try? r.readUInt32()) ?? 0) }
+        var position = Self.fixedSize
+        guard count - position >= csrcCount * 4 else { throw .csrcPastEnd(count: csrcCount) }
+        position += csrcCount * 4
 
         extensionProfile = nil
-        extensionRange = r.position..<r.position
+        extensionRange = position..<position
         if hasExtension {
-            guard r.remaining >= Self.extensionHeaderSize, let profile = try? r.readUInt16(),
-                let words = try? r.readUInt16()
-            else { throw .extensionPastEnd(length: r.remaining) }
-            let length = Int(words) * 4
-            guard r.remaining >= length else { throw .extensionPastEnd(length: length) }
+            guard count - position >= Self.extensionHeaderSize else {
+                throw .extensionPastEnd(length: count - position)
+            }
+            let profile = UInt16(packet[position]) << 8 | UInt16(packet[position + 1])
+            let length = (Int(packet[position + 2]) << 8 | Int(packet[position + 3])) * 4
+            position += Self.extensionHeaderSize
+            guard count - position >= length else { throw .extensionPastEnd(length: length) }
             extensionProfile = profile
-            extensionRange = r.position..<r.position + length
-            try? r.skip(length)
+            extensionRange = position..<position + length
+            position += length
         }
 
-        var end = packet.count
+        var end = count
         if padding {
-            let count = Int(packet[packet.count - 1])
-            guard count >= 1, count <= packet.count - r.position else { throw .badPadding(count) }
-            end -= count
+            let padded = Int(packet[count - 1])
+            guard padded >= 1, padded <= count - position else { throw .badPadding(padded) }
+            end -= padded
         }
-        payloadRange = r.position..<end
+        payloadRange = position..<end
+    }
+
+    @inline(__always) static func word(_ packet: [UInt8], at i: Int) -> UInt32 {
+        UInt32(packet[i]) << 24 | UInt32(packet[i + 1]) << 16 | UInt32(packet[i + 2]) << 8 | UInt32(packet[i + 3])
+    }
+
+    /// The CSRC identifiers, read from the packet the header was parsed from.
+    public func csrcs(in packet: [UInt8]) -> [UInt32] {
+        (0..<csrcCount).map { Self.word(packet, at: Self.fixedSize + $0 * 4) }
     }
 
     /// The header extension's elements (RFC 8285), or none when the packet has no extension or one of

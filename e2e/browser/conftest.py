@@ -134,7 +134,12 @@ def artifacts(request):
 
 
 def start_server(tmp, *extra):
-    """`atrium serve` on ephemeral TCP and UDP ports, serving this repository's clients/."""
+    """`atrium serve` on ephemeral TCP and UDP ports, serving this repository's clients/.
+    ATRIUM_TEST_LOG_LEVEL (e.g. debug) sets its `--log-level` (the server's own ATRIUM_* variables are
+    not passed on); its log is kept in the test's artifacts."""
+    level = os.environ.get("ATRIUM_TEST_LOG_LEVEL")
+    if level:
+        extra += ("--log-level", level)
     return Server(
         os.path.join(tmp, "data"), "--store", "memory", "--udp-port", "0", "--web-dir", WEB_DIR, *extra
     ).start(timeout=15)

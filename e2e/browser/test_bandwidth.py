@@ -82,7 +82,8 @@ return out;
 
 
 # Samples a viewer's decoded frames of one track in the page every 50 ms (a poll from the test
-# through the driver can itself take longer than the bound on a loaded machine): `start` begins,
+# through the driver can itself take longer than the bound on a loaded machine), one sampler per
+# viewer: `start` begins,
 # `stop` returns the longest time between two increments of framesDecoded (and to the end), the
 # samples taken and the longest time between two samples (the page's own timer lag).
 GAP_SAMPLER = """
@@ -105,30 +106,30 @@ if (action === "start") {
     if (g.frames === null) g.last = at;
     g.frames = frames;
   }, 50);
-  window.gapSampler = g;
+  (window.gapSamplers ||= {})[name] = g;
   return true;
 }
-const g = window.gapSampler;
+const g = window.gapSamplers[name];
 clearInterval(g.timer);
 const end = performance.now();
 return {longest: Math.max(g.longest, end - g.last) / 1000, samples: g.samples, lag: g.lag / 1000, frames: g.frames};
 """
 
 # The shaped viewer's bounds at 250 kbit/s, over 8 s once its share is at its low layer: the longest
-# gap between decoded share frames (seconds) and the share of its packets lost.
+# gap between decoded share frames (seconds; asserted as the issue's 1 s unless the unshaped viewer
+# A saw a longer one in the same window, see below) and the share of its packets lost (asserted).
 MAX_STALL = 1.0
 MAX_LOSS = 0.02
-# Seconds after the limit is lifted by which B is back on the top layers.
+# Seconds after the limit is lifted by which B is back on the top layers (the issue's bound).
 MAX_BACK = 10.0
-# What is asserted. Measured on 2026-12-02 (a loaded 2-core machine, load 5-14) in 8 runs of the
-# SFU as it is (the allocator fills 85 % of a transport-wide estimate; near a bottleneck a probe must
-# find 1.5 times what the path carried and the pacer sends at the estimate; probing waits for an empty
-# pacer; a hold ends when the link opens): B lost 0 % in 7 runs and 1.2 % once (the issue's bound,
-# asserted); its longest share gap was 0.30-0.85 s in 7 and 1.34 s once (a run in which the loaded
-# publisher itself sent B's share a frame a second: allocated 22 kbit/s, estimate 729); its camera
-# was back at the top after 2.7-5.1 s in 7 and 10.4 s once (the estimate found the lifted link
-# late). Before these fixes (18 runs): loss up to 8.8 %, gaps up to 1.30 s, back after up to 21 s.
-ASSERTED_STALL = 1.4
+# What is asserted for the time back: measured on 2026-12-02 (a loaded 2-core machine, load 5-14)
+# with the SFU as it is (the allocator fills 85 % of a transport-wide estimate; near a bottleneck a
+# probe must find 1.5 times what the path carried and the pacer sends at the estimate; probing
+# waits for an empty pacer; a hold ends when the link opens), camera and share watched in the same
+# loop since 06:20 UTC: the camera back at the top after 1.0-9.0 s in 7 runs (before, 1.3-7.9 s in
+# 17 runs and 10.4 s once, when the estimate found the lifted link late), the share back at its
+# rate after 3.3-7.1 s. Until the estimate finds a lifted link reliably sooner, 10 s plus a second.
+# Before these fixes (18 runs): loss up to 8.8 %, gaps up to 1.30 s, back after up to 21 s.
 ASSERTED_BACK = 11.0
 
 
@@ -270,7 +271,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             s = inbound(view, "vb").get(cam)
             paused = any(e["trackId"] == cam and e["type"] == "track_paused" for e in view.js(
                 "return window.peers.vb.pauseLog"))
-            return (paused or (s and s["width"] < 1280)), {"camera": s, "paused": paused}
+            # Or nothing has to give: a loaded publisher's encoders may send so little that B's tracks
+            # at their top layers fit in the link (asked for under 85 % of it, the allocator's share);
+            # at 250 kbit/s below the camera must give way whatever they send.
+            wanted = metrics(dev_server, "atrium_media_transport_wanted_bits", labels["vb"])
+            fits = wanted is not None and 0 < wanted < 0.85 * 500_000
+            return (paused or fits or (s and s["width"] < 1280)), {"camera": s, "paused": paused, "wanted": wanted}
 
         state = poll(camera_gave_way, 40, "B's camera to drop a layer or pause at 500 kbit/s")
         print(f"500 kbit/s: B's camera gave way after {time.time() - t0:.1f}s: {state}")
@@ -286,9 +292,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # It keeps decoding: the estimate no longer swings above the link (a probe's burst through the
         # idle token bucket is not read as room, the pacer sends at about the estimate near a
         # bottleneck, a step up must leave room for its key frame). The issue asks for loss under 2 %
-        # and no freeze over 1 s: the loss met in every run, the gap not yet in all (above).
+        # and no freeze over 1 s: both met in every run since 06:20 UTC on 2026-12-02 (gaps 0.46-0.96 s,
+        # and once 1.38 s, before A was sampled too, in a run where the page's own timer lagged 0.82 s
+        # and the share arrived from the loaded publisher at 4 fps).
         loss0 = view.js_async(LOSS, "vb")
         view.js(GAP_SAMPLER, "vb", screen, "start")
+        view.js(GAP_SAMPLER, "va", screen, "start")
         end = time.time() + 8
         series = []
         while time.time() < end:
@@ -299,7 +308,12 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             s = inbound(view, "vb")[screen]
             assert size_is(s, sw, sh), f"B's share lost its size: {s}"
         gaps = view.js(GAP_SAMPLER, "vb", screen, "stop")
+        gaps_a = view.js(GAP_SAMPLER, "va", screen, "stop")
         longest = gaps["longest"]
+        # The bound is the issue's 1 s, unless the unshaped viewer A saw a longer gap in the same
+        # window: then the publisher sent nothing for that long (a loaded machine starving the
+        # publishing browser), which no SFU can forward; B may trail it by one frame of its low layer.
+        stall_bound = max(MAX_STALL, gaps_a["longest"] + 0.25)
         loss1 = view.js_async(LOSS, "vb")
         lost = loss1["lost"] - loss0["lost"]
         received = loss1["received"] - loss0["received"]
@@ -311,10 +325,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                                         if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
         print(f"B shaped: longest gap between decoded share frames {longest:.2f}s ({gaps}), lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
-        print(f"B against the issue's bounds: gap {longest:.2f}s (<= {MAX_STALL}), loss "
-              f"{lost / max(1, lost + received):.1%} (< {MAX_LOSS:.0%})")
+        print(f"B against the issue's bounds: gap {longest:.2f}s (<= {stall_bound:.2f}: A's longest gap "
+              f"{gaps_a['longest']:.2f}s), loss {lost / max(1, lost + received):.1%} (< {MAX_LOSS:.0%})")
         assert lost < MAX_LOSS * (lost + received), f"B lost {lost} of {lost + received} packets"
-        assert longest <= ASSERTED_STALL, f"B's share stalled for {longest:.2f}s"
+        assert longest <= stall_bound, f"B's share stalled for {longest:.2f}s (A: {gaps_a})"
         assert (b_cam and b_cam["width"] <= 640) or any(e["type"] == "track_paused" for e in pauses), (b_cam, pauses)
         assert all(e["reason"] == "bandwidth" for e in pauses), pauses
         estimate = metrics(dev_server, "atrium_media_transport_estimate_bits", labels["vb"])
@@ -353,38 +367,54 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
             p = metrics(dev_server, "atrium_media_transport_paused_tracks", labels["vb"])
             return (a is not None and w is not None and a >= 0.9 * w and p == 0), (a, w, p)
 
+        # Camera and share are watched in the same loop, so neither's time includes the other's wait:
+        # the share is back at the first sample whose trailing two seconds of decoded frames reach the
+        # top layer's rate at its full size (the end of that window, not its start).
         first, previous, last, server_back, state = None, None, None, None, None
+        share_back, shares, b_rate, b_share = None, [], 0.0, None
+        ramp = []  # (seconds since the lift, B's estimate, probes sent to B) until all is allocated
         while time.time() < t2 + 30:
             if server_back is None:
                 done, state = allocated_all()
                 server_back = time.time() - t2 if done else None
-            last = inbound(view, "vb").get(cam)
-            top_width = track_metric(dev_server, "atrium_media_track_frame_width", cam) or 1280
-            good = bool(last) and abs(last["width"] - top_width) <= 16 and (previous is None or last["frames"] > previous["frames"])
-            first = (first or time.time()) if good else None
-            if first and time.time() - first >= 1.0:
+                ramp.append((round(time.time() - t2, 1), metrics(dev_server, "atrium_media_transport_estimate_bits",
+                             labels["vb"]), metrics(dev_server, "atrium_media_transport_probes_total", labels["vb"])))
+            stats = inbound(view, "vb")
+            if share_back is None and stats.get(screen):
+                b_share = stats[screen]
+                shares.append(b_share)
+                while len(shares) > 1 and b_share["t"] - shares[1]["t"] >= 2000:
+                    shares.pop(0)
+                if b_share["t"] - shares[0]["t"] >= 2000:
+                    b_rate = (b_share["frames"] - shares[0]["frames"]) * 1000.0 / (b_share["t"] - shares[0]["t"])
+                    if b_rate > top_share_rate() and size_is(b_share, sw, sh):
+                        share_back = time.time() - t2
+            if first is None or time.time() - first < 1.0:
+                last = stats.get(cam)
+                top_width = track_metric(dev_server, "atrium_media_track_frame_width", cam) or 1280
+                good = bool(last) and abs(last["width"] - top_width) <= 16 and (
+                    previous is None or last["frames"] > previous["frames"])
+                first = (first or time.time()) if good else None
+                previous = last
+            if first and time.time() - first >= 1.0 and share_back is not None:
                 break
-            previous = last
             time.sleep(0.3)
-        if not (first and time.time() - first >= 1.0):
+        if not (first and time.time() - first >= 1.0) or share_back is None:
             _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
             print("B after the lift: " + "; ".join(l for l in body.decode().splitlines() if (
                 labels["vb"] in l and ("_bits" in l or "paused" in l or "pacer" in l or "paced" in l or "probe" in l))
                 or l.startswith(("atrium_media_track_frame_width", "atrium_media_track_frames_per_second"))))
-            raise AssertionError(f"B's camera not back at the top ({top_width}) within 30 s: {last}; allocation {state}")
+            raise AssertionError(f"B not back at the top within 30 s: camera {last} (top {top_width}), share "
+                                 f"{b_rate:.1f} fps {b_share}; allocation {state}")
         back = first - t2
-        while True:
-            b_rate, b_share = fps(view, "vb", screen, 2.0)
-            if b_rate > top_share_rate() or time.time() > t2 + ASSERTED_BACK:
-                break
-        share_back = time.time() - t2
         print(f"B after the lift against the issue's bound: camera {back:.1f}s, share {share_back:.1f}s "
               f"(<= {MAX_BACK})")
+        print(f"B's estimate and probes after the lift: {ramp}")
         print(f"unlimited: B allocated everything after {server_back}s ({state}), camera at the top "
               f"({last['width']}x{last['height']}, arriving {top_width:.0f} wide) decoded after {back:.1f}s; "
               f"share {b_rate:.1f} fps {b_share}")
-        assert back <= ASSERTED_BACK, f"B back at the top after {back:.1f}s"
-        assert b_rate > top_share_rate() and size_is(b_share, sw, sh), (b_rate, b_share)
+        assert back <= ASSERTED_BACK, f"B's camera back at the top after {back:.1f}s"
+        assert share_back <= ASSERTED_BACK, f"B's share back at its frame rate after {share_back:.1f}s"
 
         # C, once B is done (lo's gso_max_segs 1 changes what all of lo carries: see `lose`), loses 5 %
         # of its datagrams until it has decoded 100 more frames of each video track and lost 5 packets
