@@ -444,8 +444,8 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # Repaired by NACK and RTX: C asked again for what it lost on each video track and got it
         # resent. (With the drop on the output hook, as before `lose`, C sent 0-8 NACKs a run: the
         # server's sendmmsg resent almost every refused datagram at once, so C lost about 0.3 %.)
-        # Measured on 2026-12-02 in 10 runs of this phase: 14-44 datagrams dropped (3.8-7.5 % of
-        # 261-814), C sent 13-178 NACKs over its two tracks, the server resent 9-36 packets (43-100 %
+        # Measured on 2026-12-02 in 12 runs of this phase: 14-47 datagrams dropped (3.8-7.5 % of
+        # 261-814), C sent 13-178 NACKs over its two tracks, the server resent 9-44 packets (43-100 %
         # of what was dropped, which includes RTCP, ICE checks and lost retransmissions; once it
         # refused 306 repeated requests), missed none.
         for t in (cam, screen):
