@@ -176,7 +176,8 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
     }
     // sendmmsg stops at the first datagram the kernel refuses and reports it only when it was the
     // first of the call: resume after it, so one destination's error (a firewall's EPERM, an
-    // unreachable route) costs that datagram alone.
+    // unreachable route) costs that datagram alone. A refused datagram after the first is thus tried
+    // once more, as the first of the next call.
     unsigned int done = 0;
     while (done < count) {
         int n = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT);
@@ -345,7 +346,8 @@ rebuild:;
             goto rebuild;
         }
         // Refused for this destination alone: the message's datagrams are counted refused, the batch
-        // resumes after it.
+        // resumes after it. (Refused after the first of a call, a message ends that call unreported and
+        // is sent again here as the first of the next: it is tried twice.)
         for (unsigned int s = 0; s < plan[done].segments; s++) status[plan[done].first + s] = -e;
         handled += plan[done].segments;
         *messages += 1;

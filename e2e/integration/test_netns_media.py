@@ -1,6 +1,8 @@
 """One viewer's bad link must cost that viewer alone. An nftables rule drops 10 % of the datagrams the
 server sends to one aiortc viewer's port (in the output hook, so the kernel refuses them with EPERM
-inside the server's sendmmsg batches); another viewer of the same camera loses nothing, and the
+inside the server's sendmmsg batches; one refused after the first of a call is sent again as the
+first of the next, so the viewer loses far fewer, and the rest are counted refused); another viewer
+of the same camera loses nothing, and the
 retransmissions the dropped viewer's NACKs ask for stay within the server's budget (30 % of the
 media it is sent)."""
 import asyncio
