@@ -56,8 +56,14 @@ public struct LayerSelector: Equatable, Sendable {
     /// the spatial stream a key frame is needed from (to ask the publisher, throttled by the owner),
     /// or nil when no spatial switch is pending. A current stream that stopped arriving is left at
     /// once for the next one down, without waiting for feedback.
-    public mutating func select(desired: VideoLayer, available: Set<Int>) -> Int? {
-        guard let best = available.filter({ $0 <= desired.spatial }).max() ?? available.min() else {
+    ///
+    /// `bounded`: `desired` is a bandwidth ceiling (the viewer's allocation), which no stream may
+    /// exceed: when none at or below it arrives, the target stays there and nothing new starts until
+    /// one does (a resumed viewer on a slow link is not started on a higher stream while the low one
+    /// is missing for a moment).
+    public mutating func select(desired: VideoLayer, available: Set<Int>, bounded: Bool = false) -> Int? {
+        let within = available.filter({ $0 <= desired.spatial }).max()
+        guard let best = within ?? (bounded ? nil : available.min()) else {
             target = desired
             return nil
         }

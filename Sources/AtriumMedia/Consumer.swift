@@ -152,7 +152,8 @@ final class Consumer {
         guard var s = selector else { return nil }
         var available = Set<Int>()
         for k in producer.streams.indices where mask & (1 << k) != 0 { available.insert(k) }
-        let need = s.select(desired: desiredLayer, available: available)
+        // An allocation's ceiling holds even while the stream under it is missing for a moment.
+        let need = s.select(desired: desiredLayer, available: available, bounded: ceiling != nil)
         selector = s
         return need
     }

@@ -112,6 +112,20 @@ import Testing
         #expect(s.select(desired: VideoLayer(spatial: 0, temporal: 0), available: [2]) == 2)
     }
 
+    /// A bandwidth ceiling holds while the stream under it is missing for a moment: a viewer resumed
+    /// at the low stream is not started on a higher one that happens to arrive (on a 250 kbit/s link
+    /// a 1280-wide key frame is seconds of loss); it starts once a stream within the ceiling does.
+    @Test func aBoundedCeilingNeverStartsAHigherStream() {
+        var s = LayerSelector(target: VideoLayer(spatial: 0, temporal: 2))
+        #expect(s.select(desired: VideoLayer(spatial: 0, temporal: 2), available: [1, 2], bounded: true) == nil)
+        #expect(s.target.spatial == 0)
+        Self.run(&s, [Self.p(2, 0, key: true, Self.waiting), Self.p(1, 0, key: true, Self.waiting)])
+        #expect(s.current == nil)
+        #expect(s.select(desired: VideoLayer(spatial: 0, temporal: 2), available: [0, 1, 2], bounded: true) == 0)
+        Self.run(&s, [Self.p(0, 0, key: true, Self.switched)])
+        #expect(s.current?.spatial == 0)
+    }
+
     @Test func temporalUpSwitchesOnlyAtSyncPointsDownAtAnyFrameStart() {
         var s = LayerSelector(target: VideoLayer(spatial: 0, temporal: 0))
         Self.run(&s, [Self.p(0, 0, key: true, Self.switched), Self.p(0, 2, Self.above)])
