@@ -10,7 +10,6 @@ final class DestinationOrder {
     private(set) var order: UnsafeMutablePointer<Int32>
     private var next: UnsafeMutablePointer<Int32>
     private var firsts: UnsafeMutablePointer<Int32>
-    private var addresses: UnsafeMutablePointer<SocketAddress>
     /// Per table slot, the first and last datagram of its destination (-1: empty slot).
     private var heads: UnsafeMutablePointer<Int32>
     private var tails: UnsafeMutablePointer<Int32>
@@ -21,7 +20,6 @@ final class DestinationOrder {
         order = .allocate(capacity: 1)
         next = .allocate(capacity: 1)
         firsts = .allocate(capacity: 1)
-        addresses = .allocate(capacity: 1)
         heads = .allocate(capacity: 1)
         tails = .allocate(capacity: 1)
     }
@@ -32,7 +30,6 @@ final class DestinationOrder {
         order.deallocate()
         next.deallocate()
         firsts.deallocate()
-        addresses.deallocate()
         heads.deallocate()
         tails.deallocate()
     }
@@ -47,7 +44,6 @@ final class DestinationOrder {
         order = .allocate(capacity: capacity)
         next = .allocate(capacity: capacity)
         firsts = .allocate(capacity: capacity)
-        addresses = .allocate(capacity: capacity)
         heads = .allocate(capacity: tableSize)
         tails = .allocate(capacity: tableSize)
     }
@@ -62,7 +58,6 @@ final class DestinationOrder {
         var i = 0
         while i < count {
             let address = datagrams[i].address
-            (addresses + i).initialize(to: address)
             next[i] = -1
             var slot = Self.hash(address) & mask
             while true {
@@ -74,7 +69,7 @@ final class DestinationOrder {
                     groups += 1
                     break
                 }
-                if addresses[head] == address {
+                if datagrams[head].address == address {
                     next[Int(tails[slot])] = Int32(truncatingIfNeeded: i)
                     tails[slot] = Int32(truncatingIfNeeded: i)
                     break

@@ -49,6 +49,11 @@ import Testing
                 framesPerSecond: 30, arriving: true)
         }
 
+        /// The camera's three layers (320, 640 and 1280 wide; the lowest at 150 kbit/s) as measured.
+        func cameraLayers(middle: Double, top: Double) -> MediaEvent {
+            .layers(producer: camera, [layer(150, 320), layer(middle, 640), layer(top, 1280)])
+        }
+
         func estimate(_ bitrate: Double) -> MediaEvent { .estimate(transport: consumer.transport, bitrate: bitrate) }
 
         func allocation(after events: [MediaEvent]) -> TransportAllocation.Entry? {
@@ -108,8 +113,8 @@ import Testing
     /// up at once. A step down soon after that step up is a flap, and held.
     @Test func aStepDownFromNewDemandIsNotHeld() throws {
         let v = try Viewer()
-        let cheap = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
-        let dear = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(800, 640), v.layer(2000, 1280)])
+        let cheap = v.cameraLayers(middle: 500, top: 1500)
+        let dear = v.cameraLayers(middle: 800, top: 2000)
         #expect(v.allocation(after: [cheap, v.estimate(700_000)]) == v.entry(1))
         v.now = 1
         #expect(v.allocation(after: [dear, v.estimate(700_000)]) == v.entry(0), "the middle layer no longer fits")
@@ -125,7 +130,7 @@ import Testing
     /// the limit lifted): back at the top at once instead of after the hold's seconds.
     @Test func aHoldEndsWhenTheLinkOpensFarWider() throws {
         let v = try Viewer()
-        let layers = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
+        let layers = v.cameraLayers(middle: 500, top: 1500)
         #expect(v.allocation(after: [layers, v.estimate(3_000_000)]) == v.entry(2))
         v.now = 1
         #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "the link narrowed")
@@ -140,8 +145,8 @@ import Testing
     /// 2 s, not the doubled hold of a link that narrowed again and again.
     @Test func aFlapFromNewDemandIsHeldBrieflyWithoutDoubling() throws {
         let v = try Viewer()
-        let cheap = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(500, 640), v.layer(1500, 1280)])
-        let dear = MediaEvent.layers(producer: v.camera, [v.layer(150, 320), v.layer(800, 640), v.layer(3500, 1280)])
+        let cheap = v.cameraLayers(middle: 500, top: 1500)
+        let dear = v.cameraLayers(middle: 800, top: 3500)
         #expect(v.allocation(after: [cheap, v.estimate(1_900_000)]) == v.entry(2))
         v.now = 1
         #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "narrowed: held 2 s")
