@@ -244,7 +244,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
     # Everyone on the top layers first (the publisher's own estimate ramps up: a loose bound).
     for name in ("va", "vb", "vc"):
         try:
-            wait_steady(view, name, cam, 1280, 720, 90)
+            wait_steady(view, name, cam, 1280, 720, 90, publisher=(pub, "alice"))
         except AssertionError:
             _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
             print(f"{name} not at the top: " + "; ".join(l for l in body.decode().splitlines() if (

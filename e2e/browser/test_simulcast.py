@@ -170,11 +170,13 @@ def wait_inbound(b, name, track_id, check, timeout, what):
     raise AssertionError(f"{name}: timed out after {timeout}s waiting for {what}; last stats {last}")
 
 
-def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0):
+def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0, publisher=None, server=None):
     """Waits until a viewer has decoded the track at about width x height, with its decoded frames
     growing, on every sample for `seconds` in a row: until the publisher's bandwidth estimate has
     settled (while it ramps up, Chromium may suspend an active top layer for a moment, and the server
-    then moves its viewers down until it comes back). Returns the last stats."""
+    then moves its viewers down until it comes back). Returns the last stats. `publisher`, a
+    (browser, name) pair, adds the sender's state (its quality limitation by layer) to a failure;
+    `server` (the dev_server) adds what it estimated and allocated toward each viewer."""
     deadline = time.time() + timeout
     since, previous, last = None, None, None
     while time.time() < deadline:
@@ -186,7 +188,19 @@ def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0):
         previous = last
         time.sleep(0.3)
     b.screenshot(f"unsteady-{name}-{int(time.time())}")
-    raise AssertionError(f"{name}: no steady {width}x{height} within {timeout}s; last stats {last}")
+    sender = f"; publisher {sender_state(publisher[0], publisher[1], track_id)}" if publisher else ""
+    estimates = f"; server {transport_rates(server)}" if server else ""
+    raise AssertionError(
+        f"{name}: no steady {width}x{height} within {timeout}s; last stats {last}{sender}{estimates}")
+
+
+def transport_rates(server):
+    """The server's estimate, allocation and wanted rate (bit/s) and paused tracks of each transport,
+    from its /metrics: why a viewer is held below what it asked for."""
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    keep = ("estimate_bits", "allocated_bits", "wanted_bits", "paused_tracks", "pacer_queued")
+    return "; ".join(l for l in body.decode().splitlines()
+                     if l.startswith("atrium_media_transport_") and any(k in l for k in keep))
 
 
 def wait_sender(b, name, track_id, check, timeout, what):
@@ -219,6 +233,30 @@ def assert_canvas_content(b, name, track_id, width, height, label, count=5):
 
 def publish_canvas(b, name, options=None):
     return b.js_async(PUBLISH_CANVAS, name, options or {})
+
+
+# Sets degradationPreference "maintain-resolution" on the sender of one of window.peers[name]'s tracks,
+# in the SDK's queue of sender updates (after its own), and returns what the sender then reports.
+KEEP_RESOLUTION = """
+const [name, trackId] = arguments;
+const peer = window.peers[name];
+const sender = peer._transceiverOf(trackId).sender;
+await peer._senderUpdate(trackId, async () => {
+  const p = sender.getParameters();
+  p.degradationPreference = "maintain-resolution";
+  await sender.setParameters(p);
+});
+return sender.getParameters().degradationPreference ?? null;
+"""
+
+
+def keep_resolution(b, name, track_id):
+    """A test that waits for the canvas camera's full 1280x720 keeps it whatever the machine's load:
+    with Chromium's default preference for a camera (maintain-framerate), a busy publisher scales its
+    input down, which turns a simulcast's top layer off (and shrinks a single encoding) for as long
+    as the load lasts; a fixed resolution gives way in frame rate instead."""
+    got = b.js_async(KEEP_RESOLUTION, name, track_id)
+    assert got == "maintain-resolution", f"{name}: the sender of {track_id} reports {got}"
 
 
 def viewer_call(b, name, method, *args):
@@ -290,12 +328,14 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     print(f"sender after the answer: {json.dumps(state)}")
     assert [(e["rid"], e["scale"]) for e in state["encodings"]] == [("q", 4), ("h", 2), ("f", 1)], state
 
+    keep_resolution(pub, "alice", track)
+
     connect_viewers(view, room, ["va", "vb"], [track])
     assert viewer_call(view, "va", "setQuality", track, "high") == {"trackId": track, "quality": "high"}
     assert viewer_call(view, "vb", "setQuality", track, "low") == {"trackId": track, "quality": "low"}
 
     # Chromium's bandwidth estimate ramps up before the top layer is sent: a loose bound.
-    a = wait_steady(view, "va", track, 1280, 720, 60)
+    a = wait_steady(view, "va", track, 1280, 720, 60, publisher=(pub, "alice"), server=dev_server)
     b = wait_steady(view, "vb", track, 320, 180, 30)
     print(f"va {a}, vb {b}, publisher {json.dumps(sender_state(pub, 'alice', track))}")
     assert_canvas_content(view, "va", track, 1280, 720, "va-high")
@@ -352,7 +392,7 @@ def test_camera_simulcast_quality_switch_and_layers_wanted(dev_server, browsers,
     on = wait_sender(pub, "alice", track, lambda s: s["encodings"][2]["active"] is True, 15,
                      "the top encoding (f) to be turned back on")
     print(f"sender after va asked high again: {json.dumps(on)}")
-    wait_steady(view, "va", track, 1280, 720, 45)
+    wait_steady(view, "va", track, 1280, 720, 45, publisher=(pub, "alice"), server=dev_server)
     assert_canvas_content(view, "va", track, 1280, 720, "va-high-again")
     g1 = sender_state(pub, "alice", track)["outbound"]["f"]["frames"]
     time.sleep(1.5)
@@ -376,6 +416,7 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     room = "simulcast-viewport"
     pub, view = publisher_and_viewers(dev_server, browsers, room)
     cam = publish_canvas(pub, "alice")["trackId"]
+    keep_resolution(pub, "alice", cam)
     share = start_screen_share(pub, "alice")
     screen = share["trackId"]
     print(f"share {json.dumps(share)}")
@@ -398,7 +439,7 @@ def test_viewport_and_screen_share_layers(dev_server, browsers, artifacts):
     viewer_call(view, "va", "setViewport", cam, 300, 170)
     wait_inbound(view, "va", cam, lambda s: size_is(s, 320, 180), 15, "va (viewport 300x170) to decode 320x180")
     viewer_call(view, "va", "setViewport", cam, 0, 0)
-    wait_steady(view, "va", cam, 1280, 720, 60)
+    wait_steady(view, "va", cam, 1280, 720, 60, publisher=(pub, "alice"), server=dev_server)
     assert_canvas_content(view, "va", cam, 1280, 720, "va-viewport-cleared")
     # vb on low with a large viewport: never above the quality.
     viewer_call(view, "vb", "setQuality", cam, "low")
@@ -443,11 +484,12 @@ def test_camera_without_simulcast(dev_server, browsers, artifacts):
     assert cam["layers"] == [], cam
     st = sender_state(b, "alice", cam["trackId"])
     assert len(st["encodings"]) == 1 and st["encodings"][0]["rid"] is None, st
+    keep_resolution(b, "alice", cam["trackId"])
     connect(b, room, "va")
     wait_remote(b, "va", cam["trackId"])
     viewer_call(b, "va", "setQuality", cam["trackId"], "low")
     viewer_call(b, "va", "setViewport", cam["trackId"], 320, 180)  # null from a server without it
-    wait_steady(b, "va", cam["trackId"], 1280, 720, 60)
+    wait_steady(b, "va", cam["trackId"], 1280, 720, 60, publisher=(b, "alice"), server=dev_server)
     assert_canvas_content(b, "va", cam["trackId"], 1280, 720, "va-single")
 
 
@@ -570,9 +612,10 @@ def test_repeated_quality_switches_never_stall(dev_server, browsers, artifacts):
     room = "switches"
     pub, view = publisher_and_viewers(dev_server, browsers, room)
     track = publish_canvas(pub, "alice")["trackId"]
+    keep_resolution(pub, "alice", track)
     connect_viewers(view, room, ["va", "vb"], [track])
     viewer_call(view, "vb", "setQuality", track, "low")
-    wait_steady(view, "va", track, 1280, 720, 60)  # keeps the top layer on
+    wait_steady(view, "va", track, 1280, 720, 60, publisher=(pub, "alice"), server=dev_server)  # keeps the top layer on
     stalls = []
     for round_ in range(5):
         wait_steady(view, "vb", track, 320, 180, 30, seconds=1.5)
