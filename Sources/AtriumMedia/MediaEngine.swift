@@ -230,6 +230,7 @@ final class MediaEngine {
         }
         if udpReady, let socket {
             var rounds = 0
+            let full = min(rx.count, socket.batchSize)
             while rounds < 16 {
                 let n = try socket.receive(into: &rx)
                 if n == 0 { break }
@@ -239,6 +240,9 @@ final class MediaEngine {
                 // The far workers of the packets just piped start on them while this one reads on.
                 if !pipesOut.isEmpty { for link in pipesOut { link.wakeFarIfPending() } }
                 rounds += 1
+                // A short batch emptied the queue: what came since wakes the (level-triggered) poll
+                // at once, and a light load is spared an empty recvmmsg per wakeup (issue 14).
+                if n < full { break }
             }
         }
         let t = now
