@@ -142,6 +142,23 @@ final class MediaEngine {
     /// the worker then waits for at most a few milliseconds.
     var hasPendingSends: Bool { !pacing.isEmpty || isProbing }
 
+    /// How long the worker may sleep before its timers: a few milliseconds while something waits for
+    /// time, the 20 ms timer while it carries media, and a second while it holds nothing. An idle
+    /// worker (a server's other cores before their rooms come) then wakes once a second, for its
+    /// stats, instead of 50 times: each wakeup costs about 40 us of CPU on a VM, mostly the kernel's
+    /// (issue 14, docs/benchmarks.md). A command wakes it at once whatever the timeout.
+    var pollTimeout: Duration {
+        if hasPendingSends { return .milliseconds(2) }
+        return isIdle ? .seconds(1) : .milliseconds(20)
+    }
+
+    /// Nothing that a timer serves: no transport (a pipe's end is one), producer, consumer, recording
+    /// or ICE-TCP connection.
+    var isIdle: Bool {
+        transports.isEmpty && producers.isEmpty && consumers.isEmpty && recorders.isEmpty
+            && tcpConnections.isEmpty && pipesIn.isEmpty && pipesOut.isEmpty && replaying.isEmpty
+    }
+
     /// Whether a transport sends a probe cluster now. By index over `transportRefs`: asked every
     /// round, it must not retain each transport.
     var isProbing: Bool {
@@ -213,6 +230,7 @@ final class MediaEngine {
         }
         if udpReady, let socket {
             var rounds = 0
+            let full = min(rx.count, socket.batchSize)
             while rounds < 16 {
                 let n = try socket.receive(into: &rx)
                 if n == 0 { break }
@@ -222,6 +240,9 @@ final class MediaEngine {
                 // The far workers of the packets just piped start on them while this one reads on.
                 if !pipesOut.isEmpty { for link in pipesOut { link.wakeFarIfPending() } }
                 rounds += 1
+                // A short batch emptied the queue: what came since wakes the (level-triggered) poll
+                // at once, and a light load is spared an empty recvmmsg per wakeup (issue 14).
+                if n < full { break }
             }
         }
         let t = now

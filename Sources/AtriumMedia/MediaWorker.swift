@@ -118,7 +118,7 @@ public final class MediaWorker: Sendable {
         while !stopping.load(ordering: .acquiring) {
             let woken: Bool
             do {
-                woken = try engine.runOnce(timeout: .milliseconds(engine.hasPendingSends ? 2 : 20))
+                woken = try engine.runOnce(timeout: engine.pollTimeout)
             } catch {
                 engine.logger.error("media worker poll failed", ("error", "\(error)"))
                 break
