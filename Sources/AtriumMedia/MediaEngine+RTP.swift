@@ -276,8 +276,7 @@ extension MediaEngine {
     @discardableResult
     func deliver(
         _ packet: UnsafeRawBufferPointer, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo,
-        header: RTPHeader,
-        sequence: UInt16, timestamp: UInt32, now t0: Double
+        header: RTPHeader, sequence: UInt16, timestamp: UInt32, now t0: Double
     ) -> Bool {
         // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
         // can actually send.
@@ -295,8 +294,7 @@ extension MediaEngine {
     /// `deliver` on a connected transport.
     func deliver(
         _ packet: UnsafeRawBufferPointer, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo,
-        header: RTPHeader,
-        sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
+        header: RTPHeader, sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
     ) -> Bool {
         let admission: Consumer.Admission
         if p.isSimulcast {
