@@ -43,7 +43,7 @@ struct KeyFrameCache {
     /// is emptied until the next key frame, and the call returns true (the owner asks for one, so the
     /// cache fills again before the next viewer needs it).
     @discardableResult
-    mutating func store(_ packet: [UInt8], sequence: UInt16, startsKeyFrame: Bool, now: Double) -> Bool {
+    mutating func store(_ packet: UnsafeRawBufferPointer, sequence: UInt16, startsKeyFrame: Bool, now: Double) -> Bool {
         guard isEnabled else { return false }
         if startsKeyFrame {
             bytes.removeAll(keepingCapacity: true)
@@ -58,8 +58,7 @@ struct KeyFrameCache {
             invalidate()
             return true
         }
-        // Through the buffer: appending the array itself retains and releases it.
-        packet.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: packet)
         ends.append(bytes.count)
         return false
     }

@@ -79,14 +79,16 @@ extension MediaEngine {
             _ = p.streams[r.stream].cache.withPacket(r.index) { rx[i].payload.append(contentsOf: $0) }
             r.index += 1
             spent += max(size, 1)
-            guard let header = try? RTPHeader(parsing: rx[i].payload) else { continue }
-            c.replay = r
-            c.compressing = r.index <= r.snapshotEnd
-            let packet = rx[i].payload
-            let info = classify(packet, producer: p, header: header, recovered: false, keyFrameNeeded: true)
-            deliver(
-                packet, to: c, producer: p, stream: r.stream, info: info, header: header,
-                sequence: header.sequenceNumber, timestamp: header.timestamp, now: t0)
+            let replay = r
+            withPacket(i) { packet in
+                guard let header = try? RTPHeader(parsing: packet) else { return }
+                c.replay = replay
+                c.compressing = replay.index <= replay.snapshotEnd
+                let info = classify(packet, producer: p, header: header, recovered: false, keyFrameNeeded: true)
+                deliver(
+                    packet, to: c, producer: p, stream: replay.stream, info: info, header: header,
+                    sequence: header.sequenceNumber, timestamp: header.timestamp, now: t0)
+            }
         }
         c.replay = r
     }

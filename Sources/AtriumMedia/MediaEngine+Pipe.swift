@@ -66,16 +66,15 @@ extension MediaEngine {
 
     // MARK: - Home side
 
-    /// Hands the packet in `rx[i]` (decrypted, an RTX repair restored) to every far worker of `p`.
-    func pipe(_ i: Int, producer p: Producer, stream k: Int, recovered: Bool, on t: Transport) {
+    /// Hands `packet` (`rx[i]`'s, decrypted, an RTX repair restored, borrowed) to every far worker of `p`.
+    func pipe(_ packet: UnsafeRawBufferPointer, producer p: Producer, stream k: Int, recovered: Bool, on t: Transport) {
         var header = PipePacket()
         header.stream = UInt8(truncatingIfNeeded: k)
         header.recovered = recovered
         header.twccExtensionID = t.twccExtensionID ?? 0
         for o in p.pipes {
             header.tag = o.tag
-            let pushed = rx[i].payload.withUnsafeBytes { o.link.packets.push($0, header) }
-            if pushed {
+            if o.link.packets.push(packet, header) {
                 counters.pipePacketsOut += 1
                 o.link.farPending = true
             } else {
@@ -168,7 +167,7 @@ extension MediaEngine {
             let i = Self.pipeSlot
             rx[i].payload.removeAll(keepingCapacity: true)
             rx[i].payload.append(contentsOf: bytes)
-            guard let header = try? RTPHeader(parsing: rx[i].payload) else {
+            guard let header = try? RTPHeader(parsing: bytes) else {
                 counters.drop(.malformed)
                 return
             }
@@ -176,7 +175,7 @@ extension MediaEngine {
             if p.streams[k].ssrc != header.ssrc { p.streams[k].ssrc = header.ssrc }
             t.twccExtensionID = h.twccExtensionID == 0 ? nil : h.twccExtensionID
             counters.pipePacketsIn += 1
-            let length = rx[i].payload.count
+            let length = bytes.count
             forward(
                 i, on: t, producer: p, stream: k, sequence: header.sequenceNumber, timestamp: header.timestamp,
                 headerInfo: header, recovered: h.recovered)

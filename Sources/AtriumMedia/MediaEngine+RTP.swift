@@ -43,12 +43,23 @@ extension MediaEngine {
         }
     }
 
+    /// Calls `body` with the bytes of the packet in `rx[i]`, read in place (issue 14: no reference
+    /// counting per received packet). Through a mutating access though nothing is written: a read of
+    /// an array out of a class's storage copies it first, `withUnsafeBytes` too (a retain and a
+    /// release), where a mutating access borrows the slot for the call (the array is not shared, so
+    /// nothing is copied). While `body` runs, `rx` is not to be touched (a second access traps).
+    @inline(__always)
+    func withPacket<Result>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        rx[i].payload.withUnsafeMutableBytes { body(UnsafeRawBufferPointer($0)) }
+    }
+
     /// The header of the RTP packet in `rx[i]`, its transport-wide sequence number recorded. The
-    /// packet is read once (each read that a call follows is a retain and a release) and let go
-    /// with this function, before an RTX packet is unwrapped in place (a second reference to it
-    /// would make that a copy).
+    /// packet is let go with this function, before an RTX packet is unwrapped in place.
     func parseRTP(_ i: Int, on t: Transport) -> RTPHeader? {
-        let packet = rx[i].payload
+        withPacket(i) { parseRTP($0, on: t) }
+    }
+
+    func parseRTP(_ packet: UnsafeRawBufferPointer, on t: Transport) -> RTPHeader? {
         let header: RTPHeader
         do {
             header = try RTPHeader(parsing: packet)
@@ -129,12 +140,24 @@ extension MediaEngine {
         return (Borrowed(p), k, rtx)
     }
 
+    /// Forwards the packet in `rx[i]` (decrypted, an RTX repair restored), read in place.
     func forward(
         _ i: Int, on t: Transport, producer p: Producer, stream k: Int, sequence: UInt16, timestamp: UInt32,
         headerInfo: RTPHeader, recovered: Bool
     ) {
-        // Read once: each read of `rx[i].payload` that a call follows is a retain and a release.
-        let packet = rx[i].payload
+        withPacket(i) {
+            forward(
+                $0, on: t, producer: p, stream: k, sequence: sequence, timestamp: timestamp, headerInfo: headerInfo,
+                recovered: recovered)
+        }
+    }
+
+    /// Counts, buffers, caches and hands `packet` to the pipes, the consumers and the recorders. It
+    /// is `rx`'s, borrowed: nothing here touches `rx`.
+    func forward(
+        _ packet: UnsafeRawBufferPointer, on t: Transport, producer p: Producer, stream k: Int, sequence: UInt16,
+        timestamp: UInt32, headerInfo: RTPHeader, recovered: Bool
+    ) {
         let length = packet.count
         let t0 = now
         p.packetsIn += 1
@@ -168,7 +191,7 @@ extension MediaEngine {
             counters.drop(.paused)
             return
         }
-        if !p.pipes.isEmpty { pipe(i, producer: p, stream: k, recovered: recovered, on: t) }
+        if !p.pipes.isEmpty { pipe(packet, producer: p, stream: k, recovered: recovered, on: t) }
         guard !p.consumers.isEmpty || caching || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
         let info = classify(
@@ -206,7 +229,7 @@ extension MediaEngine {
             }
         }
         if recording {
-            record(i, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
+            record(packet, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
         }
     }
 
@@ -219,16 +242,17 @@ extension MediaEngine {
         var media: Range<Int>
     }
 
-    func classify(_ packet: [UInt8], producer p: Producer, header: RTPHeader, recovered: Bool, keyFrameNeeded: Bool)
-        -> PacketInfo
-    {
+    func classify(
+        _ packet: UnsafeRawBufferPointer, producer p: Producer, header: RTPHeader, recovered: Bool,
+        keyFrameNeeded: Bool
+    ) -> PacketInfo {
         let payload = header.payloadRange
         let media = recovered ? payload.lowerBound..<max(payload.lowerBound, payload.upperBound - 2) : payload
         var info = PacketInfo(media: media)
         guard let codec = p.codec else { return info }
         if p.isSVC {
             if codec == .vp9 {
-                let d = packet.withUnsafeBytes { VP9Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+                let d = VP9Descriptor(UnsafeRawBufferPointer(rebasing: packet[media]))
                 if let d, let at = d.scalabilityOffset { learnLayers(p, packet, media, at) }
                 info.svc = d.map(SVCPacket.init)
             } else {
@@ -238,23 +262,21 @@ extension MediaEngine {
             return info
         }
         if codec == .vp8 && p.isSimulcast {
-            info.vp8 = packet.withUnsafeBytes { VP8Descriptor(UnsafeRawBufferPointer(rebasing: $0[media])) }
+            info.vp8 = VP8Descriptor(UnsafeRawBufferPointer(rebasing: packet[media]))
         }
         if keyFrameNeeded || p.isSimulcast || p.hasConsumerWaitingForKeyFrame {
-            info.keyFrame = packet.withUnsafeBytes { raw in
-                KeyFrame.starts(UnsafeRawBufferPointer(rebasing: raw[media]), codec: codec)
-            }
+            info.keyFrame = KeyFrame.starts(UnsafeRawBufferPointer(rebasing: packet[media]), codec: codec)
         }
         return info
     }
 
-    /// Offers `packet` (`rx[i]`'s) to one consumer: its layer decision, sequence and timestamp
+    /// Offers `packet` (`rx[i]`'s, borrowed) to one consumer: its layer decision, sequence and timestamp
     /// mapping, VP8 rewrite and marker, then encryption into the send batch. Returns whether it was
     /// sent.
     @discardableResult
     func deliver(
-        _ packet: [UInt8], to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
-        sequence: UInt16, timestamp: UInt32, now t0: Double
+        _ packet: UnsafeRawBufferPointer, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo,
+        header: RTPHeader, sequence: UInt16, timestamp: UInt32, now t0: Double
     ) -> Bool {
         // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
         // can actually send.
@@ -271,8 +293,8 @@ extension MediaEngine {
 
     /// `deliver` on a connected transport.
     func deliver(
-        _ packet: [UInt8], to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo, header: RTPHeader,
-        sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
+        _ packet: UnsafeRawBufferPointer, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo,
+        header: RTPHeader, sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
     ) -> Bool {
         let admission: Consumer.Admission
         if p.isSimulcast {
@@ -307,8 +329,7 @@ extension MediaEngine {
         if txCount == tx.count { flush() }
         let slot = txCount
         tx[slot].payload.removeAll(keepingCapacity: true)
-        // Through the buffer: appending the array itself retains and releases it.
-        packet.withUnsafeBytes { tx[slot].payload.append(contentsOf: $0) }
+        tx[slot].payload.append(contentsOf: packet)
         let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
         if let d = info.vp8, c.vp8 != nil {
             let media = info.media
@@ -340,11 +361,9 @@ extension MediaEngine {
 
     /// An SVC stream's scalability structure (sent with key pictures): its spatial layers' sizes.
     /// When they changed, every consumer's selector is pointed again.
-    func learnLayers(_ p: Producer, _ packet: [UInt8], _ media: Range<Int>, _ offset: Int) {
-        guard
-            let sizes = packet.withUnsafeBytes({
-                VP9Scalability.layers(UnsafeRawBufferPointer(rebasing: $0[media]), at: offset)
-            }), sizes != p.svcLayers
+    func learnLayers(_ p: Producer, _ packet: UnsafeRawBufferPointer, _ media: Range<Int>, _ offset: Int) {
+        guard let sizes = VP9Scalability.layers(UnsafeRawBufferPointer(rebasing: packet[media]), at: offset),
+            sizes != p.svcLayers
         else { return }
         p.svcLayers = sizes
         for c in p.consumers { c.reselect(available: 1) }
@@ -352,12 +371,10 @@ extension MediaEngine {
 
     /// An AV1 packet's layer by its dependency descriptor, learning the template structure a key
     /// frame carries; nil when the packet has no descriptor or names a template not known yet.
-    func dependencyLayers(_ p: Producer, _ packet: [UInt8], _ header: RTPHeader) -> SVCPacket? {
+    func dependencyLayers(_ p: Producer, _ packet: UnsafeRawBufferPointer, _ header: RTPHeader) -> SVCPacket? {
         guard let id = p.spec.dependencyDescriptorID,
             let range = header.extensionValueRange(id: id, in: packet),
-            let d = packet.withUnsafeBytes({
-                DependencyDescriptor(UnsafeRawBufferPointer(rebasing: $0[range]))
-            })
+            let d = DependencyDescriptor(UnsafeRawBufferPointer(rebasing: packet[range]))
         else { return nil }
         if let s = d.structure, s != p.structure {
             p.structure = s

@@ -18,8 +18,11 @@ extension MediaEngine {
         sink.producer.sinks.removeAll { $0 === sink }
     }
 
-    /// Offers the packet in `rx[i]` (stream `k` of `p`) to the producer's recorders.
-    func record(_ i: Int, producer p: Producer, stream k: Int, keyFrame: Bool, sequence: UInt16, timestamp: UInt32) {
+    /// Offers `packet` (`rx[i]`'s, borrowed; stream `k` of `p`) to the producer's recorders.
+    func record(
+        _ packet: UnsafeRawBufferPointer, producer p: Producer, stream k: Int, keyFrame: Bool, sequence: UInt16,
+        timestamp: UInt32
+    ) {
         // One stream of a simulcast producer: the bottom one, always sent.
         guard k == 0 else { return }
         for sink in p.sinks {
@@ -29,7 +32,7 @@ extension MediaEngine {
             if txCount == tx.count { flush() }
             let slot = txCount
             tx[slot].payload.removeAll(keepingCapacity: true)
-            tx[slot].payload.append(contentsOf: rx[i].payload)
+            tx[slot].payload.append(contentsOf: packet)
             guard
                 (try? RTPPacketWriter.rewrite(
                     &tx[slot].payload,

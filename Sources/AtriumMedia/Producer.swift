@@ -244,16 +244,14 @@ struct ReceiveStream {
 
     /// Reads the picture size from a key frame's first packet (RFC 6386 section 9.1: after VP8's
     /// 3-byte frame tag and start code, 14-bit width and height, little-endian).
-    mutating func noteKeyFrame(_ packet: [UInt8], media: Range<Int>, codec: VideoCodec?, now: Double) {
-        guard codec == .vp8, media.upperBound <= packet.count else { return }
-        packet.withUnsafeBytes { raw in
-            let p = UnsafeRawBufferPointer(rebasing: raw[media])
-            guard let d = VP8Descriptor(p), d.length + 10 <= p.count else { return }
-            let h = d.length
-            guard p[h + 3] == 0x9D, p[h + 4] == 0x01, p[h + 5] == 0x2A else { return }
-            width = (Int(p[h + 6]) | Int(p[h + 7]) << 8) & 0x3FFF
-            height = (Int(p[h + 8]) | Int(p[h + 9]) << 8) & 0x3FFF
-        }
+    mutating func noteKeyFrame(_ packet: UnsafeRawBufferPointer, media: Range<Int>, codec: VideoCodec?, now: Double) {
+        guard codec == .vp8, media.lowerBound >= 0, media.upperBound <= packet.count else { return }
+        let p = UnsafeRawBufferPointer(rebasing: packet[media])
+        guard let d = VP8Descriptor(p), d.length + 10 <= p.count else { return }
+        let h = d.length
+        guard p[h + 3] == 0x9D, p[h + 4] == 0x01, p[h + 5] == 0x2A else { return }
+        width = (Int(p[h + 6]) | Int(p[h + 7]) << 8) & 0x3FFF
+        height = (Int(p[h + 8]) | Int(p[h + 9]) << 8) & 0x3FFF
     }
 
     /// The capture time of an RTP timestamp of this stream, by its last sender report.

@@ -15,11 +15,11 @@ struct RetransmissionBuffer {
         tags = [Int32](repeating: -1, count: capacity)
     }
 
-    mutating func store(_ packet: [UInt8], sequence: UInt16) {
+    /// Copies `packet` (a received one, read in place) into its slot.
+    mutating func store(_ packet: UnsafeRawBufferPointer, sequence: UInt16) {
         let i = Int(sequence) % capacity
         slots[i].removeAll(keepingCapacity: true)
-        // Through the buffer: appending the array itself retains and releases it.
-        packet.withUnsafeBytes { slots[i].append(contentsOf: $0) }
+        slots[i].append(contentsOf: packet)
         tags[i] = Int32(sequence)
     }
 

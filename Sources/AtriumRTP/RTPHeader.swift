@@ -51,6 +51,19 @@ public struct RTPHeader: Equatable, Sendable {
     /// no reference, and the packet is borrowed (an initializer's parameters are otherwise taken
     /// owned: a retain by the caller and a release here, per packet).
     public init(parsing packet: borrowing [UInt8]) throws(RTPError) {
+        // Through a result: a typed-throwing closure through the stdlib's generic `withUnsafeBytes`
+        // takes a heap context in a debug build.
+        switch packet.withUnsafeBytes({ Self.parse($0) }) {
+        case .success(let header): self = header
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Parses the header of the packet in `packet`, read in place: the packet path reads a received
+    /// packet where it lies, since copying its array out of its slot is a retain and a release. Every
+    /// byte read is checked against the count first (an unsafe buffer's subscript is not in a release
+    /// build).
+    public init(parsing packet: UnsafeRawBufferPointer) throws(RTPError) {
         let count = packet.count
         guard count >= Self.fixedSize else { throw .packetTooShort(count) }
         let b0 = packet[0]
@@ -94,7 +107,20 @@ public struct RTPHeader: Equatable, Sendable {
         payloadRange = position..<end
     }
 
+    /// `init(parsing:)` as a value, for the array's `withUnsafeBytes`.
+    private static func parse(_ packet: UnsafeRawBufferPointer) -> Result<RTPHeader, RTPError> {
+        do throws(RTPError) {
+            return .success(try RTPHeader(parsing: packet))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     @inline(__always) static func word(_ packet: [UInt8], at i: Int) -> UInt32 {
+        UInt32(packet[i]) << 24 | UInt32(packet[i + 1]) << 16 | UInt32(packet[i + 2]) << 8 | UInt32(packet[i + 3])
+    }
+
+    @inline(__always) static func word(_ packet: UnsafeRawBufferPointer, at i: Int) -> UInt32 {
         UInt32(packet[i]) << 24 | UInt32(packet[i + 1]) << 16 | UInt32(packet[i + 2]) << 8 | UInt32(packet[i + 3])
     }
 
@@ -112,9 +138,14 @@ public struct RTPHeader: Equatable, Sendable {
 
     /// Where the value of extension element `id` lies in the packet, without allocating; nil when absent.
     public func extensionValueRange(id: UInt8, in packet: [UInt8]) -> Range<Int>? {
+        packet.withUnsafeBytes { extensionValueRange(id: id, in: $0) }
+    }
+
+    /// `extensionValueRange(id:in:)` on the packet's bytes in place (`init(parsing:)` says why).
+    public func extensionValueRange(id: UInt8, in packet: UnsafeRawBufferPointer) -> Range<Int>? {
         guard let extensionProfile else { return nil }
         var found: Range<Int>?
-        try? RTPHeaderExtension.forEachElement(in: packet, range: extensionRange, profile: extensionProfile) {
+        _ = RTPHeaderExtension.forEachElement(in: packet, range: extensionRange, profile: extensionProfile) {
             elementID,
             value in
             if elementID == id { found = value }

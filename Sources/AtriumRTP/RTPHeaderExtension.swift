@@ -50,11 +50,19 @@ public enum RTPHeaderExtension {
     static func forEachElement(
         in packet: [UInt8], range: Range<Int>, profile: UInt16, _ body: (UInt8, Range<Int>) -> Bool
     ) throws(RTPError) {
+        let valid = packet.withUnsafeBytes { forEachElement(in: $0, range: range, profile: profile, body) }
+        guard valid else { throw .malformedHeaderExtension(profile: profile) }
+    }
+
+    /// `forEachElement` on the packet's bytes in place (`RTPHeader.init(parsing:)` says why); false
+    /// when the block is malformed, `body` having seen the elements before the fault. Every byte read
+    /// is checked against the range, and the range against the count.
+    static func forEachElement(
+        in packet: UnsafeRawBufferPointer, range: Range<Int>, profile: UInt16, _ body: (UInt8, Range<Int>) -> Bool
+    ) -> Bool {
         let oneByte = isOneByte(profile)
-        guard oneByte || isTwoByte(profile) else { return }
-        guard range.lowerBound >= 0, range.upperBound <= packet.count else {
-            throw .malformedHeaderExtension(profile: profile)
-        }
+        guard oneByte || isTwoByte(profile) else { return true }
+        guard range.lowerBound >= 0, range.upperBound <= packet.count else { return false }
         var i = range.lowerBound
         while i < range.upperBound {
             let first = packet[i]
@@ -66,19 +74,20 @@ public enum RTPHeaderExtension {
             let length: Int
             if oneByte {
                 id = first >> 4
-                if id == oneByteStopID { return }
+                if id == oneByteStopID { return true }
                 length = Int(first & 0x0F) + 1
                 i += 1
             } else {
-                guard i + 1 < range.upperBound else { throw .malformedHeaderExtension(profile: profile) }
+                guard i + 1 < range.upperBound else { return false }
                 id = first
                 length = Int(packet[i + 1])
                 i += 2
             }
-            guard length <= range.upperBound - i else { throw .malformedHeaderExtension(profile: profile) }
-            if !body(id, i..<i + length) { return }
+            guard length <= range.upperBound - i else { return false }
+            if !body(id, i..<i + length) { return true }
             i += length
         }
+        return true
     }
 
     /// Rewrites an extension block in place for forwarding: each element whose id `map` returns a new id

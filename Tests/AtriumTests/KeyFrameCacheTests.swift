@@ -51,7 +51,7 @@ import Testing
                 let packet = try RTPPacketWriter.packet(
                     payloadType: 96, sequenceNumber: s, timestamp: 0, ssrc: 1,
                     payload: [UInt8](repeating: 0, count: max(0, n - 12)))
-                cache.store(packet, sequence: s, startsKeyFrame: isKey, now: now)
+                packet.withUnsafeBytes { _ = cache.store($0, sequence: s, startsKeyFrame: isKey, now: now) }
             case .at(let t):
                 now = t
             }
@@ -65,7 +65,8 @@ import Testing
 
     @Test func aDisabledCacheKeepsNothing() throws {
         var cache = KeyFrameCache(limits: .disabled)
-        cache.store([0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1], sequence: 1, startsKeyFrame: true, now: 0)
+        let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]
+        packet.withUnsafeBytes { _ = cache.store($0, sequence: 1, startsKeyFrame: true, now: 0) }
         #expect(cache.count == 0 && !cache.isServable(now: 0) && !cache.isEnabled)
     }
 

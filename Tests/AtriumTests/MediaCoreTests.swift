@@ -69,8 +69,8 @@ import Testing
 
     @Test func theRetransmissionBufferKeepsTheLastPacketsBySequenceNumber() {
         var b = RetransmissionBuffer(capacity: 4, slotSize: 16)
-        for s: UInt16 in 65534...65535 { b.store([UInt8(s & 0xFF)], sequence: s) }
-        for s: UInt16 in 0...2 { b.store([UInt8(s)], sequence: s) }
+        for s: UInt16 in 65534...65535 { [UInt8(s & 0xFF)].withUnsafeBytes { b.store($0, sequence: s) } }
+        for s: UInt16 in 0...2 { [UInt8(s)].withUnsafeBytes { b.store($0, sequence: s) } }
         #expect(b.withPacket(2) { $0 } == [2])
         #expect(b.withPacket(65535) { $0 } == [0xFF])
         // 65534 and 2 share a slot (4 apart): the newer one won.
