@@ -156,6 +156,14 @@ def shape(port, rate):
         "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", str(port), "0xffff", "flowid", "1:20")
 
 
+def bottleneck_stats():
+    """What B's shaped link sent and dropped so far (`tc -s qdisc` of its TBF): tells a loss at the
+    bottleneck from one the server or the browser made."""
+    out = subprocess.run(["tc", "-s", "qdisc", "show", "dev", "lo", "parent", "1:20"], capture_output=True,
+                         text=True).stdout
+    return " ".join(out.split())
+
+
 def unshape():
     subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
 
@@ -331,6 +339,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
         print("B's pacer: " + "; ".join(l for l in body.decode().splitlines()
                                         if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
+        print(f"B's bottleneck: {bottleneck_stats()}")
         print(f"B shaped: longest gap between decoded share frames {longest:.2f}s ({gaps}), lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
         print(f"B against the issue's bounds: gap {longest:.2f}s (<= {stall_bound:.2f}: A's longest gap "
