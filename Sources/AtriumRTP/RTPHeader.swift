@@ -116,17 +116,15 @@ public struct RTPHeader: Equatable, Sendable {
         }
     }
 
-    @inline(__always) static func word(_ packet: [UInt8], at i: Int) -> UInt32 {
-        UInt32(packet[i]) << 24 | UInt32(packet[i + 1]) << 16 | UInt32(packet[i + 2]) << 8 | UInt32(packet[i + 3])
-    }
-
     @inline(__always) static func word(_ packet: UnsafeRawBufferPointer, at i: Int) -> UInt32 {
         UInt32(packet[i]) << 24 | UInt32(packet[i + 1]) << 16 | UInt32(packet[i + 2]) << 8 | UInt32(packet[i + 3])
     }
 
     /// The CSRC identifiers, read from the packet the header was parsed from.
+    /// None when `packet` is too short to hold them (not the packet the header came from).
     public func csrcs(in packet: [UInt8]) -> [UInt32] {
-        (0..<csrcCount).map { Self.word(packet, at: Self.fixedSize + $0 * 4) }
+        guard packet.count >= Self.fixedSize + csrcCount * 4 else { return [] }
+        return packet.withUnsafeBytes { bytes in (0..<csrcCount).map { Self.word(bytes, at: Self.fixedSize + $0 * 4) } }
     }
 
     /// The header extension's elements (RFC 8285), or none when the packet has no extension or one of

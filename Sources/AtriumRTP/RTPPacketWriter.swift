@@ -32,21 +32,20 @@ public enum RTPPacketWriter {
     public static func rewrite<Buffer: MutableCollection>(
         _ packet: inout Buffer, _ fields: Rewrite
     ) throws(RTPError) where Buffer.Element == UInt8, Buffer.Index == Int {
-        let base = packet.startIndex
-        guard packet.count >= RTPHeader.fixedSize else { throw .packetTooShort(packet.count) }
-        guard packet[base] >> 6 == RTPHeader.version else { throw .badVersion(packet[base] >> 6) }
-        if let pt = fields.payloadType {
-            guard pt <= 0x7F else { throw .valueOutOfRange }
-            packet[base + 1] = packet[base + 1] & 0x80 | pt
-        }
-        if let marker = fields.marker {
-            packet[base + 1] = packet[base + 1] & 0x7F | (marker ? 0x80 : 0)
-        }
-        if let seq = fields.sequenceNumber {
-            store(UInt32(seq), bytes: 2, at: base + RTPHeader.sequenceOffset, in: &packet)
-        }
-        if let ts = fields.timestamp { store(ts, bytes: 4, at: base + RTPHeader.timestampOffset, in: &packet) }
-        if let ssrc = fields.ssrc { store(ssrc, bytes: 4, at: base + RTPHeader.ssrcOffset, in: &packet) }
+        let failure =
+            packet.withContiguousMutableStorageIfAvailable { rewriteBytes($0, fields) }
+            ?? rewriteCopy(&packet, fields)
+        if let failure { throw failure }
+    }
+
+    /// A buffer without contiguous storage: rewritten in a copy, which is written back.
+    private static func rewriteCopy<Buffer: MutableCollection>(
+        _ packet: inout Buffer, _ fields: Rewrite
+    ) -> RTPError? where Buffer.Element == UInt8, Buffer.Index == Int {
+        var copy = Array(packet)
+        if let failure = copy.withUnsafeMutableBufferPointer({ rewriteBytes($0, fields) }) { return failure }
+        for (k, byte) in copy.enumerated() { packet[packet.startIndex + k] = byte }
+        return nil
     }
 
     /// `rewrite` for an array, written out for bytes: the forwarding path calls this one, which
@@ -83,15 +82,6 @@ public enum RTPPacketWriter {
         packet[offset + 1] = UInt8(truncatingIfNeeded: value >> 16)
         packet[offset + 2] = UInt8(truncatingIfNeeded: value >> 8)
         packet[offset + 3] = UInt8(truncatingIfNeeded: value)
-    }
-
-    /// Writes the low `bytes` bytes of `value` big-endian; the caller checked the fixed header is present.
-    private static func store<Buffer: MutableCollection>(
-        _ value: UInt32, bytes: Int, at offset: Int, in packet: inout Buffer
-    ) where Buffer.Element == UInt8, Buffer.Index == Int {
-        for k in 0..<bytes {
-            packet[offset + k] = UInt8(truncatingIfNeeded: value >> UInt32(8 * (bytes - 1 - k)))
-        }
     }
 
     /// A complete RTP packet: fixed header, CSRCs, the RFC 8285 extension block when `extensions` is not

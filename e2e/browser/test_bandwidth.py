@@ -26,7 +26,7 @@ import subprocess
 import time
 
 from test_simulcast import (
-    connect, frame_rate as fps, inbound, publish_canvas, publisher_and_viewers, size_is, start_screen_share,
+    connect, frame_rate as fps, inbound, metric_lines, publish_canvas, publisher_and_viewers, size_is, start_screen_share,
     viewer_call, wait_remote, wait_steady)
 
 # Logs the track_paused / track_resumed pushes a viewer gets.
@@ -262,10 +262,9 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         try:
             wait_steady(view, name, cam, 1280, 720, 90, publisher=(pub, "alice"))
         except AssertionError:
-            _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
-            print(f"{name} not at the top: " + "; ".join(l for l in body.decode().splitlines() if (
-                labels[name] in l and ("_bits" in l or "paused" in l or "pacer" in l or "paced" in l))
-                or l.startswith(("atrium_media_track_frame_width", "atrium_media_track_frames_per_second"))))
+            print(f"{name} not at the top: " + metric_lines(
+                dev_server, ("_bits", "paused", "pacer", "paced"), labels[name],
+                also=("atrium_media_track_frame_width", "atrium_media_track_frames_per_second")))
             raise
     share_full = inbound(view, "va")[screen]
     sw, sh = share_full["width"], share_full["height"]
@@ -336,9 +335,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         b_cam = inbound(view, "vb").get(cam)
         pauses = view.js("return window.peers.vb.pauseLog")
         print(f"B's estimate, allocated, wanted: {series[::4]}")
-        _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
-        print("B's pacer: " + "; ".join(l for l in body.decode().splitlines()
-                                        if labels["vb"] in l and ("paced" in l or "pacer" in l or "probe" in l)))
+        print("B's pacer: " + metric_lines(dev_server, ("paced", "pacer", "probe"), labels["vb"]))
         print(f"B's bottleneck: {bottleneck_stats()}")
         print(f"B shaped: longest gap between decoded share frames {longest:.2f}s ({gaps}), lost {lost} of "
               f"{lost + received}, camera {b_cam}, pauses {pauses}")
@@ -366,9 +363,8 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         a_figures = tuple(metrics(dev_server, m, labels["va"]) for m in (
             "atrium_media_transport_estimate_bits", "atrium_media_transport_allocated_bits",
             "atrium_media_transport_wanted_bits"))
-        _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
-        print(f"A: share {a_rate:.1f} fps; estimate, allocated, wanted {a_figures}; tracks: " + "; ".join(
-            l for l in body.decode().splitlines() if l.startswith("atrium_media_track_frames_per_second")))
+        print(f"A: share {a_rate:.1f} fps; estimate, allocated, wanted {a_figures}; tracks: "
+              + metric_lines(dev_server, (), also=("atrium_media_track_frames_per_second",)))
         assert size_is(a_share, sw, sh) and a_rate > top_share_rate(), (a_rate, a_share)
 
         # Lifted: B back at the top within 10 s: its camera decoded at the top stream's width as it
@@ -377,6 +373,7 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
         # its full frame rate.
         unshape()
         t2 = time.time()
+        print(f"lifted at {time.strftime('%H:%M:%S', time.gmtime(t2))}.{int(t2 % 1 * 1000):03d} UTC (the server log's clock)")
 
         def allocated_all():
             a = metrics(dev_server, "atrium_media_transport_allocated_bits", labels["vb"])
@@ -417,10 +414,9 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts)
                 break
             time.sleep(0.3)
         if not (first and time.time() - first >= 1.0) or share_back is None:
-            _, _, body, _ = dev_server.request("GET", "/metrics", token=None)
-            print("B after the lift: " + "; ".join(l for l in body.decode().splitlines() if (
-                labels["vb"] in l and ("_bits" in l or "paused" in l or "pacer" in l or "paced" in l or "probe" in l))
-                or l.startswith(("atrium_media_track_frame_width", "atrium_media_track_frames_per_second"))))
+            print("B after the lift: " + metric_lines(
+                dev_server, ("_bits", "paused", "pacer", "paced", "probe"), labels["vb"],
+                also=("atrium_media_track_frame_width", "atrium_media_track_frames_per_second")))
             raise AssertionError(f"B not back at the top within 30 s: camera {last} (top {top_width}), share "
                                  f"{b_rate:.1f} fps {b_share}; allocation {state}")
         back = first - t2

@@ -194,13 +194,18 @@ def wait_steady(b, name, track_id, width, height, timeout, seconds=3.0, publishe
         f"{name}: no steady {width}x{height} within {timeout}s; last stats {last}{sender}{estimates}")
 
 
+def metric_lines(server, keep, label="", also=()):
+    """Lines of the server's /metrics, joined for a message: its transports' (only `label`'s, when
+    given) whose name holds one of `keep`, and those that start with one of `also`."""
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    return "; ".join(l for l in body.decode().splitlines() if (
+        l.startswith("atrium_media_transport_") and label in l and any(k in l for k in keep)) or l.startswith(also))
+
+
 def transport_rates(server):
     """The server's estimate, allocation and wanted rate (bit/s) and paused tracks of each transport,
     from its /metrics: why a viewer is held below what it asked for."""
-    _, _, body, _ = server.request("GET", "/metrics", token=None)
-    keep = ("estimate_bits", "allocated_bits", "wanted_bits", "paused_tracks", "pacer_queued")
-    return "; ".join(l for l in body.decode().splitlines()
-                     if l.startswith("atrium_media_transport_") and any(k in l for k in keep))
+    return metric_lines(server, ("estimate_bits", "allocated_bits", "wanted_bits", "paused_tracks", "pacer_queued"))
 
 
 def wait_sender(b, name, track_id, check, timeout, what):
