@@ -1,9 +1,11 @@
 /// When to probe a viewer's path for more bandwidth (libwebrtc's `ProbeController`, reduced to what
 /// an SFU needs): only while the estimate is what limits the viewer (it would take more than the
-/// estimate allows, counting the allocator's step-up margin), never while the delay signal says overuse. A probe asks for twice the estimate
-/// (at most a quarter more than the viewer would take with the room a step up needs); one that came back near its target is
-/// followed by the next soon ("probing further"), one that did not waits a while. Pure value: the
-/// owner sends the cluster it returns and reports its result.
+/// estimate allows, counting the allocator's step-up margin), never while the delay signal says
+/// overuse, and once the viewer's pacer is empty or has held packets for a second. A probe asks for
+/// twice the estimate (at most a quarter more than the viewer would take with the room a step up
+/// needs; near a bottleneck, enough that 60 % of it would still be taken); one that came back near
+/// its target is followed by the next soon ("probing further"), one that did not waits a while.
+/// Pure value: the owner sends the cluster it returns and reports its result.
 public struct ProbeController: Equatable, Sendable {
     public struct Probe: Equatable, Sendable {
         public var cluster: Int
@@ -25,6 +27,8 @@ public struct ProbeController: Equatable, Sendable {
     /// 250 kbit/s link's queue absorbs).
     static let backoffDelay = 3.0
     static let resultTimeout = 1.0
+    /// How long a probe that is due waits for the pacer to empty.
+    static let queuedPatience = 1.0
     public static let duration = 0.04
     /// A cluster lasts long enough for this many padding packets of `packetBytes` at its rate (at
     /// most `longest`), so that a slow link's burst allowance is a small part of it.
@@ -50,8 +54,12 @@ public struct ProbeController: Equatable, Sendable {
     /// unconstrained, and whether the delay side overuses.
     /// `needed`, when given, is the estimate at which every track could step up to its top layer
     /// (`Allocator.Result.needed`: a step up also pays its key frame), if more than the margin gives.
+    /// `takenFrom`, when given, is the least result the rate controller would take
+    /// (`RateController.probeTakenFrom`: near a bottleneck, well past what it carried).
+    /// `queuedSince`, when given, is since when the viewer's pacer has held packets without a break.
     public mutating func probe(
-        estimate: Double, wanted: Double, needed: Double? = nil, overusing: Bool, now: Double
+        estimate: Double, wanted: Double, needed: Double? = nil, takenFrom: Double? = nil,
+        queuedSince: Double? = nil, overusing: Bool, now: Double
     ) -> Probe? {
         if let p = pending, now - p.sent > Self.resultTimeout {
             pending = nil
@@ -66,7 +74,17 @@ public struct ProbeController: Equatable, Sendable {
         // covers it.
         let room = max(wanted * Allocator.upMargin, needed ?? 0)
         guard pending == nil, !overusing, now >= notBefore, room > estimate else { return nil }
-        let target = min(maximum, min(2 * estimate, 1.25 * room))
+        // A packet waiting in the pacer says the link is used up to the pacing rate, and a cluster
+        // sent then goes on top of it into the bottleneck's queue (libwebrtc probes while its sender
+        // is application limited). But a pacer that never empties (the estimate, at which it sends,
+        // is what holds the viewer back: a lifted limit) must not stop probing for good: the browser
+        // test's viewer waited up to 4 s for an empty pacer after its link was lifted.
+        if let since = queuedSince, now - since < Self.queuedPatience { return nil }
+        // Near a bottleneck a result is taken only well past what the path carried: aimed lower, a
+        // cluster read at two thirds of its target (a loaded receiver's feedback) was not taken
+        // after the limit was lifted, and the next waited for the backoff.
+        let floor = (takenFrom ?? 0) / Self.furtherRatio
+        let target = min(maximum, max(min(2 * estimate, 1.25 * room), floor))
         guard target > estimate else { return nil }
         let spread = Double(Self.minimumPackets) * Self.packetBytes * 8 / target
         let duration = min(max(Self.duration, spread), Self.longest)

@@ -112,6 +112,13 @@ public struct RateController: Equatable, Sendable {
     /// A probe result at least this multiple of the bottleneck's `capacity` says it is gone.
     public static let openedRatio = 1.5
 
+    /// The least probe result `probed` takes now: near a bottleneck, `openedRatio` times what it
+    /// carried; nil when any result above the estimate is taken.
+    public func probeTakenFrom(now: Double) -> Double? {
+        guard bottleneckSuspected(now: now), let c = capacity else { return nil }
+        return Self.openedRatio * c
+    }
+
     /// A receiver's own estimate (REMB, from a subscriber that offers no transport-wide feedback):
     /// taken as it is, within the bounds.
     public mutating func received(_ bitrate: Double) {

@@ -26,19 +26,22 @@ extension MediaEngine {
     /// A cluster is never fewer packets than the probe estimator needs to judge it.
     static let probeMinimumPackets = 6
 
-    /// Every tick: starts the probes that are due, toward transports whose pacer holds nothing. A
-    /// packet waiting in the pacer says the link is used up to the pacing rate, and a cluster sent
-    /// then goes on top of it into the bottleneck's queue (libwebrtc probes a path while its sender
-    /// is application limited): behind 250 kbit/s with a 30-packet queue, that queue overflowed.
+    /// Every tick, after the pacers have sent what they may: starts the probes that are due, toward
+    /// transports whose pacer holds nothing or has held packets for a while (`ProbeController`'s
+    /// `queuedSince`). A packet waiting in the pacer says the link is used up to the pacing rate, and a
+    /// cluster sent then goes on top of it into the bottleneck's queue: behind 250 kbit/s with a
+    /// 30-packet queue, that queue overflowed when probes did not wait at all.
     func startProbes() {
         let t0 = now
-        for t in transports.values where t.estimating && t.probing == nil && t.isSecure && t.paced.isEmpty {
+        for t in transports.values where t.estimating && t.probing == nil && t.isSecure {
+            t.queuedSince = t.paced.isEmpty ? nil : (t.queuedSince ?? t0)
             guard let wanted = t.wanted, probeCarrier(t) != nil else { continue }
             // The allocation's figures are in shares of the estimate (`Allocator.transportWideShare`):
             // the estimate they need is that much higher.
             let share = Allocator.transportWideShare
             if let probe = t.probes.probe(
                 estimate: t.rate.estimate, wanted: wanted / share, needed: t.needed.map { $0 / share },
+                takenFrom: t.rate.probeTakenFrom(now: t0), queuedSince: t.queuedSince,
                 overusing: t.trend.signal == .overusing, now: t0)
             {
                 t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))

@@ -174,9 +174,9 @@ extension MediaEngine {
         }
         advanceReplays()
         reportEstimates()
+        drainPacers()
         startProbes()
         advanceProbes()
-        drainPacers()
         if t0 - lastLevels >= 0.5 {
             lastLevels = t0
             var levels: [AudioLevel] = []

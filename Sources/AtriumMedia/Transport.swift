@@ -85,6 +85,8 @@ final class Transport {
     var probeEstimator = ProbeBitrateEstimator()
     var probes = ProbeController()
     var probing: ProbeInProgress?
+    /// Since when the pacer has held packets, as the ticks saw it (nil: empty at the last tick).
+    var queuedSince: Double?
     /// The last cluster started and the bytes it was to send (judged once 95 % of them are reported,
     /// received or lost).
     var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)

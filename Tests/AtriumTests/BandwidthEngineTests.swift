@@ -230,7 +230,9 @@ import Testing
     }
 
     /// A probe waits while the viewer's pacer holds packets (the link is used up to the pacing rate,
-    /// and a cluster would go on top into the bottleneck's queue), and goes out once it drained.
+    /// and a cluster would go on top into the bottleneck's queue), for a second at most
+    /// (`ProbeController.queuedPatience`: a pacer that sends at an estimate far below a lifted link
+    /// never empties), and goes out once it drained.
     @Test func aProbeWaitsWhileThePacerHoldsPackets() throws {
         let link = try Self.settled(capacity: 300_000)
         func probes() -> Int { link.stats()?.probes ?? 0 }
@@ -242,11 +244,15 @@ import Testing
         let before = probes()
         var n = 0
         while link.stats()?.pacerQueued ?? 0 > 0, n < 300 {
-            #expect(probes() == before, "no probe while \(link.stats()?.pacerQueued ?? 0) packets wait")
+            // Steps of 10 ms; the pacer was first seen holding packets at the first.
+            if n < 95 {
+                #expect(probes() == before, "no probe while \(link.stats()?.pacerQueued ?? 0) packets wait")
+            }
             try link.step(n)
             n += 1
         }
         #expect(n > 10 && n < 300, "drained after \(n * 10) ms")
+        if n > 110 { #expect(probes() > before, "probed after a second of a full pacer") }
         for k in 0..<20 { try link.step(n + k) }
         #expect(probes() > before, "probed once the pacer drained")
     }

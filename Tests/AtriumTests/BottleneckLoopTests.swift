@@ -91,6 +91,7 @@ import Testing
         var bucket = TokenBucket(rate: rate.pacingRate(now: 0), now: 0)
         var pacer: [Packet] = []
         var pacerBytes = 0
+        var queuedSince: Double?
         var departures: [Double] = []
         var linkFree = 0.0
         var outstanding: [Packet] = []
@@ -171,11 +172,14 @@ import Testing
                 p.sent = now
                 link(p)
             }
-            // Probing (padding straight out, as the engine sends it, while the pacer holds nothing).
-            if probe == nil, pacer.isEmpty, choices.count == tracks.count,
+            // Probing (padding straight out, as the engine sends it, once the pacer is empty or has
+            // held packets for a while).
+            queuedSince = pacer.isEmpty ? nil : (queuedSince ?? now)
+            if probe == nil, choices.count == tracks.count,
                 let c = probes.probe(
                     estimate: rate.estimate, wanted: wanted / Allocator.transportWideShare,
-                    needed: needed / Allocator.transportWideShare, overusing: trend.signal == .overusing, now: now)
+                    needed: needed / Allocator.transportWideShare, takenFrom: rate.probeTakenFrom(now: now),
+                    queuedSince: queuedSince, overusing: trend.signal == .overusing, now: now)
             {
                 probe = (c.cluster, c.bitrate, now, c.duration, 0, 0)
                 probeExpected = (c.cluster, Int(c.bitrate / 8 * c.duration))

@@ -111,6 +111,39 @@ import Testing
         #expect(later.estimate == 300_000)
     }
 
+    /// Near a bottleneck only a result past `RateController.probeTakenFrom` is taken: a probe aims
+    /// high enough that two thirds of its target (a loaded receiver's reading) still reaches it.
+    @Test func nearABottleneckAProbeAimsPastWhatWouldBeTaken() {
+        var r = RateController(initial: 1_000_000)
+        #expect(r.probeTakenFrom(now: 0) == nil)
+        r.update(signal: .overusing, acknowledged: 235_000, now: 1)
+        let bar = r.probeTakenFrom(now: 2)
+        #expect(bar == 352_500)
+        #expect(r.probeTakenFrom(now: 1 + RateController.bottleneckMemory + 0.1) == nil)
+        var c = ProbeController()
+        let p = c.probe(estimate: 207_000, wanted: 2_000_000, takenFrom: bar, overusing: false, now: 2)
+        #expect(p?.bitrate == 352_500 / 0.6, "not twice the estimate (414 kbit/s)")
+        // Read at two thirds of that target after the limit is lifted, it is taken.
+        r.probed(2.0 / 3 * (p?.bitrate ?? 0), now: 2.5)
+        #expect(abs(r.estimate - 2.0 / 3 * 352_500 / 0.6) < 1)
+        // A bar below twice the estimate changes nothing.
+        var d = ProbeController()
+        #expect(
+            d.probe(estimate: 207_000, wanted: 1_000_000, takenFrom: 200_000, overusing: false, now: 2)?.bitrate
+                == 414_000)
+    }
+
+    /// A due probe waits for the viewer's pacer to empty, but not for ever: a pacer that sends at
+    /// an estimate the lifted link is far above never empties.
+    @Test func aDueProbeWaitsForTheViewersPacerAtMostASecond() {
+        var c = ProbeController()
+        #expect(c.probe(estimate: 200_000, wanted: 2_000_000, queuedSince: 5, overusing: false, now: 5.5) == nil)
+        #expect(c.probe(estimate: 200_000, wanted: 2_000_000, queuedSince: 5, overusing: false, now: 5.99) == nil)
+        #expect(c.probe(estimate: 200_000, wanted: 2_000_000, queuedSince: 5, overusing: false, now: 6.0) != nil)
+        var empty = ProbeController()
+        #expect(empty.probe(estimate: 200_000, wanted: 2_000_000, queuedSince: nil, overusing: false, now: 5.5) != nil)
+    }
+
     @Test func probesOnlyWhileTheEstimateLimitsTheViewer() {
         var c = ProbeController()
         #expect(c.probe(estimate: 1_000_000, wanted: 800_000, overusing: false, now: 0) == nil, "not limited")
