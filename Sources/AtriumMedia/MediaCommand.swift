@@ -418,7 +418,8 @@ public struct TCPLimits: Sendable, Equatable {
     public var checkTimeout: Double = 10
     /// Seconds without a byte from the peer (a browser sends consent checks every 5 s or so: `idle`).
     public var idleTimeout: Double = 30
-    /// Seconds output may wait without the peer taking a byte (`stalled`).
+    /// Seconds output may wait without the peer taking a byte, and the kernel's sent bytes without an
+    /// acknowledgement (TCP_USER_TIMEOUT), before the connection is closed (`stalled`).
     public var stallTimeout: Double = 5
 
     public init() {}

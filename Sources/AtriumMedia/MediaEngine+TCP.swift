@@ -12,7 +12,11 @@ import AtriumUDP
 /// Each connection costs at most its two bounded buffers. One that sends something other than a STUN
 /// check before a valid check, or a frame longer than a datagram slot, is closed at once (`garbage`);
 /// one with no valid check after `checkTimeout` or silent for `idleTimeout` (`idle`), or that leaves
-/// output unread for `stallTimeout` (`stalled`), on the next sweep. Frames that do not fit a slow peer's
+/// output unread for `stallTimeout` (`stalled`), on the next sweep. What counts as unread is checked
+/// twice: the connection's own queue waiting that long, and, through TCP_USER_TIMEOUT, the kernel's
+/// sent bytes unacknowledged that long (the kernel aborts the connection and the next read or write
+/// fails with ETIMEDOUT). The second catches a peer that stopped acknowledging while what is sent to it
+/// is too little to fill the kernel's buffer soon: a viewer whose video the allocator paused. Frames that do not fit a slow peer's
 /// queue are dropped (`tcp_queue_full`) while the others' media goes on.
 ///
 /// TCP and UDP have separate port spaces, so a UDP source could in principle share a TCP peer's
@@ -41,7 +45,9 @@ extension MediaEngine {
         for _ in 0..<64 {
             let accepted: TCPStream?
             do {
-                accepted = try listener.accept(sendBuffer: config.tcpLimits.kernelSendBuffer)
+                accepted = try listener.accept(
+                    sendBuffer: config.tcpLimits.kernelSendBuffer,
+                    unacknowledgedTimeout: config.tcpLimits.stallTimeout)
             } catch {
                 // Out of descriptors (EMFILE) the connection stays queued and the listener readable:
                 // stop watching it for a second rather than spin on it.
@@ -78,19 +84,19 @@ extension MediaEngine {
         for _ in 0..<8 {
             guard c.closing == nil else { return }
             var result = TCPStream.ReadResult.wouldBlock
-            var failed = false
+            var failure: TCPCloseReason?
             let stream = c.stream
             c.input.fill { buffer in
-                do {
+                do throws(UDPError) {
                     result = try stream.read(into: buffer)
                 } catch {
-                    failed = true
+                    failure = TCPCloseReason(failure: error)
                 }
                 if case .bytes(let n) = result { return n }
                 return 0
             }
-            if failed {
-                doom(c, .closed)
+            if let failure {
+                doom(c, failure)
                 return
             }
             switch result {
@@ -173,18 +179,18 @@ extension MediaEngine {
     func writeTCP(_ c: TCPConnection) {
         guard c.closing == nil else { return }
         let before = c.output.pendingCount
-        var failed = false
+        var failure: TCPCloseReason?
         let stream = c.stream
         c.output.drain { bytes in
-            do {
+            do throws(UDPError) {
                 return try stream.write(bytes)
             } catch {
-                failed = true
+                failure = TCPCloseReason(failure: error)
                 return 0
             }
         }
-        if failed {
-            doom(c, .closed)
+        if let failure {
+            doom(c, failure)
             return
         }
         let written = before - c.output.pendingCount

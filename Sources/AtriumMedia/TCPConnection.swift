@@ -9,12 +9,19 @@ public enum TCPCloseReason: Int, Sendable, CaseIterable {
     case garbage
     /// No valid check within `checkTimeout`, or no byte at all within `idleTimeout`.
     case idle
-    /// Output waited `stallTimeout` without the peer taking a byte.
+    /// Output waited `stallTimeout` without the peer taking a byte, or the kernel had what it sent
+    /// unacknowledged that long (TCP_USER_TIMEOUT).
     case stalled
     /// Over `maxConnections` at accept.
     case limit
     /// The transport it carried closed.
     case shutdown
+
+    /// Why a failed read or write ends a connection: the kernel's unacknowledged-data timeout is a
+    /// stalled peer; anything else (a reset, a broken pipe) is a closed one.
+    init(failure: UDPError) {
+        self = failure.timedOut ? .stalled : .closed
+    }
 
     public var label: String {
         switch self {

@@ -31,10 +31,15 @@ public final class TCPListener {
     deinit { _ = atrium_close(fileDescriptor) }
 
     /// One waiting connection, or nil when none is (EAGAIN). `sendBuffer` (bytes, 0: the kernel's
-    /// default) bounds how much the kernel holds for a peer that does not read.
-    public func accept(sendBuffer: Int = 0) throws(UDPError) -> TCPStream? {
+    /// default) bounds how much the kernel holds for a peer that does not read. `unacknowledgedTimeout`
+    /// (seconds, 0: none) is TCP_USER_TIMEOUT (RFC 5482): a peer that acknowledges nothing of what was
+    /// sent that long is given up by the kernel, and the next read or write fails with ETIMEDOUT
+    /// (`UDPError.timedOut`), however slowly what waits for it fills the buffers.
+    public func accept(sendBuffer: Int = 0, unacknowledgedTimeout: Double = 0) throws(UDPError) -> TCPStream? {
         var peer = sockaddr_storage()
-        let fd = atrium_tcp_accept(fileDescriptor, &peer, Int32(clamping: sendBuffer))
+        let milliseconds = (unacknowledgedTimeout * 1000).rounded()
+        let timeout = milliseconds > 0 && milliseconds < Double(UInt32.max) ? UInt32(milliseconds) : 0
+        let fd = atrium_tcp_accept(fileDescriptor, &peer, Int32(clamping: sendBuffer), timeout)
         if fd == -EAGAIN { return nil }
         guard fd >= 0 else { throw .accept(errno: -fd) }
         guard let remote = try? SocketAddress(storage: &peer) else {

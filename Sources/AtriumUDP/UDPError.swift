@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Why a UDP, epoll or eventfd call failed. System failures carry the `errno` value the kernel gave, so
 /// the owner can count them by cause; none of them traps.
 public enum UDPError: Error, Equatable, Sendable {
@@ -21,4 +25,15 @@ public enum UDPError: Error, Equatable, Sendable {
     case reservedToken
     /// The kernel reported an address family other than IPv4 or IPv6.
     case unsupportedAddressFamily
+}
+
+extension UDPError {
+    /// A stream read or write failed because the kernel gave up on a peer that acknowledged nothing
+    /// for the connection's TCP_USER_TIMEOUT (ETIMEDOUT).
+    public var timedOut: Bool {
+        switch self {
+        case .receive(let e), .send(let e): e == ETIMEDOUT
+        default: false
+        }
+    }
 }

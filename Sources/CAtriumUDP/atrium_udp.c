@@ -216,13 +216,14 @@ int atrium_tcp_listen(const struct sockaddr_storage *address, struct sockaddr_st
     return fd;
 }
 
-int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer) {
+int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer, unsigned int user_timeout_ms) {
     socklen_t length = sizeof *peer;
     int c = accept4(fd, (struct sockaddr *)peer, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
     int one = 1;
     (void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (send_buffer > 0) (void)setsockopt(c, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+    if (user_timeout_ms > 0) (void)setsockopt(c, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
     return c;
 }
 

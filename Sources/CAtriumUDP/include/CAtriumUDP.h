@@ -57,8 +57,10 @@ int atrium_udp_sendmmsg(int fd, const uint8_t *buffer, size_t stride, unsigned i
 /// `bound`. Returns the fd or -errno.
 int atrium_tcp_listen(const struct sockaddr_storage *address, struct sockaddr_storage *bound, int backlog);
 /// Accepts one connection without blocking (non-blocking, close-on-exec, TCP_NODELAY, SO_SNDBUF set to
-/// `send_buffer` when > 0); stores the peer in `peer`. Returns the fd, -EAGAIN when none is waiting, or -errno.
-int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer);
+/// `send_buffer` when > 0, TCP_USER_TIMEOUT (RFC 5482) set to `user_timeout_ms` when > 0: the kernel
+/// aborts the connection with ETIMEDOUT once data it sent stays unacknowledged that long); stores the
+/// peer in `peer`. Returns the fd, -EAGAIN when none is waiting, or -errno.
+int atrium_tcp_accept(int fd, struct sockaddr_storage *peer, int send_buffer, unsigned int user_timeout_ms);
 /// Reads up to `length` bytes without blocking: returns the count, 0 at end of stream, -EAGAIN when
 /// nothing is waiting, or -errno.
 long atrium_tcp_recv(int fd, uint8_t *buffer, size_t length);
