@@ -16,8 +16,8 @@ import AtriumUDP
 /// twice: the connection's own queue waiting that long, and, through TCP_USER_TIMEOUT, the kernel's
 /// sent bytes unacknowledged that long (the kernel aborts the connection and the next read or write
 /// fails with ETIMEDOUT). The second catches a peer that stopped acknowledging while what is sent to it
-/// is too little to fill the kernel's buffer soon: a viewer whose video the allocator paused. Frames that do not fit a slow peer's
-/// queue are dropped (`tcp_queue_full`) while the others' media goes on.
+/// is too little to fill the kernel's buffer soon (the first waits for that). Frames that do not fit a
+/// slow peer's queue are dropped (`tcp_queue_full`) while the others' media goes on.
 ///
 /// TCP and UDP have separate port spaces, so a UDP source could in principle share a TCP peer's
 /// address and port; its datagrams are then handled as that transport's, and replies go over TCP.
