@@ -30,18 +30,8 @@ import Testing
     /// The option as the kernel reports it on an accepted connection, in milliseconds.
     static func userTimeout(acceptingWith seconds: Double) throws -> UInt32 {
         let listener = try TCPListener(bindingTo: .v4(address: 0x7F00_0001, port: 0))
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(client) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = listener.localAddress.port.bigEndian
-        a.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let rc = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(rc == 0)
+        let client = try ICETCPEngineTests.Client(port: listener.localAddress.port)
+        defer { withExtendedLifetime(client) {} }
         let stream = try #require(try listener.accept(sendBuffer: 0, unacknowledgedTimeout: seconds))
         var value: UInt32 = 0
         var length = socklen_t(MemoryLayout<UInt32>.size)
