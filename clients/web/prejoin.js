@@ -31,7 +31,13 @@ export function micConstraints() {
   return preview.micDevice ? { deviceId: { exact: preview.micDevice } } : true;
 }
 
+// Which capture request is the wanted one: every start and stop moves it on, so a capture that resolves
+// after the person changed their mind (a toggle or a join while the browser was still asking for
+// permission) is stopped the moment it arrives instead of staying live behind a "Camera is off".
+let generation = 0;
+
 function stopStream() {
+  generation += 1;
   for (const t of preview.stream?.getTracks() ?? []) t.stop();
   preview.stream = null;
   $("preview-video").srcObject = null;
@@ -40,15 +46,21 @@ function stopStream() {
 /** Starts (or restarts) the preview with the chosen devices; toggled-off ones are not captured. */
 export async function startPreview() {
   stopStream();
+  const mine = generation;
   preview.problem = "";
   renderPreview();
   if (!navigator.mediaDevices?.getUserMedia || (!preview.camera && !preview.mic)) return;
   try {
-    preview.stream = await navigator.mediaDevices.getUserMedia({
+    const stream = await navigator.mediaDevices.getUserMedia({
       video: preview.camera ? cameraConstraints() : false,
       audio: preview.mic ? micConstraints() : false,
     });
-    if (document.body.dataset.phase !== "join") return stopPreview();
+    if (mine !== generation || document.body.dataset.phase !== "join") {
+      // Not wanted any more: end it now (the browser's camera indicator goes out with it).
+      for (const t of stream.getTracks()) t.stop();
+      return;
+    }
+    preview.stream = stream;
     $("preview-video").srcObject = preview.stream;
     // The devices a person chose without a saved choice are the ones the browser picked.
     const cam = preview.stream.getVideoTracks()[0];
@@ -56,6 +68,7 @@ export async function startPreview() {
     if (cam && !preview.cameraDevice) preview.cameraDevice = cam.getSettings().deviceId || "";
     if (mic && !preview.micDevice) preview.micDevice = mic.getSettings().deviceId || "";
   } catch (e) {
+    if (mine !== generation) return;
     // A saved device that is gone: fall back to the default once.
     if (e?.name === "OverconstrainedError" && (preview.cameraDevice || preview.micDevice)) {
       preview.cameraDevice = preview.micDevice = "";
