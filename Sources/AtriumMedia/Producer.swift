@@ -152,6 +152,9 @@ struct ReceiveStream {
     /// The last sender report: its NTP time in seconds and the RTP timestamp it maps to.
     var reportNTP: Double?
     var reportRTP: UInt32 = 0
+    /// The packet count of the last sender report: a report whose count has not moved since is not
+    /// activity (a sender can outlive its track and go on reporting, as aiortc's does).
+    var reportPackets: UInt32?
     /// The current picture, for starting new viewers at once (video only).
     var cache: KeyFrameCache
     /// The picture size the last key frame gave (VP8's frame header); 0 when unknown.

@@ -125,6 +125,10 @@ class _Paced(MediaStreamTrack):
         self._pts = 0
 
     async def _next_pts(self):
+        # An ended track gives no more frames, as aiortc's own tracks do: its sender's RTP loop ends
+        # while its RTCP loop (sender reports) goes on.
+        if self.readyState != "live":
+            raise MediaStreamError
         if self._start is None:
             self._start = time.monotonic()
         else:
@@ -556,6 +560,11 @@ class Publisher:
         """Ends one source's sender without a word to the server (RTCP BYE, then silence)."""
         await self.worker.call("stop_sender", source=source)
 
+    async def end_track(self, source):
+        """Ends one source's track (`track.stop()`, as an app does when its capture ends) and keeps its
+        sender: no more RTP, while aiortc goes on sending sender reports for it; no BYE, no signal."""
+        await self.worker.call("end_track", source=source)
+
     async def silence_sender(self, source):
         """Stops one source's RTP and RTCP without a BYE or a signal; the connection lives on."""
         await self.worker.call("silence_sender", source=source)
@@ -724,6 +733,9 @@ async def _serve_publisher(reader):
             # Stops one sender the way a client's track.stop() does in aiortc: an RTCP BYE for its
             # SSRC, then nothing. The signaling side is not told.
             await transceivers[req["source"]].sender.stop()
+            return {}
+        if op == "end_track":
+            transceivers[req["source"]].sender.track.stop()
             return {}
         if op == "silence_sender":
             # A capture that stops without a word while the connection lives on: the sender's RTP and

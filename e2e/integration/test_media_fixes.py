@@ -158,6 +158,28 @@ def test_a_share_whose_capture_falls_silent_stops_with_capture_ended(media_serve
     run_in_room(media_server, "media-capture-silent", scenario)
 
 
+def test_a_share_whose_track_ends_while_its_sender_reports_go_on_stops_with_capture_ended(media_server):
+    """The sharer's screen track ends (`track.stop()`) and its sender stays: aiortc sends no more RTP
+    but goes on sending sender reports whose packet count no longer moves. Those are not activity: the
+    share stops with `capture_ended` at the capture timeout, and the camera keeps flowing."""
+    async def scenario(s):
+        alice = await s.join("alice")
+        bob = await s.join("bob")
+        sub = s.subscribe(bob)
+        pub = await s.publish(alice, ["camera", "screen_share"])
+        share = (await alice.expect("share_started"))["share"]
+        await sub.wait_frames([pub.track_id("screen_share")], 5, timeout=10)
+        t0 = time.monotonic()
+        await pub.end_track("screen_share")
+        for c in (alice, bob):
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=CAPTURE_TIMEOUT + 20)
+            assert stopped["reason"] == "capture_ended", stopped
+        print(f"ended track, reports going on -> share_stopped in {time.monotonic() - t0:.2f} s")
+        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=10)
+
+    run_in_room(media_server, "media-capture-track-ended", scenario)
+
+
 def test_a_sharer_whose_media_dies_loses_its_share_at_the_consent_timeout(media_server):
     """The sharer's media process is killed (its WebSocket stays): the whole connection falls silent,
     which a network outage also does, so the share is kept through short outages and ends with
