@@ -52,8 +52,11 @@ final class Consumer {
     /// forwarded picture (its marker bit is set).
     var svc: SVCSelector?
     var endsPicture = false
-    /// The stream forwarded now (0 for a single stream).
+    /// The stream forwarded now (0 for a single stream), and the switches between streams since the
+    /// first packet, up and down (a metric: what each viewer gets and how often it changed).
     var currentStream = 0
+    var switchesUp = 0
+    var switchesDown = 0
     /// A start from the producer's key-frame cache in progress: the stream, the next cached packet,
     /// and the cache's generation it began in. Live packets wait in the cache meanwhile.
     var replay: Replay?
@@ -255,6 +258,8 @@ final class Consumer {
         seq.sync(sequence)
         syncSequence = sequence
         vp8?.sync()
+        if packetsOut > 0 && k > from { switchesUp &+= 1 }
+        if packetsOut > 0 && k < from { switchesDown &+= 1 }
         currentStream = k
     }
 

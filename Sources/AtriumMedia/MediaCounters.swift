@@ -182,6 +182,24 @@ public struct TrackStats: Sendable, Equatable {
     public var cachedBytes = 0
 }
 
+/// A video viewer's layer for metrics: the spatial layer (stream) forwarded to it now, -1 while it
+/// gets none (paused for bandwidth, or not started), and its switches up and down so far.
+public struct ConsumerStats: Sendable, Equatable {
+    public var transport: String
+    public var track: String
+    public var layer: Int
+    public var switchesUp: Int
+    public var switchesDown: Int
+
+    public init(transport: String, track: String, layer: Int, switchesUp: Int, switchesDown: Int) {
+        self.transport = transport
+        self.track = track
+        self.layer = layer
+        self.switchesUp = switchesUp
+        self.switchesDown = switchesDown
+    }
+}
+
 /// A transport's state for metrics.
 public struct TransportStats: Sendable, Equatable {
     public var id: String
@@ -220,6 +238,7 @@ public struct MediaStats: Sendable, Equatable {
     public var counters = MediaCounters()
     public var tracks: [TrackStats] = []
     public var transports: [TransportStats] = []
+    public var consumers: [ConsumerStats] = []
     /// Peer addresses the worker maps to transports (valid ICE pairs).
     public var peerAddresses = 0
     /// Rooms with media in the worker.
@@ -417,6 +436,19 @@ public struct MediaStats: Sendable, Equatable {
         family(
             "atrium_media_track_frames_per_second", "gauge", "Frames received in the last second, top layer.",
             video.map { (track($0), "\($0.framesPerSecond)") })
+        family(
+            "atrium_media_consumer_layer", "gauge",
+            "The spatial layer forwarded to each video viewer (0 the bottom), -1 while it gets none (paused for bandwidth, not started).",
+            consumers.map { ("transport=\"\($0.transport)\",track=\"\($0.track)\"", "\($0.layer)") })
+        counter(
+            "atrium_media_consumer_layer_switches_total", "Switches between a video viewer's layers, up and down.",
+            consumers.flatMap { c in
+                let labels = "transport=\"\(c.transport)\",track=\"\(c.track)\","
+                return [
+                    (labels + "direction=\"up\"", "\(c.switchesUp)"),
+                    (labels + "direction=\"down\"", "\(c.switchesDown)"),
+                ]
+            })
         family(
             "atrium_media_track_key_frame_cache_bytes", "gauge", "Bytes of the current picture kept for new viewers.",
             video.map { (track($0), "\($0.cachedBytes)") })

@@ -779,6 +779,14 @@ final class MediaEngine {
         return (s.width, s.height, s.framesPerSecond)
     }
 
+    /// The spatial layer a video viewer gets now, -1 for none.
+    func layer(of c: Consumer) -> Int {
+        if c.bandwidthPaused || c.packetsOut == 0 { return -1 }
+        if let v = c.svc { return v.current?.spatial ?? -1 }
+        if let s = c.selector { return s.current?.spatial ?? -1 }
+        return 0
+    }
+
     func snapshot() -> MediaStats {
         var s = MediaStats()
         s.counters = counters
@@ -795,6 +803,11 @@ final class MediaEngine {
                 probes: $0.probes.probesSent, probeBytes: $0.probeBytes, pacerDelayed: $0.pacerDelayed,
                 pacerDropped: $0.pacerDropped, pacerQueued: $0.paced.count)
         }
+        s.consumers = consumers.values.filter { $0.producer.isVideo && $0.transport.pipe == nil }.map { c in
+            ConsumerStats(
+                transport: c.transport.label, track: c.producer.spec.id, layer: layer(of: c),
+                switchesUp: c.switchesUp, switchesDown: c.switchesDown)
+        }.sorted { ($0.transport, $0.track) < ($1.transport, $1.track) }
         s.tracks = producers.values.map { p in
             TrackStats(
                 track: p.spec.id, source: p.spec.source, packetsIn: p.packetsIn, bytesIn: p.bytesIn,

@@ -257,6 +257,9 @@ import Testing
         // Sender reports align the two timelines (each stream has its own timestamp base): one frame
         // time apart, as captured (within a tick of the reports' rounding).
         #expect(abs(Int(Int32(bitPattern: r[5].timestamp &- r[4].timestamp)) - 3000) <= 1)
+        // The metrics say it: the viewer is on the top stream after one switch up.
+        let stats = try #require(room.media.engine.snapshot().consumers.first { $0.track == "cam" && $0.layer == 2 })
+        #expect(stats.switchesUp == 1 && stats.switchesDown == 0)
     }
 
     /// A NACKed packet from before and after a switch is sent again exactly as it was sent first:
@@ -318,6 +321,10 @@ import Testing
         for _ in 0..<5 { try room.sendFrame(streams: [0, 1]) }
         let r = try Self.received(high)
         #expect(r.map(\.stream) == [Int](repeating: 1, count: 6))
+        let layers = room.media.engine.snapshot().consumers.map { ($0.layer, $0.switchesUp, $0.switchesDown) }
+        #expect(
+            layers.contains { $0.0 == 1 && $0.2 == 1 },
+            "the top viewer is on the middle stream after one switch down: \(layers)")
     }
 
     @Test func theLayersWantedFollowTheViewers() throws {
