@@ -19,7 +19,7 @@ from test_simulcast import CONNECT, open_page, publish_canvas
 from test_simulcast_aiortc import classify_canvas
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
-media_peer = pytest.importorskip("media_peer")
+import media_peer  # noqa: E402
 import signal_client  # noqa: E402
 from cluster_fixture import Cluster, RedisServer  # noqa: E402
 

@@ -19,7 +19,7 @@ import pytest
 from test_simulcast import LEFT_RGB, RIGHT_RGB, connect, near, open_page, publish_canvas
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
-media_peer = pytest.importorskip("media_peer")
+import media_peer  # noqa: E402  (after the path above)
 import signal_client  # noqa: E402  (after the path above)
 
 
