@@ -134,6 +134,9 @@ public final class AdminAPI: HTTPHandler {
         return nodes.forward(request, room: room.id)
     }
 
+    /// One code per deployment: a single node's store failing is `store_unavailable`; in a cluster the
+    /// store is the cluster's Redis, so Redis not answering is `cluster_unavailable` from the first
+    /// failed ping on, before the node's own connection has noticed, as while it has.
     private func readiness() -> HTTPResponse {
         if let nodes, let problem = nodes.unready() {
             return Self.errorResponse(APIError(status: 503, code: "cluster_unavailable", message: problem))
@@ -142,6 +145,12 @@ public final class AdminAPI: HTTPHandler {
             try store.ping()
             return Self.json(200, ["status": .string("ready")])
         } catch {
+            if nodes != nil {
+                return Self.errorResponse(
+                    APIError(
+                        status: 503, code: "cluster_unavailable",
+                        message: "the cluster's Redis cannot be reached: \(error)"))
+            }
             return Self.errorResponse(
                 APIError(status: 503, code: "store_unavailable", message: "the room store does not answer: \(error)"))
         }

@@ -214,7 +214,29 @@ final class APIHarness {
         #expect(text.contains("atrium_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"} 1"))
         #expect(text.contains("atrium_build_info"))
         h.store.close()
-        #expect(h.call(.GET, "/readyz", token: "").status == 503)
+        let down = h.call(.GET, "/readyz", token: "")
+        #expect(down.status == 503 && down.json?["error"]?["code"] == .string("store_unavailable"))
+    }
+
+    /// A clustered node whose store (the cluster's Redis) fails before its own connection noticed: the
+    /// same code as once it has.
+    @Test func aClusteredNodeIsUnreadyWithOneCode() {
+        final class Nodes: NodeDirectory {
+            var problem: String?
+            func listNodes() -> Result<[JSONValue], NodeDirectoryError> { .success([]) }
+            func unready() -> String? { problem }
+            func forward(_ request: HTTPRequest, room: RoomID) -> HTTPResponse? { nil }
+        }
+        let h = APIHarness()
+        let nodes = Nodes()
+        h.api.nodes = nodes
+        #expect(h.call(.GET, "/readyz", token: "").status == 200)
+        h.store.close()
+        let early = h.call(.GET, "/readyz", token: "")
+        #expect(early.status == 503 && early.json?["error"]?["code"] == .string("cluster_unavailable"))
+        nodes.problem = "the cluster's Redis cannot be reached: gone"
+        let later = h.call(.GET, "/readyz", token: "")
+        #expect(later.status == 503 && later.json?["error"]?["code"] == .string("cluster_unavailable"))
     }
 }
 
