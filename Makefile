@@ -149,9 +149,12 @@ bench-deps: test-deps
 ## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations),
 ## the viewer sweep (1 to 160 native viewers of one publisher, Atrium with all cores and with one media worker
 ## against Janus, then a saturation run; bench/viewers_sweep.py, `--quick` for N = 1 and 5),
-## and bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
+## the browser scenarios' timing figures over BENCH_RUNS runs against their targets (shaped link, layer
+## switches, a stalled ICE-TCP viewer, late joins; bench/browser_figures.py, in a private namespace), and
+## bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
 ## link drop; Tests/AtriumTests/BandwidthBench.swift, in memory, on the release build like the others: Janus has
 ## no per-viewer estimation to compare, which the bench says).
+BENCH_RUNS ?= 5
 bench: bench-deps
 	$(SWIFT) build -c release --product atrium
 	$(SWIFT) build -c release --product SRTPBench
@@ -164,6 +167,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
+	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SWIFT) build -c release -Xswiftc -enable-testing --build-tests
 	ATRIUM_BENCH=1 $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --filter BandwidthBench
 

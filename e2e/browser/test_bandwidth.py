@@ -26,8 +26,8 @@ import time
 import pytest
 
 from test_simulcast import (
-    connect, inbound, keep_resolution, metric_lines, publish_canvas, publisher_and_viewers, size_is, start_screen_share,
-    wait_remote)
+    connect, inbound, keep_resolution, metric_lines, publish_canvas, publisher_and_viewers, sender_state, size_is,
+    start_screen_share, wait_remote)
 
 # Logs the track_paused / track_resumed pushes a viewer gets.
 LOG_PAUSES = """
@@ -346,6 +346,10 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts,
         figures("250kbit_loss_pct", round(100.0 * lost / max(1, lost + received), 2), "%", "< 2")
         figures("250kbit_clean_viewer_longest_gap_s", round(gaps_a["longest"], 2), "s")
         figures("250kbit_page_timer_lag_s", round(gaps["lag"], 2), "s")
+        # Whether the publishing browser was the limit (its encoder held back by the CPU).
+        out = sender_state(pub, "alice", cam)["outbound"]
+        figures("publisher_cpu_limited", int(any(o.get("limitation") == "cpu" for o in out.values())), "",
+                "0 (1: the publishing browser was the limit)")
 
         # A, on an open link, is back on (or still on) the top layers.
         poll(lambda: on_top("va"), 120, "A on the top layers while B is shaped")

@@ -103,7 +103,11 @@ def test_a_browser_joining_a_running_share_decodes_it_from_the_cache(dev_server,
         for f in shown["frames"]:
             assert near(f["all"], [round(c) for c in SCREEN_MEAN], 40), f"not the share's picture: {f}"
 
-        time.sleep(1.5)     # the metrics snapshot is refreshed once a second
+        # The metrics snapshot is refreshed once a second: polled, with a hang guard.
+        deadline = time.time() + 30
+        while counter(dev_server, "atrium_media_key_frame_cache_starts_total", result="served") <= served_before:
+            assert time.time() < deadline, "no viewer start from the cache was counted"
+            time.sleep(0.3)
         served = counter(dev_server, "atrium_media_key_frame_cache_starts_total", result="served") - served_before
         plis = counter(dev_server, "atrium_media_track_plis_sent_total", track=pub.track_id("screen_share")) - plis_before
         sharer = loop.call(pub.stats())

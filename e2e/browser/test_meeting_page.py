@@ -282,7 +282,7 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, 
     # Phone width: the same page at 390 px, without horizontal scrolling, stage and controls visible.
     b.set_size(390, 844)
     b.wait("return window.innerWidth === 390", 5, "the narrow viewport")
-    time.sleep(0.5)
+    b.js_async("await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));")  # laid out
     layout = b.js(
         """const de = document.documentElement;
            const r = (id) => document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
@@ -339,8 +339,12 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, 
     assert b.visible("share-reason")
     assert "locked" in b.js("return document.querySelector('[data-testid=\"share-reason\"]').textContent")
     assert b.js("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.availability") == "blocked"
+    b.js("""window.__pickers = 0; const real = navigator.mediaDevices.getDisplayMedia.bind(navigator.mediaDevices);
+            navigator.mediaDevices.getDisplayMedia = (c) => { window.__pickers += 1; return real(c); };""")
     b.real_click("share-toggle")
-    time.sleep(0.5)
+    # A click's handlers run before the next frames: after two, no picker was asked for and no share.
+    b.js_async("await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));")
+    assert b.js("return window.__pickers") == 0
     assert b.js("return window.atriumApp.room.myShare") is None
     assert not [n for n in b.notices() if n["kind"] == "error"], b.notices()
     assert stage_state(a)["shown"] is False
