@@ -1,5 +1,5 @@
 import AtriumMedia
-import AtriumModel
+package import AtriumModel
 import AtriumRooms
 
 /// What the worker reports, handled on the service thread: transport states (logged by the worker)
@@ -84,11 +84,17 @@ extension MediaCoordinator {
                     // Linear amplitude, 1 at 0 dBov, rounded to three places.
                     ActiveSpeakers.Speaker(participant: pid, level: (Self.amplitude(dBov) * 1000).rounded() / 1000)
                 }
-                out.append(ActiveSpeakers(room: room, speakers: list))
+                let message = ActiveSpeakers(room: room, speakers: list)
+                announced[room] = list.isEmpty ? nil : message
+                out.append(message)
             }
         }
         return out
     }
+
+    /// The room's current `active_speakers`, for a participant who joins or resumes; nil when nobody
+    /// speaks.
+    package func currentSpeakers(in room: RoomID) -> ActiveSpeakers? { announced[room] }
 
     static func amplitude(_ dBov: Int) -> Double {
         var a = 1.0

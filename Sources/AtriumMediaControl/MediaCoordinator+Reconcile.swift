@@ -56,6 +56,7 @@ extension MediaCoordinator {
             // The room ended: its router goes with everything still on it.
             plane.submit(.closeRouter(id: room.rawValue))
             speakers[room] = nil
+            announced[room] = nil
             stage[room] = nil
             return
         }

@@ -96,8 +96,10 @@ public final class MediaCoordinator {
     var viewports: [ParticipantID: [TrackID: LayerChoice.Size]] = [:]
     /// The layers last said to be wanted of each simulcast track (`layers_wanted`), resent on resume.
     var wantedLayers: [TrackID: [String]] = [:]
-    /// The speakers last announced per room.
+    /// The speakers last announced per room, and that announcement (sent again to whoever joins or
+    /// resumes, who would otherwise see nobody speaking until the speakers change).
     var speakers: [RoomID: [ParticipantID]] = [:]
+    var announced: [RoomID: ActiveSpeakers] = [:]
     /// Each worker's last audio level report: the speakers are worked out from all of them, so one
     /// worker's report does not clear the rooms another worker's producers speak in.
     var levelReports: [Int: [AudioLevel]] = [:]

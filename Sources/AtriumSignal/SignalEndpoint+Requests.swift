@@ -207,6 +207,8 @@ extension SignalEndpoint {
         flushMedia()
         var result = HubCoding.snapshot(state, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
         result["iceServers"] = iceServers(identity: claims.identity, participant: pid)
+        // Who speaks now, right after the result (the others got it when it changed).
+        if let speakers = media?.currentSpeakers(in: roomID) { session.afterResult.append(speakers.json) }
         return result
     }
 
@@ -240,6 +242,7 @@ extension SignalEndpoint {
         flushMedia()
         var result = HubCoding.snapshot(fresh, me: pid, resumeToken: token, protocolVersion: Self.protocolVersion)
         result["iceServers"] = iceServers(identity: claims.identity, participant: pid)
+        if let speakers = media?.currentSpeakers(in: member.room) { session.afterResult.append(speakers.json) }
         return result
     }
 
