@@ -353,7 +353,8 @@ public struct RoomState: Sendable {
         return events
     }
 
-    /// Replaces the share policy; shares it no longer allows stop (reason moderated, or locked for the lock).
+    /// Replaces the share policy; shares it no longer allows stop (reason policy_changed, or locked for the
+    /// lock): the policy did it, not the host who set it on some sharer's share.
     public mutating func setPolicy(_ policy: SharePolicy, by actor: Actor) throws(HubError) -> [RoomEvent] {
         try requireHost(actor)
         var events: [RoomEvent] = []
@@ -364,7 +365,7 @@ public struct RoomState: Sendable {
         room.sharePolicy = policy
         events.append(.sharePolicyChanged(policy, by: actor))
         for id in ShareArbiter.stoppedByPolicy(shares, participants: participants, policy: policy) {
-            events += stop(id, reason: .moderated, by: actor)
+            events += stop(id, reason: .policyChanged, by: actor)
         }
         return events
     }

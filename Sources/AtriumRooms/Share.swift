@@ -6,6 +6,8 @@ public enum ShareStopReason: String, Sendable, CaseIterable, Codable {
     case permissionRevoked = "permission_revoked"
     case locked
     case moderated
+    /// A new share policy no longer allows it (its sharer is not permitted, or it is over the limit).
+    case policyChanged = "policy_changed"
     case publisherLeft = "publisher_left"
     case disconnected
     case roomEnded = "room_ended"

@@ -104,7 +104,7 @@ import Testing
         Row(.admin, .setShareLock(true), .events(["lock:true"] + aShareStops("locked"))),
         Row(p("h"), .setShareLock(false), .events([])),
         Row(p("c"), .setShareLock(true), hostOnly),
-        Row(p("h"), .setSharePolicy(hostPolicy), .events(["policy"] + aShareStops("moderated"))),
+        Row(p("h"), .setSharePolicy(hostPolicy), .events(["policy"] + aShareStops("policy_changed"))),
         Row(p("a"), .setSharePolicy(hostPolicy), hostOnly),
         Row(
             p("h"), .setPermission(a, source: .screenShare, granted: false),
