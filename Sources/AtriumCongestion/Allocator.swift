@@ -148,7 +148,39 @@ public enum Allocator {
         }
     }
 
-    public static func allocate(estimate: Double, tracks: [Track]) -> Result {
+    /// `congested`: whether the viewer's link has given a congestion signal lately (a delay overuse, a
+    /// loss-driven back-off, an estimate that fell). Without one, no track steps down below the choice
+    /// it has (`current`, while the viewer still asks for it): demand above an estimate nothing has
+    /// challenged (a publisher's layer ramping up, a share starting beside a camera) is a reason to
+    /// probe (`needed`), not to step down; the pacer of an open path sends above the estimate.
+    public static func allocate(estimate: Double, tracks: [Track], congested: Bool = true) -> Result {
+        var result = allocateWithin(estimate: estimate, tracks: tracks)
+        guard !congested else { return result }
+        for t in tracks where t.kind != .audio {
+            guard let current = t.current, case .layer(let s, let tl) = current, let now = result.choices[t.id],
+                rank(now) < rank(current),
+                let kept = candidates(t).first(where: { $0.spatial == s && $0.temporal == tl })
+            else { continue }
+            let given = t.layers.first {
+                if case .layer(let s2, let t2) = now { $0.spatial == s2 && $0.temporal == t2 } else { false }
+            }
+            result.choices[t.id] = .layer(spatial: s, temporal: tl)
+            result.allocated += kept.bitrate - (given?.bitrate ?? 0)
+        }
+        return result
+    }
+
+    /// The order of choices: paused below every layer, layers by spatial then temporal index.
+    static func rank(_ c: Choice) -> Int {
+        switch c {
+        case .paused: -1
+        case .audio: 0
+        case .layer(let s, let t): s * 16 + min(t, 15)
+        }
+    }
+
+    /// The allocation within the estimate alone (every track may step down).
+    static func allocateWithin(estimate: Double, tracks: [Track]) -> Result {
         var left = estimate
         var choices: [String: Choice] = [:]
         var allocated = 0.0

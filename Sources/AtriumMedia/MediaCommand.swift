@@ -338,6 +338,10 @@ public enum MediaEvent: Sendable, Equatable {
     /// REMB viewer's as `REMBEstimate.forAllocation` reads it. Reported first, then when it moved by
     /// more than 10 %.
     case estimate(transport: String, bitrate: Double)
+    /// Whether a subscriber connection's path is known to be narrow now (a delay overuse within the
+    /// rate controller's `bottleneckMemory`): a congestion signal, without which the allocator keeps
+    /// each track's layer. Reported when it changes.
+    case bottleneck(transport: String, suspected: Bool)
     /// The layers of a video producer as they arrive, bottom first (each second, when a rate moved by
     /// more than 20 %, a frame rate or size changed, or a stream started or stopped).
     case layers(producer: String, [LayerStats])

@@ -122,6 +122,11 @@ extension MediaEngine {
     /// (`Allocator.transportWideShare`), a REMB viewer's as `REMBEstimate.forAllocation` reads it.
     func reportEstimates() {
         for t in transports.values where t.estimating || t.rembEstimate {
+            let bottleneck = t.estimating && t.rate.bottleneckSuspected(now: now)
+            if bottleneck != t.reportedBottleneck {
+                t.reportedBottleneck = bottleneck
+                events.append(.bottleneck(transport: t.id, suspected: bottleneck))
+            }
             let e =
                 t.estimating
                 ? t.rate.estimate * Allocator.transportWideShare

@@ -97,6 +97,7 @@ final class Transport {
     var rembs = REMBEstimate()
     /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
     var reportedEstimate: Double?
+    var reportedBottleneck = false
     /// The allocator's last word (`MediaCommand.allocate`): nil before the first.
     var allocated: Double?
     var wanted: Double?

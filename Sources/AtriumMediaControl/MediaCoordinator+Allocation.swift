@@ -163,11 +163,13 @@ extension MediaCoordinator {
                     current: previous.choices[s.track],
                     mayGoUp: previous.holds[s.track]?.allowsUp(now: now, estimate: estimate) ?? true))
         }
-        let result = Allocator.allocate(estimate: estimate, tracks: tracks)
         var next = ViewerAllocation()
         next.holds = previous.holds
         next.peak = previous.peak
         let narrowed = next.narrowed(to: estimate, now: now)
+        // A step down needs a congestion signal: the estimate fell, or the path is known narrow.
+        let congested = narrowed || bottlenecks.contains(sub.transport)
+        let result = Allocator.allocate(estimate: estimate, tracks: tracks, congested: congested)
         var entries: [TransportAllocation.Entry] = []
         for (id, choice) in result.choices.sorted(by: { $0.key < $1.key }) {
             let track = TrackID(id)

@@ -33,6 +33,11 @@ extension MediaCoordinator {
                 reallocate = true
                 continue
             }
+            if case .bottleneck(let transport, let suspected) = event {
+                if suspected { bottlenecks.insert(transport) } else { bottlenecks.remove(transport) }
+                reallocate = true
+                continue
+            }
             if case .layers(let id, let layers) = event {
                 let track = TrackID(id)
                 guard producers[track] != nil else { continue }

@@ -47,6 +47,7 @@ extension MediaCoordinator {
             if let sub = peer.subscriber {
                 plane.submit(.closeTransport(id: sub.transport))
                 estimates[sub.transport] = nil
+                bottlenecks.remove(sub.transport)
             }
             peers[pid] = nil
             viewports[pid] = nil

@@ -96,6 +96,8 @@ public final class MediaCoordinator {
     var viewports: [ParticipantID: [TrackID: LayerChoice.Size]] = [:]
     /// The layers last said to be wanted of each simulcast track (`layers_wanted`), resent on resume.
     var wantedLayers: [TrackID: [String]] = [:]
+    /// Subscriber transports whose path the worker knows to be narrow now (`MediaEvent.bottleneck`).
+    var bottlenecks: Set<String> = []
     /// The speakers last announced per room, and that announcement (sent again to whoever joins or
     /// resumes, who would otherwise see nobody speaking until the speakers change).
     var speakers: [RoomID: [ParticipantID]] = [:]

@@ -185,4 +185,28 @@ import Testing
         let r = Allocator.allocate(estimate: 100_000, tracks: [Self.mic, Self.share, Self.camera("a", ceiling: 1)])
         #expect(r.wanted == 40_000 + 2_000_000 + 500_000)
     }
+
+    /// Without a congestion signal a track keeps the layer it has, even when the estimate no longer
+    /// covers it (the layer's rate grew: a reason to probe); with one it steps down to what fits. A
+    /// layer the viewer no longer asks for (above its ceiling) is never kept, and nothing goes up
+    /// past the estimate.
+    @Test(
+        arguments: [
+            (false, Int.max, Allocator.Choice.layer(spatial: 2, temporal: 0)),
+            (true, Int.max, .layer(spatial: 1, temporal: 0)),
+            (false, 1, .layer(spatial: 1, temporal: 0)),
+        ])
+    func aLayerIsKeptUnlessTheLinkGaveACongestionSignal(congested: Bool, ceiling: Int, expected: Allocator.Choice) {
+        var cam = Self.camera("a", ceiling: ceiling)
+        cam.layers[2].bitrate = 2_600_000
+        cam.current = .layer(spatial: 2, temporal: 0)
+        let r = Allocator.allocate(estimate: 1_000_000, tracks: [Self.mic, cam], congested: congested)
+        #expect(r.choices["a"] == expected)
+        let given: Double = expected == .layer(spatial: 2, temporal: 0) ? 2_600_000 : 500_000
+        #expect(r.allocated == 40_000 + given)
+        // From a lower layer, no step up past the estimate either way.
+        cam.current = .layer(spatial: 0, temporal: 0)
+        let up = Allocator.allocate(estimate: 1_000_000, tracks: [Self.mic, cam], congested: congested)
+        #expect(up.choices["a"] == .layer(spatial: 1, temporal: 0))
+    }
 }

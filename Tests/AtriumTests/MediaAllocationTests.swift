@@ -55,6 +55,9 @@ import Testing
         }
 
         func estimate(_ bitrate: Double) -> MediaEvent { .estimate(transport: consumer.transport, bitrate: bitrate) }
+        func bottleneck(_ suspected: Bool) -> MediaEvent {
+            .bottleneck(transport: consumer.transport, suspected: suspected)
+        }
 
         func allocation(after events: [MediaEvent]) -> TransportAllocation.Entry? {
             w.plane.queued = events
@@ -108,22 +111,29 @@ import Testing
                     consumer: consumer.id, ceiling: VideoLayer(spatial: 2, temporal: 7), paused: false))
     }
 
-    /// A step down while the estimate stays where it was (the camera's layers grew: new demand, as when
-    /// a share starts beside it) is not held: when the estimate rises (a probe), the camera goes back
-    /// up at once. A step down soon after that step up is a flap, and held.
-    @Test func aStepDownFromNewDemandIsNotHeld() throws {
+    /// New demand on an estimate nothing has challenged (the camera's layers grew, as a publisher's
+    /// encoder ramps up or a share starts beside it) keeps the layer: a reason to probe, not to step
+    /// down; a probe's higher estimate takes it up at once. A congestion signal (the path known narrow)
+    /// does step it down.
+    @Test func newDemandOnAnUnchallengedEstimateKeepsTheLayer() throws {
         let v = try Viewer()
         let cheap = v.cameraLayers(middle: 500, top: 1500)
         let dear = v.cameraLayers(middle: 800, top: 2000)
         #expect(v.allocation(after: [cheap, v.estimate(700_000)]) == v.entry(1))
         v.now = 1
-        #expect(v.allocation(after: [dear, v.estimate(700_000)]) == v.entry(0), "the middle layer no longer fits")
+        #expect(v.allocation(after: [dear, v.estimate(700_000)]) == v.entry(1), "kept on the middle layer")
         v.now = 1.2
-        #expect(v.allocation(after: [v.estimate(3_000_000)]) == v.entry(2), "not held: up at once")
+        #expect(v.allocation(after: [v.estimate(3_000_000)]) == v.entry(2), "a probe's estimate: up at once")
         v.now = 2
         #expect(v.allocation(after: [v.estimate(1_000_000)]) == v.entry(1), "the estimate fell")
         v.now = 3
         #expect(v.allocation(after: [v.estimate(1_900_000)]) == nil, "held after a fall")
+        v.now = 20
+        #expect(v.allocation(after: [v.estimate(2_500_000)]) == v.entry(2))
+        v.now = 21
+        let more = v.allocation(after: [v.cameraLayers(middle: 800, top: 3000)])
+        #expect(more == nil || more == v.entry(2), "more demand than the estimate: kept on the top layer")
+        #expect(v.allocation(after: [v.bottleneck(true)]) == v.entry(1), "the path proved narrow: down")
     }
 
     /// A hold after a step down ends early when the estimate is twice what it was then (a probe found
@@ -140,9 +150,9 @@ import Testing
         #expect(v.allocation(after: [v.estimate(2_000_000)]) == v.entry(2), "twice it: the hold ends")
     }
 
-    /// A step down soon after a step up with the estimate where it was (the layer just chosen ramped
-    /// up past what it cost when chosen, as a publisher's encoding turned on again does) is held only
-    /// 2 s, not the doubled hold of a link that narrowed again and again.
+    /// A step down soon after a step up with the estimate where it was (on a path known to be narrow, the
+    /// layer just chosen ramped up past what it cost when chosen, as a publisher's encoding turned on
+    /// again does) is held only 2 s, not the doubled hold of a link that narrowed again and again.
     @Test func aFlapFromNewDemandIsHeldBrieflyWithoutDoubling() throws {
         let v = try Viewer()
         let cheap = v.cameraLayers(middle: 500, top: 1500)
@@ -157,7 +167,9 @@ import Testing
         v.now = 8.1
         #expect(v.allocation(after: [v.estimate(1_900_000)]) == v.entry(2))
         v.now = 9
-        #expect(v.allocation(after: [dear, v.estimate(1_900_000)]) == v.entry(1), "new demand, soon after a step up")
+        #expect(
+            v.allocation(after: [dear, v.bottleneck(true), v.estimate(1_900_000)]) == v.entry(1),
+            "new demand on a narrow path, soon after a step up")
         v.now = 10.5
         #expect(v.allocation(after: [cheap]) == v.entry(1), "held 2 s")
         v.now = 11.1
