@@ -27,20 +27,27 @@ import {
   roomNameProblem, checkRoomField, savedSession, saveSession, rememberInURL, copyInvite,
 } from "/app/session.js";
 import { showTrack, renderTiles, watchPixelRatio, scheduleViewport } from "/app/tiles.js";
+import { speakerViewBlocked } from "/app/layout.js";
 import { renderPeople, fillPolicyForm, renderHostPanel } from "/app/people.js";
 
 /** @typedef {import("/sdk/atrium.js").RemoteTrack} RemoteTrack */
 
 // ------------------------------------------------------------------ notices
 
+/** A failure in words, with the protocol's code (or the browser's error name). */
+function describeFailure(e) {
+  const code = e instanceof AtriumError ? e.code : e?.code || e?.name || "error";
+  const text = ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e?.message) || "Something went wrong.";
+  return { code, text };
+}
+
 /** An error notice with the protocol's code. */
 function notifyError(action, e) {
-  const code = e instanceof AtriumError ? e.code : e?.code || e?.name || "error";
+  const { code, text } = describeFailure(e);
   // Closing the browser's screen picker without choosing is not a failure.
   if (code === "capture_denied" && action.includes("sharing")) return;
-  const detail = ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e?.message) || "Something went wrong.";
   console.warn(action, e);
-  notify({ kind: "error", text: `${action}: ${detail}`, code });
+  notify({ kind: "error", text: `${action}: ${text}`, code });
 }
 
 /** Runs a control's action once at a time, with its failure shown as an error notice. */
@@ -87,7 +94,10 @@ async function obtainToken(room, name, role) {
   const q = new URLSearchParams({ room, name: name || "guest", role });
   const identity = params.get("identity") || app.identity;
   if (identity) q.set("identity", identity);
-  const r = await fetch(`/dev/token?${q}`, { cache: "no-store" });
+  // A fetch that fails outright (the server is down) says so in words, not "Failed to fetch".
+  const r = await fetch(`/dev/token?${q}`, { cache: "no-store" }).catch(() => {
+    throw new AtriumError("unreachable", "the server cannot be reached");
+  });
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new AtriumError(body.error?.code || "connection_failed", body.error?.message || `HTTP ${r.status}`);
   return body.token;
@@ -106,7 +116,10 @@ async function join(ev, restore) {
   $("join-error").hidden = true;
   const problem = app.devMode && !$("join-token").value.trim() && !params.get("token") ? roomNameProblem(room) : "";
   if (problem) {
-    showJoinError(problem, "invalid_room_name");
+    // The problem is said once, beside the field; the error above Join points to it.
+    checkRoomField(true);
+    showJoinError("Fix the room name to join.", "invalid_room_name");
+    $("join-room").focus();
     return false;
   }
   setPhase("joining");
@@ -114,10 +127,12 @@ async function join(ev, restore) {
   $("join-submit").textContent = "Joining…";
   // What to turn on once in: the pre-join choice, or what was on before a rejoin or reload.
   const want = restore ?? { camera: preview.camera, mic: preview.mic, share: false };
-  stopPreview();
+  // A rejoin keeps the preview until it is in: the join screen shows what it will turn on.
+  if (!app.rejoin) stopPreview();
   try {
     const token = await obtainToken(room, name, role);
     const r = await Room.connect(signalURL(), token, name ? { name } : {});
+    stopPreview();
     enterRoom(r);
     rememberInURL();
     localStorage.setItem("atrium.name", name);
@@ -125,11 +140,15 @@ async function join(ev, restore) {
     saveSession();
     return true;
   } catch (e) {
-    const code = e instanceof AtriumError ? e.code : "error";
     if (!app.room) {
-      showJoinError(`${ERROR_TEXT[code] || (e instanceof AtriumError ? e.description : e.message)} `, code);
+      const failure = describeFailure(e);
       setPhase("join");
-      if (!app.rejoin) startPreview();
+      // A rejoin says it in its status, with when it tries again.
+      if (app.rejoin) app.rejoin.failure = failure;
+      else {
+        showJoinError(failure.text, failure.code);
+        startPreview();
+      }
     }
     return false;
   } finally {
@@ -140,6 +159,7 @@ async function join(ev, restore) {
 
 function showJoinError(text, code) {
   $("join-error").hidden = false;
+  $("join-error").dataset.code = code;
   fill($("join-error"), `${text} `, el("code", { "data-testid": "join-error-code" }, code));
 }
 
@@ -179,8 +199,9 @@ function enterRoom(room) {
   app.qualities.clear();
   app.viewports.clear();
   app.quality.clear();
-  // Notices of the previous session (the lost connection, its stops) are stale now.
-  if (app.rejoin) clearNotices((n) => n.dataset.reason !== "share_lost");
+  // Notices of before (the lost connection, "You left the room.") are stale now; a lost share's
+  // offer to share again stays across a rejoin.
+  clearNotices((n) => !app.rejoin || n.dataset.reason !== "share_lost");
   app.rejoin = null;
   $("rejoin-panel").hidden = true;
   for (const s of room.subscriptions ?? []) if (s.quality) app.qualities.set(s.trackId, s.quality);
@@ -296,7 +317,15 @@ function enterRoom(room) {
       room_ended: "The room has ended.",
     }[m.reason];
     sessionStorage.removeItem("atrium.session");
-    notify({ kind: m.reason === "room_ended" ? "info" : "error", text: text || `You left the room (${m.reason}).`, reason: m.reason, ttl: 0 });
+    // The meeting's notices end with it: the join screen says only why.
+    clearNotices();
+    notify({
+      kind: m.reason === "room_ended" ? "info" : "error",
+      text: text || `You left the room (${m.reason}).`,
+      reason: m.reason,
+      key: "left",
+      ttl: 0,
+    });
   });
   on("reconnecting", () => setConnection("reconnecting"));
   on("reconnected", () => {
@@ -324,7 +353,13 @@ function enterRoom(room) {
     const final = room.closedByUser || [4100, 4101, 4102, 4103].includes(d.code);
     const want = { ...app.wanted, share: app.wanted.share || !!room.myShare };
     exitRoom();
-    if (!final) startRejoin(want, d.reason || "disconnected");
+    if (!final) {
+      startRejoin(want, d.reason || "disconnected");
+      return;
+    }
+    // Out for good: the meeting's notices go, the reason (and errors) stay; the preview is live again.
+    clearNotices((n) => n.dataset.key !== "left" && n.dataset.kind !== "error");
+    startPreview();
   });
   rememberNames();
   setConnection("connected");
@@ -339,32 +374,61 @@ function enterRoom(room) {
  * that were on, and offers a Rejoin button meanwhile.
  */
 function startRejoin(want, reason) {
-  const attempt = { want, tries: 0, timer: 0, reason };
+  const attempt = { want, tries: 0, timer: 0, reason, failure: null, tick: () => {} };
   app.rejoin = attempt;
   clearNotices((n) => n.dataset.kind !== "error");
-  notify({ kind: "error", text: "The connection to the room was lost. Rejoining…", code: reason, reason: "connection_lost", ttl: 0 });
+  const code = String(reason).replace(/\s+/g, "_");
+  notify({ kind: "error", text: "The connection to the room was lost. Rejoining…", code, reason: "connection_lost", ttl: 0 });
   $("rejoin-panel").hidden = false;
   $("rejoin-status").textContent = "Rejoining the room…";
-  const tick = async () => {
-    if (app.rejoin !== attempt || app.room) return;
+  // The join screen shows what the rejoin turns on (the live camera, or "Camera is off"), and its
+  // toggles change it.
+  preview.camera = want.camera;
+  preview.mic = want.mic;
+  startPreview();
+  attempt.tick = async () => {
+    if (app.rejoin !== attempt || app.room || app.phase === "joining") return;
+    clearTimeout(attempt.timer);
     attempt.tries++;
-    const ok = await join(null, attempt.want);
+    $("rejoin-status").textContent = "Rejoining the room…";
+    const ok = await join(null, { ...attempt.want, camera: preview.camera, mic: preview.mic });
     if (ok || app.rejoin !== attempt) return;
     if (attempt.tries >= 30) {
-      $("rejoin-status").textContent = "Could not rejoin by itself.";
+      $("rejoin-status").textContent = `${rejoinProblem(attempt.failure)}; press Rejoin now to try again.`;
       return;
     }
-    $("rejoin-status").textContent = `Rejoining the room… (attempt ${attempt.tries + 1})`;
-    attempt.timer = setTimeout(tick, 2000);
+    countdown(attempt, REJOIN_EVERY_S);
   };
-  attempt.timer = setTimeout(tick, 500);
+  attempt.timer = setTimeout(attempt.tick, 500);
+}
+
+const REJOIN_EVERY_S = 2;
+/** Failures that mean the server is not there (down, restarting, no network). */
+const UNREACHABLE = new Set(["unreachable", "connection_failed", "disconnected", "timeout"]);
+
+/** Why the last rejoin attempt failed, in words. */
+function rejoinProblem(failure) {
+  if (!failure || UNREACHABLE.has(failure.code)) return "The server cannot be reached";
+  return failure.text.replace(/[.\s]+$/, "");
+}
+
+/** Says why the rejoin failed and when it tries again, a second at a time, then tries. */
+function countdown(attempt, seconds) {
+  if (app.rejoin !== attempt) return;
+  if (seconds <= 0) {
+    attempt.tick();
+    return;
+  }
+  $("rejoin-status").textContent = `${rejoinProblem(attempt.failure)}; trying again in ${seconds} s.`;
+  attempt.timer = setTimeout(() => countdown(attempt, seconds - 1), 1000);
 }
 
 function rejoinNow() {
-  const attempt = app.rejoin;
-  if (attempt) clearTimeout(attempt.timer);
-  const want = attempt?.want ?? { camera: preview.camera, mic: preview.mic, share: false };
-  join(null, want);
+  if (app.rejoin) {
+    app.rejoin.tick();
+    return;
+  }
+  join(null, { camera: preview.camera, mic: preview.mic, share: false });
 }
 
 function exitRoom() {
@@ -386,7 +450,9 @@ async function leave() {
   exitRoom();
   setConnection("disconnected");
   await room.leave();
-  notify({ text: "You left the room.", reason: "left" });
+  // The meeting's notices stay with it.
+  clearNotices();
+  notify({ text: "You left the room.", reason: "left", key: "left" });
   startPreview();
 }
 
@@ -449,16 +515,31 @@ function renderMeeting() {
   $("me-label").dataset.role = me.role;
   $("lock-badge").hidden = !pol.shareLocked;
   $("copy-invite").hidden = !app.devMode;
-  const layout = $("layout-toggle");
-  labelled(layout, app.layout === "grid" ? "speaker" : "grid", app.layout === "grid" ? "Speaker view" : "Grid view");
-  layout.dataset.layout = app.layout;
-  layout.setAttribute("aria-label", app.layout === "grid" ? "Switch to the speaker view" : "Switch to the grid view");
 
   renderStage(room);
+  renderLayoutToggle();
   renderTiles(room);
   renderControls(room, pol);
   renderPeople(room, isMod);
   renderHostPanel(room, isMod, pol);
+}
+
+/**
+ * The layout toggle names the layout it switches to, so it claims the other one is shown: where the
+ * speaker view cannot apply (a share fills the stage) it is disabled and says why.
+ */
+function renderLayoutToggle() {
+  const button = /** @type {HTMLButtonElement} */ ($("layout-toggle"));
+  const blocked = speakerViewBlocked($("main-area"));
+  const speaker = app.layout === "speaker" && !blocked;
+  labelled(button, speaker ? "grid" : "speaker", speaker ? "Grid view" : "Speaker view");
+  button.dataset.layout = speaker ? "speaker" : "grid";
+  button.disabled = !!blocked;
+  button.title = blocked;
+  button.setAttribute(
+    "aria-label",
+    blocked ? "Speaker view (not available now)" : speaker ? "Switch to the grid view" : "Switch to the speaker view",
+  );
 }
 
 /** The video track of a share: ours (local preview) or the received one. */
@@ -571,6 +652,8 @@ function renderControls(room, pol) {
   camBtn.dataset.state = camOn ? "on" : "off";
   camBtn.disabled = app.busy.has("camera") || !me.permissions.sources.includes("camera");
   camBtn.hidden = viewer;
+  // The M and V keys do nothing without those buttons: no hint for them either.
+  $("shortcuts").hidden = viewer;
 
   const mine = room.myShare;
   const myShare = mine ? room.shares.get(mine.shareId) : null;
@@ -665,6 +748,7 @@ function wireControls() {
   document.addEventListener("fullscreenchange", () => render());
 
   $("layout-toggle").addEventListener("click", () => {
+    if (speakerViewBlocked($("main-area"))) return;
     app.layout = app.layout === "grid" ? "speaker" : "grid";
     if (app.layout === "grid") app.pinnedParticipant = null;
     render();
@@ -674,7 +758,10 @@ function wireControls() {
   labelled($("copy-invite"), "link", "Copy invite link");
   $("copy-invite").addEventListener("click", () => copyInvite());
   $("rejoin").addEventListener("click", () => rejoinNow());
-  $("join-room").addEventListener("input", () => checkRoomField());
+  $("join-room").addEventListener("input", () => {
+    // A fixed room name takes its error above Join away.
+    if (!checkRoomField() && $("join-error").dataset.code === "invalid_room_name") $("join-error").hidden = true;
+  });
 
   // Keyboard shortcuts: M for the microphone, V for the camera (not while typing in a field).
   document.addEventListener("keydown", (e) => {
@@ -743,8 +830,10 @@ async function start() {
   $("join-room").value = params.get("room") || "";
   $("join-name").value = params.get("name") || localStorage.getItem("atrium.name") || "";
   $("join-name").addEventListener("change", (e) => localStorage.setItem("atrium.name", e.target.value.trim()));
-  const role = params.get("role");
-  if (role) /** @type {HTMLSelectElement} */ ($("join-role")).value = role;
+  // Dev mode: a link with a room (an invite) joins as a participant unless it names a role; the bare
+  // page, where a person starts a room, as host.
+  const role = params.get("role") || (params.get("room") ? "participant" : "host");
+  /** @type {HTMLSelectElement} */ ($("join-role")).value = role;
   const urlToken = params.get("token");
   if (urlToken) {
     /** @type {HTMLTextAreaElement} */ ($("join-token")).value = urlToken;
@@ -764,9 +853,15 @@ async function start() {
   wirePreview();
   setPhase("join");
   checkRoomField();
-  // A reload of a page that was in this room rejoins it, with what was on.
+  // A reload of a page that was in this room rejoins it, with what was on; a link naming someone
+  // else (another name or role) is a new join under the link's name.
   const session = savedSession();
-  if (session && app.devMode && session.room === params.get("room")) {
+  const sameSession =
+    session &&
+    session.room === params.get("room") &&
+    (!params.get("name") || params.get("name") === session.name) &&
+    (!params.get("role") || params.get("role") === session.role);
+  if (sameSession && app.devMode) {
     /** @type {HTMLSelectElement} */ ($("join-role")).value = session.role || "host";
     if (session.name) $("join-name").value = session.name;
     app.identity = session.identity || "";

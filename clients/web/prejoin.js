@@ -51,22 +51,14 @@ export async function startPreview() {
   renderPreview();
   if (!navigator.mediaDevices?.getUserMedia || (!preview.camera && !preview.mic)) return;
   try {
-    const stream = await navigator.mediaDevices.getUserMedia({
-      video: preview.camera ? cameraConstraints() : false,
-      audio: preview.mic ? micConstraints() : false,
-    });
-    if (mine !== generation || document.body.dataset.phase !== "join") {
+    const { stream, blocked } = await captureAllowed();
+    if (mine !== generation || document.body.dataset.phase === "meeting") {
       // Not wanted any more: end it now (the browser's camera indicator goes out with it).
-      for (const t of stream.getTracks()) t.stop();
+      for (const t of stream?.getTracks() ?? []) t.stop();
       return;
     }
-    preview.stream = stream;
-    $("preview-video").srcObject = preview.stream;
-    // The devices a person chose without a saved choice are the ones the browser picked.
-    const cam = preview.stream.getVideoTracks()[0];
-    const mic = preview.stream.getAudioTracks()[0];
-    if (cam && !preview.cameraDevice) preview.cameraDevice = cam.getSettings().deviceId || "";
-    if (mic && !preview.micDevice) preview.micDevice = mic.getSettings().deviceId || "";
+    if (blocked.length) preview.problem = blockedText(blocked);
+    if (stream) showStream(stream);
   } catch (e) {
     if (mine !== generation) return;
     // A saved device that is gone: fall back to the default once.
@@ -74,10 +66,63 @@ export async function startPreview() {
       preview.cameraDevice = preview.micDevice = "";
       return startPreview();
     }
-    preview.problem = e?.name === "NotAllowedError" ? "The browser blocked the camera and microphone." : "No preview: " + (e?.message || e);
+    preview.problem =
+      e?.name === "NotAllowedError"
+        ? blockedText([preview.camera ? "camera" : "microphone"])
+        : "No preview: " + (e?.message || e);
   }
   await listDevices();
   renderPreview();
+}
+
+/** A capture of what is turned on. */
+function ask(camera, mic) {
+  return navigator.mediaDevices.getUserMedia({
+    video: camera ? cameraConstraints() : false,
+    audio: mic ? micConstraints() : false,
+  });
+}
+
+/**
+ * Captures what is turned on. When the browser refuses the camera and microphone together, each is
+ * asked for alone: the one it allows is kept, and only the one it blocks is named.
+ * @returns {Promise<{stream: MediaStream|null, blocked: string[]}>}
+ */
+async function captureAllowed() {
+  try {
+    return { stream: await ask(preview.camera, preview.mic), blocked: [] };
+  } catch (e) {
+    if (e?.name !== "NotAllowedError" || !preview.camera || !preview.mic) throw e;
+  }
+  const tracks = [];
+  const blocked = [];
+  for (const kind of ["camera", "microphone"]) {
+    try {
+      tracks.push(...(await ask(kind === "camera", kind === "microphone")).getTracks());
+    } catch (e) {
+      if (e?.name !== "NotAllowedError") {
+        for (const t of tracks) t.stop();
+        throw e;
+      }
+      blocked.push(kind);
+    }
+  }
+  return { stream: tracks.length ? new MediaStream(tracks) : null, blocked };
+}
+
+function blockedText(kinds) {
+  return `The browser blocked the ${kinds.join(" and ")}.`;
+}
+
+/** Shows the preview's capture, and takes the devices it came from as the chosen ones. */
+function showStream(stream) {
+  preview.stream = stream;
+  $("preview-video").srcObject = stream;
+  // The devices a person chose without a saved choice are the ones the browser picked.
+  const cam = stream.getVideoTracks()[0];
+  const mic = stream.getAudioTracks()[0];
+  if (cam && !preview.cameraDevice) preview.cameraDevice = cam.getSettings().deviceId || "";
+  if (mic && !preview.micDevice) preview.micDevice = mic.getSettings().deviceId || "";
 }
 
 /** Stops the preview (joining captures again, from the same devices). */
@@ -118,6 +163,9 @@ export function renderPreview() {
   const live = !!preview.stream?.getVideoTracks().length;
   $("preview-off").hidden = live;
   $("preview-off").textContent = preview.problem || (preview.camera ? "Starting the camera…" : "Camera is off");
+  // Over a live camera, a problem (a blocked microphone) is said under the picture.
+  $("preview-note").hidden = !live || !preview.problem;
+  $("preview-note").textContent = live ? preview.problem : "";
 }
 
 function save() {

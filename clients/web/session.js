@@ -15,9 +15,10 @@ export function roomNameProblem(name) {
   return `Room names use letters, digits, _ - and . only (no spaces)${suggestion && ROOM_NAME.test(suggestion) ? `: try “${suggestion}”` : ""}.`;
 }
 
-export function checkRoomField() {
+/** Shows the room name's problem beside the field (an empty field only once `required`: at Join). */
+export function checkRoomField(required = false) {
   const input = /** @type {HTMLInputElement} */ ($("join-room"));
-  const problem = input.value ? roomNameProblem(input.value.trim()) : "";
+  const problem = input.value || required ? roomNameProblem(input.value.trim()) : "";
   input.setCustomValidity(problem);
   input.setAttribute("aria-invalid", String(!!problem));
   const hint = $("join-room-hint");

@@ -13,6 +13,7 @@ export const STOP_TEXT = {
   permission_revoked: (who, by) => `${by.Name} revoked ${who.name_s} permission to share, so the share stopped.`,
   locked: (who, by) => `${by.Name} locked screen sharing, so ${who.name_s} share stopped.`,
   moderated: (who, by) => `${by.Name} stopped ${who.name_s} share.`,
+  policy_changed: (who, by) => `${by.Name} changed the share policy, so ${who.name_s} share stopped.`,
   publisher_left: (who) => `${who.Name} left the room, so the share ended.`,
   disconnected: (who) => `${who.Name} lost the connection, so the share ended.`,
   room_ended: () => "The room ended, so the share ended.",
@@ -43,6 +44,7 @@ export const ERROR_TEXT = {
   resume_failed: "The session could not be resumed; join again.",
   media_unavailable: "This server runs without media.",
   connection_failed: "Could not connect to the server.",
+  unreachable: "The server cannot be reached.",
 };
 
 export const app = {

@@ -21,7 +21,8 @@ export function showTrack(video, track) {
 
 export function renderTiles(room) {
   const grid = $("grid");
-  const people = [room.me, ...room.participants.values()].filter((p) => p.role !== "viewer" || p.id === room.me.id);
+  // Viewers publish nothing: no tile for them, this page's own included.
+  const people = [room.me, ...room.participants.values()].filter((p) => p.role !== "viewer");
   const seen = new Set();
   let index = 0;
   for (const p of people) {
