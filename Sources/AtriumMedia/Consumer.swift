@@ -60,6 +60,9 @@ final class Consumer {
     /// A start from the producer's key-frame cache in progress: the stream, the next cached packet,
     /// and the cache's generation it began in. Live packets wait in the cache meanwhile.
     var replay: Replay?
+    /// A start that asked the publisher for a fresh key frame of this stream, and when the cache is
+    /// replayed instead if none came (`ViewerStart`).
+    var freshStart: (stream: Int, fallbackAt: Double)?
     /// When the consumer was created and when it sent its first packet (engine seconds).
     var createdAt: Double = 0
     var firstSentAt: Double?

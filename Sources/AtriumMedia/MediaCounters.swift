@@ -111,6 +111,10 @@ public struct MediaCounters: Sendable, Equatable {
     /// Video consumers started from a key-frame cache, and those that found none to start from.
     public var cacheStarts = 0
     public var cacheMisses = 0
+    /// Viewers started on a fresh key frame asked of a publisher that answers, instead of replaying a
+    /// long cached chain; and those of them replayed from the cache after all (no key frame in time).
+    public var freshStarts = 0
+    public var fallbackStarts = 0
     /// Time from a video consumer's creation to its first packet sent.
     public var firstFrame = FirstFrameHistogram()
     /// sendmmsg calls that failed for the socket as a whole (logged at most every 10 s).
@@ -455,7 +459,10 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_key_frame_cache_starts_total",
             "Video viewers started from the cached picture (served) or that found none and asked for a key frame.",
-            [("result=\"served\"", "\(c.cacheStarts)"), ("result=\"missed\"", "\(c.cacheMisses)")])
+            [
+                ("result=\"served\"", "\(c.cacheStarts)"), ("result=\"missed\"", "\(c.cacheMisses)"),
+                ("result=\"fresh\"", "\(c.freshStarts)"), ("result=\"fallback\"", "\(c.fallbackStarts)"),
+            ])
         out +=
             "# HELP atrium_media_first_frame_seconds Time from a video viewer's answer to its first forwarded key frame, by its source.\n"
         out += "# TYPE atrium_media_first_frame_seconds histogram\n"

@@ -24,9 +24,7 @@ extension MediaEngine {
             if resumed {
                 c.restart()
                 c.reselect(available: c.producer.availableMask)
-                if t.isSecure, let k = c.keyFrameStream, !startFromCache(c, stream: k) {
-                    requestKeyFrameNow(c.producer, stream: k)
-                }
+                if t.isSecure, let k = c.keyFrameStream { startViewer(c, stream: k) }
             } else if let k = c.reselect(available: c.producer.availableMask) {
                 switchLayer(c, to: k)
             }

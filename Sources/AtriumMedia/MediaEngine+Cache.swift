@@ -13,6 +13,42 @@ extension MediaEngine {
     /// Bytes a replay may send per 20 ms tick.
     var replayBudget: Int { max(1500, Int(config.replayBitrate / 8 / 50)) }
 
+    /// Starts a video viewer of stream `k` (new, resumed, or its transport just secured) by the rule of
+    /// `ViewerStart`: a short cached chain, or one of a publisher that does not answer key-frame
+    /// requests, is replayed; otherwise the publisher is asked for a key frame, with the cache as the
+    /// fallback when none comes in time (`checkFreshStarts`). Nothing servable cached: a request.
+    func startViewer(_ c: Consumer, stream k: Int) {
+        let p = c.producer
+        guard p.isVideo, p.streams.indices.contains(k) else { return }
+        let cache = p.streams[k].cache
+        let age = cache.isServable(now: now) ? cache.keyFrameAt.map { now - $0 } : nil
+        switch ViewerStart.decide(keyFrameAge: age, answers: p.streams[k].answers, screenShare: p.isScreenShare) {
+        case .request(let after):
+            counters.freshStarts += 1
+            c.freshStart = (k, now + after)
+            if !awaitingFresh.contains(where: { $0 === c }) { awaitingFresh.append(c) }
+            requestKeyFrameNow(p, stream: k)
+        case .replay, nil:
+            if !startFromCache(c, stream: k) { requestKeyFrameNow(p, stream: k) }
+        }
+    }
+
+    /// Every tick: a fresh start whose key frame came is done; one past its bound is replayed from the
+    /// cache after all (the publisher did not answer in time).
+    func checkFreshStarts() {
+        guard !awaitingFresh.isEmpty else { return }
+        awaitingFresh.removeAll { c in
+            guard let f = c.freshStart, !c.closed, c.keyFrameStream == f.stream else {
+                c.freshStart = nil
+                return true
+            }
+            guard now >= f.fallbackAt else { return false }
+            c.freshStart = nil
+            if startFromCache(c, stream: f.stream) { counters.fallbackStarts += 1 }
+            return true
+        }
+    }
+
     /// Starts `c` from the cache of stream `k` if it holds a picture young enough, small enough for
     /// the consumer's transport (`replayRoom`), and that transport can send; otherwise returns false
     /// (the caller asks the publisher for a key frame).

@@ -139,6 +139,7 @@ extension MediaEngine {
         }
         p.plisSent += 1
         counters.plisSent += 1
+        p.streams[k].keyFrameRequested(now: t0)
         sendRTCP(
             [.pictureLossIndication(PictureLossIndication(senderSSRC: p.transport.rtcpSSRC, mediaSSRC: ssrc))],
             on: p.transport)
@@ -178,6 +179,7 @@ extension MediaEngine {
             ref.with { tick($0, now: t0) }
         }
         advanceReplays()
+        checkFreshStarts()
         reportEstimates()
         drainPacers()
         startProbes()
@@ -238,6 +240,7 @@ extension MediaEngine {
 
     func requestRepairs(_ p: Producer, on t: Transport, now t0: Double) {
         for k in p.streams.indices {
+            p.streams[k].checkAnswer(now: t0)
             guard let ssrc = p.streams[k].ssrc ?? (p.pipeInput == nil ? nil : 0) else { continue }
             if t0 - p.streams[k].lastKeyFrameRequest >= 1,
                 p.consumers.contains(where: { $0.keyFrameStream == k && $0.transport.isSecure })

@@ -206,7 +206,10 @@ extension MediaEngine {
                 // Past its bound: a key frame refills it (throttled as every request).
                 requestKeyFrameNow(p, stream: k)
             }
-            if info.keyFrame { p.streams[k].noteKeyFrame(packet, media: info.media, codec: p.codec, now: t0) }
+            if info.keyFrame {
+                p.streams[k].noteKeyFrame(packet, media: info.media, codec: p.codec, now: t0)
+                p.streams[k].keyFrameArrived(now: t0)
+            }
         }
         // By index: a `for ... in` over the array goes through the generic iterator, which a debug
         // build does not specialize and which then allocates per element. Borrowed: no reference

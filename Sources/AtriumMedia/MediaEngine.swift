@@ -49,6 +49,8 @@ final class MediaEngine {
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
+    /// Viewers waiting for the fresh key frame their start asked for (`startViewer`).
+    var awaitingFresh: [Consumer] = []
     /// Subscriber transports whose pacer holds packets (`MediaEngine+Pacer`).
     var pacing: [Transport] = []
     var events: [MediaEvent] = []
@@ -457,9 +459,7 @@ final class MediaEngine {
                 // A subscriber can decode nothing before a key frame: ask each publisher now, not on the
                 // next periodic request.
                 for c in t.consumers {
-                    if let k = c.keyFrameStream, !startFromCache(c, stream: k) {
-                        requestKeyFrameNow(c.producer, stream: k)
-                    }
+                    if let k = c.keyFrameStream { startViewer(c, stream: k) }
                 }
             case .closed:
                 t.connected = false
@@ -638,7 +638,7 @@ final class MediaEngine {
             reportWanted(p)
             // Started from the cached picture when there is one; else a key frame is asked for. Before
             // DTLS completes both wait for it (`handle(_:on:)`).
-            if t.isSecure, let k = c.keyFrameStream, !startFromCache(c, stream: k) { requestKeyFrameNow(p, stream: k) }
+            if t.isSecure, let k = c.keyFrameStream { startViewer(c, stream: k) }
         case .setPreference(let id, let preference):
             guard let c = consumers[id], c.preference != preference else { return }
             c.preference = preference

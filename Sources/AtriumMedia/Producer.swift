@@ -146,6 +146,10 @@ struct ReceiveStream {
     /// Last PLI sent for this stream (engine seconds); PLIs are throttled to one per 300 ms.
     var lastKeyFrameRequest: Double = -10
     var keyFrameWanted = false
+    /// The first key-frame request since the last key frame (engine seconds), and what the publisher's
+    /// answers to such requests said lately (`ViewerStart`).
+    var pendingRequestAt: Double?
+    var answers = ViewerStart.Answers.unknown
     var packetsIn = 0
     /// The last packet of this stream (engine seconds); nil before the first.
     var lastPacketAt: Double?
@@ -247,6 +251,26 @@ struct ReceiveStream {
 
     /// Reads the picture size from a key frame's first packet (RFC 6386 section 9.1: after VP8's
     /// 3-byte frame tag and start code, 14-bit width and height, little-endian).
+    /// A key-frame request was sent. Only once the stream has had a key frame: its first one (a sender
+    /// starting) answers nothing.
+    mutating func keyFrameRequested(now: Double) {
+        if pendingRequestAt == nil, cache.keyFrameAt != nil { pendingRequestAt = now }
+    }
+
+    /// A key frame arrived: the answer to the pending request, if any.
+    mutating func keyFrameArrived(now: Double) {
+        guard let at = pendingRequestAt else { return }
+        answers = .within(now - at)
+        pendingRequestAt = nil
+    }
+
+    /// A request unanswered past `ViewerStart.answerBound`: this publisher does not answer (for now).
+    mutating func checkAnswer(now: Double) {
+        guard let at = pendingRequestAt, now - at > ViewerStart.answerBound else { return }
+        answers = .never
+        pendingRequestAt = nil
+    }
+
     mutating func noteKeyFrame(_ packet: UnsafeRawBufferPointer, media: Range<Int>, codec: VideoCodec?, now: Double) {
         guard codec == .vp8, media.lowerBound >= 0, media.upperBound <= packet.count else { return }
         let p = UnsafeRawBufferPointer(rebasing: packet[media])

@@ -80,7 +80,7 @@ import Testing
         var sequence: UInt16 = 65_000
         var frame = 0
 
-        init(configure: (inout MediaConfiguration) -> Void = { _ in }) throws {
+        init(source: String = "screen_share", configure: (inout MediaConfiguration) -> Void = { _ in }) throws {
             media = try EmbeddedMedia(configure: configure)
             publisher = try EmbeddedPeer(
                 port: 45_000, transport: "pub", serverFingerprint: media.engine.certificate.fingerprint)
@@ -88,17 +88,18 @@ import Testing
             media.apply(
                 .addProducer(
                     ProducerSpec(
-                        id: "screen", transport: "pub", mid: "0", source: "screen_share", kind: .video,
+                        id: "screen", transport: "pub", mid: "0", source: source, kind: .video,
                         videoCodec: "VP8", clockRate: 90_000, payloadType: 96, rtxPayloadType: nil, ssrc: 4242,
                         rtxSSRC: nil, audioLevelID: nil, absSendTimeID: nil, paused: false)))
         }
 
         /// One frame of `packets` packets of `size` payload bytes; the first frame is the key frame.
-        func sendFrame(packets: Int = 1, size: Int = 100) throws {
+        func sendFrame(packets: Int = 1, size: Int = 100, key: Bool = false) throws {
             for n in 0..<packets {
                 var payload: [UInt8] = [n == 0 ? 0x10 : 0x00]
                 if n == 0 {
-                    payload += frame == 0 ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
+                    payload +=
+                        frame == 0 || key ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
                 }
                 payload += [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: size)
                 try publisher.send(
@@ -227,5 +228,95 @@ import Testing
         #expect(try room.plis() == 1)
         #expect(room.media.engine.counters.cacheMisses == 0, "disabled: not a miss")
         withExtendedLifetime(viewers) {}
+    }
+
+    // MARK: - How a viewer starts (ViewerStart)
+
+    /// The decision as a table: the cached key frame's age, what the publisher's answers say, and
+    /// whether it is a screen share.
+    @Test(
+        arguments: [
+            (nil, ViewerStart.Answers.within(0.05), false, nil as ViewerStart?),
+            (0.3, .within(0.05), false, .replay),
+            (3.0, .within(0.05), false, .request(fallbackAfter: 0.1)),
+            (3.0, .within(0.2), false, .request(fallbackAfter: 0.4)),
+            (3.0, .within(0.9), false, .request(fallbackAfter: 1.0)),
+            (3.0, .never, false, .replay),
+            (3.0, .unknown, false, .request(fallbackAfter: 1.0)),
+            (3.0, .unknown, true, .replay),
+            (3.0, .within(0.05), true, .request(fallbackAfter: 0.1)),
+        ] as [(Double?, ViewerStart.Answers, Bool, ViewerStart?)])
+    func startRows(_ age: Double?, _ answers: ViewerStart.Answers, _ share: Bool, _ expected: ViewerStart?) {
+        #expect(ViewerStart.decide(keyFrameAge: age, answers: answers, screenShare: share) == expected)
+    }
+
+    /// A live camera sending for two seconds since its key frame: its cached chain is long.
+    static func liveCamera() throws -> Room {
+        let room = try Room(source: "camera")
+        for _ in 0..<60 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        _ = try room.plis()
+        return room
+    }
+
+    @Test func aLongChainOfACameraThatAnswersStartsOnAFreshKeyFrameWithoutReplay() throws {
+        let room = try Self.liveCamera()
+        let v = try room.viewer(45_010)
+        room.media.advance(by: 0.02)
+        try v.receive(from: room.media)
+        #expect(try room.plis() == 1, "a key frame is asked for")
+        #expect(v.rtp.isEmpty, "no replay of two seconds of old frames")
+        // The encoder answers with its next frame.
+        try room.sendFrame(key: true)
+        room.media.advance(by: 0.02)
+        try room.sendFrame()
+        room.media.advance(by: 0.02)
+        try v.receive(from: room.media)
+        #expect(try Self.frames(v).map(\.frame) == [60, 61], "the live picture from its key frame on")
+        let c = room.media.engine.counters
+        #expect(c.freshStarts == 1 && c.cacheStarts == 0 && c.fallbackStarts == 0)
+        if case .within(let t) = room.media.engine.producers["screen"]?.streams[0].answers {
+            #expect(abs(t - 0.02) < 1e-9, "the answer took a tick")
+        } else {
+            Issue.record("the answer was not noted")
+        }
+    }
+
+    @Test func aCameraThatDoesNotAnswerIsReplayedAfterTheBoundAndTheNextViewerAtOnce() throws {
+        let room = try Self.liveCamera()
+        let v = try room.viewer(45_011)
+        #expect(try room.plis() == 1)
+        // Deltas only for a second: no answer; past the bound the cache is replayed.
+        for _ in 0..<30 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        try v.receive(from: room.media)
+        #expect(v.rtp.isEmpty, "waiting for the fresh key frame")
+        room.media.advance(by: 0.1)
+        try v.receive(from: room.media)
+        #expect(try Self.frames(v).first?.frame == 0, "the cached picture from its key frame")
+        #expect(room.media.engine.counters.fallbackStarts == 1)
+        // The publisher is known not to answer: the next viewer is replayed at once.
+        _ = try room.plis()
+        let w = try room.viewer(45_012)
+        #expect(try Self.frames(w).first?.frame == 0)
+        #expect(room.media.engine.counters.cacheStarts == 2 && room.media.engine.counters.freshStarts == 1)
+    }
+
+    @Test func aBurstOfJoinersIsOneRequestAndOneKeyFrame() throws {
+        let room = try Self.liveCamera()
+        let viewers = try (0..<10).map { try room.viewer(45_020 + UInt16($0)) }
+        room.media.advance(by: 0.02)
+        #expect(try room.plis() == 1, "one request for all ten")
+        try room.sendFrame(key: true)
+        room.media.advance(by: 0.02)
+        for v in viewers {
+            try v.receive(from: room.media)
+            #expect(try Self.frames(v).map(\.frame) == [60])
+        }
+        #expect(room.media.engine.counters.freshStarts == 10 && room.media.engine.counters.cacheStarts == 0)
     }
 }

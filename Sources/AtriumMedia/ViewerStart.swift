@@ -1,0 +1,42 @@
+/// How a new (or resumed) video viewer starts, as a pure decision: from the key-frame cache (the
+/// picture as the server holds it: a key frame and every delta since), or from a fresh key frame
+/// asked of the publisher. A replay shows the current picture at once only when its chain is short;
+/// a long one (seconds of deltas, megabytes) shows an old picture first and then freezes while the
+/// browser catches up. So a publisher that answers key-frame requests is asked (the request
+/// coalesced with other joiners by the throttle), and the cache is the fallback for one that does
+/// not answer within `answerBound` (a static screen whose encoder never sends another key frame).
+enum ViewerStart: Equatable, Sendable {
+    /// Replay the cached picture now.
+    case replay
+    /// Ask the publisher for a key frame; replay the cache if none came `fallbackAfter` seconds later.
+    case request(fallbackAfter: Double)
+
+    /// A cached chain whose key frame is at most this old is short: replayed (it is nearly live).
+    static let shortChainAge = 0.5
+    /// A publisher that sent a key frame within this many seconds of a request answers; one that did
+    /// not by then does not (until it answers again).
+    static let answerBound = 1.0
+
+    /// What a publisher's recent answers to key-frame requests say: unknown before the first request,
+    /// or the time its last answer took, or that its last request went unanswered.
+    enum Answers: Equatable, Sendable {
+        case unknown
+        case within(Double)
+        case never
+    }
+
+    /// The decision for one start. `keyFrameAge`: seconds since the cached key frame (nil: nothing
+    /// servable cached, so a request it is, with no fallback). A publisher never asked yet: a camera
+    /// is asked (camera encoders answer), a screen share is replayed (the static screen the cache is
+    /// for may never send another key frame, and its sharer is not bothered).
+    static func decide(keyFrameAge: Double?, answers: Answers, screenShare: Bool) -> ViewerStart? {
+        guard let age = keyFrameAge else { return nil }
+        if age <= shortChainAge { return .replay }
+        switch answers {
+        case .never: return .replay
+        case .unknown: return screenShare ? .replay : .request(fallbackAfter: answerBound)
+        // Twice its last answer (a round trip and a frame), at least a tenth of a second.
+        case .within(let t): return .request(fallbackAfter: min(answerBound, max(0.1, 2 * t)))
+        }
+    }
+}
