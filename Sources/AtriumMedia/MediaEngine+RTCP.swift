@@ -28,12 +28,12 @@ extension MediaEngine {
                     p.streams[k].reportNTP =
                         Double(sr.ntpTimestamp >> 32) + Double(sr.ntpTimestamp & 0xFFFF_FFFF) / 4_294_967_296
                     p.streams[k].reportRTP = sr.rtpTimestamp
-                    // Activity only when the sender says it sent something since its last report (its
-                    // RTP may have been lost on the way); the first report sets the count.
-                    if let before = p.streams[k].reportPackets, before != sr.packetCount {
+                    // Activity only when the sender says it sent media since its last report (its RTP
+                    // may have been lost on the way); the first report sets the count.
+                    if let before = p.streams[k].reportOctets, before != sr.octetCount {
                         p.lastActivity = now
                     }
-                    p.streams[k].reportPackets = sr.packetCount
+                    p.streams[k].reportOctets = sr.octetCount
                     if !p.pipes.isEmpty { pipeSenderReport(p, stream: k) }
                 }
                 receiveReports(sr.reports, on: t)
@@ -84,8 +84,8 @@ extension MediaEngine {
         logger.info("media producer ended", ("track", p.spec.id), ("reason", reason.rawValue))
     }
 
-    /// A screen share's producer that sent something once and then neither RTP nor a sender report with a
-    /// packet count that moved for `captureTimeout` while its transport was still heard from (paused shares are not checked: their
+    /// A screen share's producer that sent something once and then neither RTP nor a sender report with
+    /// an octet count that moved for `captureTimeout` while its transport was still heard from (paused shares are not checked: their
     /// time starts again on resume). A transport silent as a whole is a network or a client gone, which
     /// ICE consent decides: at `disconnected` (30 s) its shares end too (`now` infinite).
     func checkInactivity(_ p: Producer, now t0: Double) {

@@ -156,9 +156,11 @@ struct ReceiveStream {
     /// The last sender report: its NTP time in seconds and the RTP timestamp it maps to.
     var reportNTP: Double?
     var reportRTP: UInt32 = 0
-    /// The packet count of the last sender report: a report whose count has not moved since is not
-    /// activity (a sender can outlive its track and go on reporting, as aiortc's does).
-    var reportPackets: UInt32?
+    /// The octet count of the last sender report (payload octets, RFC 3550 section 6.4.1: no headers,
+    /// no padding): a report whose count has not moved since is not activity. A sender can outlive
+    /// its track and go on reporting (aiortc's), and Chromium's goes on sending padding for its
+    /// bandwidth estimation after `track.stop()`, which moves its packet count but not its octets.
+    var reportOctets: UInt32?
     /// The current picture, for starting new viewers at once (video only).
     var cache: KeyFrameCache
     /// The picture size the last key frame gave (VP8's frame header); 0 when unknown.

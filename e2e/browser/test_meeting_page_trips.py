@@ -433,3 +433,28 @@ def test_a_share_stopped_by_the_share_policy_says_the_policy_did_it(dev_server, 
         n = wait_notice(page, 30, kind="share-stopped", reason="policy_changed")
         assert "changed the share policy" in n["text"] and "stopped" in n["text"], n
         assert not n["text"].startswith("You stopped") and "stopped Alice" not in n["text"], n
+
+
+def test_a_share_whose_track_ends_without_a_word_stops_with_capture_ended(dev_server, browsers, artifacts):
+    """Bob's screen track is stopped in the page (`track.stop()`, which fires no `ended` event, so the
+    SDK says nothing) while his connection lives on: the server stops the share with `capture_ended`
+    at the capture timeout, and Alice is told. Chromium sends no BYE then, and goes on sending padding
+    on the share's SSRC for its bandwidth estimate, which moves its sender reports' packet count but
+    not their octet count."""
+    from test_meeting_page import join, wait_notice, wait_stage
+
+    base = f"http://127.0.0.1:{dev_server.port}"
+    a = browsers("a")
+    b = browsers("b")
+    join(a, base, "silent-capture", "Alice", "host")
+    b_id = join(b, base, "silent-capture", "Bob", "participant")
+    b.click("share-toggle")
+    wait_stage(a, b_id)
+    sent = ("const s = [...(await window.atriumApp.room.publisher.getStats()).values()]"
+            ".filter((s) => s.type === 'outbound-rtp' && s.kind === 'video');"
+            "return s.map((x) => x.packetsSent);")
+    b.js("window.atriumApp.room.myShare.track.stop()")
+    n = wait_notice(a, 60, kind="share-stopped", reason="capture_ended")
+    assert "Bob" in n["text"], n
+    # What Chromium sent meanwhile: padding only (its packet count grows, its payload bytes do not).
+    print(f"Chromium after track.stop(): outbound video packets per layer {b.js_async(sent)}")
