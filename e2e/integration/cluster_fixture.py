@@ -93,9 +93,16 @@ class Cluster:
         raise AssertionError(f"nodes did not all list {count} nodes: {listed}")
 
     def stop(self):
+        """Stops every node (SIGTERM), then fails if any did not exit 0 or ThreadSanitizer reported
+        on any. A node a test killed with SIGKILL was dead already and is expected to show it."""
+        errors = []
         for n in self.nodes:
+            killed = not n.alive() and n.proc.returncode == -signal.SIGKILL
             try:
-                n.stop()
-            except Exception:
-                pass
+                code = n.stop()
+                if code != 0 and not killed:
+                    errors.append(f"{n.node_id} exited with {code}:\n{n.stderr_text[-2000:]}")
+            except Exception as e:      # stop's ThreadSanitizer check, among others
+                errors.append(f"{n.node_id}: {e}")
         shutil.rmtree(self.dir, ignore_errors=True)
+        assert not errors, "\n".join(errors)

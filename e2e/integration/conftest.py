@@ -78,7 +78,9 @@ class Server:
                 time.sleep(0.02)
         return self
 
-    def stop(self, sig=signal.SIGTERM, timeout=5):
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        """Sends `sig` and waits for the exit (SIGKILL after `timeout`, a hang guard); returns the exit
+        status, 0 for a clean stop on SIGTERM or SIGINT (negative: the signal that killed it)."""
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -94,6 +96,21 @@ class Server:
 
     def alive(self):
         return self.proc.poll() is None
+
+    def metric(self, name, **labels):
+        """The sum of the samples of `name` whose labels include `labels` in /metrics now (0 if none)."""
+        status, _, body, _ = self.request("GET", "/metrics", token=None)
+        assert status == 200, body
+        return sample_of(body.decode(), name, **labels)
+
+    def wait_metric(self, name, predicate, timeout=60, **labels):
+        """Polls /metrics until `predicate(value)` holds for `name` (as `metric`); returns the value.
+        `timeout` is a hang guard."""
+        deadline = time.time() + timeout
+        while not predicate(value := self.metric(name, **labels)):
+            assert time.time() < deadline, f"{name}{labels} stayed at {value} for {timeout} s"
+            time.sleep(0.1)
+        return value
 
     def request(self, method, path, body=None, headers=None, token="admin", timeout=10):
         """One HTTP request on a fresh connection; returns (status, headers dict, body bytes, parsed JSON or None)."""
@@ -120,6 +137,28 @@ class Server:
         return status == 200
 
 
+_SAMPLE = re.compile(r'^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def sample_of(text, name, **labels):
+    """The sum of the samples of `name` whose labels include `labels` in one /metrics text."""
+    total = 0.0
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if m and m.group(1) == name:
+            got = dict(_LABEL.findall(m.group(2) or ""))
+            if all(got.get(k) == v for k, v in labels.items()):
+                total += float(m.group(3))
+    return total
+
+
+def stopped_cleanly(server):
+    """Stops `server` with SIGTERM: it exits 0 (and, as `stop` checks, ThreadSanitizer reported nothing)."""
+    code = server.stop()
+    assert code == 0, f"atrium exited with {code} on SIGTERM:\n{server.stderr_text[-3000:]}"
+
+
 @pytest.fixture
 def tmpdir_path():
     d = tempfile.mkdtemp(prefix="atrium-it-")
@@ -132,7 +171,7 @@ def dev_server(tmpdir_path):
     """A dev-mode server with an SQLite store in a fresh data directory."""
     s = Server(os.path.join(tmpdir_path, "data"), "--dev").start()
     yield s
-    s.stop()
+    stopped_cleanly(s)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +180,7 @@ def shared_server():
     d = tempfile.mkdtemp(prefix="atrium-it-")
     s = Server(os.path.join(d, "data"), "--dev", "--store", "memory").start()
     yield s
-    s.stop()
+    stopped_cleanly(s)
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -159,4 +198,4 @@ def media_server(tmp_path_factory):
     """One media server per test module; every test uses its own room."""
     s = Server(os.path.join(tmp_path_factory.mktemp("media"), "data"), *MEDIA_ARGS).start()
     yield s
-    s.stop()
+    stopped_cleanly(s)

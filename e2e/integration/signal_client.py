@@ -4,7 +4,7 @@
     snap = await c.join()                                          # the join result's data
     data = await c.request("publish", source="screen_share")       # result data, or raises SignalError
     ev = await c.expect("share_started", lambda m: m["share"]["participantId"] == pid)
-    await c.no_event("participant_left")
+    await c.no_event("participant_left")                           # none before a ping's answer
 
 A background task reads every message. Results and errors that carry the id of a pending request
 resolve that request; everything else (pushed events, errors without an id) is buffered in arrival
@@ -23,7 +23,8 @@ import websockets
 
 from conftest import ATRIUM_BIN
 
-DEFAULT_TIMEOUT = 3.0
+# A hang guard for every request and event, not a figure: generous enough for a ThreadSanitizer build.
+DEFAULT_TIMEOUT = 10.0
 
 
 def mint(server, room, identity, role=None, sources=None, name=None, admin=False, ttl=None):
@@ -228,10 +229,15 @@ class Client:
         """Waits for an `error` without a pending request (malformed_json, rate_limited, ...)."""
         return await self.expect("error", lambda m: m["error"]["code"] == code, timeout)
 
-    async def no_event(self, type_, timeout=0.3, predicate=None):
-        """Asserts that no message of `type_` (matching `predicate`) arrives within `timeout`."""
-        await asyncio.sleep(timeout)
-        hits = [m for m in self.events if m.get("type") == type_ and (predicate is None or predicate(m))]
+    async def no_event(self, type_, predicate=None):
+        """Asserts that no message of `type_` (matching `predicate`) arrived before the answer to a
+        `ping` sent now. The server handles one request at a time and pushes a request's events before
+        its result (docs/protocol.md, "Ordering"), so once another client's request has been answered,
+        this ping's answer comes after every event that request caused here: a fence, not a wait."""
+        _, fence = await self.request_indexed("ping")
+        before = {id(m) for m in self.log[:fence]}
+        hits = [m for m in self.events
+                if id(m) in before and m.get("type") == type_ and (predicate is None or predicate(m))]
         assert not hits, f"{self.label}: unexpected {type_}: {hits}"
 
     def drain(self):
@@ -297,7 +303,7 @@ async def connect(server, identity, room="main", role=None, sources=None, token=
     if token is None:
         token = mint(server, room, identity, role=role, sources=sources)
     ws_options.setdefault("ping_interval", None)
-    ws = await websockets.connect(signal_url(server, token), open_timeout=5, **ws_options)
+    ws = await websockets.connect(signal_url(server, token), open_timeout=DEFAULT_TIMEOUT, **ws_options)
     c = Client(ws, label or identity)
     welcome = await c.expect("welcome")
     c.welcome = welcome
@@ -345,5 +351,5 @@ class Opened:
         await close_quietly(self.items)
 
 
-def run(coro, timeout=30):
+def run(coro, timeout=60):
     return asyncio.run(asyncio.wait_for(coro, timeout))

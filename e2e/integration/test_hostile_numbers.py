@@ -14,7 +14,7 @@ import time
 import pytest
 import websockets
 
-from conftest import Server
+from conftest import Server, stopped_cleanly
 from signal_client import close_all, joined, run, signal_url
 
 INT64_MAX = 2**63 - 1
@@ -26,7 +26,7 @@ def hub(tmp_path_factory):
     d = tmp_path_factory.mktemp("numbers")
     s = Server(os.path.join(d, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any").start()
     yield s
-    s.stop()
+    stopped_cleanly(s)
 
 
 def signed(server, payload_text):

@@ -277,7 +277,7 @@ async def refused_offer(client, observer, fields, code, field):
     assert e.message, e.reply
     if code == "invalid_sdp":
         assert "line" in e.message or "v=" in e.message, f"invalid_sdp should name the line: {e.message}"
-    await observer.no_event("track_published", timeout=0)
+    await observer.no_event("track_published")
     return e
 
 
@@ -373,7 +373,6 @@ def test_an_offer_over_the_message_limit_closes_1009_and_the_session_resumes(ser
 
             resumed = await connect(server, "alice", room="huge-offer")
             await resumed.resume(alice.resume_token)
-            await observer.no_event("participant_left", timeout=0)
             big = o + pad[: 62_000 - len(o)]
             assert len(json.dumps({"type": "publish_offer", "id": 99999, "sdp": big, "tracks": CAMERA_MIC})) < 65536
             result = await resumed.request("publish_offer", sdp=big, tracks=CAMERA_MIC)
@@ -449,7 +448,7 @@ def test_an_audio_transceiver_bound_to_the_camera_is_a_kind_mismatch(server):
         result = await alice.request("publish_offer", sdp=o, tracks=[{"mid": "0", "source": "camera"},
                                                                         {"mid": "1", "source": "microphone"}])
         check_answer(o, result, {}, {"0": "kind_mismatch", "1": "kind_mismatch"})
-        await observer.no_event("track_published", timeout=0.2)
+        await observer.no_event("track_published")
         # The mismatch published nothing: the camera is still free for the video transceiver.
         result = await alice.request("publish_offer", sdp=o, tracks=[{"mid": "1", "source": "camera"},
                                                                         {"mid": "0", "source": "microphone"}])
@@ -512,8 +511,8 @@ def test_a_viewer_gets_every_section_rejected_with_not_allowed(server):
                   {"mid": "2", "source": "screen_share", "width": 1280, "height": 720}]
         result = await vic.request("publish_offer", sdp=o, tracks=tracks)
         check_answer(o, result, {}, {"0": "not_allowed", "1": "not_allowed", "2": "not_allowed"})
-        await observer.no_event("track_published", timeout=0.2)
-        await observer.no_event("share_started", timeout=0)
+        await observer.no_event("track_published")
+        await observer.no_event("share_started")
     run(in_room(server, "viewer-offer", scenario, identity="vic", role="viewer"))
 
 

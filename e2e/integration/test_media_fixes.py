@@ -2,14 +2,10 @@
 classified by their content): the subscriber's answer and its DTLS handshake race, a viewer starts
 on a key frame, payload types stay usable over many subscribe/unsubscribe cycles, and a capture that
 ends without `stop_share` stops the share with `capture_ended`."""
-import asyncio
 import time
 
 from media_peer import BYE_TIMEOUT
-from test_media import assert_carries, by_share, metric, run_in_room
-
-# The server's `MediaConfiguration.captureTimeout` (docs/protocol.md, "Capture ended").
-CAPTURE_TIMEOUT = 5
+from test_media import assert_carries, by_share, metric, run_in_room, sample_of, snapshot_after
 
 
 def vp8_key_frame_start(payload):
@@ -30,6 +26,12 @@ def vp8_key_frame_start(payload):
     return i < len(payload) and payload[i] & 0x01 == 0
 
 
+def publisher_disconnected(client):
+    """The `media_state` telling `client` its publisher connection lost ICE consent, or None."""
+    return next((m for m in client.log if m.get("type") == "media_state" and m.get("target") == "publisher"
+                 and m.get("state") == "disconnected"), None)
+
+
 def test_a_subscriber_whose_answer_lags_its_dtls_gets_its_first_frame_at_once(media_server):
     """aiortc starts ICE and DTLS when it applies its answer; the answer reaches the server over the
     WebSocket 100 or 300 ms later. The server takes the handshake on the checked ICE pair before the
@@ -39,29 +41,27 @@ def test_a_subscriber_whose_answer_lags_its_dtls_gets_its_first_frame_at_once(me
     What is asserted is the mechanism, which no load can change: no DTLS datagram of the viewer is
     dropped as from an unknown source (before the fix its ClientHello was, and only the client's
     retransmission a second later got through). The time to the first frame is printed (about
-    0.35-0.42 s here) and held to a bound that load cannot reach but the retransmission path would."""
+    0.35-0.42 s here); bench/late_join.py measures it."""
     async def scenario(s):
         alice = await s.join("alice")
         pub = await s.publish(alice, ["camera"])
         camera = pub.track_id("camera")
-        # The baseline is read once the publisher's own handshake is in a metrics snapshot (taken
-        # once a second): on a loaded machine a datagram of it could land in the next one.
-        await asyncio.sleep(1.2)
         figures = []
         for delay in (0.1, 0.3):
             viewer = await s.join(f"viewer-{int(delay * 1000)}")
-            unknown = await metric(media_server, "atrium_media_dropped_packets_total", reason="unknown_source")
+            # The baseline from a metrics snapshot taken after everything before this viewer.
+            unknown = sample_of(await snapshot_after(media_server, camera), "atrium_media_dropped_packets_total",
+                                reason="unknown_source")
             sub = s.subscribe(viewer)
             sub.answer_delay = delay
-            await sub.wait_frames([camera], 1, timeout=10)
+            await sub.wait_frames([camera], 1, timeout=30)
             first = sub.by_track(camera).first_frame_at - sub.offer_times[0]
             figures.append((delay, round(first, 3)))
-            await asyncio.sleep(1.2)        # a metrics snapshot after the handshake
-            assert await metric(media_server, "atrium_media_dropped_packets_total",
-                                reason="unknown_source") == unknown, figures
-            assert first < 1.0 + delay, figures
+            after = await snapshot_after(media_server, camera)       # taken after the handshake
+            assert sample_of(after, "atrium_media_dropped_packets_total", reason="unknown_source") == unknown, \
+                figures
             assert await viewer.expect("media_state", lambda m: m.get("target") == "subscriber"
-                                       and m.get("state") == "connected", timeout=1)
+                                       and m.get("state") == "connected")
         print("answer delay -> first frame after the offer (s):", figures)
 
     run_in_room(media_server, "media-answer-race", scenario)
@@ -126,11 +126,11 @@ def test_a_share_whose_sender_says_bye_stops_with_capture_ended(media_server):
         t0 = time.monotonic()
         await pub.stop_sender("screen_share")      # RTCP BYE, and no stop_share
         for c in (alice, bob):
-            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=3)
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=60)
             assert stopped["reason"] == "capture_ended", stopped
         print(f"BYE -> share_stopped in {time.monotonic() - t0:.2f} s")
         await sub.wait_ended(screen, timeout=BYE_TIMEOUT)
-        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=5)
+        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=30)
 
     run_in_room(media_server, "media-capture-bye", scenario)
 
@@ -138,7 +138,8 @@ def test_a_share_whose_sender_says_bye_stops_with_capture_ended(media_server):
 def test_a_share_whose_capture_falls_silent_stops_with_capture_ended(media_server):
     """The sharer's screen sender stops mid-capture without BYE or stop_share while its connection
     lives on (its camera and ICE go on): after the capture timeout without RTP or sender reports the
-    share stops, and the camera keeps flowing."""
+    share stops, while the sharer's connection stays connected (no consent expiry decided it), and the
+    camera keeps flowing. The timeout itself is timed on a manual clock in CaptureEndTests."""
     async def scenario(s):
         alice = await s.join("alice")
         bob = await s.join("bob")
@@ -148,12 +149,12 @@ def test_a_share_whose_capture_falls_silent_stops_with_capture_ended(media_serve
         await sub.wait_frames([pub.track_id("screen_share")], 5, timeout=10)
         t0 = time.monotonic()
         await pub.silence_sender("screen_share")
-        stopped = await bob.expect("share_stopped", by_share(share["id"]), timeout=CAPTURE_TIMEOUT + 4)
-        elapsed = time.monotonic() - t0
+        stopped = await bob.expect("share_stopped", by_share(share["id"]), timeout=60)
+        print(f"silent capture -> share_stopped in {time.monotonic() - t0:.2f} s")
         assert stopped["reason"] == "capture_ended", stopped
-        assert elapsed >= CAPTURE_TIMEOUT - 1, elapsed
-        print(f"silent capture -> share_stopped in {elapsed:.2f} s")
-        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=5)
+        await alice.expect("share_stopped", by_share(share["id"]))
+        assert not publisher_disconnected(alice), alice.log
+        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=30)
 
     run_in_room(media_server, "media-capture-silent", scenario)
 
@@ -172,10 +173,11 @@ def test_a_share_whose_track_ends_while_its_sender_reports_go_on_stops_with_capt
         t0 = time.monotonic()
         await pub.end_track("screen_share")
         for c in (alice, bob):
-            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=CAPTURE_TIMEOUT + 20)
+            stopped = await c.expect("share_stopped", by_share(share["id"]), timeout=60)
             assert stopped["reason"] == "capture_ended", stopped
         print(f"ended track, reports going on -> share_stopped in {time.monotonic() - t0:.2f} s")
-        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=10)
+        assert not publisher_disconnected(alice), alice.log
+        await sub.wait_more_frames([pub.track_id("camera")], 10, timeout=30)
 
     run_in_room(media_server, "media-capture-track-ended", scenario)
 
@@ -183,7 +185,10 @@ def test_a_share_whose_track_ends_while_its_sender_reports_go_on_stops_with_capt
 def test_a_sharer_whose_media_dies_loses_its_share_at_the_consent_timeout(media_server):
     """The sharer's media process is killed (its WebSocket stays): the whole connection falls silent,
     which a network outage also does, so the share is kept through short outages and ends with
-    `capture_ended` only when ICE consent expires (30 s)."""
+    `capture_ended` only when ICE consent expires (30 s): the server ends the share on the same turn
+    as it tells the sharer its publisher connection is `disconnected` (so a ping answered after the
+    share_stopped comes after that media_state too), which the capture timeout never waits for. That
+    a shorter silence keeps the share is timed on a manual clock in CaptureEndTests."""
     async def scenario(s):
         alice = await s.join("alice")
         bob = await s.join("bob")
@@ -193,12 +198,12 @@ def test_a_sharer_whose_media_dies_loses_its_share_at_the_consent_timeout(media_
         await sub.wait_frames([pub.track_id("screen_share")], 5, timeout=10)
         t0 = time.monotonic()
         await pub.crash()
-        await asyncio.sleep(CAPTURE_TIMEOUT + 3)
-        assert not [m for m in bob.log if m.get("type") == "share_stopped"], "stopped on a short silence"
-        stopped = await bob.expect("share_stopped", by_share(share["id"]), timeout=30)
-        elapsed = time.monotonic() - t0
+        stopped = await bob.expect("share_stopped", by_share(share["id"]), timeout=120)
+        print(f"dead connection -> share_stopped in {time.monotonic() - t0:.2f} s")
         assert stopped["reason"] == "capture_ended", stopped
-        print(f"dead connection -> share_stopped in {elapsed:.2f} s")
+        await alice.expect("share_stopped", by_share(share["id"]))
+        assert "pong" in await alice.request("ping")
+        assert publisher_disconnected(alice), alice.log
         assert await metric(media_server, "atrium_shares_active") == 0
 
     run_in_room(media_server, "media-capture-dead", scenario)

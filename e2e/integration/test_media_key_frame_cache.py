@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from conftest import MEDIA_ARGS, Server
-from test_media import metrics_text, run_in_room, sample_of, wait_metric_above, wait_sent
+from conftest import MEDIA_ARGS, Server, stopped_cleanly
+from test_media import run_in_room, sample_of, snapshot_after, wait_metric_above, wait_sent
 
 JOIN_DELAYS = (5, 20, 60)       # seconds after the share's first packet
 BURST = 20                      # viewers joining within one second after the last late one
@@ -36,22 +36,7 @@ def no_cache_server(tmp_path_factory):
     s = Server(os.path.join(tmp_path_factory.mktemp("nocache"), "data"), *MEDIA_ARGS,
                "--key-frame-cache-bytes", "0").start()
     yield s
-    s.stop()
-
-
-async def metrics_after_refresh(server, track_id, timeout=5):
-    """A /metrics text taken after the media worker's next snapshot (once a second): polled until
-    the bytes received for the track, which a live share changes every second, change."""
-    def bytes_in(text):
-        return sample_of(text, "atrium_media_track_bytes_total", track=track_id, direction="in")
-    first = bytes_in(await metrics_text(server))
-    deadline = time.monotonic() + timeout
-    while True:
-        await asyncio.sleep(0.1)
-        text = await metrics_text(server)
-        if bytes_in(text) != first:
-            return text
-        assert time.monotonic() < deadline, f"no new snapshot for {track_id} in {timeout}s"
+    stopped_cleanly(s)
 
 
 class Counters:
@@ -74,7 +59,9 @@ class Counters:
 
 
 async def counters(server, track_id):
-    return Counters(await metrics_after_refresh(server, track_id), track_id)
+    """The figures from a snapshot the media worker took after this call (the share's bytes received,
+    which change every second, show its refreshes)."""
+    return Counters(await snapshot_after(server, track_id), track_id)
 
 
 async def start_static_share(s, server):
@@ -142,7 +129,6 @@ def test_late_viewers_of_a_static_share_start_from_the_cache(media_server):
         for sub, _ in burst:
             await sub.wait_frames([screen], 3, timeout=10)
             assert_shows_the_share(sub, screen)
-        await asyncio.sleep(1.0)
         after = await counters(media_server, screen)
         stats = await pub.stats()
         requests = stats["keyFrameRequests"]["screen_share"] - requests_before

@@ -1,11 +1,13 @@
 """The real server over real HTTP: quick start, persistence across restart, shutdown, the CLI."""
+import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
-import time
 
 from conftest import ATRIUM_BIN, Server
+from signal_client import joined, run
 
 
 def test_quick_start_create_and_list(dev_server):
@@ -58,13 +60,18 @@ def test_memory_store_forgets(tmpdir_path):
         s2.stop()
 
 
-def test_sigterm_stops_within_two_seconds_with_exit_0(dev_server):
+def test_sigterm_stops_with_exit_0_and_closes_websockets_with_1001(dev_server):
+    """SIGTERM: every WebSocket is closed with 1001 "server shutting down", and the process exits 0
+    (`stop` waits a minute before it kills, a hang guard)."""
     dev_server.request("POST", "/v1/rooms", {"name": "x"})
-    t0 = time.monotonic()
-    code = dev_server.stop(signal.SIGTERM)
-    elapsed = time.monotonic() - t0
-    assert code == 0
-    assert elapsed < 2.0, elapsed
+
+    async def go():
+        client = await joined(dev_server, "alice", room="x")
+        code = await asyncio.to_thread(dev_server.stop, signal.SIGTERM)
+        assert code == 0
+        assert await client.wait_closed() == (1001, "server shutting down")
+        await client.close()
+    run(go())
     assert "msg=stopped" in dev_server.stderr_text
 
 
@@ -73,13 +80,18 @@ def test_sigint_stops_with_exit_0(dev_server):
 
 
 def test_sigterm_with_open_connections(dev_server):
-    import socket
-    idle = [socket.create_connection(("127.0.0.1", dev_server.port)) for _ in range(5)]
-    t0 = time.monotonic()
-    assert dev_server.stop(signal.SIGTERM) == 0
-    assert time.monotonic() - t0 < 2.0
-    for s in idle:
-        s.close()
+    """Idle HTTP connections do not hold the shutdown: the server closes each (it reads EOF) and exits 0."""
+    idle = [socket.create_connection(("127.0.0.1", dev_server.port), timeout=60) for _ in range(5)]
+    try:
+        assert dev_server.stop(signal.SIGTERM) == 0
+        for s in idle:
+            try:
+                assert s.recv(4096) == b""
+            except ConnectionResetError:
+                pass    # closed by the server all the same
+    finally:
+        for s in idle:
+            s.close()
 
 
 def test_serve_without_keys_refuses_to_start(tmpdir_path):

@@ -8,8 +8,8 @@ import time
 import pytest
 import websockets
 
-from conftest import Server
-from signal_client import SignalError, close_all, connect, joined, run
+from conftest import Server, stopped_cleanly
+from signal_client import Closed, SignalError, close_all, connect, joined, run
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def hub(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad")
     s = Server(os.path.join(d, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any").start()
     yield s
-    s.stop()
+    stopped_cleanly(s)
 
 
 async def room_still_works(server, room, *observers):
@@ -97,7 +97,7 @@ def test_unknown_types(hub):
                     e = await c.refused(t, "bad_request")
                     assert e.reply["id"] is not None
             # Nothing was broadcast.
-            await b.no_event("participant_updated", 0.2)
+            await b.no_event("participant_updated")
             assert b.events == []
             await fresh.join()
             await room_still_works(hub, "bad-type", a, b, fresh)
@@ -176,7 +176,7 @@ def test_missing_and_mistyped_fields(hub):
                         failures.append(f"{type_} {fields}: {e.code} {e.message!r}, expected invalid_field {field}")
             assert not failures, "\n".join(failures)
             # None of it changed anything anyone can see.
-            await other.no_event("share_policy_changed", 0.2)
+            await other.no_event("share_policy_changed")
             assert other.events == [], other.events
             late = await joined(hub, "late", room="bad-fields")
             assert json.dumps(late.snapshot["room"], sort_keys=True) == before
@@ -205,7 +205,7 @@ def test_out_of_order_messages(hub):
             await a.refused("resume", "already_joined", protocol=1, resumeToken=a.resume_token)
             # b saw a join once and nothing else from all that.
             await b.expect("participant_joined")
-            await b.no_event("participant_joined", 0.2)
+            await b.no_event("participant_joined")
             await room_still_works(hub, "bad-order", a, b)
         finally:
             await close_all(a, b)
@@ -229,7 +229,6 @@ def test_resume_with_a_bad_token(hub):
             await eve.close()
             back = await connect(hub, "a", room="bad-resume")
             assert (await back.resume(token))["participant"]["id"] == a.participant_id
-            await b.no_event("participant_left", 0.2)
             await back.close()
         finally:
             await close_all(a, b)
@@ -265,8 +264,13 @@ def test_one_megabyte_message_closes_1009(hub):
                 pass
             code, _ = await a.wait_closed()
             assert code == 1009
-            # The update was not applied; b only sees a's socket go (no event within the resume window).
-            await b.no_event("participant_updated", 0.3)
+            # The update was not applied: b heard of no update, and a newcomer sees a's metadata as it was
+            # (a waits in the resume window, still a participant).
+            await b.no_event("participant_updated")
+            late = await joined(hub, "late", room="bad-big")
+            seen = next(p for p in late.snapshot["participants"] if p["id"] == a.participant_id)
+            assert seen["metadata"] == "", seen
+            await late.close()
             assert hub.healthy()
             await room_still_works(hub, "bad-big", b)
         finally:
@@ -274,16 +278,29 @@ def test_one_megabyte_message_closes_1009(hub):
     run(go())
 
 
+async def limited_or_answers(c, timeout=60):
+    """After a flood: either the server closed `c` for it (4029), or `c` is served again once its bucket
+    refills (a ping the limiter dropped is sent again)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            assert "pong" in await c.request("ping", timeout=2)
+            return
+        except Closed:
+            assert c.close_code == 4029, (c.close_code, c.close_reason)
+            return
+        except AssertionError:
+            assert time.monotonic() < deadline, f"{c.label}: neither closed nor answered: {c.events[-3:]}"
+
+
 def test_a_thousand_messages_in_a_second(hub):
     async def go():
         a = await joined(hub, "a", room="bad-flood")
         b = await joined(hub, "b", room="bad-flood")
         try:
-            # 1000 updates within about a second: 250 back to back (fewer than the server's 100 burst plus
-            # 200 drops, so it cannot close us in the middle of them), then one a millisecond, yielding so
-            # that the client reads what the server answers (as a real client does) and stops writing
-            # once it is closed.
-            t0 = time.monotonic()
+            # 1000 updates: 250 back to back (fewer than the server's 100 burst plus 200 drops, so it cannot
+            # close us in the middle of them), then one a millisecond, yielding so that the client reads
+            # what the server answers (as a real client does) and stops writing once it is closed.
             sent = 0
             try:
                 for i in range(1000):
@@ -293,15 +310,11 @@ def test_a_thousand_messages_in_a_second(hub):
                         await asyncio.sleep(0.001)
             except websockets.ConnectionClosed:
                 await a.wait_closed()
-            elapsed = time.monotonic() - t0
             assert sent == 1000 or a.is_closed
-            assert elapsed < 1.6, f"sending took {elapsed:.2f}s"
             await a.expect_error("rate_limited")
-            await asyncio.sleep(0.3)
-            if a.is_closed:
-                assert a.close_code == 4029, (a.close_code, a.close_reason)
-            else:
-                assert "pong" in await a.request("ping")
+            await limited_or_answers(a)
+            # b's events of a's applied updates all came before the answer to a ping of its own.
+            assert "pong" in await b.request("ping")
             answered = [m for m in a.log if m.get("type") == "result" and str(m.get("id")).startswith("u")]
             assert 0 < len(answered) < sent
             # b saw exactly the updates that were applied, in order; a's name now is the last one.
@@ -331,15 +344,13 @@ def test_half_open_connection(tmpdir_path):
                 await b.expect("share_started")
                 # a goes silent and stops reading.
                 a.pause_reading()
-                t0 = time.monotonic()
-                st = await b.expect("share_stopped", lambda m: m["share"]["id"] == share["id"], timeout=16)
+                st = await b.expect("share_stopped", lambda m: m["share"]["id"] == share["id"], timeout=60)
                 assert st["reason"] == "disconnected"
-                left = await b.expect("participant_left", timeout=3)
+                left = await b.expect("participant_left")
                 assert left["participantId"] == a.participant_id and left["reason"] == "disconnected"
-                assert time.monotonic() - t0 >= 4
                 # What a would have read: an idle_timeout error and a 4010 close.
                 a.resume_reading()
-                code, _ = await a.wait_closed(5)
+                code, _ = await a.wait_closed(30)
                 assert code == 4010
                 await a.expect_error("idle_timeout", timeout=0)
                 # b, which kept talking, is still there and the room works.
@@ -347,7 +358,7 @@ def test_half_open_connection(tmpdir_path):
                 await room_still_works(s, "half-open", b)
             finally:
                 await close_all(a, b)
-        run(go(), timeout=40)
+        run(go(), timeout=120)
         assert s.healthy()
     finally:
         s.stop()
@@ -372,7 +383,7 @@ def test_set_viewport_needs_a_subscription(hub):
             got = await a.request("set_viewport", trackId=theirs, width=640, height=360)
             assert got == {"trackId": theirs, "width": 640, "height": 360}
             assert (await a.request("set_viewport", trackId=theirs, width=0, height=0))["width"] == 0
-            await b.no_event("participant_updated", 0.2)
+            await b.no_event("participant_updated")
             await room_still_works(hub, "bad-viewport", a, b)
         finally:
             await close_all(a, b)

@@ -16,7 +16,7 @@ import aioice.stun
 import aioice.turn
 import pytest
 
-from conftest import Server
+from conftest import Server, stopped_cleanly
 from coturn import TURNSERVER, Coturn, rest_credential
 from signal_client import connect
 from test_media import assert_carries, run_in_room
@@ -44,7 +44,7 @@ def turn_server(tmp_path_factory, coturn):
                "--auto-create-rooms", "any", "--udp-port", "0", "--media-bind", "127.0.0.1",
                *coturn.server_flags(ttl=TTL)).start()
     yield s
-    s.stop()
+    stopped_cleanly(s)
 
 
 class _Sink(asyncio.DatagramProtocol):

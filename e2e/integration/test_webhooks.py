@@ -1,6 +1,7 @@
 """Webhooks against a real HTTP receiver (docs/webhooks.md): every event of a scripted meeting with
 its signature and its order per room; retries after failures with each event acknowledged once; a
 restart (even SIGKILL) that loses nothing queued; a dead endpoint that never slows the meeting."""
+import asyncio
 import json
 import os
 import signal
@@ -51,13 +52,26 @@ def meeting_events(events, room):
     return [e for e in events if e["room"]["name"] == room]
 
 
+def settled(server, rx, timeout=60):
+    """Waits until nothing more will come: the outbox is empty and the server counts as delivered
+    exactly what `rx` acknowledged. `timeout` is a hang guard."""
+    deadline = time.time() + timeout
+    while True:
+        queued = server.metric("atrium_webhook_queue_length")
+        delivered = server.metric("atrium_webhook_delivered_total")
+        if queued == 0 and delivered == len(rx.accepted()):
+            return
+        assert time.time() < deadline, f"{queued} queued, {delivered} delivered, {len(rx.accepted())} accepted"
+        time.sleep(0.05)
+
+
 def test_every_event_of_a_meeting_signed_and_in_order(tmp_path):
     rx = Receiver(SECRET).start()
     server = start_server(str(tmp_path / "data"), [rx])
     try:
         ids = run(scripted_meeting(server, "wh-meeting"))
-        events = rx.wait_for(lambda ev: len(meeting_events(ev, "wh-meeting")) >= len(MEETING_TYPES))
-        time.sleep(0.5)
+        rx.wait_for(lambda ev: len(meeting_events(ev, "wh-meeting")) >= len(MEETING_TYPES))
+        settled(server, rx)
         events = meeting_events(rx.accepted(), "wh-meeting")
         assert [e["type"] for e in events] == MEETING_TYPES
         assert all(r["valid"] for r in rx.requests), "every delivery carries a valid signature"
@@ -97,8 +111,8 @@ def test_failures_are_retried_and_every_event_acknowledged_once(tmp_path):
     server = start_server(str(tmp_path / "data"), [rx])
     try:
         run(scripted_meeting(server, "wh-retry"))
-        rx.wait_for(lambda ev: len(meeting_events(ev, "wh-retry")) >= len(MEETING_TYPES), timeout=30)
-        time.sleep(1)
+        rx.wait_for(lambda ev: len(meeting_events(ev, "wh-retry")) >= len(MEETING_TYPES), timeout=60)
+        settled(server, rx)
         events = meeting_events(rx.accepted(), "wh-retry")
         assert [e["type"] for e in events] == MEETING_TYPES
         ids = [e["id"] for e in events]
@@ -130,10 +144,14 @@ def test_restart_mid_meeting_delivers_what_was_queued(tmp_path):
             await host.leave()
             await close_all(alice, host)
         run(first_half())
-        time.sleep(0.5)
-        assert rx.accepted() == []
+        # The nine events wait in the outbox, and delivery was tried (the endpoint answered 503).
+        server.wait_metric("atrium_webhook_queue_length", lambda n: n >= 9)
+        deadline = time.time() + 60
+        while not any(r["status"] == 503 for r in rx.requests):
+            assert time.time() < deadline, "no delivery was tried"
+            time.sleep(0.05)
         # Killed without a chance to flush: the outbox is written before anything is sent.
-        server.stop(sig=signal.SIGKILL)
+        assert server.stop(sig=signal.SIGKILL) == -signal.SIGKILL
         rx.down = False
         server = start_server(data, [rx])
 
@@ -145,8 +163,8 @@ def test_restart_mid_meeting_delivers_what_was_queued(tmp_path):
         expected = ["room_started", "participant_joined", "participant_joined", "track_published",
                     "share_started", "share_stopped", "track_unpublished", "participant_left", "participant_left",
                     "room_started", "participant_joined", "participant_left"]
-        got = rx.wait_for(lambda ev: len(meeting_events(ev, "wh-restart")) >= len(expected), timeout=30)
-        time.sleep(0.5)
+        rx.wait_for(lambda ev: len(meeting_events(ev, "wh-restart")) >= len(expected), timeout=60)
+        settled(server, rx)
         got = meeting_events(rx.accepted(), "wh-restart")
         assert [e["type"] for e in got] == expected
         assert got[-2]["data"]["participant"]["identity"] == "bob"
@@ -158,13 +176,23 @@ def test_restart_mid_meeting_delivers_what_was_queued(tmp_path):
         rx.stop()
 
 
-async def joins_and_round_trips(server, room, n=6, rounds=10):
-    """Seconds for n participants to join and each to run `rounds` requests."""
-    t0 = time.monotonic()
-    clients = []
+async def attempt_in_flight(dead, timeout=60):
+    """Waits until the server holds a delivery attempt open to the endpoint that never answers."""
+    deadline = time.monotonic() + timeout
+    while dead.held() == 0:
+        assert time.monotonic() < deadline, "no delivery was attempted"
+        await asyncio.sleep(0.05)
+
+
+async def joins_and_round_trips(server, dead, room, n=6, rounds=10):
+    """The room's first participant joins (an event to deliver); once an attempt to deliver it hangs,
+    n - 1 more join and each runs `rounds` requests. Returns the seconds that took."""
+    clients = [await joined(server, "p0", room=room, role="host")]
     try:
-        for i in range(n):
-            clients.append(await joined(server, f"p{i}", room=room, role="host" if i == 0 else None))
+        await attempt_in_flight(dead)
+        t0 = time.monotonic()
+        for i in range(1, n):
+            clients.append(await joined(server, f"p{i}", room=room))
         for r in range(rounds):
             await clients[0].request("set_share_lock", locked=(r % 2 == 0))
             for c in clients[1:]:
@@ -192,28 +220,26 @@ async def media_flows(server, room):
 
 
 def test_a_dead_endpoint_does_not_slow_the_meeting(tmp_path):
-    """Not a performance assertion: a generous bound that a blocking delivery (5 s per event) would
-    break by far. The same joins, requests and media with and without an endpoint that accepts
-    connections and never answers."""
+    """An endpoint that accepts connections and never answers, with the longest attempt timeout
+    (`--webhook-timeout 120`): while an attempt to it is open and unanswered, joins, requests and
+    media go on. A delivery that blocked the service thread would hold each of them for the two
+    minutes, past the scenario's guard. The server stops with exit 0 within `stop`'s guard (one
+    minute), so the attempt in flight does not hold the shutdown either. The times are printed."""
     dead = Receiver(SECRET, hang=True).start()
-    plain = Server(str(tmp_path / "plain"), *MEDIA_ARGS).start()
-    hooked = Server(str(tmp_path / "hooked"), *MEDIA_ARGS, "--webhook-timeout", "5", "--webhooks",
+    hooked = Server(str(tmp_path / "hooked"), *MEDIA_ARGS, "--webhook-timeout", "120", "--webhooks",
                     json.dumps([{"url": dead.url, "secret": SECRET}])).start()
     try:
-        base = run(joins_and_round_trips(plain, "wh-dead"))
-        slow = run(joins_and_round_trips(hooked, "wh-dead"))
-        assert slow < base * 3 + 2, (base, slow)
-        base_media = run(media_flows(plain, "wh-dead-media"), 60)
-        slow_media = run(media_flows(hooked, "wh-dead-media"), 60)
-        assert slow_media < base_media * 3 + 5, (base_media, slow_media)
-        _, _, text, _ = hooked.request("GET", "/metrics")
-        queued = [ln for ln in text.decode().splitlines() if ln.startswith("atrium_webhook_queue_length ")]
-        assert int(float(queued[0].split()[1])) > 10, "the events wait in the outbox"
+        requests = run(joins_and_round_trips(hooked, dead, "wh-dead"), 60)
+        media = run(media_flows(hooked, "wh-dead-media"), 60)
+        print(f"with a delivery attempt hanging: joins and requests {requests:.2f} s, "
+              f"first 30 frames {media:.2f} s")
+        assert dead.held() >= 1
+        queued = hooked.metric("atrium_webhook_queue_length")
+        assert queued > 10, f"the events wait in the outbox: {queued}"
+        code = hooked.stop()
+        assert code == 0, f"exited with {code}: an attempt in flight held the shutdown"
     finally:
-        t0 = time.monotonic()
         hooked.stop()
-        assert time.monotonic() - t0 < 4, "an attempt in flight does not hold the shutdown"
-        plain.stop()
         dead.stop()
 
 
@@ -238,7 +264,7 @@ def test_https_endpoint_verified_against_the_trusted_certificate(tmp_path):
             "room_started", "participant_joined", "participant_left"]
         assert all(r["valid"] for r in rx.requests)
         run(join(untrusted, "wh-untrusted"))
-        deadline = time.time() + 10
+        deadline = time.time() + 60
         while time.time() < deadline:
             _, _, text, _ = untrusted.request("GET", "/metrics")
             if "atrium_webhook_retried_total 0" not in text.decode():

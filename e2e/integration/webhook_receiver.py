@@ -108,6 +108,10 @@ class Receiver:
             for c in self._hang_conns:
                 c.close()
 
+    def held(self):
+        """With `hang=True`: the connections accepted and never answered (attempts in flight)."""
+        return len(self._hang_conns)
+
     def accepted(self):
         """The events answered with a 2xx, parsed, in arrival order."""
         with self.lock:
