@@ -30,5 +30,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 echo "clients: $(chromium --version 2>/dev/null | head -1); aiortc $(python3 -c 'import aiortc; print(aiortc.__version__)')," \
   "selenium $(python3 -c 'import selenium; print(selenium.__version__)'), $(redis-server --version | cut -d' ' -f1-3)," \
-  "$(turnserver --version 2>/dev/null | head -1 | cut -c1-40), $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
+  "coturn $(turnserver --version 2>/dev/null | head -1 | cut -c1-40), $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
 echo "swift: $(swift --version 2>&1 | head -1)"

@@ -9,8 +9,8 @@ key frame, when REMB moves its target; its own periodic key frames come every 30
 exactly one. A viewer that gets a picture can only have got it from the cache; with the cache off
 (`--key-frame-cache-bytes 0`) the same late viewer gets nothing, which proves the premise.
 
-Timing is printed, and held only to a loose bound (FIRST_FRAME_BOUND) that the cache meets on a
-loaded 2-core machine and the fallback never can here: the sharer answers no PLI.
+Timing is printed; FIRST_FRAME_BOUND is only a hang guard (a cache start takes a fraction of a
+second). bench/late_join.py measures it.
 
 Runs alone with `python3 -m pytest -q -s e2e/integration/test_media_key_frame_cache.py` (about two
 minutes: the 60 s late viewer dominates).
@@ -26,7 +26,7 @@ from test_media import run_in_room, sample_of, snapshot_after, wait_metric_above
 
 JOIN_DELAYS = (5, 20, 60)       # seconds after the share's first packet
 BURST = 20                      # viewers joining within one second after the last late one
-FIRST_FRAME_BOUND = 10.0        # seconds from join to the first decoded frame: loose on purpose
+FIRST_FRAME_BOUND = 30.0        # a hang guard for a late viewer's first decoded frame
 BURST_BOUND = 30.0              # the same for each of the burst's viewers (20 handshakes at once)
 SCENARIO_TIMEOUT = 200
 
@@ -160,11 +160,17 @@ def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
         before = await counters(no_cache_server, screen)
         client = await s.join("late")
         sub = s.subscribe(client)
-        await asyncio.sleep(FIRST_FRAME_BOUND)
+        # Until the sharer has ignored two requests made for this viewer (the server asks again a
+        # second later while a viewer still waits): the viewer got nothing meanwhile.
+        requests0 = (await pub.stats())["keyFrameRequests"]["screen_share"]
+        deadline = time.monotonic() + 60
+        while (await pub.stats())["keyFrameRequests"]["screen_share"] < requests0 + 2:
+            assert time.monotonic() < deadline, "the server did not ask the sharer for a key frame twice"
+            await asyncio.sleep(0.2)
         after = await counters(no_cache_server, screen)
         stats = await pub.stats()
         st = sub.by_track(screen)
-        print(f"no cache: after {FIRST_FRAME_BOUND:g} s the late viewer decoded {st.frames if st else 0} frames "
+        print(f"no cache: after two ignored requests the late viewer decoded {st.frames if st else 0} frames "
               f"({st.rtp_packets if st else 0} RTP packets); PLIs the server sent {after.plis - before.plis:g}; "
               f"sharer: {stats['keyFramesSent']['screen_share']} key frame sent, "
               f"{stats['keyFrameRequests']['screen_share']} requests received and ignored")
