@@ -73,9 +73,10 @@ async def wait_for(predicate, timeout):
     return True
 
 
-async def joins(args, join_one, sharer):
-    """Runs `args.joins` joins, `args.interval` apart; `join_one(i)` returns (seconds to the first
-    frame or None, what it showed). Returns the figures, with the sharer's counts over the joins."""
+async def joins(args, join_one, sharer, burst=0):
+    """Runs `args.joins` joins, `args.interval` apart, then `burst` joins at once; `join_one(i)` returns
+    (seconds to the first frame or None, what it showed). Returns the figures, with the sharer's
+    counts over the joins."""
     before = await sharer.call("stats")
     times, failures, wrong = [], 0, 0
     for i in range(args.joins):
@@ -87,8 +88,16 @@ async def joins(args, join_one, sharer):
             times.append(seconds)
             wrong += shown != SOURCE
         await asyncio.sleep(max(0.0, started + args.interval - time.monotonic()))
+    burst_times = []
+    if burst:
+        for seconds, shown in await asyncio.gather(*(join_one(args.joins + j) for j in range(burst))):
+            if seconds is None:
+                failures += 1
+            else:
+                burst_times.append(seconds)
+                wrong += shown != SOURCE
     after = await sharer.call("stats")
-    return {"times": times, "failures": failures, "wrong": wrong,
+    return {"times": times, "burst_times": burst_times, "failures": failures, "wrong": wrong,
             "requests": after["keyFrameRequests"][SOURCE] - before["keyFrameRequests"][SOURCE],
             "key_frames": after["keyFramesSent"][SOURCE] - before["keyFramesSent"][SOURCE],
             "sharer_key_frames": after["keyFramesSent"][SOURCE]}
@@ -135,7 +144,7 @@ async def run_atrium(args, workdir, name, flags):
                 await client.close()
 
         c0 = await counters()
-        figures = await joins(args, join_one, pub.worker)
+        figures = await joins(args, join_one, pub.worker, burst=args.burst)
         await asyncio.sleep(1.5)        # the metrics snapshot is refreshed once a second
         c1 = await counters()
         delta = {k: c1[k] - c0[k] for k in c0}
@@ -238,6 +247,8 @@ def report(args, results, wall):
     row("joins that decoded a frame", [f"{len(r['times'])}/{len(r['times']) + r['failures']}" for r in results])
     row("first frame, p50 (ms)", [stat(r, lambda t: 1000 * percentile(t, 50)) for r in results], "{:.0f}")
     row("first frame, p95 (ms; target 150)", [stat(r, lambda t: 1000 * percentile(t, 95)) for r in results], "{:.0f}")
+    row(f"burst of {args.burst} at once, p95 (ms; target 150)",
+        [1000 * percentile(r["burst_times"], 95) if r.get("burst_times") else None for r in results], "{:.0f}")
     row("first frame, min (ms)", [stat(r, lambda t: 1000 * min(t)) for r in results], "{:.0f}")
     row("first frame, max (ms)", [stat(r, lambda t: 1000 * max(t)) for r in results], "{:.0f}")
     row("first frames not showing the share", [r["wrong"] for r in results])
@@ -280,6 +291,7 @@ async def main_async(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--joins", type=int, default=20)
+    ap.add_argument("--burst", type=int, default=10, help="viewers joining at once after the others (Atrium only)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds from one join's start to the next's")
     ap.add_argument("--warmup", type=float, default=3, help="seconds between the share's start and the first join")
     ap.add_argument("--timeout", type=float, default=10, help="seconds a viewer waits for its first frame")
