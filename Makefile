@@ -79,9 +79,13 @@ unit:
 	@mkdir -p .build; set -o pipefail; $(SWIFT) test $(SWIFT_FLAGS) --skip-build 2>&1 | tee .build/unit.log
 	@$(PYTHON) e2e/swift_skips.py .build/unit.log
 
-## What no other stage runs (see the stage markers in e2e/gate.py).
+## What no other stage runs (see the stage markers in e2e/gate.py). The integration stages run test files
+## on PYTEST_WORKERS pytest-xdist workers (a file's tests stay on one worker; most of their time is
+## spent waiting on the server and the network, so more workers than cores pay).
+PYTEST_WORKERS ?= 4
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 integration:
-	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration -m "not tsan and not tsan_cluster and not netns"
+	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q $(XDIST) e2e/integration -m "not tsan and not tsan_cluster and not netns"
 
 ## Tests that shape one client's link (nftables rules) and the TURN tests with the coturn they start:
 ## in a private network namespace with only loopback.
@@ -89,9 +93,11 @@ netns: test-deps build
 	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration -m netns'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
-## namespace that has only loopback (unshare needs root: sudo when not root).
+## namespace that has only loopback (unshare needs root: sudo when not root). Two files at a time:
+## each test runs two or three Chromiums encoding video.
+BROWSER_XDIST = -n 2 --dist loadfile
 browser: test-deps build
-	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/browser'
+	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q $(BROWSER_XDIST) e2e/browser'
 
 ## The server built with ThreadSanitizer (its own build directory), driven by the tests e2e/gate.py marks
 ## `tsan` (WebSocket, backpressure, edge protocols, signaling, media with 2 media workers per server: the
@@ -101,7 +107,7 @@ browser: test-deps build
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" ATRIUM_TEST_MEDIA_WORKERS=2 \
-	  $(PYTHON) -m pytest -q e2e/integration -m tsan
+	  $(PYTHON) -m pytest -q -n 3 --dist loadfile e2e/integration -m tsan
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  $(PYTHON) -m pytest -q e2e/integration -m tsan_cluster
 

@@ -7,13 +7,17 @@ REMB (`ignore_key_frame_requests` in media_peer.py: aiortc's VP8 encoder would s
 key frame, when REMB moves its target; its own periodic key frames come every 3000 frames, 200 s at
 15 fps), so it sends one key frame, at the start, and the worker counts at the sender that it sent
 exactly one. A viewer that gets a picture can only have got it from the cache; with the cache off
-(`--key-frame-cache-bytes 0`) the same late viewer gets nothing, which proves the premise.
+(`--key-frame-cache-bytes 0`) the same late viewer gets nothing, which proves the premise, and a
+picture older than `--key-frame-cache-seconds` is not served.
 
 Timing is printed; FIRST_FRAME_BOUND is only a hang guard (a cache start takes a fraction of a
 second). bench/late_join.py measures it.
 
-Runs alone with `python3 -m pytest -q -s e2e/integration/test_media_key_frame_cache.py` (about two
-minutes: the 60 s late viewer dominates).
+The join times matter only against the age limit (the cache holds the key frame and every delta
+since; how long a static share stays servable is a matter of its bounds, tested in memory in
+KeyFrameCacheTests): bench/late_join.py joins viewers over a longer share.
+
+Runs alone with `python3 -m pytest -q -s e2e/integration/test_media_key_frame_cache.py`.
 """
 import asyncio
 import os
@@ -24,7 +28,8 @@ import pytest
 from conftest import MEDIA_ARGS, Server, stopped_cleanly
 from test_media import run_in_room, sample_of, snapshot_after, wait_metric_above, wait_sent
 
-JOIN_DELAYS = (5, 20, 60)       # seconds after the share's first packet
+JOIN_DELAYS = (2, 5, 10)        # seconds after the share's first packet
+AGE_LIMIT = 3                   # --key-frame-cache-seconds of the age-limit test
 BURST = 20                      # viewers joining within one second after the last late one
 FIRST_FRAME_BOUND = 30.0        # a hang guard for a late viewer's first decoded frame
 BURST_BOUND = 30.0              # the same for each of the burst's viewers (20 handshakes at once)
@@ -35,6 +40,14 @@ SCENARIO_TIMEOUT = 200
 def no_cache_server(tmp_path_factory):
     s = Server(os.path.join(tmp_path_factory.mktemp("nocache"), "data"), *MEDIA_ARGS,
                "--key-frame-cache-bytes", "0").start()
+    yield s
+    stopped_cleanly(s)
+
+
+@pytest.fixture(scope="module")
+def short_age_server(tmp_path_factory):
+    s = Server(os.path.join(tmp_path_factory.mktemp("shortage"), "data"), *MEDIA_ARGS,
+               "--key-frame-cache-seconds", str(AGE_LIMIT)).start()
     yield s
     stopped_cleanly(s)
 
@@ -95,7 +108,7 @@ def assert_shows_the_share(sub, track_id):
 
 
 def test_late_viewers_of_a_static_share_start_from_the_cache(media_server):
-    """Viewers joining 5, 20 and 60 s into a share whose sharer sent one key frame each decode the
+    """Viewers joining 2, 5 and 10 s into a share whose sharer sent one key frame each decode the
     share at once, served from the cache without a key-frame request; then 20 viewers joining
     within one second cause at most one request."""
     async def scenario(s):
@@ -150,6 +163,44 @@ def test_late_viewers_of_a_static_share_start_from_the_cache(media_server):
     run_in_room(media_server, "cache-late-join", scenario, SCENARIO_TIMEOUT)
 
 
+async def ignored_twice(pub):
+    """Waits until the sharer has ignored two more key-frame requests (the server asks again a second
+    later while a viewer still waits)."""
+    requests0 = (await pub.stats())["keyFrameRequests"]["screen_share"]
+    deadline = time.monotonic() + 60
+    while (await pub.stats())["keyFrameRequests"]["screen_share"] < requests0 + 2:
+        assert time.monotonic() < deadline, "the server did not ask the sharer for a key frame twice"
+        await asyncio.sleep(0.2)
+
+
+def test_a_picture_older_than_the_age_limit_is_not_served(short_age_server):
+    """`--key-frame-cache-seconds 3`: a viewer joining 1 s into the share starts from the cache; one
+    joining after the limit is not served (a miss), the server asks the sharer instead, and this
+    sharer, deaf to requests, leaves it without a picture."""
+    async def scenario(s):
+        pub, screen, started = await start_static_share(s, short_age_server)
+        await asyncio.sleep(max(0.0, started + 1 - time.monotonic()))
+        before = await counters(short_age_server, screen)
+        sub, _ = await watch(s, "early", screen, FIRST_FRAME_BOUND)
+        assert_shows_the_share(sub, screen)
+        await wait_metric_above(short_age_server, before.served, "atrium_media_key_frame_cache_starts_total",
+                                result="served")
+
+        await asyncio.sleep(max(0.0, started + AGE_LIMIT + 1.5 - time.monotonic()))
+        before = await counters(short_age_server, screen)
+        late = s.subscribe(await s.join("past-the-limit"))
+        await ignored_twice(pub)
+        after = await counters(short_age_server, screen)
+        st = late.by_track(screen)
+        print(f"past the age limit: the late viewer decoded {st.frames if st else 0} frames; server: {after}")
+        assert st is not None and st.frames == 0, late.describe()
+        assert after.missed > before.missed and after.served == before.served, (before, after)
+        assert after.plis > before.plis, f"the server asked for no key frame: {before} -> {after}"
+        assert (await pub.stats())["keyFramesSent"]["screen_share"] == 1
+
+    run_in_room(short_age_server, "cache-age-limit", scenario, 90)
+
+
 def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
     """`--key-frame-cache-bytes 0`: the server can only ask the sharer for a key frame, which this
     sharer never sends, so a viewer joining 5 s into the share decodes nothing within the bound the
@@ -160,13 +211,8 @@ def test_without_the_cache_the_same_late_viewer_gets_no_frame(no_cache_server):
         before = await counters(no_cache_server, screen)
         client = await s.join("late")
         sub = s.subscribe(client)
-        # Until the sharer has ignored two requests made for this viewer (the server asks again a
-        # second later while a viewer still waits): the viewer got nothing meanwhile.
-        requests0 = (await pub.stats())["keyFrameRequests"]["screen_share"]
-        deadline = time.monotonic() + 60
-        while (await pub.stats())["keyFrameRequests"]["screen_share"] < requests0 + 2:
-            assert time.monotonic() < deadline, "the server did not ask the sharer for a key frame twice"
-            await asyncio.sleep(0.2)
+        # Until the sharer has ignored two requests made for this viewer: it got nothing meanwhile.
+        await ignored_twice(pub)
         after = await counters(no_cache_server, screen)
         stats = await pub.stats()
         st = sub.by_track(screen)
