@@ -72,6 +72,16 @@ public struct LayerSelector: Equatable, Sendable {
         return current?.spatial == target.spatial ? nil : target.spatial
     }
 
+    /// A bandwidth ceiling below the stream forwarded: that stream is left at once instead of at the
+    /// target's key frame (the viewer holds its last picture meanwhile, one round trip to the
+    /// publisher), since every packet of it only deepens the congestion the ceiling answers and
+    /// delays the key frame behind it. Returns whether it was left.
+    public mutating func leave(above ceiling: Int) -> Bool {
+        guard let c = current, c.spatial > ceiling else { return false }
+        current = nil
+        return true
+    }
+
     /// Forgets the stream forwarded (after a pause): the next key frame at or below the target starts
     /// the viewer again.
     public mutating func restart() {

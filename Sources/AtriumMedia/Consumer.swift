@@ -317,6 +317,15 @@ final class Consumer {
         return outputTags[slot] == Int32(output) ? (outputInputs[slot], Int(outputStreams[slot])) : nil
     }
 
+    /// Leaves the simulcast stream forwarded when the bandwidth ceiling fell below it
+    /// (`LayerSelector.leave`); true when it did.
+    func leaveAboveCeiling() -> Bool {
+        guard let ceiling, var s = selector else { return false }
+        let left = s.leave(above: ceiling.spatial)
+        selector = s
+        return left
+    }
+
     /// After a pause: start again on a key frame (video) or re-sync (audio).
     func restart() {
         if var v = svc {

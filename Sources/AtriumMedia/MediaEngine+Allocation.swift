@@ -4,7 +4,8 @@ import AtriumForwarding
 /// The media plane's side of the allocation (issue 12): the coordinator decides each viewer's layers
 /// from its estimate (`MediaCommand.allocate`); the engine only follows. A consumer's allocated layer
 /// is a ceiling on what its viewer asked for (`Consumer.desiredLayer`), so the existing switching
-/// does the rest (a key frame of the new stream is asked for, the switch waits for it). A paused
+/// does the rest (a key frame of the new stream is asked for, the switch waits for it); a ceiling
+/// below the stream forwarded leaves that stream at once (`dropPaced`). A paused
 /// consumer forwards nothing (`bandwidth`) and starts again on a key frame when resumed. What the
 /// allocator needs to know comes back as events: estimates and the producers' measured layers.
 extension MediaEngine {
@@ -26,10 +27,20 @@ extension MediaEngine {
                 c.reselect(available: c.producer.availableMask)
                 if t.isSecure, let k = c.keyFrameStream { startViewer(c, stream: k) }
             } else if let k = c.reselect(available: c.producer.availableMask) {
+                if c.leaveAboveCeiling() { dropPaced(c) }
                 switchLayer(c, to: k)
             }
         }
         for p in touched { reportWanted(p) }
+    }
+
+    /// A consumer that left its stream for a lower one (a step down at a bottleneck): its packets
+    /// still waiting in the pacer go too (counted `other_layer`), so the target's key frame neither
+    /// waits behind them nor finds the queue full. The viewer's NACKs for them are refused while it
+    /// waits for that key frame (`retransmit`).
+    func dropPaced(_ c: Consumer) {
+        let removed = c.transport.paced.remove(ssrc: c.spec.ssrc, rtxSSRC: c.spec.rtxSSRC)
+        for _ in 0..<removed { counters.drop(.otherLayer) }
     }
 
     /// Once a second: each video producer's layers as they arrive, reported when they changed enough

@@ -508,6 +508,14 @@ extension MediaEngine {
             return
         }
         let t = c.transport
+        // A simulcast viewer waiting for a key frame (it left its stream at a step down), or asking
+        // for a packet of a higher stream it left: the repair would only take the room of the key
+        // frame it waits for.
+        if let s = c.selector, s.current == nil || k > c.currentStream {
+            counters.drop(.otherLayer)
+            t.retransmissionsRefused += 1
+            return
+        }
         let slot = Int(output) & (Consumer.mapSize - 1)
         let t0 = now
         // A copy may still wait in the pacer: the round trip counts from when it leaves.

@@ -55,6 +55,34 @@ struct PacerQueue {
         return result
     }
 
+    /// Removes the packets of one RTP stream (its SSRC or its RTX SSRC, read from the unencrypted
+    /// header), keeping the others in order; returns how many went. Buffers are swapped, not copied.
+    mutating func remove(ssrc: UInt32, rtxSSRC: UInt32?) -> Int {
+        var kept = 0
+        for n in 0..<count {
+            let i = (head + n) % Self.capacity
+            if packets[i].count >= 12 {
+                let s =
+                    UInt32(packets[i][8]) << 24 | UInt32(packets[i][9]) << 16 | UInt32(packets[i][10]) << 8
+                    | UInt32(packets[i][11])
+                if s == ssrc || s == rtxSSRC {
+                    bytes -= packets[i].count
+                    continue
+                }
+            }
+            let j = (head + kept) % Self.capacity
+            if j != i {
+                packets.swapAt(i, j)
+                addresses.swapAt(i, j)
+                offsets.swapAt(i, j)
+            }
+            kept += 1
+        }
+        let removed = count - kept
+        count = kept
+        return removed
+    }
+
     mutating func removeAll() {
         head = 0
         count = 0

@@ -126,6 +126,34 @@ import Testing
         #expect(s.current?.spatial == 0)
     }
 
+    /// A bandwidth ceiling below the stream forwarded leaves it at once: nothing of it is forwarded
+    /// while the target's key frame is awaited (it would only deepen the congestion); a ceiling at or
+    /// above it, or a preference lowered without a ceiling, keeps it until the key frame.
+    @Test func aCeilingBelowTheCurrentStreamLeavesItAtOnce() {
+        var s = LayerSelector(target: VideoLayer(spatial: 2, temporal: 2))
+        Self.run(&s, [Self.p(2, 0, key: true, Self.switched), Self.p(2, 1, Self.fwd)])
+        let atTheTop = s.leave(above: 2)
+        #expect(!atTheTop && s.current?.spatial == 2)
+        #expect(s.select(desired: VideoLayer(spatial: 0, temporal: 2), available: [0, 1, 2], bounded: true) == 0)
+        let left = s.leave(above: 0)
+        #expect(left && s.current == nil)
+        Self.run(
+            &s,
+            [
+                Self.p(2, 0, Self.waiting), Self.p(2, 0, key: true, Self.waiting),
+                Self.p(1, 0, key: true, Self.waiting),
+                Self.p(0, 1, Self.waiting), Self.p(0, 0, key: true, Self.switched), Self.p(0, 1, Self.fwd),
+                Self.p(2, 0, Self.other),
+            ])
+        let again = s.leave(above: 0)
+        #expect(!again)
+        // Lowered by preference (no ceiling): the current stream goes on until the key frame.
+        var u = LayerSelector(target: VideoLayer(spatial: 2, temporal: 2))
+        Self.run(&u, [Self.p(2, 0, key: true, Self.switched)])
+        #expect(u.select(desired: VideoLayer(spatial: 0, temporal: 2), available: [0, 1, 2]) == 0)
+        Self.run(&u, [Self.p(2, 0, Self.fwd), Self.p(0, 0, key: true, Self.switched)])
+    }
+
     @Test func temporalUpSwitchesOnlyAtSyncPointsDownAtAnyFrameStart() {
         var s = LayerSelector(target: VideoLayer(spatial: 0, temporal: 0))
         Self.run(&s, [Self.p(0, 0, key: true, Self.switched), Self.p(0, 2, Self.above)])

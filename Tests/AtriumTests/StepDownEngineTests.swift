@@ -1,0 +1,270 @@
+import AtriumCongestion
+import AtriumDTLS
+import AtriumForwarding
+import AtriumRTP
+import AtriumUDP
+import Testing
+
+@testable import AtriumMedia
+
+/// A step down behind a short-queue bottleneck, through the real engine in memory on the manual
+/// clock: a simulcast camera (q/h/f at 150, 500 and 1,300 kbit/s) toward one viewer on `high` whose
+/// link falls from 5 Mbit/s to 600 kbit/s with a 15 kB drop-tail queue (a 200 ms queue, a common real
+/// link). Once the estimate has fallen and the pacer holds the top stream's packets, the allocator's
+/// ceiling takes the viewer to q: the top stream is left at once, its packets waiting in the pacer go,
+/// and q's key frame (asked of the publisher, which answers at its next frame) reaches the viewer
+/// whole within a frame interval, the bottleneck's queue and its own transmission.
+@Suite struct StepDownEngineTests {
+    static let ssrcBase: UInt32 = 1000
+    static let rids = ["q", "h", "f"]
+    /// Packets per frame and bytes per packet of each stream (30 fps); key frames are three times larger.
+    static let packets = [1, 2, 5]
+    static let packetBytes = [600, 1000, 1100]
+    static let queueLimit = 15_000
+    static let frameInterval = 1.0 / 30
+
+    /// A drop-tail bottleneck of `capacity` bits per second holding at most `queueLimit` bytes, with
+    /// the viewer's transport-wide feedback on what came out.
+    struct Bottleneck {
+        var capacity: Double
+        var free = 0.0
+        var inFlight: [(number: UInt16?, arrival: Double, packet: [UInt8])] = []
+        var recorder = TransportWideRecorder()
+        var dropped = 0
+
+        /// Takes a packet sent at `now`, or drops it when the queue ahead of it is full.
+        mutating func offer(_ packet: [UInt8], number: UInt16?, now: Double) {
+            let backlog = max(free - now, 0) * capacity / 8
+            guard backlog + Double(packet.count) <= Double(StepDownEngineTests.queueLimit) else {
+                dropped += 1
+                return
+            }
+            free = max(free, now) + Double(packet.count * 8) / capacity
+            inFlight.append((number, free, packet))
+        }
+
+        /// What came out by `now`, with its arrival times; the feedback recorder notes the numbered ones.
+        mutating func deliver(until now: Double) -> [(Double, [UInt8])] {
+            var out: [(Double, [UInt8])] = []
+            for f in inFlight where f.arrival <= now {
+                if let n = f.number { recorder.record(n, at: Int64(f.arrival * 1_000_000)) }
+                out.append((f.arrival, f.packet))
+            }
+            inFlight.removeAll { $0.arrival <= now }
+            return out
+        }
+    }
+
+    final class Scene {
+        let media: EmbeddedMedia
+        let publisher: EmbeddedPeer
+        let viewer: EmbeddedPeer
+        var link = Bottleneck(capacity: 5_000_000)
+        var sequences: [UInt16] = [100, 40_000, 65_500]
+        var frame = 0
+        var nextFrameAt = 0.0
+        var keyNext: Set<Int> = [0, 1, 2]
+        /// What reached the viewer: arrival time, the stream its payload names, whether it starts a
+        /// key frame, its picture ID and whether it ends the frame.
+        var arrived: [(at: Double, stream: Int, key: Bool, picture: UInt16, marker: Bool)] = []
+        /// What the engine sent toward the viewer, with the time it left.
+        var sent: [(at: Double, stream: Int, sequence: UInt16)] = []
+        var n = 0
+
+        init() throws {
+            media = try EmbeddedMedia()
+            let fp = media.engine.certificate.fingerprint
+            publisher = try EmbeddedPeer(port: 41_000, transport: "pub", serverFingerprint: fp)
+            viewer = try EmbeddedPeer(port: 41_001, transport: "sub", serverFingerprint: fp)
+            try publisher.connect(to: media, midExtensionID: 1, transportWideCC: 3)
+            try viewer.connect(to: media, transportWideCC: 4)
+            media.apply(
+                .addProducer(
+                    ProducerSpec(
+                        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
+                        clockRate: 90_000, payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil,
+                        audioLevelID: nil, absSendTimeID: nil, paused: false,
+                        encodings: [
+                            EncodingSpec(rid: "q", width: 320, height: 180),
+                            EncodingSpec(rid: "h", width: 640, height: 360),
+                            EncodingSpec(rid: "f", width: 1280, height: 720),
+                        ], ridExtensionID: 2)))
+            media.apply(
+                .addConsumer(
+                    ConsumerSpec(
+                        id: "c", producer: "cam", transport: "sub", ssrc: 2000, rtxSSRC: 2001, payloadType: 100,
+                        rtxPayloadType: 101, nack: true, audioLevelID: nil, absSendTimeID: nil, preference: .high)))
+        }
+
+        /// The publisher's frame on every stream (a key frame where one is due or was asked for).
+        func sendFrame() throws {
+            // A PLI is answered at the next frame of its stream, as an encoder does.
+            try publisher.receive(from: media)
+            for packet in publisher.rtcp {
+                if case .pictureLossIndication(let p) = packet {
+                    keyNext.insert(Int(p.sources.mediaSSRC - StepDownEngineTests.ssrcBase))
+                }
+            }
+            publisher.rtcp.removeAll()
+            let picture = UInt16(truncatingIfNeeded: frame) & 0x7FFF
+            for k in 0..<3 {
+                let key = keyNext.contains(k)
+                let count = StepDownEngineTests.packets[k] * (key ? 3 : 1)
+                for i in 0..<count {
+                    var payload: [UInt8] = [
+                        i == 0 ? 0x90 : 0x80, 0x80, 0x80 | UInt8(picture >> 8), UInt8(picture & 0xFF),
+                    ]
+                    if i == 0 { payload += key ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A] : [0x51, 0x01, 0x00] }
+                    payload += [UInt8](repeating: 0xA0 + UInt8(k), count: StepDownEngineTests.packetBytes[k])
+                    try publisher.send(
+                        rtp: RTPPacketWriter.packet(
+                            payloadType: 96, sequenceNumber: sequences[k], timestamp: UInt32(frame) * 3000,
+                            ssrc: StepDownEngineTests.ssrcBase + UInt32(k), marker: i == count - 1,
+                            extensions: [
+                                RTPHeaderExtensionElement(id: 1, value: Array("0".utf8)),
+                                RTPHeaderExtensionElement(id: 2, value: Array(StepDownEngineTests.rids[k].utf8)),
+                                RTPHeaderExtensionElement(id: 3, value: [0, 0]),
+                            ], payload: payload), to: media)
+                    sequences[k] &+= 1
+                }
+            }
+            keyNext.removeAll()
+            frame += 1
+        }
+
+        /// What the engine sent goes onto the link.
+        func carry() throws {
+            let before = viewer.rtp.count
+            try viewer.receive(from: media)
+            let now = media.clock.now
+            for p in viewer.rtp[before...] {
+                guard let h = try? RTPHeader(parsing: p), h.ssrc == 2000 || h.ssrc == 2001 else { continue }
+                var number: UInt16?
+                if let r = h.extensionValueRange(id: 4, in: p), r.count == 2 {
+                    number = UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1])
+                }
+                if h.ssrc == 2000, let last = p.last { sent.append((now, Int(last) - 0xA0, h.sequenceNumber)) }
+                link.offer(p, number: number, now: now)
+            }
+        }
+
+        /// 10 ms: frames due, the engine's tick, the link, and feedback every 100 ms.
+        func step() throws {
+            if media.clock.now >= nextFrameAt - 1e-9 {
+                try sendFrame()
+                nextFrameAt += StepDownEngineTests.frameInterval
+            }
+            try carry()
+            media.advance(by: 0.01)
+            try carry()
+            for (at, p) in link.deliver(until: media.clock.now) {
+                guard let h = try? RTPHeader(parsing: p), h.ssrc == 2000 else { continue }
+                let body = Array(p[h.payloadRange])
+                guard body.count > 6, let last = body.last else { continue }
+                let start = body[0] & 0x10 != 0
+                arrived.append(
+                    (
+                        at, Int(last) - 0xA0, start && body[4] & 0x01 == 0,
+                        UInt16(body[2] & 0x7F) << 8 | UInt16(body[3]), h.marker
+                    ))
+            }
+            n += 1
+            if n % 10 == 0 {
+                var feedback: [RTCPPacket] = []
+                while let fb = link.recorder.feedback(senderSSRC: 1, mediaSSRC: 2000) {
+                    feedback.append(.transportWideFeedback(fb))
+                }
+                if !feedback.isEmpty { try viewer.send(rtcp: feedback, to: media) }
+            }
+        }
+
+        func run(until t: Double) throws {
+            while media.clock.now < t - 1e-9 { try step() }
+        }
+
+        var transport: Transport? { media.engine.transports["sub"] }
+    }
+
+    @Test func aStepDownBehindAShortQueueCostsAFrameAndTheQueueNotSeconds() throws {
+        let s = try Scene()
+        try s.run(until: 3)
+        #expect(s.arrived.contains { $0.stream == 2 }, "the viewer is on the top stream")
+        // The link narrows: the estimate falls and the pacer holds the top stream's packets.
+        s.link.capacity = 600_000
+        try s.run(until: 4.5)
+        let held = s.transport?.paced.bytes ?? 0
+        #expect(held > 10_000, "premise: the pacer holds packets at the step down (\(held) B)")
+        let otherBefore = s.media.engine.counters.dropped[DropReason.otherLayer.rawValue]
+
+        try s.carry()
+        let sentBefore = s.sent.count
+        let t0 = s.media.clock.now
+        s.media.apply(
+            .allocate(
+                transport: "sub",
+                TransportAllocation(
+                    allocated: 300_000, wanted: 1_500_000,
+                    entries: [.init(consumer: "c", ceiling: VideoLayer(spatial: 0, temporal: 7), paused: false)])))
+        // At once: nothing of the top stream waits in the pacer any more.
+        #expect((s.transport?.paced.bytes ?? 0) < held)
+        let purged = s.media.engine.counters.dropped[DropReason.otherLayer.rawValue] - otherBefore
+        #expect(purged > 0)
+        try s.run(until: 7)
+
+        // Nothing of a stream above q left the engine after the step down.
+        let late = s.sent[sentBefore...].filter { $0.stream != 0 }
+        #expect(late.isEmpty, "\(late.count) packets of higher streams sent after the step down")
+        // q's key frame reached the viewer whole (every packet of its picture, no repair needed) within
+        // a frame interval, the bottleneck's queue (15 kB at 600 kbit/s) and its own transmission.
+        let keyStart = try #require(s.arrived.firstIndex { $0.stream == 0 && $0.key && $0.at >= t0 })
+        let picture = s.arrived[keyStart].picture
+        let pieces = s.arrived.filter { $0.stream == 0 && $0.picture == picture }
+        #expect(pieces.count == StepDownEngineTests.packets[0] * 3, "the key frame arrived whole")
+        let complete = pieces.map(\.at).max() ?? .infinity
+        let queueDelay = Double(StepDownEngineTests.queueLimit * 8) / 600_000
+        let keyTransmission = Double(StepDownEngineTests.packets[0] * 3 * 700 * 8) / 600_000
+        let bound = StepDownEngineTests.frameInterval + queueDelay + keyTransmission + 0.05
+        print(
+            "step down: q's key frame complete \(complete - t0) s after it (bound \(bound) s); \(purged) paced packets dropped"
+        )
+        #expect(complete - t0 <= bound, "q's key frame complete \(complete - t0) s after the step down")
+        // From then on q flows: a frame every interval.
+        let qFrames = s.arrived.filter { $0.stream == 0 && $0.marker && $0.at > complete }.map(\.at)
+        var longest = 0.0
+        for (a, b) in zip(qFrames, qFrames.dropFirst()) { longest = max(longest, b - a) }
+        #expect(
+            qFrames.count > 40 && longest < 0.2, "q after the switch: \(qFrames.count) frames, longest gap \(longest) s"
+        )
+    }
+
+    /// The pacer's ring gives up one stream's packets (SSRC or RTX SSRC) and keeps the others in order,
+    /// across the ring's wrap.
+    @Test func thePacerQueueDropsOneStreamAndKeepsTheRestInOrder() {
+        var q = PacerQueue()
+        let address = SocketAddress.v4(address: 0x7F00_0001, port: 9)
+        func packet(_ ssrc: UInt32, _ n: Int) -> [UInt8] {
+            [0x80, 100, 0, 0, 0, 0, 0, 0] + withUnsafeBytes(of: ssrc.bigEndian, Array.init) + [
+                UInt8(n & 0xFF), UInt8(n >> 8),
+            ]
+        }
+        var out: [UInt8] = []
+        var pushed = 0
+        for n in 0..<200 where q.push(packet(1, n), to: address, twccOffset: -1) { pushed += 1 }
+        for _ in 0..<180 { _ = q.pop(into: &out) }
+        // 20 left; 200 more wrap the ring: ssrc 1, 2 (the stream to drop) and 3 (its RTX) in turn.
+        for n in 200..<400 where q.push(packet([1, 2, 3, 1][n % 4], n), to: address, twccOffset: Int32(n)) {
+            pushed += 1
+        }
+        #expect(pushed == 400)
+        let before = q.count
+        let removed = q.remove(ssrc: 2, rtxSSRC: 3)
+        #expect(removed == 100 && q.count == before - 100 && q.bytes == q.count * 14)
+        var order: [Int] = []
+        while let (_, offset) = q.pop(into: &out) {
+            #expect(out[8...11] == [0, 0, 0, 1])
+            order.append(Int(out[12]) | Int(out[13]) << 8)
+            if offset >= 0 { #expect(Int(offset) == order.last) }
+        }
+        #expect(order == Array(180..<200) + (200..<400).filter { $0 % 4 == 0 || $0 % 4 == 3 })
+    }
+}
