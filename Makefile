@@ -151,7 +151,8 @@ bench-deps: test-deps
 ## load (1,000 participants joining 100 rooms; bench/signal_load.py), media forwarding (one
 ## publisher, four subscribers; bench/media_forward.py) and simulcast forwarding (one publisher with a
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
-## joining a static screen share, Atrium with and without its key-frame cache and Janus; bench/late_join.py),
+## joining a static screen share, then a live camera (its first live picture), Atrium with and without its
+## key-frame cache and Janus; bench/late_join.py),
 ## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations),
 ## the viewer sweep (1 to 160 native viewers of one publisher, Atrium with all cores and with one media worker
 ## against Janus, then a saturation run; bench/viewers_sweep.py, `--quick` for N = 1 and 5),
@@ -170,6 +171,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/media_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/simulcast_forward.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py --source camera --burst 0
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py

@@ -39,9 +39,20 @@ from media_forward import (JanusProcess, JanusSession, Table, atrium_metric, atr
 import aiortc
 from aiortc import RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
-from media_peer import VIDEO, Publisher, Subscriber, _Worker, classify_video, peer_connection
+from media_peer import (VIDEO, Publisher, Subscriber, _Worker, classify_video, peer_connection, read_stamp,
+                        stamp_not_before)
 
-SOURCE = "screen_share"
+SOURCE = "screen_share"     # the static screen; `--source camera`: a live camera (see publisher_options)
+
+
+def publisher_options(source):
+    """The sharer's worker options. The static screen: VP8 made VBR, so an unchanging picture costs
+    what a screen encoder spends on one. The live camera: the busy camera (fresh noise in every frame,
+    so its cached picture grows by every frame's full size) with the capture clock in the picture,
+    which tells a viewer's first live picture (captured after its join) from the cached old one."""
+    if source == "camera":
+        return {"busy": [source], "stamped": [source], "ignore_remb": [source]}
+    return {"vbr_vp8": True, "ignore_remb": [source]}
 CASES = [("Atrium, cache", "atrium", ()), ("Atrium, no cache", "atrium", ("--key-frame-cache-bytes", "0")),
          ("Janus", "janus", ())]
 
@@ -52,8 +63,9 @@ def percentile(values, p):
     return ordered[max(0, min(len(ordered) - 1, -(-len(ordered) * p // 100) - 1))]
 
 
-async def first_frame(track, out):
-    """Drains a received video track; notes when its first frame was decoded and what it showed."""
+async def first_frame(track, out, live_after_ms=None):
+    """Drains a received video track; notes when its first frame was decoded and what it showed, and
+    with `live_after_ms`, when the first frame captured at or after it was."""
     while True:
         try:
             frame = await track.recv()
@@ -62,6 +74,8 @@ async def first_frame(track, out):
         if "at" not in out:
             out["at"] = time.monotonic()
             out["class"] = classify_video(frame)
+        if live_after_ms is not None and "live" not in out and stamp_not_before(read_stamp(frame), live_after_ms):
+            out["live"] = time.monotonic()
 
 
 async def wait_for(predicate, timeout):
@@ -86,7 +100,7 @@ async def joins(args, join_one, sharer, burst=0):
             failures += 1
         else:
             times.append(seconds)
-            wrong += shown != SOURCE
+            wrong += shown != args.source
         await asyncio.sleep(max(0.0, started + args.interval - time.monotonic()))
     burst_times = []
     if burst:
@@ -95,12 +109,12 @@ async def joins(args, join_one, sharer, burst=0):
                 failures += 1
             else:
                 burst_times.append(seconds)
-                wrong += shown != SOURCE
+                wrong += shown != args.source
     after = await sharer.call("stats")
     return {"times": times, "burst_times": burst_times, "failures": failures, "wrong": wrong,
-            "requests": after["keyFrameRequests"][SOURCE] - before["keyFrameRequests"][SOURCE],
-            "key_frames": after["keyFramesSent"][SOURCE] - before["keyFramesSent"][SOURCE],
-            "sharer_key_frames": after["keyFramesSent"][SOURCE]}
+            "requests": after["keyFrameRequests"][args.source] - before["keyFrameRequests"][args.source],
+            "key_frames": after["keyFramesSent"][args.source] - before["keyFramesSent"][args.source],
+            "sharer_key_frames": after["keyFramesSent"][args.source]}
 
 
 async def run_atrium(args, workdir, name, flags):
@@ -113,7 +127,8 @@ async def run_atrium(args, workdir, name, flags):
         sharer = await joined(server, "sharer", room="late")
         sharer.start_keepalive(5)
         opened.append(sharer)
-        pub = await Publisher.start(sharer, [SOURCE], vbr_vp8=True, ignore_remb=[SOURCE])
+        source = args.source
+        pub = await Publisher.start(sharer, [source], **publisher_options(source))
         opened.append(pub)
         loopback_candidates_only(pub.result["sdp"], "Atrium's publisher answer")
         await asyncio.sleep(args.warmup)
@@ -122,7 +137,7 @@ async def run_atrium(args, workdir, name, flags):
             return {k: await atrium_metric(server, metric, **labels) for k, metric, labels in (
                 ("served", "atrium_media_key_frame_cache_starts_total", {"result": "served"}),
                 ("missed", "atrium_media_key_frame_cache_starts_total", {"result": "missed"}),
-                ("plis", "atrium_media_track_plis_sent_total", {"track": pub.track_id(SOURCE)}),
+                ("plis", "atrium_media_track_plis_sent_total", {"track": pub.track_id(source)}),
                 ("cache_sum", "atrium_media_first_frame_seconds_sum", {"source": "cache"}),
                 ("cache_count", "atrium_media_first_frame_seconds_count", {"source": "cache"}),
                 ("request_sum", "atrium_media_first_frame_seconds_sum", {"source": "request"}),
@@ -130,15 +145,19 @@ async def run_atrium(args, workdir, name, flags):
 
         async def join_one(i):
             started = time.monotonic()
+            joined_ms = int(time.time() * 1000)
             client = await joined(server, f"viewer-{i}", room="late")
-            sub = Subscriber(client)
+            sub = Subscriber(client, live_after_ms=joined_ms if source == "camera" else None)
+
+            def at(st):
+                return st.live_at if source == "camera" else st.first_frame_at
             try:
-                ok = await wait_for(lambda: (st := sub.by_track(pub.track_id(SOURCE))) is not None
-                                    and st.first_frame_at is not None, args.timeout)
+                ok = await wait_for(lambda: (st := sub.by_track(pub.track_id(source))) is not None
+                                    and at(st) is not None, args.timeout)
                 if not ok:
                     return None, None
-                st = sub.by_track(pub.track_id(SOURCE))
-                return st.first_frame_at - started, st.first_class
+                st = sub.by_track(pub.track_id(source))
+                return at(st) - started, st.first_class
             finally:
                 await sub.close()
                 await client.close()
@@ -174,13 +193,13 @@ async def run_janus(args, workdir, name, _flags):
         await session.create_room(admin, room)
 
         worker = await _Worker.spawn(max_seconds=args.warmup + args.joins * (args.interval + args.timeout) + 120)
-        offer = await worker.call("offer", sources=[SOURCE], vbr_vp8=True, ignore_remb=[SOURCE])
+        offer = await worker.call("offer", sources=[args.source], **publisher_options(args.source))
         pub = await session.attach()
         await session.message(pub, {"request": "join", "ptype": "publisher", "room": room, "display": "sharer"})
         joined, _ = await session.event(pub)
         feed = joined["id"]
         await session.message(pub, {"request": "publish",
-                                    "descriptions": [{"mid": offer["mids"][SOURCE], "description": SOURCE}]},
+                                    "descriptions": [{"mid": offer["mids"][args.source], "description": args.source}]},
                               jsep={"type": "offer", "sdp": offer["sdp"], "trickle": False})
         _, answer = await session.event(pub)
         loopback_candidates_only(answer["sdp"], "Janus's publisher answer")
@@ -193,7 +212,8 @@ async def run_janus(args, workdir, name, _flags):
             h = await session.attach()
             pc = peer_connection()
             seen, drains = {}, []
-            pc.on("track", lambda track: drains.append(asyncio.ensure_future(first_frame(track, seen))))
+            live_after = int(time.time() * 1000) if args.source == "camera" else None
+            pc.on("track", lambda track: drains.append(asyncio.ensure_future(first_frame(track, seen, live_after))))
             try:
                 await session.message(h, {"request": "join", "ptype": "subscriber", "room": room,
                                           "streams": [{"feed": feed}]})
@@ -203,9 +223,10 @@ async def run_janus(args, workdir, name, _flags):
                 await pc.setLocalDescription(await pc.createAnswer())
                 await session.message(h, {"request": "start"},
                                       jsep={"type": "answer", "sdp": pc.localDescription.sdp, "trickle": False})
-                if not await wait_for(lambda: "at" in seen, args.timeout):
+                key = "live" if args.source == "camera" else "at"
+                if not await wait_for(lambda: key in seen, args.timeout):
                     return None, None
-                return seen["at"] - started, seen["class"]
+                return seen[key] - started, seen["class"]
             finally:
                 await pc.close()
                 for d in drains:
@@ -233,10 +254,14 @@ def report(args, results, wall):
           f"{platform.python_version()}, load average before the run {args.loadavg}")
     print(f"versions: {atrium_version()} ({os.environ['ATRIUM_BIN']}); {janus_version()} (VideoRoom, HTTP API); "
           f"aiortc {aiortc.__version__}")
-    spec = VIDEO[SOURCE]
-    print(f"scenario: 1 aiortc sharer, a static screen {spec['width']}x{spec['height']} {spec['fps']} fps, VP8 (VBR), "
-          f"answering key-frame requests, ignoring REMB; after {args.warmup:g} s, {args.joins} viewers joining one at a time "
-          f"{args.interval:g} s apart, each an aiortc peer that decodes and leaves after its first frame; "
+    spec = VIDEO[args.source]
+    camera = args.source == "camera"
+    what = (f"a live camera {spec['width']}x{spec['height']} 30 fps with fresh noise in every frame and the capture "
+            f"clock in the picture, VP8" if camera else
+            f"a static screen {spec['width']}x{spec['height']} {spec['fps']} fps, VP8 (VBR)")
+    print(f"scenario: 1 aiortc publisher, {what}, answering key-frame requests, ignoring REMB; after "
+          f"{args.warmup:g} s, {args.joins} viewers joining one at a time {args.interval:g} s apart, each an aiortc "
+          f"peer that decodes and leaves after its {'first live picture (captured after its join)' if camera else 'first frame'}; "
           f"all on 127.0.0.1")
     print()
     table = Table(results, min_column=18)
@@ -245,12 +270,15 @@ def report(args, results, wall):
     def stat(r, f):
         return f(r["times"]) if r["times"] else None
     row("joins that decoded a frame", [f"{len(r['times'])}/{len(r['times']) + r['failures']}" for r in results])
-    row("first frame, p50 (ms)", [stat(r, lambda t: 1000 * percentile(t, 50)) for r in results], "{:.0f}")
-    row("first frame, p95 (ms; target 150)", [stat(r, lambda t: 1000 * percentile(t, 95)) for r in results], "{:.0f}")
-    row(f"burst of {args.burst} at once, p95 (ms; target 150)",
+    first = "first live picture" if camera else "first frame"
+    target = 300 if camera else 150
+    row(f"{first}, p50 (ms)", [stat(r, lambda t: 1000 * percentile(t, 50)) for r in results], "{:.0f}")
+    row(f"{first}, p95 (ms; target {target})", [stat(r, lambda t: 1000 * percentile(t, 95)) for r in results],
+        "{:.0f}")
+    row(f"burst of {args.burst} at once, p95 (ms; target {target})",
         [1000 * percentile(r["burst_times"], 95) if r.get("burst_times") else None for r in results], "{:.0f}")
-    row("first frame, min (ms)", [stat(r, lambda t: 1000 * min(t)) for r in results], "{:.0f}")
-    row("first frame, max (ms)", [stat(r, lambda t: 1000 * max(t)) for r in results], "{:.0f}")
+    row(f"{first}, min (ms)", [stat(r, lambda t: 1000 * min(t)) for r in results], "{:.0f}")
+    row(f"{first}, max (ms)", [stat(r, lambda t: 1000 * max(t)) for r in results], "{:.0f}")
     row("first frames not showing the share", [r["wrong"] for r in results])
     row("sharer got key-frame requests", [r["requests"] for r in results])
     row("sharer sent key frames (joins / all)", [f"{r['key_frames']}/{r['sharer_key_frames']}" for r in results])
@@ -294,6 +322,8 @@ def main():
     ap.add_argument("--burst", type=int, default=10, help="viewers joining at once after the others (Atrium only)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds from one join's start to the next's")
     ap.add_argument("--warmup", type=float, default=3, help="seconds between the share's start and the first join")
+    ap.add_argument("--source", choices=["screen_share", "camera"], default=SOURCE,
+                    help="the static screen, or a live camera (the first live picture is timed)")
     ap.add_argument("--timeout", type=float, default=10, help="seconds a viewer waits for its first frame")
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"],
                     help="leave one server out")

@@ -119,9 +119,10 @@ def run(*args):
     subprocess.run(list(args), check=True)
 
 
-def shape(port, rate):
+def shape(port, rate, limit=36000):
     """Limits what goes to `port` on lo to `rate` (e.g. "500kbit"): an HTB class whose queue is a TBF
-    at the same rate with HTB's own default burst (1,600 bytes) and about 30 full packets of room.
+    at the same rate with HTB's own default burst (1,600 bytes) and `limit` bytes of room (about 30
+    full packets unless told).
     Not HTB over a pfifo: the server sends a run of same-size datagrams to one viewer as one UDP GSO
     message, which lo carries unsegmented, and HTB lets a whole message through at once and goes
     into debt (the link's mean rate holds, not its spacing). A probe cluster then crossed the
@@ -133,7 +134,7 @@ def shape(port, rate):
     run("tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit")
     run("tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", rate, "ceil", rate)
     run("tc", "qdisc", "add", "dev", "lo", "parent", "1:20", "handle", "20:", "tbf", "rate", rate, "burst", "1600",
-        "limit", "36000")
+        "limit", str(limit))
     run("tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
         "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", str(port), "0xffff", "flowid", "1:20")
 
@@ -415,3 +416,73 @@ def test_each_viewer_gets_what_its_link_carries(dev_server, browsers, artifacts,
     finally:
         unshape()
         stop_losing()
+
+
+# Video bytes a viewer received so far (all its inbound video streams).
+VIDEO_BYTES = """
+const [name] = arguments;
+let bytes = 0;
+(await window.peers[name].subscriber.getStats()).forEach((s) => {
+  if (s.type === "inbound-rtp" && s.kind === "video") bytes += s.bytesReceived || 0;
+});
+return bytes;
+"""
+
+
+def test_a_step_down_behind_a_short_queue_keeps_the_picture_moving(dev_server, browsers, artifacts, figures):
+    """A viewer on the top camera layer whose link falls below what that layer needs (six tenths of
+    it) with a queue of 200 ms at the link's rate (a common real link: the outside test's 600 kbit/s
+    with 15 kB, scaled to this canvas's rates): it steps down (the server's layer for it goes below
+    the top) and decodes the smaller picture with its frames growing. The figures for `make bench`:
+    the longest gap between decoded frames from the narrowing on (target: a frame interval and a
+    round trip, about 0.3 s here, where the stream left used to wait behind a full pacer for
+    seconds), the loss, and the time to the step down."""
+    room = "short-queue"
+    pub, view = publisher_and_viewers(dev_server, browsers, room)
+    cam = publish_canvas(pub, "alice")["trackId"]
+    keep_resolution(pub, "alice", cam)
+    pid = connect(view, room, "vb")
+    wait_remote(view, "vb", cam)
+    port = poll(lambda: (view.js_async(SUBSCRIBER_PORT, "vb") is not None, view.js_async(SUBSCRIBER_PORT, "vb")),
+                60, "vb's port")
+    label = f"{pid}/sub"
+
+    def on_top():
+        s = inbound(view, "vb").get(cam)
+        return consumer_layer(dev_server, label, cam) == 2 and size_is(s, 1280, 720), s
+
+    poll(on_top, 120, "vb on the top layer at 1280x720")
+    b0, t0 = view.js_async(VIDEO_BYTES, "vb"), time.time()
+    time.sleep(3)
+    top = (view.js_async(VIDEO_BYTES, "vb") - b0) * 8 / (time.time() - t0)
+    rate = max(50_000, int(0.6 * top))
+    limit = max(4000, int(rate / 8 * 0.2))
+    try:
+        loss0 = view.js_async(LOSS, "vb")
+        view.js(GAP_SAMPLER, "vb", cam, "start")
+        shape(port, f"{rate // 1000}kbit", limit=limit)
+        t0 = time.time()
+
+        def stepped_down():
+            layer = consumer_layer(dev_server, label, cam)
+            s = inbound(view, "vb").get(cam)
+            return (layer is not None and layer < 2 and bool(s) and 0 < s["width"] < 1280), (layer, s)
+
+        state = poll(stepped_down, 120, "vb below the top layer, decoding a smaller picture")
+        figures("short_queue_step_down_s", round(time.time() - t0, 2), "s")
+        frames0 = inbound(view, "vb")[cam]["frames"]
+        time.sleep(3)
+        gaps = view.js(GAP_SAMPLER, "vb", cam, "stop")
+        frames1 = inbound(view, "vb")[cam]["frames"]
+        loss1 = view.js_async(LOSS, "vb")
+        assert frames1 > frames0, f"vb stopped decoding after the step down: {frames0} -> {frames1}"
+        lost = loss1["lost"] - loss0["lost"]
+        received = loss1["received"] - loss0["received"]
+        print(f"top layer {top / 1000:.0f} kbit/s; link {rate // 1000} kbit/s with a {limit} B queue: stepped down "
+              f"to {state}; longest gap {gaps['longest']:.3f} s; lost {lost} of {lost + received}; "
+              f"bottleneck: {bottleneck_stats()}")
+        figures("short_queue_longest_gap_s", round(gaps["longest"], 2), "s", "<= 0.3 (a frame and a round trip)")
+        figures("short_queue_loss_pct", round(100.0 * lost / max(1, lost + received), 2), "%")
+        figures("short_queue_page_timer_lag_s", round(gaps["lag"], 2), "s")
+    finally:
+        unshape()

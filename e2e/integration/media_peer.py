@@ -178,9 +178,11 @@ class BusyScreenTrack(_Paced):
 
     kind = "video"
 
-    def __init__(self, source="screen_share", fps=BUSY_FPS, seed=1):
+    def __init__(self, source="screen_share", fps=BUSY_FPS, seed=1, stamped=False):
         spec = VIDEO[source]
         super().__init__(VIDEO_CLOCK, VIDEO_CLOCK // fps)
+        self.stamped = stamped
+        self._height = spec["height"]
         rgb = av.VideoFrame.from_ndarray(source_image(source), format="rgb24")
         planes = rgb.reformat(format="yuv420p").to_ndarray()     # (h * 3/2) x w: Y, then U and V
         rng = np.random.default_rng(seed)
@@ -194,7 +196,10 @@ class BusyScreenTrack(_Paced):
 
     async def recv(self):
         pts = await self._next_pts()
-        frame = av.VideoFrame.from_ndarray(self._bank[self._n % BUSY_BANK], format="yuv420p")
+        planes = self._bank[self._n % BUSY_BANK]
+        if self.stamped:
+            planes = stamp_planes(planes, self._height, int(time.time() * 1000))
+        frame = av.VideoFrame.from_ndarray(planes, format="yuv420p")
         self._n += 1
         frame.pts = pts
         frame.time_base = fractions.Fraction(1, VIDEO_CLOCK)
@@ -226,10 +231,49 @@ class ToneTrack(_Paced):
         return frame
 
 
-def make_track(source, busy=False, fps=None):
+# The capture clock in the picture: the wall clock in milliseconds (modulo 2**32) as STAMP_BITS
+# blocks of STAMP_BLOCK pixels along the top rows, most significant first, luma 235 for a one and 16
+# for a zero on neutral chroma: a viewer reads how old the picture it shows is (the same machine's
+# clock). One macroblock per bit survives any bitrate the tests use.
+STAMP_BITS = 32
+STAMP_BLOCK = 16
+
+
+def stamp_planes(planes, height, ms):
+    """A copy of yuv420p `planes` (Y rows, then U and V, as PyAV's ndarray) with `ms` stamped."""
+    out = planes.copy()
+    out[:STAMP_BLOCK] = 16
+    value = ms % (1 << STAMP_BITS)
+    for i in range(STAMP_BITS):
+        if value >> (STAMP_BITS - 1 - i) & 1:
+            out[:STAMP_BLOCK, i * STAMP_BLOCK:(i + 1) * STAMP_BLOCK] = 235
+    # The chroma of those rows: half as many rows of U and of V, two to an array row.
+    quarter = height // 4
+    out[height:height + STAMP_BLOCK // 4] = 128
+    out[height + quarter:height + quarter + STAMP_BLOCK // 4] = 128
+    return out
+
+
+def read_stamp(frame):
+    """The capture clock (ms modulo 2**32) a decoded frame of a stamped source carries."""
+    y = frame.to_ndarray(format="yuv420p")
+    value = 0
+    for i in range(STAMP_BITS):
+        value = value * 2 + int(y[STAMP_BLOCK // 2, i * STAMP_BLOCK + STAMP_BLOCK // 2] >= 128)
+    return value
+
+
+def stamp_not_before(stamp, ms):
+    """Whether capture clock `stamp` is at or after wall-clock `ms` (modulo 2**32)."""
+    return (stamp - ms) % (1 << STAMP_BITS) < (1 << (STAMP_BITS - 1))
+
+
+def make_track(source, busy=False, fps=None, stamped=False):
+    """`busy`: the noisy variant of a video source (`BusyScreenTrack`, the screen's or the camera's
+    picture); `stamped`: it carries the capture clock (`stamp_planes`)."""
     if busy:
-        assert source == "screen_share", "only the screen has a busy variant"
-        return BusyScreenTrack(source, fps=fps or BUSY_FPS)
+        assert source in VIDEO, "only video has a busy variant"
+        return BusyScreenTrack(source, fps=fps or BUSY_FPS, stamped=stamped)
     return SyntheticVideoTrack(source) if source in VIDEO else ToneTrack(source)
 
 
@@ -357,8 +401,13 @@ def classify_video(frame):
     # Every 4th pixel is plenty for means and keeps this cheap next to decoding.
     rgb = _mean_rgb(y[::4, ::4], u[::4, ::4], v[::4, ::4])
     cam, screen = VIDEO["camera"], VIDEO["screen_share"]
-    if size == (cam["width"], cam["height"]) and _close(rgb, RED) and y[::4, ::4].std() < 8:
-        return "camera"
+    if size == (cam["width"], cam["height"]):
+        # Below the stamp's rows (a stamped camera's capture clock); the busy camera's noise is
+        # about 7 of luma.
+        below = STAMP_BLOCK
+        body = _mean_rgb(y[below::4, ::4], u[below // 2::4, ::4], v[below // 2::4, ::4])
+        if _close(body, RED) and y[below::4, ::4].std() < 10:
+            return "camera"
     if size == (screen["width"], screen["height"]) and _close(rgb, SCREEN_MEAN) and _stripes_match(y):
         return "screen_share"
     return UNKNOWN
@@ -497,12 +546,13 @@ class Publisher:
     @classmethod
     async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
                     fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=(), ice_servers=None,
-                    relay_only=False):
+                    relay_only=False, stamped=()):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
         (a misbehaving client). A refused `publish_offer` raises SignalError.
 
-        `busy` lists sources sent as their busy variant (`BusyScreenTrack`, at `fps`); `codecs`
+        `busy` lists sources sent as their busy variant (`BusyScreenTrack`, at `fps`), `stamped`
+        those of them whose pictures carry the capture clock (`stamp_planes`); `codecs`
         maps a source to the codec names its transceiver offers (`codec_preferences`), e.g.
         {"screen_share": ["H264"]}; `fast_h264` gives the worker's H264 encoders x264's ultrafast
         preset (`use_fast_x264`); the senders of the sources in `ignore_key_frame_requests` act on
@@ -517,7 +567,7 @@ class Publisher:
                                       codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264,
                                       ignore_key_frame_requests=list(ignore_key_frame_requests), vbr_vp8=vbr_vp8,
                                       ignore_remb=list(ignore_remb), ice_servers=ice_servers,
-                                      relay_only=relay_only)
+                                      relay_only=relay_only, stamped=list(stamped))
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
@@ -690,7 +740,8 @@ async def _serve_publisher(reader):
             if ignoring or req.get("vbr_vp8"):
                 use_vbr_vp8()
             for source in req["sources"]:
-                track = make_track(source, busy=source in busy, fps=req.get("fps"))
+                track = make_track(source, busy=source in busy, fps=req.get("fps"),
+                                   stamped=source in (req.get("stamped") or ()))
                 t = pc.addTransceiver(track, direction="sendonly")
                 if source in codecs:
                     t.setCodecPreferences(codec_preferences(kind_of(source), codecs[source]))
@@ -805,6 +856,8 @@ class TrackStats:
         self.first_payload = None   # the payload of the first RTP packet received (RTX included)
         self.first_frame_at = None  # time.monotonic() of the first decoded frame
         self.first_class = None     # what the first decoded frame showed (classify_video/_audio)
+        self.live_at = None         # time.monotonic() of the first frame captured at or after the
+                                    # subscriber's `live_after_ms` (a stamped source), when it is given
 
     @property
     def track_id(self):
@@ -838,8 +891,9 @@ class Subscriber:
     `reset` starts a new connection (the server's subscriber connection gathered too many ended
     sections): the old one is closed, its tracks (ended) move to `retired`, and mids start again."""
 
-    def __init__(self, client, answer_delay=0):
+    def __init__(self, client, answer_delay=0, live_after_ms=None):
         self.client = client
+        self.live_after_ms = live_after_ms  # see TrackStats.live_at
         self.answer_delay = answer_delay    # seconds between applying an answer (ICE and DTLS start) and sending it
         self.offer_times = []               # time.monotonic() when each offer arrived
         self.pc = peer_connection()
@@ -892,7 +946,7 @@ class Subscriber:
         stats = TrackStats(mid, track.kind, self._known.get(mid, {}), track.id)
         self.tracks[mid] = stats
         self._count_rtp(transceiver.receiver, stats)
-        self._drains.append(asyncio.ensure_future(self._drain(track, stats)))
+        self._drains.append(asyncio.ensure_future(self._drain(track, stats, self.live_after_ms)))
 
     @staticmethod
     def _count_rtp(receiver, stats):
@@ -909,7 +963,7 @@ class Subscriber:
         receiver._handle_rtp_packet = counting
 
     @staticmethod
-    async def _drain(track, stats):
+    async def _drain(track, stats, live_after_ms=None):
         # Every track is drained: aiortc decodes and queues frames whether or not anyone reads them.
         classify = classify_video if track.kind == "video" else classify_audio
         while True:
@@ -925,6 +979,9 @@ class Subscriber:
                 stats.first_class = what
             stats.frames += 1
             stats.classes[what] += 1
+            if (live_after_ms is not None and stats.live_at is None and track.kind == "video"
+                    and stamp_not_before(read_stamp(frame), live_after_ms)):
+                stats.live_at = decoded_at
 
     # -- queries -----------------------------------------------------------------------------------
 
