@@ -82,7 +82,7 @@ unit:
 ## What no other stage runs (see the stage markers in e2e/gate.py). The integration stages run test files
 ## on PYTEST_WORKERS pytest-xdist workers (a file's tests stay on one worker; most of their time is
 ## spent waiting on the server and the network, so more workers than cores pay).
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 6
 XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 integration:
 	ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q $(XDIST) e2e/integration -m "not tsan and not tsan_cluster and not netns"
@@ -94,8 +94,9 @@ netns: test-deps build
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root). Two files at a time:
-## each test runs two or three Chromiums encoding video.
-BROWSER_XDIST = -n 2 --dist loadfile
+## each test runs two or three Chromiums encoding video. Scenarios marked `bench` (e2e/gate.py) only
+## give `make bench` its figures.
+BROWSER_XDIST = -n 2 --dist loadfile -m "not bench"
 browser: test-deps build
 	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q $(BROWSER_XDIST) e2e/browser'
 
@@ -107,9 +108,7 @@ browser: test-deps build
 tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" ATRIUM_TEST_MEDIA_WORKERS=2 \
-	  $(PYTHON) -m pytest -q -n 3 --dist loadfile e2e/integration -m tsan
-	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	  $(PYTHON) -m pytest -q e2e/integration -m tsan_cluster
+	  $(PYTHON) -m pytest -q -n 3 --dist loadfile e2e/integration -m "tsan or tsan_cluster"
 
 ## libFuzzer targets for the parsers fed by the network (Fuzz/), corpora kept in Fuzz/Corpus/<target>.
 FUZZ_TARGETS := STUN RTP RTCP SDP JSON DTLS
@@ -132,7 +131,7 @@ fuzz: fuzz-build
 ## In `make test`, the same run every time: each target replays every kept input under AddressSanitizer,
 ## then makes FUZZ_SMOKE_RUNS mutations from a fixed seed (new inputs go to a scratch directory, not
 ## into the repository). Random, timed campaigns are `make fuzz`.
-FUZZ_SMOKE_RUNS ?= 50000
+FUZZ_SMOKE_RUNS ?= 20000
 fuzz-smoke: fuzz-build
 	@scratch=$$(mktemp -d); for t in $(FUZZ_TARGETS); do mkdir -p $$scratch/$$t; \
 	  .build-fuzz/release/Fuzz$$t -seed=1 -runs=$(FUZZ_SMOKE_RUNS) -max_len=4096 $$scratch/$$t Fuzz/Corpus/$$t 2>&1 \

@@ -22,7 +22,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = [
-    "e2e/browser/test_bandwidth.py",                 # shaped link: gaps, loss, time back
+    "e2e/browser/test_bandwidth.py",                 # shaped link: gaps, loss, time back; a step down
+                                                     # behind a short queue (bench only)
     "e2e/browser/test_simulcast.py",                 # layer switches
     "e2e/browser/test_firewalls.py::test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp",
     "e2e/browser/test_key_frame_cache.py",           # late join of a static screen

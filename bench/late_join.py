@@ -87,10 +87,10 @@ async def wait_for(predicate, timeout):
     return True
 
 
-async def joins(args, join_one, sharer, burst=0):
+async def joins(args, join_one, sharer, burst=0, server_snapshot=None):
     """Runs `args.joins` joins, `args.interval` apart, then `burst` joins at once; `join_one(i)` returns
     (seconds to the first frame or None, what it showed). Returns the figures, with the sharer's
-    counts over the joins."""
+    counts over the joins, and `server_snapshot()` (a coroutine) taken before and after the burst."""
     before = await sharer.call("stats")
     times, failures, wrong = [], 0, 0
     for i in range(args.joins):
@@ -103,15 +103,22 @@ async def joins(args, join_one, sharer, burst=0):
             wrong += shown != args.source
         await asyncio.sleep(max(0.0, started + args.interval - time.monotonic()))
     burst_times = []
+    burst_server = None
     if burst:
+        if server_snapshot:
+            burst_server = [await server_snapshot()]
         for seconds, shown in await asyncio.gather(*(join_one(args.joins + j) for j in range(burst))):
             if seconds is None:
                 failures += 1
             else:
                 burst_times.append(seconds)
                 wrong += shown != args.source
+        if server_snapshot:
+            await asyncio.sleep(1.5)        # the metrics snapshot is refreshed once a second
+            burst_server.append(await server_snapshot())
     after = await sharer.call("stats")
-    return {"times": times, "burst_times": burst_times, "failures": failures, "wrong": wrong,
+    return {"times": times, "burst_times": burst_times, "burst_server": burst_server, "failures": failures,
+            "wrong": wrong,
             "requests": after["keyFrameRequests"][args.source] - before["keyFrameRequests"][args.source],
             "key_frames": after["keyFramesSent"][args.source] - before["keyFramesSent"][args.source],
             "sharer_key_frames": after["keyFramesSent"][args.source]}
@@ -162,8 +169,17 @@ async def run_atrium(args, workdir, name, flags):
                 await sub.close()
                 await client.close()
 
+        async def burst_snapshot():
+            """The server's side of a burst: its first-frame histogram (cache starts), and the
+            picture cached for the track (what each viewer's decoder has to go through)."""
+            buckets = {b: await atrium_metric(server, "atrium_media_first_frame_seconds_bucket", source="cache",
+                                              le=b) for b in FIRST_FRAME_BOUNDS}
+            cached = await atrium_metric(server, "atrium_media_track_key_frame_cache_bytes",
+                                         track=pub.track_id(source))
+            return {"buckets": buckets, "cached": cached}
+
         c0 = await counters()
-        figures = await joins(args, join_one, pub.worker, burst=args.burst)
+        figures = await joins(args, join_one, pub.worker, burst=args.burst, server_snapshot=burst_snapshot)
         await asyncio.sleep(1.5)        # the metrics snapshot is refreshed once a second
         c1 = await counters()
         delta = {k: c1[k] - c0[k] for k in c0}
@@ -247,6 +263,25 @@ async def run_janus(args, workdir, name, _flags):
         janus.stop()
 
 
+FIRST_FRAME_BOUNDS = ["0.05", "0.1", "0.2", "0.3", "0.5", "1.0", "2.0", "5.0", "10.0", "+Inf"]
+
+
+def server_burst_p95(r):
+    """The burst's p95 on the server's side (from a viewer's answer to its first forwarded packet), as
+    the histogram bucket it falls in ("<= 50 ms"), and the cached picture's size; None without one."""
+    snaps = r.get("burst_server")
+    if not snaps:
+        return None
+    before, after = snaps
+    counts = {b: after["buckets"][b] - before["buckets"][b] for b in FIRST_FRAME_BOUNDS}
+    total = counts["+Inf"]
+    if not total:
+        return None
+    bucket = next(b for b in FIRST_FRAME_BOUNDS if counts[b] >= 0.95 * total)
+    bound = "over 10 s" if bucket == "+Inf" else f"<= {float(bucket) * 1000:.0f} ms"
+    return f"{bound} (n {total:g}; {after['cached'] / 1000:.0f} kB cached)"
+
+
 def report(args, results, wall):
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print()
@@ -277,6 +312,7 @@ def report(args, results, wall):
         "{:.0f}")
     row(f"burst of {args.burst} at once, p95 (ms; target {target})",
         [1000 * percentile(r["burst_times"], 95) if r.get("burst_times") else None for r in results], "{:.0f}")
+    row("burst, server's part p95", [server_burst_p95(r) for r in results])
     row(f"{first}, min (ms)", [stat(r, lambda t: 1000 * min(t)) for r in results], "{:.0f}")
     row(f"{first}, max (ms)", [stat(r, lambda t: 1000 * max(t)) for r in results], "{:.0f}")
     row("first frames not showing the share", [r["wrong"] for r in results])
@@ -295,7 +331,9 @@ def report(args, results, wall):
          for r in results])
     table.print()
     print("(the server's first-frame figures are its own mean, from a viewer's answer to its first forwarded "
-          "key frame; the rows above are the viewers', from the join to the first decoded frame)")
+          "key frame; the rows above are the viewers', from the join to the first decoded frame. The burst's "
+          "viewers are aiortc peers in this one Python process, each decoding the whole cached picture, key frame "
+          "and every delta since: when the server's part is far under the viewers' p95, the client was the limit)")
     print(f"\nwall time: {wall:.1f} s")
 
 

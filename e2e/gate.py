@@ -2,7 +2,8 @@
 
 - Stages: which integration tests run against the ThreadSanitizer build (`tsan`, `tsan_cluster`) and
   which only in a private network namespace (`netns`), as markers given here from one table, so that
-  `make test` runs each case once: `integration` takes what no other stage takes.
+  `make test` runs each case once: `integration` takes what no other stage takes; and which browser
+  scenarios only `make bench` runs (`bench`).
 - Parallel: the integration stages run files on several pytest-xdist workers (`--dist loadfile`: a
   file's tests share a worker, each server on ephemeral ports).
 - Loud: with ATRIUM_GATE=1 (set by `make test`) a skipped test fails the run unless it is listed in
@@ -36,12 +37,17 @@ TSAN_CLUSTER = {
 }
 # Tests that shape a client's link (nftables) or start coturn: only in a loopback-only namespace.
 NETNS_FILES = {"test_netns_media.py", "test_turn.py"}
+# Browser scenarios run only by `make bench` (bench/browser_figures.py) for their figures: what they
+# show is tested in the gate another way (here: a step down on a shaped link in test_bandwidth's
+# first test, and behind a short queue in memory, StepDownEngineTests).
+BENCH_ONLY = {"test_a_step_down_behind_a_short_queue_keeps_the_picture_moving"}
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tsan: runs in the ThreadSanitizer stage (with two media workers)")
     config.addinivalue_line("markers", "tsan_cluster: a cluster test run in the ThreadSanitizer stage")
     config.addinivalue_line("markers", "netns: runs only in a loopback-only network namespace")
+    config.addinivalue_line("markers", "bench: a browser scenario run only by make bench, for its figures")
     config._atrium_skipped = []
 
 
@@ -55,6 +61,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.tsan_cluster)
         if file in NETNS_FILES:
             item.add_marker(pytest.mark.netns)
+        if name in BENCH_ONLY:
+            item.add_marker(pytest.mark.bench)
 
 
 def allowed_skips():
