@@ -319,4 +319,46 @@ import Testing
         }
         #expect(room.media.engine.counters.freshStarts == 10 && room.media.engine.counters.cacheStarts == 0)
     }
+
+    /// A viewer resumed after a bandwidth pause of two seconds starts by the same rule as a new one:
+    /// the camera's chain is long and it answers, so it is asked for a key frame and the viewer gets
+    /// the live picture from it, not the frames it missed while paused.
+    @Test func aViewerResumedAfterAPauseGetsTheLivePictureNotTheFramesItMissed() throws {
+        let room = try Self.liveCamera()
+        let v = try room.viewer(45_030)
+        room.media.advance(by: 0.02)
+        _ = try room.plis()
+        try room.sendFrame(key: true)
+        room.media.advance(by: 0.02)
+        try v.receive(from: room.media)
+        #expect(try Self.frames(v).map(\.frame) == [60])
+        func allocate(paused: Bool) {
+            room.media.apply(
+                .allocate(
+                    transport: "sub45030",
+                    TransportAllocation(
+                        allocated: 0, wanted: 0, entries: [.init(consumer: "c45030", ceiling: nil, paused: paused)])))
+        }
+        allocate(paused: true)
+        for _ in 0..<60 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        v.rtp.removeAll()
+        try v.receive(from: room.media)
+        #expect(v.rtp.isEmpty, "nothing while paused")
+        let fresh = room.media.engine.counters.freshStarts
+        allocate(paused: false)
+        room.media.advance(by: 0.02)
+        try v.receive(from: room.media)
+        #expect(try room.plis() == 1, "a key frame is asked for")
+        #expect(v.rtp.isEmpty, "no replay of the two seconds it missed")
+        try room.sendFrame(key: true)
+        room.media.advance(by: 0.02)
+        try room.sendFrame()
+        room.media.advance(by: 0.02)
+        try v.receive(from: room.media)
+        #expect(try Self.frames(v).map(\.frame) == [121, 122], "the live picture from its key frame on")
+        #expect(room.media.engine.counters.freshStarts == fresh + 1)
+    }
 }
