@@ -66,7 +66,7 @@ struct APIError: Error {
             case .participantNotFound, .trackNotFound, .shareNotFound, .requestNotFound, .roomNotFound: 404
             case .invalidField, .badRequest, .invalidRoomName: 422
             case .notAllowed: 403
-            case .clusterUnavailable, .roomElsewhere: 503
+            case .clusterUnavailable, .roomElsewhere, .storeUnavailable: 503
             default: 409
             }
         var err = APIError(status: status, code: e.code, message: e.message)

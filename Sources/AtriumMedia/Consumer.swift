@@ -119,9 +119,10 @@ final class Consumer {
         }
     }
 
-    /// The layer the viewer's preference asks for among the producer's, before clamping to what
-    /// arrives.
-    var desiredLayer: VideoLayer {
+    /// The layer the viewer's preference (quality, tile) asks for among the producer's, before any
+    /// bandwidth ceiling: what the publisher is told is wanted (`reportWanted`), so that a layer the
+    /// viewer's link holds back keeps arriving and is measured.
+    var preferredLayer: VideoLayer {
         // SVC layers are known from the first key picture; until then quality alone picks among three.
         let sizes = producer.layerSizes
         let layers =
@@ -129,9 +130,16 @@ final class Consumer {
         let spatial = LayerChoice.spatial(
             quality: preference.quality, viewport: preference.viewport, layers: layers,
             screenShare: producer.isScreenShare)
-        guard let ceiling else { return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers) }
+        return VideoLayer(spatial: spatial, temporal: Self.allTemporalLayers)
+    }
+
+    /// The layer the viewer gets at most: its preference under the allocation's ceiling, before
+    /// clamping to what arrives.
+    var desiredLayer: VideoLayer {
+        let p = preferredLayer
+        guard let ceiling else { return p }
         return VideoLayer(
-            spatial: min(spatial, ceiling.spatial), temporal: min(Self.allTemporalLayers, ceiling.temporal))
+            spatial: min(p.spatial, ceiling.spatial), temporal: min(Self.allTemporalLayers, ceiling.temporal))
     }
 
     /// The stream a key frame is needed from: the one to start on or to switch to; nil when none.

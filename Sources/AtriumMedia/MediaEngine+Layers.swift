@@ -25,11 +25,14 @@ extension MediaEngine {
     }
 
     /// Reports the rids of a simulcast producer that some consumer's preference asks for (the bottom
-    /// one always, so a new viewer starts at once), when they changed.
+    /// one always, so a new viewer starts at once), when they changed. The preference, not the
+    /// bandwidth ceiling: a layer a viewer's link holds back keeps arriving, so its measured rate (not
+    /// a guess from its size) decides when the viewer may step up to it; turned off, it could stay
+    /// off for good (its guessed cost kept out of reach of an estimate that only probing raises).
     func reportWanted(_ p: Producer) {
         guard p.isSimulcast else { return }
         var wanted: UInt8 = 1
-        for c in p.consumers where !c.closed && !c.bandwidthPaused { wanted |= 1 << c.desiredLayer.spatial }
+        for c in p.consumers where !c.closed && !c.bandwidthPaused { wanted |= 1 << c.preferredLayer.spatial }
         if let input = p.pipeInput {
             // The home worker tells the publisher, for its viewers and every far worker's together.
             pipeWanted(p, input, mask: wanted)

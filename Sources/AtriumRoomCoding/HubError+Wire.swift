@@ -26,6 +26,7 @@ extension HubError {
         case .publisherLeft: "publisher_left"
         case .roomElsewhere: "room_elsewhere"
         case .clusterUnavailable: "cluster_unavailable"
+        case .storeUnavailable: "store_unavailable"
         }
     }
 
@@ -52,6 +53,7 @@ extension HubError {
         case .publisherLeft: "the track's publisher has left"
         case .roomElsewhere(let node): "the room is live on node \(node), which cannot be reached"
         case .clusterUnavailable(let m): "the cluster's Redis cannot be reached: \(m)"
+        case .storeUnavailable(let m): "the room store failed: \(m)"
         }
     }
 }

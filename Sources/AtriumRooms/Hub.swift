@@ -125,7 +125,10 @@ public final class Hub {
         try perform(room, now: now) { s throws(HubError) in try s.apply(command, by: actor, now: now) }
     }
 
-    /// Runs a change on a room and delivers its events. Persists the room when its settings changed.
+    /// Runs a change on a room and delivers its events. Persists the room when its settings changed,
+    /// before the change takes effect: when the store fails, the room stays as it was and the caller
+    /// gets `storeUnavailable` (`clusterUnavailable` when the cluster's Redis does not answer), so the
+    /// live and the stored settings never differ.
     private func perform(_ id: RoomID, now: Int64, _ change: (inout RoomState) throws(HubError) -> [RoomEvent])
         throws(HubError) -> [RoomEvent]
     {
@@ -134,13 +137,16 @@ public final class Hub {
         let previous = live.state
         let events = try change(&live.state)
         live.emptySince = live.state.isEmpty ? (live.emptySince ?? now) : nil
-        rooms[id] = live
         if live.state.room.sharePolicy != before {
-            var r = live.state.room
-            r.updatedAt = max(r.updatedAt, now)
-            try? store.update(r)
-            rooms[id]?.state.room.updatedAt = r.updatedAt
+            live.state.room.updatedAt = max(live.state.room.updatedAt, now)
+            do {
+                try store.update(live.state.room)
+            } catch {
+                if case .unavailable(let m) = error { throw .clusterUnavailable(m) }
+                throw .storeUnavailable("\(error)")
+            }
         }
+        rooms[id] = live
         dispatch(events, room: id, before: previous, after: live.state)
         let ended = events.contains(where: { if case .roomEnded = $0 { true } else { false } })
         if ended {

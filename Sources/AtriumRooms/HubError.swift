@@ -29,4 +29,6 @@ public enum HubError: Error, Equatable, Sendable, Codable {
     case roomElsewhere(node: String)
     /// Cluster: Redis cannot be reached, so a room that is not live here cannot be opened.
     case clusterUnavailable(String)
+    /// The room store failed to keep a change of the room's settings: the change is not made.
+    case storeUnavailable(String)
 }

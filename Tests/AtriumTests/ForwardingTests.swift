@@ -43,6 +43,27 @@ import Testing
         }
     }
 
+    /// The work per packet, counted in dropped entries looked at, over how many are remembered: none
+    /// for a packet newer than every input (each forwarded packet), a binary search's for an older one
+    /// (a retransmission), whatever the count up to the window's 4,095.
+    @Test(arguments: [0, 1, 16, 256, 4095])
+    func theWorkPerPacketDoesNotGrowWithTheDroppedEntries(_ n: Int) {
+        var m = SeqManager(initialOutput: 0)
+        #expect(m.map(0) == 0)
+        for input in 1...max(n, 1) where input <= n { m.drop(UInt16(input)) }
+        let next = UInt16(n + 1)
+        #expect(m.map(next) == 1)
+        #expect(m.probes == 0, "a forwarded packet: \(m.probes) entries looked at")
+        #expect(m.map(next) == 1, "a retransmission keeps its number")
+        var log2 = 0
+        while (1 << log2) < n + 1 { log2 += 1 }
+        #expect(m.probes <= log2 + 1, "a retransmission among \(n) dropped: \(m.probes) entries looked at")
+        if n > 0 {
+            #expect(m.map(UInt16(n)) == nil, "a dropped input stays refused")
+            #expect(m.probes <= log2 + 1)
+        }
+    }
+
     @Test func dropsFoldIntoTheOffsetAfterTheWindow() {
         var m = SeqManager(initialOutput: 0)
         #expect(m.map(0) == 0)

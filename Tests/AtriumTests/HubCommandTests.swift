@@ -204,6 +204,24 @@ import Testing
         #expect(hub.state(room)?.policy.shareLocked == true)
     }
 
+    /// A change of the room's settings the store cannot keep is refused with `store_unavailable`, and
+    /// the live room keeps its settings (the live and the stored policy never differ); other commands
+    /// go on.
+    @Test func aPolicyTheStoreCannotKeepIsRefusedAndTheRoomUnchanged() throws {
+        let store = MemoryRoomStore()
+        let hub = Hub(
+            store: store, ids: IDGenerator(random: { 7 }), autoCreate: .any,
+            makeRoomID: { RoomID.make(millis: 1, random: 1) })
+        let room = try hub.open(scope: "r", grants: Grants(), now: 0)
+        #expect(try hub.apply(Self.join("h", .host), in: room, by: Self.p("h"), now: 0).count == 1)
+        store.close()
+        #expect(throws: HubError.storeUnavailable("backend(\"store is closed\")")) {
+            try hub.apply(.setShareLock(true), in: room, by: .admin, now: 1)
+        }
+        #expect(hub.state(room)?.policy.shareLocked == false)
+        #expect(try hub.apply(Self.join("a", .participant), in: room, by: Self.p("a"), now: 2).count == 1)
+    }
+
     static func summary(_ e: RoomEvent) -> String {
         switch e {
         case .participantJoined(let p): "joined:\(p.identity)"

@@ -330,6 +330,10 @@ import Testing
     @Test func theLayersWantedFollowTheViewers() throws {
         let room = try Room()
         #expect(room.layersWanted() == [["q"], ["q", "h"], ["q", "h", "f"]])
+        // A bandwidth ceiling on the high viewer does not turn the top layer off: it keeps arriving
+        // (and is measured) for when the viewer's link has room.
+        room.hold(viewer: 3, to: VideoLayer(spatial: 1, temporal: 7))
+        #expect(room.layersWanted().isEmpty)
         room.media.apply(.closeConsumer(id: "c3"))
         room.media.apply(.setPreference(consumer: "c2", .low))
         #expect(room.layersWanted() == [["q", "h"], ["q"]])
