@@ -190,6 +190,9 @@ public final class Hub {
             if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
                 rooms[id] = nil
                 router.released(id)
+                // Media control closes the room's router and frees its worker placement and stage, as
+                // for a room that ended: a room closed this way kept them for good.
+                output?.roomChanged(id, state: nil)
                 for o in observers { o.roomClosed(live.state.room, reason: .emptyTimeout, now: now) }
             }
         }

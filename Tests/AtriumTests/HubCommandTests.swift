@@ -222,6 +222,33 @@ import Testing
         #expect(try hub.apply(Self.join("a", .participant), in: room, by: Self.p("a"), now: 2).count == 1)
     }
 
+    final class Changes: HubOutput {
+        var changed: [(RoomID, Bool)] = []
+        func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {}
+        func ended(_ participant: ParticipantID, room: RoomID, reason: LeaveReason) {}
+        func roomChanged(_ room: RoomID, state: RoomState?) { changed.append((room, state != nil)) }
+    }
+
+    /// A room closed by its empty timeout reaches media control as a room that ended (nil state), so
+    /// its router, worker placement and stage are freed as for an ended room.
+    @Test func aRoomClosedByItsEmptyTimeoutIsEndedForMediaControl() throws {
+        let hub = Hub(
+            store: MemoryRoomStore(), ids: IDGenerator(random: { 7 }), autoCreate: .any,
+            makeRoomID: { RoomID.make(millis: 1, random: 1) })
+        let changes = Changes()
+        hub.output = changes
+        let room = try hub.open(scope: "r", grants: Grants(), now: 0)
+        _ = try hub.apply(Self.join("h", .host), in: room, by: Self.p("h"), now: 0)
+        _ = try hub.apply(.leave(ParticipantID("pa_h"), reason: .left), in: room, by: Self.p("h"), now: 1)
+        changes.changed.removeAll()
+        let timeout = Int64(hub.state(room)?.room.emptyTimeout ?? 0)
+        hub.tick(now: 1 + timeout - 1)
+        #expect(changes.changed.isEmpty && hub.state(room) != nil)
+        hub.tick(now: 1 + timeout)
+        #expect(hub.state(room) == nil)
+        #expect(changes.changed.count == 1 && changes.changed.first?.0 == room && changes.changed.first?.1 == false)
+    }
+
     static func summary(_ e: RoomEvent) -> String {
         switch e {
         case .participantJoined(let p): "joined:\(p.identity)"
