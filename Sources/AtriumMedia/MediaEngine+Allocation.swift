@@ -39,8 +39,8 @@ extension MediaEngine {
     /// waits behind them nor finds the queue full. The viewer's NACKs for them are refused while it
     /// waits for that key frame (`retransmit`).
     func dropPaced(_ c: Consumer) {
-        let removed = c.transport.paced.remove(ssrc: c.spec.ssrc, rtxSSRC: c.spec.rtxSSRC)
-        for _ in 0..<removed { counters.drop(.otherLayer) }
+        counters.dropped[DropReason.otherLayer.rawValue] += c.transport.paced.remove(
+            ssrc: c.spec.ssrc, rtxSSRC: c.spec.rtxSSRC)
     }
 
     /// Once a second: each video producer's layers as they arrive, reported when they changed enough

@@ -125,6 +125,14 @@ import Testing
             return v
         }
 
+        /// The encoder answers a request: a key frame, then a delta, a tick apart.
+        func answer() throws {
+            try sendFrame(key: true)
+            media.advance(by: 0.02)
+            try sendFrame()
+            media.advance(by: 0.02)
+        }
+
         func plis() throws -> Int {
             try publisher.receive(from: media)
             defer { publisher.rtcp.removeAll() }
@@ -269,10 +277,7 @@ import Testing
         #expect(try room.plis() == 1, "a key frame is asked for")
         #expect(v.rtp.isEmpty, "no replay of two seconds of old frames")
         // The encoder answers with its next frame.
-        try room.sendFrame(key: true)
-        room.media.advance(by: 0.02)
-        try room.sendFrame()
-        room.media.advance(by: 0.02)
+        try room.answer()
         try v.receive(from: room.media)
         #expect(try Self.frames(v).map(\.frame) == [60, 61], "the live picture from its key frame on")
         let c = room.media.engine.counters
@@ -353,10 +358,7 @@ import Testing
         try v.receive(from: room.media)
         #expect(try room.plis() == 1, "a key frame is asked for")
         #expect(v.rtp.isEmpty, "no replay of the two seconds it missed")
-        try room.sendFrame(key: true)
-        room.media.advance(by: 0.02)
-        try room.sendFrame()
-        room.media.advance(by: 0.02)
+        try room.answer()
         try v.receive(from: room.media)
         #expect(try Self.frames(v).map(\.frame) == [121, 122], "the live picture from its key frame on")
         #expect(room.media.engine.counters.freshStarts == fresh + 1)

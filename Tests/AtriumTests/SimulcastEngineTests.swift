@@ -16,6 +16,18 @@ import Testing
     static let timestampBase: [UInt32] = [5_000, 3_000_000_000, 4_294_000_000]
     static let pictureBase: [UInt16] = [3, 20_000, 32_760]
 
+    /// The simulcast camera on transport "pub": VP8 in three streams, rids q, h and f (320, 640 and
+    /// 1280 wide), SSRCs learned from the rid extension (id 2).
+    static let camera = ProducerSpec(
+        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8", clockRate: 90_000,
+        payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil, audioLevelID: nil, absSendTimeID: nil,
+        paused: false,
+        encodings: [
+            EncodingSpec(rid: "q", width: 320, height: 180),
+            EncodingSpec(rid: "h", width: 640, height: 360),
+            EncodingSpec(rid: "f", width: 1280, height: 720),
+        ], ridExtensionID: 2)
+
     /// The publisher, three viewers (low, medium, high) and the engine, connected, with the producer
     /// and consumers in place and each stream's sender report delivered.
     final class Room {
@@ -34,17 +46,7 @@ import Testing
             }
             try publisher.connect(to: media, midExtensionID: 1)
             for v in viewers { try v.connect(to: media) }
-            media.apply(
-                .addProducer(
-                    ProducerSpec(
-                        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
-                        clockRate: 90_000, payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil,
-                        audioLevelID: nil, absSendTimeID: nil, paused: false,
-                        encodings: [
-                            EncodingSpec(rid: "q", width: 320, height: 180),
-                            EncodingSpec(rid: "h", width: 640, height: 360),
-                            EncodingSpec(rid: "f", width: 1280, height: 720),
-                        ], ridExtensionID: 2)))
+            media.apply(.addProducer(SimulcastEngineTests.camera))
             for (i, quality) in [LayerPreference.low, .medium, .high].enumerated() {
                 media.apply(
                     .addConsumer(

@@ -15,51 +15,20 @@ import Testing
 /// and q's key frame (asked of the publisher, which answers at its next frame) reaches the viewer
 /// whole within a frame interval, the bottleneck's queue and its own transmission.
 @Suite struct StepDownEngineTests {
-    static let ssrcBase: UInt32 = 1000
-    static let rids = ["q", "h", "f"]
     /// Packets per frame and bytes per packet of each stream (30 fps); key frames are three times larger.
     static let packets = [1, 2, 5]
     static let packetBytes = [600, 1000, 1100]
     static let queueLimit = 15_000
     static let frameInterval = 1.0 / 30
 
-    /// A drop-tail bottleneck of `capacity` bits per second holding at most `queueLimit` bytes, with
-    /// the viewer's transport-wide feedback on what came out.
-    struct Bottleneck {
-        var capacity: Double
-        var free = 0.0
-        var inFlight: [(number: UInt16?, arrival: Double, packet: [UInt8])] = []
-        var recorder = TransportWideRecorder()
-        var dropped = 0
-
-        /// Takes a packet sent at `now`, or drops it when the queue ahead of it is full.
-        mutating func offer(_ packet: [UInt8], number: UInt16?, now: Double) {
-            let backlog = max(free - now, 0) * capacity / 8
-            guard backlog + Double(packet.count) <= Double(StepDownEngineTests.queueLimit) else {
-                dropped += 1
-                return
-            }
-            free = max(free, now) + Double(packet.count * 8) / capacity
-            inFlight.append((number, free, packet))
-        }
-
-        /// What came out by `now`, with its arrival times; the feedback recorder notes the numbered ones.
-        mutating func deliver(until now: Double) -> [(Double, [UInt8])] {
-            var out: [(Double, [UInt8])] = []
-            for f in inFlight where f.arrival <= now {
-                if let n = f.number { recorder.record(n, at: Int64(f.arrival * 1_000_000)) }
-                out.append((f.arrival, f.packet))
-            }
-            inFlight.removeAll { $0.arrival <= now }
-            return out
-        }
-    }
-
     final class Scene {
         let media: EmbeddedMedia
         let publisher: EmbeddedPeer
         let viewer: EmbeddedPeer
-        var link = Bottleneck(capacity: 5_000_000)
+        /// The viewer's drop-tail bottleneck and its transport-wide feedback; what is on it, with
+        /// when it arrives.
+        var link = TransportWideLink(capacity: 5_000_000, queueLimit: StepDownEngineTests.queueLimit)
+        var inFlight: [(arrival: Double, packet: [UInt8])] = []
         var sequences: [UInt16] = [100, 40_000, 65_500]
         var frame = 0
         var nextFrameAt = 0.0
@@ -78,17 +47,7 @@ import Testing
             viewer = try EmbeddedPeer(port: 41_001, transport: "sub", serverFingerprint: fp)
             try publisher.connect(to: media, midExtensionID: 1, transportWideCC: 3)
             try viewer.connect(to: media, transportWideCC: 4)
-            media.apply(
-                .addProducer(
-                    ProducerSpec(
-                        id: "cam", transport: "pub", mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
-                        clockRate: 90_000, payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil,
-                        audioLevelID: nil, absSendTimeID: nil, paused: false,
-                        encodings: [
-                            EncodingSpec(rid: "q", width: 320, height: 180),
-                            EncodingSpec(rid: "h", width: 640, height: 360),
-                            EncodingSpec(rid: "f", width: 1280, height: 720),
-                        ], ridExtensionID: 2)))
+            media.apply(.addProducer(SimulcastEngineTests.camera))
             media.apply(
                 .addConsumer(
                     ConsumerSpec(
@@ -102,7 +61,7 @@ import Testing
             try publisher.receive(from: media)
             for packet in publisher.rtcp {
                 if case .pictureLossIndication(let p) = packet {
-                    keyNext.insert(Int(p.sources.mediaSSRC - StepDownEngineTests.ssrcBase))
+                    keyNext.insert(Int(p.sources.mediaSSRC - SimulcastEngineTests.ssrcBase))
                 }
             }
             publisher.rtcp.removeAll()
@@ -119,10 +78,10 @@ import Testing
                     try publisher.send(
                         rtp: RTPPacketWriter.packet(
                             payloadType: 96, sequenceNumber: sequences[k], timestamp: UInt32(frame) * 3000,
-                            ssrc: StepDownEngineTests.ssrcBase + UInt32(k), marker: i == count - 1,
+                            ssrc: SimulcastEngineTests.ssrcBase + UInt32(k), marker: i == count - 1,
                             extensions: [
                                 RTPHeaderExtensionElement(id: 1, value: Array("0".utf8)),
-                                RTPHeaderExtensionElement(id: 2, value: Array(StepDownEngineTests.rids[k].utf8)),
+                                RTPHeaderExtensionElement(id: 2, value: Array(SimulcastEngineTests.rids[k].utf8)),
                                 RTPHeaderExtensionElement(id: 3, value: [0, 0]),
                             ], payload: payload), to: media)
                     sequences[k] &+= 1
@@ -144,7 +103,7 @@ import Testing
                     number = UInt16(p[r.lowerBound]) << 8 | UInt16(p[r.lowerBound + 1])
                 }
                 if h.ssrc == 2000, let last = p.last { sent.append((now, Int(last) - 0xA0, h.sequenceNumber)) }
-                link.offer(p, number: number, now: now)
+                if let arrival = link.offer(bytes: p.count, sent: now, number: number) { inFlight.append((arrival, p)) }
             }
         }
 
@@ -157,7 +116,11 @@ import Testing
             try carry()
             media.advance(by: 0.01)
             try carry()
-            for (at, p) in link.deliver(until: media.clock.now) {
+            let now = media.clock.now
+            link.deliver(until: now)
+            let out = inFlight.filter { $0.arrival <= now }
+            inFlight.removeAll { $0.arrival <= now }
+            for (at, p) in out {
                 guard let h = try? RTPHeader(parsing: p), h.ssrc == 2000 else { continue }
                 let body = Array(p[h.payloadRange])
                 guard body.count > 6, let last = body.last else { continue }
@@ -170,10 +133,7 @@ import Testing
             }
             n += 1
             if n % 10 == 0 {
-                var feedback: [RTCPPacket] = []
-                while let fb = link.recorder.feedback(senderSSRC: 1, mediaSSRC: 2000) {
-                    feedback.append(.transportWideFeedback(fb))
-                }
+                let feedback = link.feedback(mediaSSRC: 2000)
                 if !feedback.isEmpty { try viewer.send(rtcp: feedback, to: media) }
             }
         }

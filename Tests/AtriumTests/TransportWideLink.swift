@@ -7,12 +7,24 @@ import AtriumRTP
 /// and what has come out by a time is what the viewer reports. The in-memory bandwidth tests compute
 /// a viewer's feedback with it.
 struct TransportWideLink {
-    let capacity: Double
+    var capacity: Double
+    /// Bytes its queue holds at most (drop-tail, for `offer`); nil: unbounded.
+    let queueLimit: Int?
     private var free = 0.0
     private var inFlight: [(number: UInt16, arrival: Double)] = []
     private var recorder = TransportWideRecorder()
 
-    init(capacity: Double) { self.capacity = capacity }
+    init(capacity: Double, queueLimit: Int? = nil) {
+        self.capacity = capacity
+        self.queueLimit = queueLimit
+    }
+
+    /// `carry` behind the queue limit: nil (dropped) when the bytes still queued at `sent` and this
+    /// packet's would pass it.
+    mutating func offer(bytes: Int, sent: Double, number: UInt16?) -> Double? {
+        if let queueLimit, max(free - sent, 0) * capacity / 8 + Double(bytes) > Double(queueLimit) { return nil }
+        return carry(bytes: bytes, sent: sent, number: number)
+    }
 
     /// Puts a packet of `bytes` sent at `sent` (seconds) on the link and returns when it arrives;
     /// `number` is its transport-wide sequence number, when it carries one.

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 
-from picture_sampler import PICTURE_SAMPLER
 from test_meeting_page import SOURCE_PIXELS, VIDEO_STATS, join, near, tile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
@@ -45,6 +44,20 @@ class Loop:
     def close(self):
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+
+    def close_all(self, opened):
+        """Closes what the test opened there (newest first, each within 10 s, whatever fails), then
+        the loop."""
+        async def close():
+            for x in reversed(opened):
+                try:
+                    await asyncio.wait_for(x.close(), 10)
+                except Exception:
+                    pass
+        try:
+            self.call(close(), timeout=30)
+        finally:
+            self.close()
 
 
 def counter(server, name, **labels):
@@ -126,22 +139,13 @@ def test_a_browser_joining_a_running_share_decodes_it_from_the_cache(dev_server,
         assert served >= 1 and plis == 0, (served, plis)
         assert sharer["keyFramesSent"]["screen_share"] == 1, sharer
     finally:
-        async def close():
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
-        try:
-            loop.call(close(), timeout=30)
-        finally:
-            loop.close()
+        loop.close_all(opened)
 
 
 # From the moment it runs: every picture the participant's camera tile presents
 # (requestVideoFrameCallback) for `ms` milliseconds, with the capture clock read from its top row of
 # blocks (media_peer's stamp_planes) and when it was presented (Date.now(): the same clock).
-WATCH_STAMPS = PICTURE_SAMPLER + """
+WATCH_STAMPS = """
 const [selector, ms, bits, block, width] = arguments;
 window.stampLog = [];
 const until = performance.now() + ms;
@@ -263,13 +267,4 @@ def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(
         figures("live_camera_freezes", playout["freezes"], "", "0")
         figures("live_camera_capture_to_presentation_median_ms", sorted(delays)[len(delays) // 2], "ms")
     finally:
-        async def close():
-            for x in reversed(opened):
-                try:
-                    await asyncio.wait_for(x.close(), 10)
-                except Exception:
-                    pass
-        try:
-            loop.call(close(), timeout=30)
-        finally:
-            loop.close()
+        loop.close_all(opened)
