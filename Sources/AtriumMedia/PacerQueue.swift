@@ -1,3 +1,4 @@
+import AtriumBytes
 import AtriumUDP
 
 /// The packets a subscriber transport's pacer holds back, encrypted and ready to send, oldest first:
@@ -61,14 +62,9 @@ struct PacerQueue {
         var kept = 0
         for n in 0..<count {
             let i = (head + n) % Self.capacity
-            if packets[i].count >= 12 {
-                let s =
-                    UInt32(packets[i][8]) << 24 | UInt32(packets[i][9]) << 16 | UInt32(packets[i][10]) << 8
-                    | UInt32(packets[i][11])
-                if s == ssrc || s == rtxSSRC {
-                    bytes -= packets[i].count
-                    continue
-                }
+            if let s = packets[i].uint32(at: 8), s == ssrc || s == rtxSSRC {
+                bytes -= packets[i].count
+                continue
             }
             let j = (head + kept) % Self.capacity
             if j != i {
