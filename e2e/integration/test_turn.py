@@ -52,16 +52,25 @@ class _Sink(asyncio.DatagramProtocol):
 
 
 async def allocate(coturn, username, password, transport="udp"):
-    """A TURN Allocate with these long-term credentials: True when coturn grants it, False on 401."""
-    try:
-        t, _ = await aioice.turn.create_turn_endpoint(
-            _Sink, server_addr=("127.0.0.1", coturn.port), username=username, password=password,
-            transport=transport)
-    except aioice.stun.TransactionFailed as e:
-        assert e.response.attributes["ERROR-CODE"][0] == 401, e.response
-        return False
-    t.close()
-    return True
+    """A TURN Allocate with these long-term credentials: True when coturn grants it, False on 401.
+
+    A 437 (allocation mismatch) means the kernel gave this socket the port of one of this test's
+    earlier allocations, which coturn still holds for that 5-tuple: the Allocate is made again
+    from a new socket (a fresh run saw it once)."""
+    for _ in range(5):
+        try:
+            t, _ = await aioice.turn.create_turn_endpoint(
+                _Sink, server_addr=("127.0.0.1", coturn.port), username=username, password=password,
+                transport=transport)
+        except aioice.stun.TransactionFailed as e:
+            code = e.response.attributes["ERROR-CODE"][0]
+            if code == 437:
+                continue
+            assert code == 401, e.response
+            return False
+        t.close()
+        return True
+    raise AssertionError("coturn answered 437 (allocation mismatch) to five sockets in a row")
 
 
 def check_credentials(servers, identity, coturn, before, after):
