@@ -43,6 +43,9 @@ let package = Package(
         .target(name: "AtriumLog", dependencies: ["AtriumJSON"], swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
+        // The signaling protocol as Swift values: every request, answer and event of docs/protocol.md,
+        // shared by the server and Swift clients.
+        .target(name: "AtriumProtocol", dependencies: ["AtriumJSON", "AtriumModel"], swiftSettings: strict),
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
         .target(name: "AtriumBytes", swiftSettings: strict),
         .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto", "AtriumBytes"], swiftSettings: strict),
@@ -94,7 +97,7 @@ let package = Package(
         // The rooms' wire forms at the edges: the JSON clients, the admin API and webhooks see, and the
         // documented error codes of the hub's refusals.
         .target(
-            name: "AtriumRoomCoding", dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON"],
+            name: "AtriumRoomCoding", dependencies: ["AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumProtocol"],
             swiftSettings: strict),
         // The cluster over Redis: node records and heartbeats, room ownership and placement, the Redis
         // room store, and the relay of sessions and admin calls to the node that owns a room.
@@ -109,7 +112,7 @@ let package = Package(
             name: "AtriumAdminAPI",
             dependencies: [
                 "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
-                "AtriumRecording", "AtriumRoomCoding",
+                "AtriumRecording", "AtriumRoomCoding", "AtriumProtocol",
             ],
             swiftSettings: strict
         ),
@@ -119,7 +122,7 @@ let package = Package(
             name: "AtriumMediaControl",
             dependencies: [
                 "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
-                "AtriumUDP", "AtriumForwarding", "AtriumCongestion", "AtriumRoomCoding",
+                "AtriumUDP", "AtriumForwarding", "AtriumCongestion", "AtriumRoomCoding", "AtriumProtocol",
             ],
             swiftSettings: strict
         ),
@@ -127,7 +130,7 @@ let package = Package(
             name: "AtriumSignal",
             dependencies: [
                 "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMediaControl",
-                "AtriumSDP", "AtriumRoomCoding",
+                "AtriumSDP", "AtriumRoomCoding", "AtriumProtocol",
             ],
             swiftSettings: strict
         ),
@@ -138,7 +141,7 @@ let package = Package(
             name: "AtriumWebhook",
             dependencies: [
                 "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
-                "AtriumRoomCoding", "AtriumSync",
+                "AtriumRoomCoding", "AtriumSync", "AtriumProtocol",
             ],
             swiftSettings: strict
         ),
@@ -205,6 +208,10 @@ let package = Package(
         // Test support: counts the calling thread's heap allocations and Swift retains/releases (the
         // packet path's regression tests), by the test executable's own malloc and the runtime's hooks.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        // Tests by floor: the protocol's own, which build without the server.
+        .testTarget(
+            name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],
+            swiftSettings: imports),
         .testTarget(
             name: "AtriumTests",
             dependencies: [
@@ -213,7 +220,7 @@ let package = Package(
                 "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
                 "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
                 "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
-                "AtriumRoomCoding", "AtriumLoadPeer", "CAllocationCounter",
+                "AtriumRoomCoding", "AtriumLoadPeer", "AtriumProtocol", "CAllocationCounter",
             ],
             exclude: ["Fixtures"],
             swiftSettings: imports

@@ -1,5 +1,6 @@
 import AtriumJSON
 import AtriumModel
+import AtriumProtocol
 
 /// The JSON form of a room and the validation of create and update bodies. Unknown fields are refused,
 /// so a misspelt setting is an error rather than silently ignored.
@@ -57,16 +58,14 @@ enum RoomCoding {
             }
             room.metadata = s
         }
-        if let v = body["shareMode"] { room.sharePolicy.shareMode = try enumValue(v, "shareMode") }
-        if let v = body["maxConcurrentShares"] {
-            room.sharePolicy.maxConcurrentShares = try int(
-                v, "maxConcurrentShares", 1...SharePolicy.maxConcurrentSharesLimit)
+        // The share policy's fields, read as `set_share_policy` reads them.
+        do throws(ProtocolError) {
+            let change = try SharePolicyChange(FieldReader(object: body), allowing: settingFields)
+            room.sharePolicy = change.applied(to: room.sharePolicy)
+        } catch {
+            if case .invalidField(let f, let m) = error { throw .invalidField(f, m) }
+            throw .invalidField("body", error.message)
         }
-        if let v = body["whoCanShare"] { room.sharePolicy.whoCanShare = try enumValue(v, "whoCanShare") }
-        if let v = body["shareRequestRequired"] {
-            room.sharePolicy.shareRequestRequired = try bool(v, "shareRequestRequired")
-        }
-        if let v = body["shareLocked"] { room.sharePolicy.shareLocked = try bool(v, "shareLocked") }
     }
 
     static func int(_ v: JSONValue, _ field: String, _ range: ClosedRange<Int>) throws(APIError) -> Int {

@@ -1,5 +1,6 @@
 import AtriumMedia
 package import AtriumModel
+import AtriumProtocol
 import AtriumRooms
 
 /// What the worker reports, handled on the service thread: transport states (logged by the worker)
@@ -59,9 +60,9 @@ extension MediaCoordinator {
             }
             if case .transportState(let id, let state) = event, state != .closed {
                 for (pid, peer) in peers {
-                    let target =
+                    let target: MediaTarget? =
                         peer.publisher?.transport == id
-                        ? "publisher" : peer.subscriber?.transport == id ? "subscriber" : nil
+                        ? .publisher : peer.subscriber?.transport == id ? .subscriber : nil
                     if let target {
                         push(pid, .mediaState(target: target, state: state))
                     }

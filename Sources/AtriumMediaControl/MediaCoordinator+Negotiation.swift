@@ -1,6 +1,7 @@
 import AtriumJSEP
 import AtriumMedia
-import AtriumModel
+package import AtriumModel
+import AtriumProtocol
 package import AtriumRooms
 import AtriumSDP
 

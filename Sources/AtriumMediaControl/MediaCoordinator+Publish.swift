@@ -1,6 +1,7 @@
 import AtriumJSEP
 import AtriumMedia
 package import AtriumModel
+public import AtriumProtocol
 import AtriumRoomCoding
 package import AtriumRooms
 import AtriumSDP

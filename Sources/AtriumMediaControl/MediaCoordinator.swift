@@ -2,7 +2,7 @@ import AtriumForwarding
 import AtriumICE
 import AtriumJSEP
 package import AtriumMedia
-import AtriumModel
+package import AtriumModel
 package import AtriumRooms
 import AtriumSDP
 import AtriumUDP

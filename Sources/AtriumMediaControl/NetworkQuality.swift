@@ -1,6 +1,7 @@
 package import AtriumJSON
 package import AtriumMedia
 package import AtriumModel
+package import AtriumProtocol
 package import AtriumRooms
 
 /// A participant's network quality as `network_quality` reports it (docs/protocol.md section 14):
@@ -9,11 +10,7 @@ package import AtriumRooms
 /// subscriber's receiver reports about what it is sent; our own reception statistics of what a
 /// publisher sends). The worse transport decides.
 package struct NetworkQuality: Equatable, Sendable {
-    package enum Level: String, Sendable {
-        case excellent, good, poor
-        /// Every transport of the participant is disconnected.
-        case lost
-    }
+    package typealias Level = NetworkQualityEntry.Level
 
     package var participant: ParticipantID
     package var level: Level
@@ -45,16 +42,16 @@ package struct NetworkQuality: Equatable, Sendable {
         return NetworkQuality(participant: participant, level: level, rtt: rtt, loss: loss)
     }
 
-    package var json: JSONValue {
-        var o: JSONObject = ["participantId": .string(participant.rawValue), "quality": .string(level.rawValue)]
-        if let rtt { o["rttMs"] = .int(Int64((rtt * 1000).rounded())) }
-        if let loss { o["loss"] = .double((loss * 1000).rounded() / 1000) }
-        return .object(o)
+    /// The entry as `network_quality` has it: milliseconds, loss to three places.
+    package var entry: NetworkQualityEntry {
+        NetworkQualityEntry(
+            participant: participant, quality: level, rttMs: rtt.map { Int64(($0 * 1000).rounded()) },
+            loss: loss.map { ($0 * 1000).rounded() / 1000 })
     }
 
     /// The `network_quality` message of a room.
     package static func message(_ entries: [NetworkQuality]) -> JSONObject {
-        ["type": "network_quality", "participants": .array(entries.map(\.json))]
+        ServerEvent.networkQuality(entries.map(\.entry)).json
     }
 }
 

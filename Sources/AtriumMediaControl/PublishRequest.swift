@@ -1,6 +1,6 @@
 package import AtriumJSEP
-package import AtriumJSON
 package import AtriumModel
+package import AtriumProtocol
 package import AtriumRooms
 
 /// A `publish_offer` request, checked (docs/protocol.md section 14): the offer, and by mid the entries
@@ -17,28 +17,14 @@ package struct PublishRequest {
     package var offer: PublishOffer
     package var entries: [String: Entry]
 
-    package init(_ f: Fields) throws(SignalError) {
-        let text = try f.string("sdp", max: 65536)
+    package init(_ request: PublishOfferRequest) throws(SignalError) {
+        let text = request.sdp
         entries = [:]
-        if let raw = f.object["tracks"] {
-            guard let list = raw.arrayValue, list.count <= 16 else {
-                throw .invalidField("tracks", "expected an array of up to 16 objects")
-            }
-            for item in list {
-                guard let o = item.objectValue else { throw .invalidField("tracks", "expected objects") }
-                let entry = Fields(object: o)
-                let mid = try entry.string("mid", max: 32)
-                guard entries[mid] == nil else { throw .invalidField("tracks", "mid \"\(mid)\" appears twice") }
-                if let id = o["trackId"] {
-                    entries[mid] = .existing(id.stringValue.map(TrackID.init))
-                } else {
-                    let source: TrackSource = try entry.enumValue("source")
-                    let request: Result<TrackRequest, SignalError>
-                    do throws(SignalError) { request = .success(try TrackRequest(entry)) } catch {
-                        request = .failure(error)
-                    }
-                    entries[mid] = .new(source, request)
-                }
+        for e in request.tracks {
+            switch e.binding {
+            case .existing(let id): entries[e.mid] = .existing(id)
+            case .new(let t): entries[e.mid] = .new(t.source, .success(t))
+            case .invalid(let source, let error, _): entries[e.mid] = .new(source, .failure(SignalError(error)))
             }
         }
         do {
@@ -81,39 +67,5 @@ struct PublishOutcome {
         refused.insert(s.mid)
         if let x = s.ssrc { refusedSSRCs.insert(x) }
         if let x = s.rtxSSRC { refusedSSRCs.insert(x) }
-    }
-}
-
-/// The result of a `publish_offer`: the answer, the tracks bound to mids, the sections rejected.
-package struct PublishAnswer: Equatable, Sendable {
-    package struct Bound: Equatable, Sendable {
-        package var mid: String
-        package var track: TrackID
-        package var source: TrackSource
-        package var share: ShareID?
-    }
-
-    package struct Rejection: Equatable, Sendable {
-        package var mid: String
-        package var code: String
-        package var message: String
-    }
-
-    package var sdp: String
-    package var tracks: [Bound]
-    package var rejected: [Rejection]
-
-    package var json: JSONObject {
-        let tracks: [JSONValue] = tracks.map { b in
-            var o: JSONObject = [
-                "mid": .string(b.mid), "trackId": .string(b.track.rawValue), "source": .string(b.source.rawValue),
-            ]
-            if let share = b.share { o["shareId"] = .string(share.rawValue) }
-            return .object(o)
-        }
-        let rejected: [JSONValue] = rejected.map { r in
-            .object(["mid": .string(r.mid), "code": .string(r.code), "message": .string(r.message)])
-        }
-        return ["sdp": .string(sdp), "tracks": .array(tracks), "rejected": .array(rejected)]
     }
 }

@@ -1,3 +1,4 @@
+public import AtriumProtocol
 import AtriumRoomCoding
 public import AtriumRooms
 
@@ -14,6 +15,15 @@ public enum SignalError: Error, Equatable, Sendable {
     case rateLimited
     /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
     case media(code: String, message: String)
+
+    /// A message that is not a well-formed request.
+    public init(_ error: ProtocolError) {
+        switch error {
+        case .malformedJSON, .badRequest: self = .badRequest(error.message)
+        case .invalidField(let f, let m): self = .invalidField(f, m)
+        case .unsupportedProtocol(let v): self = .unsupportedProtocol(v)
+        }
+    }
 
     /// The room's refusals the edge itself finds before asking the hub.
     public static var notJoined: SignalError { .hub(.notJoined) }
@@ -37,7 +47,7 @@ public enum SignalError: Error, Equatable, Sendable {
         case .hub(let e): e.message
         case .badRequest(let m): m
         case .invalidField(let f, let m): "\(f): \(m)"
-        case .unsupportedProtocol(let v): "protocol version \(v) is not supported; this server speaks 1"
+        case .unsupportedProtocol(let v): ProtocolError.unsupportedProtocol(v).message
         case .alreadyJoined: "this connection has already joined"
         case .resumeFailed: "the session cannot be resumed; join again"
         case .rateLimited: "too many messages; slow down"

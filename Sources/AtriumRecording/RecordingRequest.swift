@@ -1,5 +1,5 @@
 public import AtriumJSON
-import AtriumModel
+public import AtriumModel
 public import AtriumRooms
 
 /// What a recording records.

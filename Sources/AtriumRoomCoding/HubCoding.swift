@@ -1,10 +1,19 @@
 public import AtriumJSON
 public import AtriumModel
+public import AtriumProtocol
 public import AtriumRooms
 
-/// The JSON forms of the hub's values, as documented in docs/protocol.md: what clients, the admin API
-/// and webhooks see. The rooms know no JSON; the edges encode them with this.
+/// The hub's values as the protocol's (docs/protocol.md): what clients, the admin API and webhooks
+/// see. The rooms know no JSON; the edges encode them with this, and AtriumProtocol writes the JSON.
 public enum HubCoding {
+    public static func by(_ a: Actor?) -> By? {
+        switch a {
+        case .participant(let id): .participant(id)
+        case .admin: .admin
+        case nil: nil
+        }
+    }
+
     public static func actor(_ a: Actor?) -> JSONValue {
         switch a {
         case .participant(let id): .string(id.rawValue)
@@ -13,138 +22,85 @@ public enum HubCoding {
         }
     }
 
-    public static func permissions(_ p: Participant) -> JSONValue {
-        .object([
-            "sources": .array(TrackSource.allCases.filter(p.sources.contains).map { .string($0.rawValue) }),
-            "canSubscribe": .bool(p.canSubscribe),
-            "shareGranted": .bool(p.shareGranted),
-        ])
+    public static func permissions(_ p: Participant) -> Permissions {
+        Permissions(
+            sources: TrackSource.allCases.filter(p.sources.contains), canSubscribe: p.canSubscribe,
+            shareGranted: p.shareGranted)
+    }
+
+    public static func participantInfo(_ p: Participant, tracks: [Track]) -> ParticipantInfo {
+        ParticipantInfo(
+            id: p.id, identity: p.identity, name: p.name, metadata: p.metadata, role: p.role, joinedAt: p.joinedAt,
+            permissions: permissions(p), tracks: tracks.map(trackInfo))
+    }
+
+    public static func trackInfo(_ t: Track) -> TrackInfo {
+        TrackInfo(
+            id: t.id, participantId: t.owner, source: t.source, name: t.name, width: t.width, height: t.height,
+            layers: t.layers, muted: t.muted, shareId: t.shareID)
+    }
+
+    public static func shareInfo(_ s: Share) -> ShareInfo {
+        ShareInfo(
+            id: s.id, participantId: s.sharer, state: s.state, trackId: s.videoTrack, audioTrackId: s.audioTrack,
+            startedAt: s.startedAt)
+    }
+
+    public static func requestInfo(_ r: ShareRequest) -> ShareRequestInfo {
+        ShareRequestInfo(id: r.id, participantId: r.requester, createdAt: r.createdAt, expiresAt: r.expiresAt)
+    }
+
+    public static func roomInfo(_ r: Room) -> RoomInfo {
+        RoomInfo(
+            id: r.id, name: r.name, maxParticipants: r.maxParticipants, metadata: r.metadata,
+            sharePolicy: r.sharePolicy)
     }
 
     public static func participant(_ p: Participant, tracks: [Track]) -> JSONValue {
-        .object([
-            "id": .string(p.id.rawValue), "identity": .string(p.identity), "name": .string(p.name),
-            "metadata": .string(p.metadata), "role": .string(p.role.rawValue), "joinedAt": .int(p.joinedAt),
-            "permissions": permissions(p), "tracks": .array(tracks.map(track)),
-        ])
+        participantInfo(p, tracks: tracks).json
     }
-
-    public static func track(_ t: Track) -> JSONValue {
-        .object([
-            "id": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue),
-            "source": .string(t.source.rawValue),
-            "kind": .string(t.kind.rawValue), "name": .string(t.name), "width": .int(Int64(t.width)),
-            "height": .int(Int64(t.height)),
-            "layers": .array(
-                t.layers.map {
-                    .object(["rid": .string($0.rid), "width": .int(Int64($0.width)), "height": .int(Int64($0.height))])
-                }),
-            "muted": .bool(t.muted), "shareId": t.shareID.map { .string($0.rawValue) } ?? .null,
-        ])
-    }
-
-    public static func share(_ s: Share) -> JSONValue {
-        .object([
-            "id": .string(s.id.rawValue), "participantId": .string(s.sharer.rawValue),
-            "state": .string(s.state.rawValue),
-            "trackId": .string(s.videoTrack.rawValue),
-            "audioTrackId": s.audioTrack.map { .string($0.rawValue) } ?? .null,
-            "startedAt": .int(s.startedAt),
-        ])
-    }
-
-    public static func request(_ r: ShareRequest) -> JSONValue {
-        .object([
-            "id": .string(r.id.rawValue), "participantId": .string(r.requester.rawValue),
-            "createdAt": .int(r.createdAt),
-            "expiresAt": .int(r.expiresAt),
-        ])
-    }
-
-    public static func policy(_ p: SharePolicy) -> JSONValue {
-        .object([
-            "shareMode": .string(p.shareMode.rawValue), "maxConcurrentShares": .int(Int64(p.maxConcurrentShares)),
-            "whoCanShare": .string(p.whoCanShare.rawValue), "shareRequestRequired": .bool(p.shareRequestRequired),
-            "shareLocked": .bool(p.shareLocked),
-        ])
-    }
-
-    public static func room(_ r: Room) -> JSONValue {
-        .object([
-            "id": .string(r.id.rawValue), "name": r.name.map { .string($0) } ?? .null,
-            "maxParticipants": .int(Int64(r.maxParticipants)), "metadata": .string(r.metadata),
-            "sharePolicy": policy(r.sharePolicy),
-        ])
-    }
+    public static func track(_ t: Track) -> JSONValue { trackInfo(t).json }
+    public static func share(_ s: Share) -> JSONValue { shareInfo(s).json }
+    public static func room(_ r: Room) -> JSONValue { roomInfo(r).json }
 
     /// The full state a participant sees on join and resume.
-    public static func snapshot(_ s: RoomState, me: ParticipantID, resumeToken: String, protocolVersion: Int)
-        -> JSONObject
+    public static func snapshot(_ s: RoomState, me: ParticipantID, resumeToken: String, iceServers: [IceServer])
+        -> Snapshot?
     {
+        guard let mine = s.participants[me] else { return nil }
         let others = s.orderedParticipants.filter { $0.id != me && !$0.hidden }
-        var o: JSONObject = [
-            "protocol": .int(Int64(protocolVersion)),
-            "room": room(s.room),
-            "participant": s.participants[me].map { participant($0, tracks: s.tracks(of: me)) } ?? .null,
-            "participants": .array(others.map { participant($0, tracks: s.tracks(of: $0.id)) }),
-            "shares": .array(s.shares.map(share)),
-            "subscriptions": .array(
-                (s.participants[me]?.subscriptions ?? [:]).sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                    .object(["trackId": .string($0.key.rawValue), "quality": .string($0.value.rawValue)])
-                }),
-            "resumeToken": .string(resumeToken),
-        ]
-        if s.participants[me]?.isModerator == true { o["requests"] = .array(s.requests.map(request)) }
-        return o
+        return Snapshot(
+            room: roomInfo(s.room), participant: participantInfo(mine, tracks: s.tracks(of: me)),
+            participants: others.map { participantInfo($0, tracks: s.tracks(of: $0.id)) },
+            shares: s.shares.map(shareInfo),
+            subscriptions: mine.subscriptions.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                Subscription(trackId: $0.key, quality: $0.value)
+            },
+            resumeToken: resumeToken, iceServers: iceServers,
+            requests: mine.isModerator ? s.requests.map(requestInfo) : nil)
     }
 
-    /// An event as pushed to clients: `{"type": name, ...fields}`.
-    public static func event(_ e: RoomEvent) -> JSONObject {
+    /// An event as pushed to clients.
+    public static func event(_ e: RoomEvent) -> ServerEvent {
         switch e {
-        case .participantJoined(let p):
-            return ["type": "participant_joined", "participant": participant(p, tracks: [])]
-        case .participantLeft(let p, let reason):
-            return [
-                "type": "participant_left", "participantId": .string(p.id.rawValue), "reason": .string(reason.rawValue),
-            ]
-        case .participantUpdated(let p):
-            return ["type": "participant_updated", "participant": participant(p, tracks: [])]
-        case .trackPublished(let t):
-            return ["type": "track_published", "track": track(t)]
+        case .participantJoined(let p): .participantJoined(participantInfo(p, tracks: []))
+        case .participantLeft(let p, let reason): .participantLeft(p.id, reason: reason)
+        case .participantUpdated(let p): .participantUpdated(participantInfo(p, tracks: []))
+        case .trackPublished(let t): .trackPublished(trackInfo(t))
         case .trackUnpublished(let t, let reason):
-            return [
-                "type": "track_unpublished", "trackId": .string(t.id.rawValue),
-                "participantId": .string(t.owner.rawValue),
-                "source": .string(t.source.rawValue), "reason": .string(reason),
-            ]
-        case .trackMuted(let t, let by):
-            return [
-                "type": "track_muted", "trackId": .string(t.id.rawValue), "participantId": .string(t.owner.rawValue),
-                "muted": .bool(t.muted), "by": actor(by),
-            ]
-        case .shareStarted(let s): return ["type": "share_started", "share": share(s)]
-        case .sharePaused(let s): return ["type": "share_paused", "share": share(s)]
-        case .shareResumed(let s): return ["type": "share_resumed", "share": share(s)]
-        case .shareStopped(let s, let reason, let by):
-            return ["type": "share_stopped", "share": share(s), "reason": .string(reason.rawValue), "by": actor(by)]
-        case .permissionsChanged(let p, let by):
-            return [
-                "type": "permissions_changed", "participantId": .string(p.id.rawValue), "permissions": permissions(p),
-                "by": actor(by),
-            ]
-        case .shareLockChanged(let locked, let by):
-            return ["type": "share_lock_changed", "locked": .bool(locked), "by": actor(by)]
-        case .sharePolicyChanged(let p, let by):
-            return ["type": "share_policy_changed", "sharePolicy": policy(p), "by": actor(by)]
-        case .shareRequested(let r):
-            return ["type": "share_requested", "request": request(r)]
-        case .shareRequestResolved(let r, let outcome, let by):
-            return [
-                "type": "share_request_resolved", "request": request(r), "outcome": .string(outcome.rawValue),
-                "by": actor(by),
-            ]
-        case .roomEnded(let by):
-            return ["type": "room_ended", "by": actor(by)]
+            .trackUnpublished(t.id, participant: t.owner, source: t.source, reason: reason)
+        case .trackMuted(let t, let a): .trackMuted(t.id, participant: t.owner, muted: t.muted, by: by(a))
+        case .shareStarted(let s): .shareStarted(shareInfo(s))
+        case .sharePaused(let s): .sharePaused(shareInfo(s))
+        case .shareResumed(let s): .shareResumed(shareInfo(s))
+        case .shareStopped(let s, let reason, let a): .shareStopped(shareInfo(s), reason: reason, by: by(a))
+        case .permissionsChanged(let p, let a): .permissionsChanged(p.id, permissions(p), by: by(a))
+        case .shareLockChanged(let locked, let a): .shareLockChanged(locked: locked, by: by(a))
+        case .sharePolicyChanged(let p, let a): .sharePolicyChanged(p, by: by(a))
+        case .shareRequested(let r): .shareRequested(requestInfo(r))
+        case .shareRequestResolved(let r, let outcome, let a):
+            .shareRequestResolved(requestInfo(r), outcome: outcome, by: by(a))
+        case .roomEnded(let a): .roomEnded(by: by(a))
         }
     }
 }

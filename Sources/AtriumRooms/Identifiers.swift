@@ -1,29 +1,4 @@
-import AtriumModel
-
-/// Ids the hub assigns: a prefix and 16 Crockford base32 characters from 80 random bits.
-public struct ParticipantID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-}
-
-public struct TrackID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-}
-
-public struct ShareID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-}
-
-public struct ShareRequestID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-}
+public import AtriumModel
 
 /// Makes ids from injected randomness, so tests are deterministic.
 public struct IDGenerator {

@@ -1,20 +1,5 @@
 public import AtriumModel
 
-/// Why a participant left a room.
-public enum LeaveReason: String, Sendable, CaseIterable, Codable {
-    case left
-    case disconnected
-    case removed
-    case replaced
-    case roomEnded = "room_ended"
-}
-
-/// Preferred video quality of a subscription: for a simulcast track, the layer the media plane
-/// forwards (docs/protocol.md, "Simulcast layers").
-public enum VideoQuality: String, Sendable, CaseIterable, Codable {
-    case high, medium, low
-}
-
 /// A participant in a live room.
 public struct Participant: Equatable, Sendable, Codable {
     public var id: ParticipantID

@@ -1,22 +1,4 @@
-/// Why a share stopped: one reason from this set is sent to everyone with every stop.
-public enum ShareStopReason: String, Sendable, CaseIterable, Codable {
-    case userStopped = "user_stopped"
-    case captureEnded = "capture_ended"
-    case preempted
-    case permissionRevoked = "permission_revoked"
-    case locked
-    case moderated
-    /// A new share policy no longer allows it (its sharer is not permitted, or it is over the limit).
-    case policyChanged = "policy_changed"
-    case publisherLeft = "publisher_left"
-    case disconnected
-    case roomEnded = "room_ended"
-}
-
-public enum ShareState: String, Sendable, Codable {
-    case started
-    case paused
-}
+public import AtriumModel
 
 /// A screen share: the screen_share track and, optionally, its screen_share_audio track.
 public struct Share: Equatable, Sendable, Codable {
@@ -42,9 +24,4 @@ public struct ShareRequest: Equatable, Sendable, Codable {
     public var requester: ParticipantID
     public var createdAt: Int64
     public var expiresAt: Int64
-}
-
-/// How a share request ended.
-public enum ShareRequestOutcome: String, Sendable, Codable {
-    case granted, denied, expired, cancelled
 }

@@ -1,29 +1,5 @@
 public import AtriumModel
 
-public enum TrackKind: String, Sendable, Codable {
-    case audio, video
-
-    public init(source: TrackSource) {
-        switch source {
-        case .camera, .screenShare: self = .video
-        case .microphone, .screenShareAudio: self = .audio
-        }
-    }
-}
-
-/// One simulcast layer as the publisher declares it.
-public struct SimulcastLayer: Equatable, Sendable, Codable {
-    public var rid: String
-    public var width: Int
-    public var height: Int
-
-    public init(rid: String, width: Int, height: Int) {
-        self.rid = rid
-        self.width = width
-        self.height = height
-    }
-}
-
 /// A published track. The media plane binds it to a transceiver's mid.
 public struct Track: Equatable, Sendable, Codable {
     public var id: TrackID

@@ -1,4 +1,3 @@
-import AtriumJSON
 import AtriumMediaControl
 import AtriumModel
 import AtriumRooms
@@ -6,10 +5,7 @@ import AtriumRooms
 /// `set_viewport`: the size of the tile a viewer shows a subscribed track in, which picks the
 /// simulcast layer of a camera (docs/protocol.md, `set_viewport`).
 extension SignalEndpoint {
-    func setViewport(_ f: Fields, me: ParticipantID, room: RoomID) throws(SignalError) -> JSONObject {
-        let trackID = TrackID(try f.string("trackId", max: 64))
-        let width = try f.int("width", 0...16384)
-        let height = try f.int("height", 0...16384)
+    func setViewport(_ trackID: TrackID, width: Int, height: Int, me: ParticipantID, room: RoomID) throws(SignalError) {
         guard let state = hub.state(room) else { throw .notJoined }
         guard state.tracks[trackID] != nil else { throw .trackNotFound }
         guard state.participants[me]?.subscriptions[trackID] != nil else {
@@ -19,6 +15,5 @@ extension SignalEndpoint {
             media.setViewport(me, trackID, width: width, height: height, in: state)
             flushMedia()
         }
-        return ["trackId": .string(trackID.rawValue), "width": .int(Int64(width)), "height": .int(Int64(height))]
     }
 }

@@ -3,6 +3,7 @@ public import AtriumHTTP
 import AtriumJSON
 public import AtriumMediaControl
 public import AtriumModel
+import AtriumProtocol
 import AtriumRoomCoding
 public import AtriumRooms
 
@@ -11,7 +12,7 @@ public import AtriumRooms
 /// each with exactly one `result` or `error`, and pushes the hub's events to their audiences.
 /// Keeps sessions across socket losses for the resume window. Runs on the edge's service thread.
 public final class SignalEndpoint: WebSocketHandler, HubOutput {
-    public static let protocolVersion = 1
+    public static let protocolVersion = ProtocolVersion.current
     public let path = "/v1/signal"
 
     final class Session {
@@ -107,17 +108,19 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         do {
             parsed = try JSONParser.parse(message)
         } catch {
-            send(session, error: "malformed_json", "the message is not valid JSON: \(error)", id: nil)
+            send(session, ProtocolError.malformedJSON("\(error)"), id: nil)
             if session.claims == nil { close(session, SignalCloseCode.unauthorized, "malformed_json") }
             return
         }
-        guard let object = parsed.objectValue, let type = object["type"]?.stringValue else {
-            send(session, error: "bad_request", "a message is a JSON object with a string \"type\"", id: parsed["id"])
+        let envelope: (type: String, id: JSONValue?, fields: FieldReader)
+        do throws(ProtocolError) { envelope = try ClientMessage.envelope(parsed) } catch {
+            send(session, error, id: parsed["id"])
             return
         }
-        let id = object["id"]
+        let id = envelope.id
         guard session.claims != nil else {
-            guard type == "auth", let token = object["token"]?.stringValue else {
+            guard envelope.type == RequestType.auth.rawValue, let token = envelope.fields.object["token"]?.stringValue
+            else {
                 send(
                     session, error: "missing_token", "the first message must be {\"type\":\"auth\",\"token\":...}",
                     id: id)
@@ -129,11 +132,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         }
         session.handling = true
         do throws(SignalError) {
-            let result = try handle(type, Fields(object: object), session: session)
-            var reply: JSONObject = ["type": "result"]
-            if let id { reply["id"] = id }
-            reply["data"] = .object(result)
-            send(session, reply)
+            let response = try handle(envelope.type, envelope.fields, session: session)
+            send(session, ServerMessage.result(id: id, data: response.json).json)
         } catch .hub(.roomElsewhere(let node)) {
             // The room runs on another node: hand the session over, this first request included.
             if let relay, let token = session.token, relay.open(connection, node: node, token: token, first: message) {
@@ -189,13 +189,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         }
         session.claims = claims
         session.token = token
-        send(
-            session,
-            [
-                "type": "welcome", "protocol": .int(Int64(Self.protocolVersion)), "identity": .string(claims.identity),
-                "room": .string(claims.grants.room ?? ""), "role": .string(claims.grants.role.rawValue),
-                "grants": .object(claims.grants.json()), "expiresAt": .int(claims.expiresAt),
-            ])
+        let welcome = Welcome(
+            identity: claims.identity, room: claims.grants.room ?? "", role: claims.grants.role,
+            grants: GrantsInfo(claims.grants), expiresAt: claims.expiresAt)
+        send(session, ServerEvent.welcome(welcome).json)
     }
 
     /// Token bucket per connection. Over the limit a message is dropped with one `rate_limited` error per
@@ -230,10 +227,11 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     }
 
     func send(_ s: Session, error code: String, _ message: String, id: JSONValue?) {
-        var o: JSONObject = ["type": "error"]
-        if let id { o["id"] = id }
-        o["error"] = .object(["code": .string(code), "message": .string(message)])
-        send(s, o)
+        send(s, ServerMessage.error(id: id, ErrorBody(code: code, message: message)).json)
+    }
+
+    func send(_ s: Session, _ error: ProtocolError, id: JSONValue?) {
+        send(s, ServerMessage.error(id: id, ErrorBody(error)).json)
     }
 
     func close(_ s: Session, _ code: UInt16, _ reason: String) {
@@ -251,7 +249,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     }
 
     public func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {
-        broadcast(HubCoding.event(event), to: recipients)
+        broadcast(HubCoding.event(event).json, to: recipients)
     }
 
     /// Sends one message, encoded once, to every connected recipient.
@@ -283,7 +281,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         byResumeToken[member.resumeToken] = nil
         guard let s = member.connection.flatMap({ sessions[$0] }) else { return }
         s.member = nil
-        send(s, ["type": "left", "reason": .string(reason.rawValue)])
+        send(s, ServerEvent.left(reason: reason).json)
         let code: UInt16 =
             switch reason {
             case .replaced: SignalCloseCode.replaced
@@ -299,7 +297,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     /// room is placed on a node that does not drain.
     public func moveAll(reason: String) {
         for s in sessions.values where !s.closing {
-            if s.claims != nil { send(s, ["type": "move", "reason": .string(reason)]) }
+            if s.claims != nil { send(s, ServerEvent.move(reason: reason).json) }
             close(s, SignalCloseCode.moved, "moved")
         }
     }

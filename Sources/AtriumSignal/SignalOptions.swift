@@ -1,4 +1,6 @@
 public import AtriumAuth
+import AtriumModel
+import AtriumProtocol
 
 /// Limits and timers of the signaling endpoint.
 public struct SignalOptions: Sendable {
@@ -36,4 +38,21 @@ public enum SignalCloseCode {
     public static let roomEnded: UInt16 = 4103
     /// Cluster: the room moved (its node left the cluster or drains): connect again and join.
     public static let moved: UInt16 = 4104
+}
+
+extension GrantsInfo {
+    /// A token's grants as `welcome` shows them.
+    init(_ g: Grants) {
+        self.init()
+        room = g.room
+        roomJoin = g.roomJoin
+        roomCreate = g.roomCreate
+        roomList = g.roomList
+        roomAdmin = g.roomAdmin
+        canPublish = g.canPublish
+        canSubscribe = g.canSubscribe
+        canPublishSources = g.canPublishSources.map { s in TrackSource.allCases.filter(s.contains) }
+        role = g.role
+        hidden = g.hidden
+    }
 }

@@ -1,5 +1,6 @@
 public import AtriumJSON
 public import AtriumModel
+import AtriumProtocol
 import AtriumRoomCoding
 public import AtriumRooms
 
@@ -45,7 +46,7 @@ public struct WebhookEvent: Equatable, Sendable {
     /// and permission updates, share policy changes other than the lock, and `room_ended`, which is
     /// sent when the room closes, with the reason).
     public static func from(_ event: RoomEvent) -> (type: String, data: JSONObject)? {
-        let fields = HubCoding.event(event)
+        let fields = HubCoding.event(event).json
         guard let type = fields["type"]?.stringValue else { return nil }
         var data = JSONObject()
         for (k, v) in fields where k != "type" { data[k] = v }

@@ -4,6 +4,7 @@ import AtriumJSEP
 import AtriumJSON
 import AtriumMedia
 import AtriumModel
+import AtriumProtocol
 import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
@@ -269,7 +270,7 @@ extension MediaCommand {
         var codecless = video
         codecless.codec = nil
         let me = ParticipantID("pa_me")
-        let camera = try TrackRequest(Fields(object: ["source": "camera"]))
+        let camera = TrackRequest(source: .camera)
         let bad = SignalError.invalidField("name", "expected a string, got number")
         let rows: [(OfferedSection, [String: TrackID], PublishRequest.Entry?, SectionPlan)] = [
             (stopped, [video.mid: TrackID("tr_1")], nil, .stop(ending: TrackID("tr_1"))),

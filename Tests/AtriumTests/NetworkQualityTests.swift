@@ -1,6 +1,7 @@
 import AtriumJSON
 import AtriumMedia
 import AtriumModel
+import AtriumProtocol
 import AtriumRooms
 import Testing
 
@@ -35,7 +36,7 @@ struct NetworkQualityTests {
         let q = try #require(NetworkQuality.of(p, transports: [pub, sub]))
         #expect(q.level == .good && q.rtt == 0.020 && q.loss == 0.05)
         #expect(
-            q.json
+            q.entry.json
                 == .object([
                     "participantId": .string("pa_1"), "quality": .string("good"), "rttMs": .int(20),
                     "loss": .double(0.05),

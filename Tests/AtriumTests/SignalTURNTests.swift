@@ -69,7 +69,7 @@ import Testing
         let clock = Clock()
         let endpoint = Self.endpoint(clock, turn: Self.turn)
         clock.now = now
-        #expect(endpoint.iceServers(identity: "alice", participant: ParticipantID("pa_1")) == .array([]))
+        #expect(endpoint.iceServers(identity: "alice", participant: ParticipantID("pa_1")).isEmpty)
     }
 
     @Test func withoutTURNTheListIsEmpty() {
