@@ -78,7 +78,7 @@ let package = Package(
         // Services built on them.
         .target(
             name: "AtriumAuth", dependencies: ["AtriumModel", "AtriumJSON", "AtriumCrypto"], swiftSettings: strict),
-        .target(name: "AtriumStore", dependencies: ["AtriumModel", "AtriumJSON", "CSQLite"], swiftSettings: strict),
+        .target(name: "AtriumStore", dependencies: ["AtriumModel", "CSQLite"], swiftSettings: strict),
         // Redis for the cluster: connections, typed replies, reconnects, a pub/sub thread (hiredis).
         // A value behind a pthread mutex, for the few hand-offs between threads (never per packet), and the
         // one way a thread of our own starts and is joined.
@@ -105,7 +105,7 @@ let package = Package(
             name: "AtriumCluster",
             dependencies: [
                 "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
-                "AtriumAdminAPI", "AtriumRoomCoding", "AtriumSync",
+                "AtriumAdminAPI", "AtriumSync",
             ],
             swiftSettings: strict),
         .target(
@@ -123,6 +123,7 @@ let package = Package(
             dependencies: [
                 "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
                 "AtriumUDP", "AtriumForwarding", "AtriumCongestion", "AtriumRoomCoding", "AtriumProtocol",
+                "AtriumMetrics",
             ],
             swiftSettings: strict
         ),

@@ -23,6 +23,8 @@ public enum RoomCloseReason: String, Sendable {
     case ended
     /// It stayed empty past its empty timeout.
     case emptyTimeout = "empty_timeout"
+    /// The node drains: the room's next join places it on another node.
+    case moved
 }
 
 /// Watches every room of the hub whoever the audience: webhooks and recordings. Called on the
@@ -150,12 +152,11 @@ public final class Hub {
         dispatch(events, room: id, before: previous, after: live.state)
         let ended = events.contains(where: { if case .roomEnded = $0 { true } else { false } })
         if ended {
-            rooms[id] = nil
-            router.released(id)
+            close(id, reason: .ended, now: now, events: events)
+        } else {
+            output?.roomChanged(id, state: live.state)
+            if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
         }
-        output?.roomChanged(id, state: ended ? nil : live.state)
-        if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
-        if ended { for o in observers { o.roomClosed(live.state.room, reason: .ended, now: now) } }
         return events
     }
 
@@ -187,15 +188,27 @@ public final class Hub {
         for (id, live) in rooms {
             let expired = live.state.requests.contains { $0.expiresAt <= now }
             if expired { _ = try? apply(.expireRequests, in: id, by: .admin, now: now) }
-            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout), rooms[id] != nil {
-                rooms[id] = nil
-                router.released(id)
-                // Media control closes the room's router and frees its worker placement and stage, as
-                // for a room that ended: a room closed this way kept them for good.
-                output?.roomChanged(id, state: nil)
-                for o in observers { o.roomClosed(live.state.room, reason: .emptyTimeout, now: now) }
+            if let since = live.emptySince, now - since >= Int64(live.state.room.emptyTimeout) {
+                close(id, reason: .emptyTimeout, now: now)
             }
         }
+    }
+
+    /// The one way a live room closes here, whatever closed it: the room leaves the hub, its claim in
+    /// the cluster is released, media control hears it ended (its router, worker placement and stage
+    /// go), and the observers hear the last events, then the close.
+    func close(_ id: RoomID, reason: RoomCloseReason, now: Int64, events: [RoomEvent] = []) {
+        guard let live = rooms.removeValue(forKey: id) else { return }
+        router.released(id)
+        output?.roomChanged(id, state: nil)
+        if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
+        for o in observers { o.roomClosed(live.state.room, reason: reason, now: now) }
+    }
+
+    /// Draining: every live room closes here (its sessions were told to move); the next join places it
+    /// on another node.
+    public func closeAll(reason: RoomCloseReason, now: Int64) {
+        for id in Array(rooms.keys) { close(id, reason: reason, now: now) }
     }
 
     /// A room's settings changed through the admin API: the live room, here or on its node, follows
@@ -207,7 +220,7 @@ public final class Hub {
     /// A room was deleted through the admin API: it ends for everyone, here or on its node.
     public func roomDeleted(_ id: RoomID, now: Int64) {
         _ = route(RoomCommand(room: id, actor: .admin, command: .endRoom), now: now)
-        if rooms.removeValue(forKey: id) != nil { router.released(id) }
+        close(id, reason: .ended, now: now)
     }
 
     /// A store failure while opening a room: Redis out of reach is `cluster_unavailable`.

@@ -155,8 +155,9 @@ extension AtriumServer {
         logger.info("draining", ("sessions", String(signal.sessionCount)), ("grace", String(ClusterTiming.drainGrace)))
         cluster.node.draining = true
         hub.draining = true
-        for room in cluster.node.liveRooms() { cluster.node.released(room) }
         signal.moveAll(reason: "draining")
+        // Each live room closes by the one path (its ownership released, its media freed).
+        hub.closeAll(reason: .moved, now: Clock.unixSeconds())
         cluster.relay.closeAll(code: SignalCloseCode.moved, reason: "moved")
         edge.serve(
             until: { signal.sessionCount == 0 && cluster.relay.relayedSessions == 0 },

@@ -178,6 +178,8 @@ public final class AtriumServer {
             signal.media = coordinator
             metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }
             metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
+            plane.registerMetrics(metrics)
+            coordinator.registerMetrics(metrics)
             let rec = RecordingManager(
                 directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
                 plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,

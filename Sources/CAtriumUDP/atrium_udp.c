@@ -102,11 +102,6 @@ int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes) {
     return 0;
 }
 
-int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
-                        struct sockaddr_storage *sources, uint8_t *truncated) {
-    return atrium_udp_recvmmsg_stamped(fd, buffer, stride, count, lengths, sources, truncated, NULL);
-}
-
 int atrium_udp_enable_timestamps(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0 ? 0 : -errno;

@@ -32,17 +32,14 @@ int atrium_udp_set_buffers(int fd, int receive_bytes, int send_bytes);
 /// Reads the effective SO_RCVBUF and SO_SNDBUF (the kernel doubles what was asked); returns 0 or -errno.
 int atrium_udp_get_buffers(int fd, int *receive_bytes, int *send_bytes);
 
-/// Receives up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams without blocking. Datagram i goes to
-/// `buffer + i * stride`; its length to `lengths[i]`, its source to `sources[i]`, and `truncated[i]` is 1
-/// when it was longer than `stride`. Returns how many arrived (0 when none is waiting) or -errno.
-int atrium_udp_recvmmsg(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
-                        struct sockaddr_storage *sources, uint8_t *truncated);
 /// Turns on kernel receive timestamps (SO_TIMESTAMPNS: CLOCK_REALTIME when the datagram reached the
 /// socket) for atrium_udp_recvmmsg_stamped; returns 0 or -errno.
 int atrium_udp_enable_timestamps(int fd);
-/// atrium_udp_recvmmsg that also stores each datagram's kernel receive time in `stamps_ns[i]`
-/// (CLOCK_REALTIME nanoseconds; 0 when the kernel attached none: timestamps not enabled); with
-/// `stamps_ns` NULL it is atrium_udp_recvmmsg.
+/// Receives up to `count` (at most ATRIUM_UDP_MAX_BATCH) datagrams without blocking. Datagram i goes to
+/// `buffer + i * stride`; its length to `lengths[i]`, its source to `sources[i]`, `truncated[i]` is 1
+/// when it was longer than `stride`, and (unless `stamps_ns` is NULL) its kernel receive time to
+/// `stamps_ns[i]` (CLOCK_REALTIME nanoseconds; 0 when the kernel attached none: timestamps not
+/// enabled). Returns how many arrived (0 when none is waiting) or -errno.
 int atrium_udp_recvmmsg_stamped(int fd, uint8_t *buffer, size_t stride, unsigned int count, size_t *lengths,
                                 struct sockaddr_storage *sources, uint8_t *truncated, uint64_t *stamps_ns);
 /// Sends up to `count` (at most ATRIUM_UDP_MAX_SEND_BATCH) datagrams: datagram i is `lengths[i]` bytes at
