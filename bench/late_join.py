@@ -1,6 +1,6 @@
 """Late-join benchmark: how long a viewer joining a running screen share waits for its first decoded
 frame, Atrium with its key-frame cache, Atrium with `--key-frame-cache-bytes 0`, and Janus's
-VideoRoom, side by side in one run (docs/protocol.md §14, "The key-frame cache"; issue 13).
+VideoRoom, side by side in one run (docs/protocol.md §14, "The key-frame cache").
 
 One aiortc sharer (a publisher worker of e2e/integration/media_peer.py) sends a static screen
 (1280x720, 15 fps, the stripes of media_peer's screen, VP8 made VBR by `vbr_vp8`, so that an

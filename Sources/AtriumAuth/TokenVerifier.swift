@@ -31,7 +31,7 @@ public struct TokenVerifier: Sendable {
 extension Int64 {
     /// `self + other`, held at `Int64.max` or `Int64.min` instead of trapping. Time claims are any
     /// 64-bit integer a signer chose: an `exp` within the leeway of `Int64.max` means "never" and must
-    /// not take the process down (issue 10).
+    /// not take the process down.
     func addingSaturated(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         guard overflow else { return sum }

@@ -1,4 +1,4 @@
-/// The ports of several media workers (issue 14), decided from the settings as a pure value: worker i
+/// The ports of several media workers, decided from the settings as a pure value: worker i
 /// binds UDP `--udp-ports`' i-th port, or `--udp-port` + i (all 0, any free port, when that is 0),
 /// and ICE-TCP `--media-tcp-port` + i likewise (-1: none). The firewall opens exactly these.
 public struct MediaPortPlan: Sendable, Equatable {

@@ -1,4 +1,4 @@
-/// How one subscriber's estimated bandwidth is shared among the tracks it receives (issue 12's
+/// How one subscriber's estimated bandwidth is shared among the tracks it receives (the
 /// allocation rules, as a pure decision): audio first, always; then the on-stage screen share,
 /// resolution first (it loses frame rate before resolution: the temporal layers of its full-size
 /// stream, then a full-size low-frame-rate stream, down to `shareFrameRateFloor`; and keeps at least

@@ -6,7 +6,7 @@ internal import CWebSockets
     import Glibc
 #endif
 
-/// What bounds a client's hold on the server (issue 10): the connection caps checked when lws has
+/// What bounds a client's hold on the server: the connection caps checked when lws has
 /// accepted a connection, and the request deadline, one lws timer per connection from its first byte
 /// (or the end of the previous response on a keep-alive connection) to a complete request.
 extension EdgeServer {

@@ -1,4 +1,4 @@
-/// A reference the packet path follows without retaining or releasing it (issue 14: no reference
+/// A reference the packet path follows without retaining or releasing it (no reference
 /// counting per forwarded packet).
 ///
 /// A class reference loaded from an array, a dictionary or a `var` property is retained for as long

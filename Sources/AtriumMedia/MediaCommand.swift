@@ -21,14 +21,14 @@ public enum MediaCommand: Sendable {
     /// The viewer's wish for a consumer of a layered track changed (quality, viewport).
     case setPreference(consumer: String, LayerPreference)
     case closeConsumer(id: String)
-    /// What the coordinator's allocator gave a subscriber transport's consumers from its estimate
-    /// (issue 12): each consumer's layer ceiling, or a pause; what it adds up to and what the viewer
+    /// What the coordinator's allocator gave a subscriber transport's consumers from its
+    /// estimate: each consumer's layer ceiling, or a pause; what it adds up to and what the viewer
     /// would take unconstrained (the engine probes for more while the second is higher).
     case allocate(transport: String, TransportAllocation)
     /// Copies a producer's packets, decrypted, as plain RTP to a recording process on this machine.
     case addRecorder(RecorderSpec)
     case closeRecorder(id: String)
-    /// Home worker of a room spread over several (issue 14): hands producer `id`'s packets, decrypted,
+    /// Home worker of a room spread over several: hands producer `id`'s packets, decrypted,
     /// to the far worker of `link` as pipe producer `tag`, and takes that worker's requests for it.
     case pipeProducer(id: String, link: PipeLink, tag: UInt32)
     /// Far worker: a pipe producer of router `router` with the producer's spec, fed from `link`

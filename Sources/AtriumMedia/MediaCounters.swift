@@ -135,7 +135,7 @@ public struct MediaCounters: Sendable, Equatable {
     public var tcpFramesOut = 0
     public var tcpBytesIn = 0
     public var tcpBytesOut = 0
-    /// A room spread over several workers (issue 14): packets this worker handed to other workers'
+    /// A room spread over several workers: packets this worker handed to other workers'
     /// pipes (out) and took from theirs (in).
     public var pipePacketsOut = 0
     public var pipePacketsIn = 0

@@ -1,7 +1,7 @@
 import AtriumCongestion
 import AtriumForwarding
 
-/// The media plane's side of the allocation (issue 12): the coordinator decides each viewer's layers
+/// The media plane's side of the allocation: the coordinator decides each viewer's layers
 /// from its estimate (`MediaCommand.allocate`); the engine only follows. A consumer's allocated layer
 /// is a ceiling on what its viewer asked for (`Consumer.desiredLayer`), so the existing switching
 /// does the rest (a key frame of the new stream is asked for, the switch waits for it); a ceiling

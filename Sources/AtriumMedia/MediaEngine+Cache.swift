@@ -71,7 +71,7 @@ extension MediaEngine {
     }
 
     /// How many bytes a replay toward `t` may send in all. Unbounded on a transport without an
-    /// estimate; toward a paced one (issue 12), what its pacer lets out within
+    /// estimate; toward a paced one, what its pacer lets out within
     /// `Allocator.keyFrameDrain`, less what already waits: the room the allocator gave the track's
     /// step up assumed a key frame, and a camera's cached picture is its key frame and every frame since
     /// (often hundreds of kilobytes), which on a slow link would fill the pacer and have it drop the

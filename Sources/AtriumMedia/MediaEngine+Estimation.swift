@@ -3,7 +3,7 @@ import AtriumLog
 import AtriumRTP
 import AtriumUDP
 
-/// Bandwidth toward subscribers (issue 12's estimation): every packet sent to a subscriber transport
+/// Bandwidth estimation toward subscribers: every packet sent to a subscriber transport
 /// that negotiated transport-cc carries a transport-wide sequence number (written over the
 /// publisher's own element, renumbered, so nothing grows), and the subscriber's feedback drives a
 /// trendline estimator and rate controller per transport, and the probe clusters' packets (tagged in

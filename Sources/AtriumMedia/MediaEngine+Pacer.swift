@@ -2,7 +2,7 @@ import AtriumCongestion
 import AtriumSRTP
 import AtriumUDP
 
-/// The pacer per subscriber transport (issue 12): once a transport has an estimate, its video leaves
+/// The pacer per subscriber transport: once a transport has an estimate, its video leaves
 /// at most at the rate controller's pacing rate (a token bucket: one and a half times the estimate on
 /// an open path, about the estimate near a bottleneck), so a key frame or a burst of retransmissions
 /// is spread over tens of milliseconds instead of overflowing a slow link's queue at once. Audio is

@@ -2,7 +2,7 @@ import AtriumICE
 import AtriumRTP
 import AtriumUDP
 
-/// A room spread over several media workers (issue 14; mediasoup's pipe between routers, inside one
+/// A room spread over several media workers (mediasoup's pipe between routers, inside one
 /// process). On the room's home worker a piped producer copies each packet it received, decrypted,
 /// into the ring of every link to a far worker with its viewers (once per worker, not per viewer)
 /// and wakes that worker once per receive batch. The far worker's pipe producer, on a pipe

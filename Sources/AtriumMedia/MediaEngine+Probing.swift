@@ -13,7 +13,7 @@ struct ProbeInProgress {
     var packets = 0
 }
 
-/// Probing a subscriber's path for more bandwidth (issue 12): while its allocation is held below what
+/// Probing a subscriber's path for more bandwidth: while its allocation is held below what
 /// its tracks would take by the estimate (`ProbeController`), clusters of padding-only RTP on one of
 /// its video consumers' RTX SSRC are sent at twice the estimate for 40 ms (longer at low rates: 16
 /// packets at least, `ProbeController.minimumPackets`). They carry the transport's

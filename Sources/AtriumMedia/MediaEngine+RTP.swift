@@ -43,7 +43,7 @@ extension MediaEngine {
         }
     }
 
-    /// Calls `body` with the bytes of the packet in `rx[i]`, read in place (issue 14: no reference
+    /// Calls `body` with the bytes of the packet in `rx[i]`, read in place (no reference
     /// counting per received packet). Through a mutating access though nothing is written: a read of
     /// an array out of a class's storage copies it first, `withUnsafeBytes` too (a retain and a
     /// release), where a mutating access borrows the slot for the call (the array is not shared, so

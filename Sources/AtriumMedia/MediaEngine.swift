@@ -87,7 +87,7 @@ final class MediaEngine {
 
     /// An engine on a UDP socket bound to `config.bind`, or (`memory`) one whose datagrams stay in
     /// memory: a test hands packets to `receive(_:from:)`, advances a manual clock and calls `tick`.
-    /// `certificate` is the one every worker of the process presents (made once at start, issue 14);
+    /// `certificate` is the one every worker of the process presents (made once at start);
     /// nil makes one of its own.
     init(
         config: MediaConfiguration, logger: Logger, clock: MediaClock = .system, memory: MemoryPort? = nil,
@@ -127,7 +127,7 @@ final class MediaEngine {
         // frames, one for packets from another worker's pipe (`pipeSlot`).
         rx = (0..<35).map { _ in Datagram(capacity: Self.slotCapacity) }
         // A round's output, sent at once: 32 packets in to 32 viewers fit, so the socket can group each
-        // viewer's packets into segmented runs (issue 14).
+        // viewer's packets into segmented runs.
         tx = (0..<Self.sendQueueSlots).map { _ in Datagram(capacity: Self.slotCapacity) }
         tcpDirty.reserveCapacity(64)
         tcpDoomed.reserveCapacity(64)
@@ -148,7 +148,7 @@ final class MediaEngine {
     /// time, the 20 ms timer while it carries media, and a second while it holds nothing. An idle
     /// worker (a server's other cores before their rooms come) then wakes once a second, for its
     /// stats, instead of 50 times: each wakeup costs about 40 us of CPU on a VM, mostly the kernel's
-    /// (issue 14, docs/benchmarks.md). A command wakes it at once whatever the timeout.
+    /// (docs/benchmarks.md). A command wakes it at once whatever the timeout.
     var pollTimeout: Duration {
         if hasPendingSends { return .milliseconds(2) }
         return isIdle ? .seconds(1) : .milliseconds(20)
@@ -243,7 +243,7 @@ final class MediaEngine {
                 if !pipesOut.isEmpty { for link in pipesOut { link.wakeFarIfPending() } }
                 rounds += 1
                 // A short batch emptied the queue: what came since wakes the (level-triggered) poll
-                // at once, and a light load is spared an empty recvmmsg per wakeup (issue 14).
+                // at once, and a light load is spared an empty recvmmsg per wakeup.
                 if n < full { break }
             }
         }

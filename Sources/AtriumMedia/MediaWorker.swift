@@ -8,7 +8,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// One media worker's thread (a server runs one per core, issue 14): it owns its UDP socket and every
+/// One media worker's thread (a server runs one per core): it owns its UDP socket and every
 /// transport, producer and consumer of the rooms placed on it, and runs the packet path without locks. Other threads talk to it through `submit` (a command queue with an
 /// eventfd wakeup) and read what it reports through `events()` and `stats` (copied once a second).
 public final class MediaWorker: Sendable {

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The packet half of a pipe between two media workers (issue 14): a bounded single-producer
+/// The packet half of a pipe between two media workers: a bounded single-producer
 /// single-consumer ring whose slots hold the packets themselves, so that handing a publisher's
 /// packet to another worker copies it once into memory allocated when the ring was made, and
 /// allocates, retains and locks nothing.

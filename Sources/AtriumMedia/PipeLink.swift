@@ -1,6 +1,6 @@
 public import AtriumUDP
 
-/// The pipe from one media worker to another (issue 14; mediasoup's pipe between two routers, inside
+/// The pipe from one media worker to another (mediasoup's pipe between two routers, inside
 /// one process): a room too big for one worker keeps its publishers on its home worker (`from`),
 /// which hands each piped producer's decrypted packets to the worker (`to`) holding more of the
 /// room's viewers, once per worker, not per viewer. The far worker's pipe producer feeds its viewers

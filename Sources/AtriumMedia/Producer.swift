@@ -43,7 +43,7 @@ final class Producer {
     var reportedWanted: [String]?
     /// The layers last reported to the coordinator (`MediaEvent.layers`).
     var reportedLayers: [LayerStats] = []
-    /// On its home worker: the pipes to the other workers with viewers of it (issue 14).
+    /// On its home worker: the pipes to the other workers with viewers of it.
     var pipes: [PipeOutput] = []
     /// On a far worker, a pipe producer: the link its packets come through (nil: a publisher's track).
     var pipeInput: PipeInput?

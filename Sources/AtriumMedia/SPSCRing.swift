@@ -2,7 +2,7 @@ import Synchronization
 
 /// A bounded lock-free queue for exactly one producer thread and one consumer thread: the pipe that
 /// will carry a publisher's packets from the worker that receives them to each other worker with
-/// viewers of the same room (issue 14, mediasoup's PipeTransport inside one process). One ring per
+/// viewers of the same room (mediasoup's PipeTransport inside one process). One ring per
 /// ordered pair of workers keeps every ring single-producer and single-consumer, so neither side
 /// takes a lock or waits for the other: a full ring refuses the push (the producer counts a drop,
 /// as a full socket buffer would), an empty one returns nil.

@@ -70,7 +70,7 @@ struct UpHold {
     mutating func steppedUp(now: Double) { lastUp = now }
 }
 
-/// The allocation per subscriber transport (issue 12), decided here and followed by the media plane:
+/// The allocation per subscriber transport, decided here and followed by the media plane:
 /// each viewer's estimate (`MediaEvent.estimate`) shared among the tracks it receives by the pure
 /// `Allocator` (audio first; the on-stage screen share resolution first, down to its floor; the
 /// active speaker's camera before the others; a track that does not fit paused), from the layers the

@@ -1,7 +1,7 @@
 public import AtriumMedia
 public import AtriumUDP
 
-/// Several media workers behind one `MediaPlane` (issue 14): each room (router) is placed on the
+/// Several media workers behind one `MediaPlane`: each room (router) is placed on the
 /// least-loaded worker when it is first named (its candidates asked for an answer or offer, or its
 /// first transport opened), and every later command about it, its transports, producers, consumers
 /// and recorders goes to the worker that holds them. Events and transport figures are the workers'

@@ -1,4 +1,4 @@
-/// Where a new room's media goes among several media workers (issue 14): a pure decision over each
+/// Where a new room's media goes among several media workers: a pure decision over each
 /// worker's load, so the choice is tested as a table. The unit placed is the room (its `Router`): its
 /// publishers' transports live on its home worker, and so do its viewers' until the room passes
 /// `spread` transports there; later viewers go to another worker (`subscriber`), which is fed the

@@ -5,7 +5,7 @@ import AtriumMedia
 import AtriumUDP
 import CAtriumSupport
 
-/// The media workers (issue 14): how many, on which ports, made with one certificate and started.
+/// The media workers: how many, on which ports, made with one certificate and started.
 extension AtriumServer {
     /// `--media-workers`, with 0 meaning the cores this process may run on, at most
     /// `MediaPortPlan.defaultMaxWorkers` (docs/media-workers.md: past that each worker adds ports and

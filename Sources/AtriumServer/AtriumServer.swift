@@ -42,7 +42,7 @@ public final class AtriumServer {
     var edge: EdgeServer?
     var store: (any RoomStore)?
     var devCredentials: DevCredentials?
-    /// The media workers (issue 14), each a thread with its own sockets; empty with `--udp-port -1`.
+    /// The media workers, each a thread with its own sockets; empty with `--udp-port -1`.
     var media: [MediaWorker] = []
     var cluster: ClusterParts?
     var signalEndpoint: SignalEndpoint?

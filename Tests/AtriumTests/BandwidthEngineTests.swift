@@ -6,7 +6,7 @@ import Testing
 
 @testable import AtriumMedia
 
-/// The engine's side of issue 12, in memory: a viewer behind a 300 kbit/s link whose feedback
+/// The engine's side of bandwidth estimation, in memory: a viewer behind a 300 kbit/s link whose feedback
 /// the test computes. Its pacer spreads a key frame at about the link's rate (the path overused),
 /// audio passes at once, a
 /// bandwidth pause stops the camera (counted) and a resume starts it on a key frame, and a viewer held

@@ -3,7 +3,7 @@ import Testing
 @testable import AtriumCongestion
 @testable import AtriumMediaControl
 
-/// Issue 12's shaped viewer in memory: the whole loop toward one viewer (estimation, probing, the
+/// A shaped viewer in memory: the whole loop toward one viewer (estimation, probing, the
 /// allocator with its holds, the pacer) against a bottleneck shaped as the browser test shapes it
 /// (a token bucket with a 1.6 kB burst allowance, an HTB class, and a 30-packet drop-tail queue;
 /// 20 ms propagation), 500 kbit/s, then 250, then unlimited. The publisher sends audio, a screen

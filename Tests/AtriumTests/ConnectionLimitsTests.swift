@@ -4,7 +4,7 @@ import Testing
 @testable import AtriumConfig
 @testable import AtriumEdge
 
-/// The edge's connection caps as values (issue 10: a flood of connections must meet a cap well before
+/// The edge's connection caps as values (a flood of connections must meet a cap well before
 /// the descriptor limit, and one address must not take every slot).
 @Suite struct ConnectionLimitsTests {
     /// Rows: (per address, total, arrivals) -> admissions in order. "a" and "b" are source addresses.

@@ -9,7 +9,7 @@ import Testing
 @testable import AtriumMedia
 @testable import AtriumMediaControl
 
-/// Several media workers behind one plane (issue 14): where rooms go, and that every command about a
+/// Several media workers behind one plane: where rooms go, and that every command about a
 /// room reaches the worker that owns it.
 @Suite struct MediaWorkersTests {
     typealias Load = WorkerPlacement.Load

@@ -6,7 +6,7 @@ import Testing
 
 @testable import AtriumMedia
 
-/// The packet path allocates nothing per forwarded packet (issue 14): a publisher's camera (VP8, with
+/// The packet path allocates nothing per forwarded packet: a publisher's camera (VP8, with
 /// RTX, mid and transport-wide sequence numbers) and microphone (Opus, audio level) forwarded to
 /// several viewers, some with transport-wide feedback (their packets renumbered and paced), all
 /// through the real engine in memory. After a warm-up (DTLS, the first key frame, the buffers that

@@ -3,7 +3,7 @@ import Testing
 @testable import AtriumMedia
 
 /// Producers and consumers hold their transport, and consumers their producer, strongly (the packet
-/// path reads `let` references without reference counting, issue 14). These cycles must end with the
+/// path reads `let` references without reference counting). These cycles must end with the
 /// objects: whatever closes first, and when the engine itself goes with everything still open, no
 /// transport, producer or consumer outlives it.
 @Suite struct PacketPathLifetimeTests {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import AtriumMedia
 
-/// A room spread over two media workers (issue 14), in memory: the home engine receives the
+/// A room spread over two media workers, in memory: the home engine receives the
 /// publisher and pipes its packets to the far engine, whose viewer decodes them; the far viewer's
 /// key-frame requests travel home through the reverse ring and reach the publisher as a PLI.
 @Suite struct PipeTests {

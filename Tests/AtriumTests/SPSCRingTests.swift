@@ -3,7 +3,7 @@ import Testing
 
 @testable import AtriumMedia
 
-/// The single-producer single-consumer ring between two media workers (issue 14).
+/// The single-producer single-consumer ring between two media workers.
 @Suite struct SPSCRingTests {
     @Test(arguments: [(0, 2), (1, 2), (2, 2), (3, 4), (64, 64), (65, 128), (Int.max, 1 << 20)])
     func capacityIsAPowerOfTwo(requested: Int, capacity: Int) {

@@ -7,7 +7,7 @@ import Testing
 @testable import AtriumAuth
 
 /// Time claims are whatever a signer wrote: a validly signed token with an extreme `exp`, `nbf` or
-/// `iat` must be answered with a documented code, never trap (issue 10: `exp` within the leeway of
+/// `iat` must be answered with a documented code, never trap (`exp` within the leeway of
 /// `Int64.max` used to crash the process with an arithmetic overflow).
 @Suite struct TokenTimeExtremesTests {
     static let secret = Array("0123456789abcdef0123456789abcdef".utf8)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import AtriumMedia
 
-/// How long a media worker sleeps (issue 14): an idle worker wakes once a second instead of on the
+/// How long a media worker sleeps: an idle worker wakes once a second instead of on the
 /// 20 ms timer, one carrying media keeps its timer, and one whose room leaves goes back to idle.
 @Suite struct WorkerTimeoutTests {
     @Test func anIdleWorkerSleepsASecondAndOneWithATransportKeepsItsTimer() throws {

@@ -1,4 +1,4 @@
-"""Viewers behind firewalls (issue 16, docs/firewalls.md): headless Chromium for which UDP to the media
+"""Viewers behind firewalls (docs/firewalls.md): headless Chromium for which UDP to the media
 server is blocked (nftables rules on lo, inside the loopback-only namespace these tests run in) gets the
 camera and the share over ICE-TCP (RFC 6544, the server's passive candidate on --media-tcp-port), and,
 with UDP and the media server's TCP port both blocked, through coturn over TCP (a relayed pair). The

@@ -1,5 +1,5 @@
 """The meeting page (clients/web/) and the JavaScript client (clients/js/atrium.js) in headless Chromium
-with fake camera, microphone and screen capture, against a real `atrium serve` (issue 5).
+with fake camera, microphone and screen capture, against a real `atrium serve`.
 
 Run inside a loopback-only network namespace (see conftest.py):
 
@@ -223,7 +223,7 @@ def wait_decoding(b, sources, timeout=25, growth=10):
 
 
 def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, camera_y4m):
-    """Issue 5's scenario: A (host) turns the camera on and shares; B (participant) sees A's camera tile
+    """The two-person meeting: A (host) turns the camera on and shares; B (participant) sees A's camera tile
     and the share stage, and decodes frames on both video tracks, whose pictures show which source each
     came from (A's camera is a red/white file, A's screen Chromium's green pattern); A pauses, resumes
     and stops the share and B sees the stage go with the reason; B shares, A locks sharing (B's share stops, reason locked)
@@ -333,7 +333,7 @@ def test_two_people_camera_share_stop_and_lock(dev_server, browsers, artifacts, 
     b.wait("return !document.querySelector('[data-testid=\"lock-badge\"]').hidden", 5, "the lock badge on B's page")
     b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'off'", 10, "B's share button reset")
 
-    # B's share button is disabled while locked, with the reason beside it (issue 18: checked before
+    # B's share button is disabled while locked, with the reason beside it (checked before
     # the browser's picker opens); a real click on it does nothing.
     b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').disabled", 5, "B's share button disabled")
     assert b.visible("share-reason")
@@ -406,7 +406,7 @@ def test_host_controls_requests_picker_and_moderation(dev_server, browsers, arti
     a.click("policy-apply")
     b.wait("return window.atriumApp.room.roomInfo.sharePolicy.shareRequestRequired === true", 10, "B sees the policy")
 
-    # B may not share without a grant: "Ask to share" replaces the share button (issue 18).
+    # B may not share without a grant: "Ask to share" replaces the share button.
     b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').hidden", 10, "B's share button replaced")
     assert b.visible("request-share")
     b.click("request-share")

@@ -1,4 +1,4 @@
-"""The meeting page as a new user meets it (issue 18): the pre-join screen with its preview and device
+"""The meeting page as a new user meets it: the pre-join screen with its preview and device
 pickers, room names checked on the form, the invite link, the grid with the speaker view and pins,
 the sharing badge and the stage's full screen, mute and camera state in the People list, join and
 leave notices, the host's mute and remove, the network quality indicator (`network_quality`),

@@ -1,4 +1,4 @@
-"""Simulcast through Atrium in headless Chromium (issue 11): the JavaScript client (clients/js/atrium.js)
+"""Simulcast through Atrium in headless Chromium: the JavaScript client (clients/js/atrium.js)
 publishes a camera as three layers and a screen share as two, viewers choose their layer with
 `setQuality` (`subscribe` with `quality`) and `setViewport` (`set_viewport`), and the publisher turns off
 the encodings nobody needs when the server says so (`layers_wanted`).

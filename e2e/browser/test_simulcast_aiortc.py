@@ -1,4 +1,4 @@
-"""A Chromium publisher's simulcast received through Atrium by an aiortc subscriber (issue 11).
+"""A Chromium publisher's simulcast received through Atrium by an aiortc subscriber.
 
 aiortc cannot send simulcast, so the publisher is Chromium (the JavaScript client publishing the
 1280x720 canvas of test_simulcast.py); the subscriber is the integration suite's aiortc harness

@@ -1,4 +1,4 @@
-"""The command line as a new user meets it (issue 18, items 7-9) and the invalid room name code
+"""The command line as a new user meets it and the invalid room name code
 (item 4): `--help` per command, refusals of unknown words and single-dash options, start-up errors
 that name the port and the flag, `--bind` checks, `config check` warnings, and `token create`
 refusing the README's placeholders and short secrets. Exact messages."""

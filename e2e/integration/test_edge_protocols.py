@@ -1,4 +1,4 @@
-"""What the HTTP edge speaks (issue 10): HTTP/1.1 only, so an `Upgrade: h2c` request is answered in
+"""What the HTTP edge speaks: HTTP/1.1 only, so an `Upgrade: h2c` request is answered in
 HTTP/1.1 and never runs with its body lost; over TLS ALPN offers only http/1.1; and the token
 transports report what the docs say (a long `access_token` is `malformed_token`, `Bearer ` with no
 token is `missing_token`)."""

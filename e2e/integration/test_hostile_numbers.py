@@ -1,4 +1,4 @@
-"""Validly signed tokens and request bodies carrying extreme numbers (issue 10): each is answered with
+"""Validly signed tokens and request bodies carrying extreme numbers: each is answered with
 its documented code, the process stays up, and a meeting in progress is undisturbed.
 
 Before the fix, one token with `exp` within the leeway of INT64_MAX killed the server with an

@@ -1,4 +1,4 @@
-"""The key-frame cache end to end (docs/protocol.md §14, "The key-frame cache"; issue 13): late viewers
+"""The key-frame cache end to end (docs/protocol.md §14, "The key-frame cache"): late viewers
 of a static screen share start from the server's copy of the current picture, not from a key frame
 asked of the sharer.
 

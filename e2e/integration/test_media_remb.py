@@ -1,4 +1,4 @@
-"""A viewer that offers only REMB (issue 12: "REMB from a subscriber is used where it is all the
+"""A viewer that offers only REMB ("REMB from a subscriber is used where it is all the
 subscriber offers"). aiortc answers the server's subscriber offer with `goog-remb` and the
 abs-send-time extension and without `transport-cc` (it implements no transport-wide feedback), and
 sends one REMB per received track from its receive-side estimator. Its REMBs, added up over their

@@ -1,4 +1,4 @@
-"""Several media workers (issue 14): a server with `--media-workers 2` places two rooms on its two
+"""Several media workers: a server with `--media-workers 2` places two rooms on its two
 workers, each with its own UDP port (the one in that room's candidates); real aiortc publishers and
 viewers in both rooms receive their own room's camera and microphone, recognised by content, and
 /metrics shows each worker's samples under its `worker` label. A room spread over both workers

@@ -1,4 +1,4 @@
-"""Clients that hold connections without finishing a request (issue 10): slow bodies and slow heads
+"""Clients that hold connections without finishing a request: slow bodies and slow heads
 are answered 408 and closed at the request deadline (`--request-timeout`), connections are capped
 per address and in total below the descriptor limit, and at that limit the server stays responsive,
 does not spin and does not flood its log."""

@@ -1,4 +1,4 @@
-"""TURN through coturn (issue 16, docs/firewalls.md): the server hands every participant time-limited
+"""TURN through coturn (docs/firewalls.md): the server hands every participant time-limited
 TURN REST API credentials at join and resume, signed with coturn's static-auth-secret; coturn (Debian's
 `turnserver`, started by the test on 127.0.0.1) accepts them and refuses expired or forged ones; an aiortc
 publisher with no host candidate at all publishes through coturn over UDP and a viewer decodes it.

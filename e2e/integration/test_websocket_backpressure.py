@@ -1,4 +1,4 @@
-"""WebSocket output under pressure (issue 10): a peer that stops reading until its TCP window is zero
+"""WebSocket output under pressure: a peer that stops reading until its TCP window is zero
 is cut off (socket closed, presence left `disconnected`, shares stopped) instead of haunting the room;
 and a burst of 400 joins reaches healthy clients without any 4009 slow_consumer."""
 import asyncio
