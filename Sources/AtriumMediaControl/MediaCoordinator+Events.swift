@@ -8,11 +8,11 @@ import AtriumRooms
 extension MediaCoordinator {
     /// A share whose capture stopped without a word (its RTCP BYE, or silence past the capture
     /// timeout) stops with `capture_ended`, as if the sharer had said so: the same path as every stop.
-    func captureEnded(_ track: TrackID, rooms: any MediaRooms, now: Int64) {
+    func captureEnded(_ track: TrackID, rooms: any MediaRooms) -> RoomChange? {
         guard let info = producers[track], let state = rooms.state(info.room),
             let share = state.shares.first(where: { $0.videoTrack == track || $0.audioTrack == track })
-        else { return }
-        rooms.stopShare(share.id, by: info.owner, in: info.room, reason: .captureEnded, now: now)
+        else { return nil }
+        return .stopShare(share.id, by: info.owner, in: info.room, reason: .captureEnded)
     }
 
     /// A microphone at or above this level (dBov, RFC 6464: 0 loudest) counts as speaking.
@@ -20,9 +20,11 @@ extension MediaCoordinator {
     static let maxSpeakers = 3
 
     /// Drains the worker's events: a transport's state goes to its participant (`media_state`), the
-    /// layers wanted to the publisher (`layers_wanted`); the `active_speakers` to broadcast are returned.
-    package func drainEvents(rooms: any MediaRooms, now: Int64) -> [ActiveSpeakers] {
+    /// layers wanted to the publisher (`layers_wanted`); the `active_speakers` to broadcast and the
+    /// room changes to make (shares whose capture ended) are returned.
+    package func drainEvents(rooms: any MediaRooms, now: Int64) -> (speakers: [ActiveSpeakers], changes: [RoomChange]) {
         var out: [ActiveSpeakers] = []
+        var changes: [RoomChange] = []
         var reallocate = false
         defer {
             if reallocate { allocateAll() }
@@ -47,7 +49,7 @@ extension MediaCoordinator {
                 continue
             }
             if case .producerEnded(let id, _) = event {
-                captureEnded(TrackID(id), rooms: rooms, now: now)
+                if let change = captureEnded(TrackID(id), rooms: rooms) { changes.append(change) }
                 continue
             }
             if case .layersWanted(let id, let rids) = event {
@@ -95,7 +97,7 @@ extension MediaCoordinator {
                 out.append(message)
             }
         }
-        return out
+        return (out, changes)
     }
 
     /// The room's current `active_speakers`, for a participant who joins or resumes; nil when nobody

@@ -7,41 +7,75 @@ package import AtriumRooms
 import AtriumSDP
 
 /// `publish_offer`: binding a publisher connection's transceivers to tracks with an SDP answer
-/// (docs/protocol.md section 14). The request is checked first (`PublishRequest`); then the
-/// publisher transport is opened or updated, each section gets a decision from values alone
-/// (`plan`), the decisions are applied (tracks published or ended through `MediaRooms`, producers
-/// recorded), and one reconcile starts the new producers and offers them to subscribers.
+/// (docs/protocol.md section 14), in two steps around the room's changes. `planOffer` checks the
+/// offer against the room, opens or updates the publisher transport and decides each section from
+/// values alone (`plan`); the edge then makes the room changes the plan asks for through the hub
+/// (tracks ended, tracks published); `answerOffer` binds the sections to the tracks, records their
+/// producers and runs one reconcile, which starts them and offers them to subscribers. Media control
+/// reads the rooms and follows their changes; it never changes a room itself.
 extension MediaCoordinator {
-    /// Answers a publisher's offer. Every refusal after the checks of `PublishRequest` is a section's
-    /// (`rejected`), never the request's.
-    package func publishOffer(
-        _ request: PublishRequest, by me: ParticipantID, in room: RoomID, rooms: any MediaRooms, now t: Int64
-    ) -> PublishAnswer {
+    /// A publisher's offer between its plan and its answer.
+    package struct PendingOffer {
+        let request: PublishRequest
+        let me: ParticipantID
+        let room: RoomID
+        var publisher: Publisher
+        var sections: [(OfferedSection, SectionPlan)] = []
+        /// The tracks the room must end first: the old connection's (a new `RTCPeerConnection`) and
+        /// those of stopped transceivers.
+        package var ending: [TrackID] = []
+        /// The new tracks the room must publish, by mid, in the offer's order.
+        package var publishing: [(mid: String, request: TrackRequest)] = []
+    }
+
+    /// Plans the answer to a publisher's offer: the transport opened or updated, each section decided.
+    package func planOffer(_ request: PublishRequest, by me: ParticipantID, in room: RoomID, state: RoomState?)
+        -> PendingOffer
+    {
         let offer = request.offer
-        var pub = publisherTransport(me, in: room, remote: Self.remote(offer), rooms: rooms, now: t)
-        // Publishing runs the hub once per track; subscribers are offered the new tracks once, at the end.
-        holdReconcile = true
-        var outcome = PublishOutcome()
+        let (pub, ended) = publisherTransport(me, in: room, remote: Self.remote(offer))
+        var pending = PendingOffer(request: request, me: me, room: room, publisher: pub, ending: ended)
         for s in offer.sections {
             let plan = Self.plan(
-                s, bindings: pub.bindings, entry: request.entries[s.mid], state: rooms.state(room), me: me)
-            apply(plan, to: s, publisher: &pub, outcome: &outcome, by: me, in: room, rooms: rooms, now: t)
+                s, bindings: pending.publisher.bindings, entry: request.entries[s.mid], state: state, me: me,
+                ending: Set(pending.ending))
+            switch plan {
+            case .stop(let ending?):
+                pending.publisher.bindings[s.mid] = nil
+                pending.ending.append(ending)
+            case .publish(let r, _): pending.publishing.append((s.mid, r))
+            default: break
+            }
+            pending.sections.append((s, plan))
+        }
+        return pending
+    }
+
+    /// Answers a planned offer once the room made its changes (`published`: each new track, or why
+    /// the hub refused it). Every refusal is a section's (`rejected`), never the request's.
+    package func answerOffer(
+        _ pending: PendingOffer, published: [String: Result<Track, HubError>], rooms: any MediaRooms
+    ) -> PublishAnswer {
+        let room = pending.room
+        var pub = pending.publisher
+        var outcome = PublishOutcome()
+        for (s, plan) in pending.sections {
+            apply(plan, to: s, publisher: &pub, outcome: &outcome, published: published[s.mid], in: room)
         }
         if !outcome.refused.isEmpty {
             plane.submit(.reject(transport: pub.transport, mids: outcome.refused, ssrcs: outcome.refusedSSRCs))
         }
-        let answer = offer.answer(
+        let answer = pending.request.offer.answer(
             local: local(pub.ufrag, pub.password, room: room, transport: pub.transport),
             accepted: Set(outcome.accepted.map(\.0.mid)),
             refused: outcome.refused, sessionID: sessionID, version: pub.version)
         pub.version += 1
-        var peer = peers[me] ?? Peer(room: room)
+        var peer = peers[pending.me] ?? Peer(room: room)
         peer.publisher = pub
-        peers[me] = peer
+        peers[pending.me] = peer
         // The new producers start, and subscribers learn of them, now that every section is bound.
-        holdReconcile = false
-        reconcile(room, rooms.state(room))
         let state = rooms.state(room)
+        reconcile(room, state)
         return PublishAnswer(
             sdp: answer.serialized(),
             tracks: outcome.accepted.map { s, track in
@@ -62,11 +96,9 @@ extension MediaCoordinator {
     }
 
     /// The publisher transport for an offer: opened on the first one; on a later one updated, with new
-    /// ICE credentials after an ICE restart, and the tracks of the old connection ended when the offer
-    /// comes from another one (another DTLS certificate).
-    func publisherTransport(
-        _ me: ParticipantID, in room: RoomID, remote: RemoteSpec, rooms: any MediaRooms, now t: Int64
-    ) -> Publisher {
+    /// ICE credentials after an ICE restart, and (returned) the tracks of the old connection, which
+    /// end, when the offer comes from another one (another DTLS certificate).
+    func publisherTransport(_ me: ParticipantID, in room: RoomID, remote: RemoteSpec) -> (Publisher, [TrackID]) {
         guard var pub = peers[me]?.publisher else {
             let (u, pw) = credentials()
             let pub = Publisher(
@@ -78,14 +110,14 @@ extension MediaCoordinator {
                         id: pub.transport, router: room.rawValue, label: "\(me.rawValue)/pub", localUfrag: u,
                         localPassword: pw,
                         remote: remote)))
-            return pub
+            return (pub, [])
         }
+        var ended: [TrackID] = []
         if pub.remoteFingerprint != remote.fingerprint {
             // A new RTCPeerConnection: the old one's transceivers are gone, and so are their tracks.
-            let old = pub.bindings.values
+            ended = pub.bindings.sorted { $0.key < $1.key }.map(\.value)
             pub.bindings = [:]
             pub.remoteFingerprint = remote.fingerprint
-            for track in old { rooms.unpublish(track, by: me, in: room, now: t) }
         }
         if pub.remoteUfrag != remote.ufrag {
             // The client restarted ICE (RFC 8445 section 9): both sides change credentials.
@@ -94,20 +126,21 @@ extension MediaCoordinator {
         pub.remoteUfrag = remote.ufrag
         plane.submit(
             .updateTransport(id: pub.transport, remote: remote, localUfrag: pub.ufrag, localPassword: pub.password))
-        return pub
+        return (pub, ended)
     }
 
     /// What becomes of one section of an offer, from the section, the connection's bindings, the
-    /// section's entry in `tracks` and the room: no effects.
+    /// section's entry in `tracks` and the room (where the tracks `ending` are gone): no effects.
     static func plan(
         _ s: OfferedSection, bindings: [String: TrackID], entry: PublishRequest.Entry?, state: RoomState?,
-        me: ParticipantID
+        me: ParticipantID, ending: Set<TrackID> = []
     ) -> SectionPlan {
+        func track(_ id: TrackID) -> Track? { ending.contains(id) ? nil : state?.tracks[id] }
         let bound = bindings[s.mid]
         // A stopped transceiver ends its track.
         if s.stopped || s.kind == nil { return .stop(ending: bound) }
         if let bound {
-            guard let track = state?.tracks[bound] else {
+            guard let track = track(bound) else {
                 return .reject(HubError.trackNotFound.code, "the track bound to this mid has ended", unbind: true)
             }
             return .keep(track)
@@ -119,7 +152,7 @@ extension MediaCoordinator {
         let kind: TrackKind = s.kind == .audio ? .audio : .video
         switch entry {
         case .existing(let id):
-            guard let id, let existing = state?.tracks[id], existing.owner == me else {
+            guard let id, let existing = track(id), existing.owner == me else {
                 return .reject(HubError.trackNotFound.code, HubError.trackNotFound.message)
             }
             guard !bindings.values.contains(existing.id) else {
@@ -143,17 +176,13 @@ extension MediaCoordinator {
         }
     }
 
-    /// Carries out a section's plan: the hub calls it needs, the binding, the producer recorded.
+    /// Carries out a section's plan once the room made its changes: the binding, the producer recorded.
     func apply(
         _ plan: SectionPlan, to s: OfferedSection, publisher pub: inout Publisher, outcome: inout PublishOutcome,
-        by me: ParticipantID, in room: RoomID, rooms: any MediaRooms, now t: Int64
+        published: Result<Track, HubError>?, in room: RoomID
     ) {
         switch plan {
-        case .stop(let ending):
-            if let ending {
-                pub.bindings[s.mid] = nil
-                rooms.unpublish(ending, by: me, in: room, now: t)
-            }
+        case .stop:
             outcome.refused.insert(s.mid)
         case .keep(let track):
             outcome.accepted.append((s, track))
@@ -163,13 +192,15 @@ extension MediaCoordinator {
         case .bind(let track, let codec):
             bind(track, to: s, codec: codec, publisher: &pub, in: room)
             outcome.accepted.append((s, track))
-        case .publish(let request, let codec):
-            do throws(HubError) {
-                let track = try rooms.publish(request, by: me, in: room, now: t).0
+        case .publish(_, let codec):
+            switch published {
+            case .success(let track):
                 bind(track, to: s, codec: codec, publisher: &pub, in: room)
                 outcome.accepted.append((s, track))
-            } catch {
+            case .failure(let error):
                 outcome.reject(s, error.code, error.message)
+            case nil:
+                outcome.reject(s, HubError.trackNotFound.code, "the track was not published")
             }
         }
     }

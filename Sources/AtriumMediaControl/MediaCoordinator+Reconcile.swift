@@ -10,7 +10,6 @@ import AtriumSDP
 extension MediaCoordinator {
     /// Brings forwarding in line with a room's state after a change (nil: the room ended).
     package func reconcile(_ room: RoomID, _ state: RoomState?) {
-        if holdReconcile && state != nil { return }
         // Producers whose track is gone end now; paused shares pause.
         for (trackID, info) in producers where info.room == room {
             guard let track = state?.tracks[trackID] else {

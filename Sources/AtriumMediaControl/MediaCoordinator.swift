@@ -90,8 +90,6 @@ public final class MediaCoordinator {
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
-    /// Set while a `publish_offer` publishes several tracks: reconciling waits for the last.
-    var holdReconcile = false
     /// The tile size each viewer shows a track in (`set_viewport`), by viewer and track.
     var viewports: [ParticipantID: [TrackID: LayerChoice.Size]] = [:]
     /// The layers last said to be wanted of each simulcast track (`layers_wanted`), resent on resume.

@@ -72,7 +72,20 @@ extension SignalEndpoint {
             let media = try mediaPlane()
             let request = try PublishRequest(offer)
             defer { flushMedia() }
-            return .publishAnswer(media.publishOffer(request, by: me, in: member.room, rooms: hub, now: t))
+            // Media control plans; the room changes go through the hub here; then media control answers.
+            let pending = media.planOffer(request, by: me, in: member.room, state: hub.state(member.room))
+            for track in pending.ending {
+                _ = try? hub.apply(.unpublish(track, reason: .userStopped), in: member.room, by: actor, now: t)
+            }
+            var published: [String: Result<Track, HubError>] = [:]
+            for (mid, request) in pending.publishing {
+                do throws(HubError) {
+                    published[mid] = .success(try hub.publish(request, by: me, in: member.room, now: t).0)
+                } catch {
+                    published[mid] = .failure(error)
+                }
+            }
+            return .publishAnswer(media.answerOffer(pending, published: published, rooms: hub))
         case .subscriberAnswer(let revision, let sdp):
             let media = try mediaPlane()
             defer { flushMedia() }

@@ -339,7 +339,14 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     /// Called on every tick and whenever the worker wakes the service thread.
     public func drainMedia() {
         guard let media else { return }
-        let speakers = media.drainEvents(rooms: hub, now: now())
+        let t = now()
+        let (speakers, changes) = media.drainEvents(rooms: hub, now: t)
+        for change in changes {
+            switch change {
+            case .stopShare(let share, let sharer, let room, let reason):
+                _ = try? hub.apply(.stopShare(share, reason: reason), in: room, by: .participant(sharer), now: t)
+            }
+        }
         flushMedia()
         for s in speakers {
             if let state = hub.state(s.room) { broadcast(s.json, to: state.order) }
