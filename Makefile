@@ -158,7 +158,7 @@ bench-deps: test-deps
 ## the browser scenarios' timing figures over BENCH_RUNS runs against their targets (shaped link, layer
 ## switches, a stalled ICE-TCP viewer, late joins; bench/browser_figures.py, in a private namespace), and
 ## bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
-## link drop; Tests/AtriumTests/BandwidthBench.swift, in memory, on the release build like the others: Janus has
+## link drop; Tests/AtriumMediaTests/BandwidthBench.swift, in memory, on the release build like the others: Janus has
 ## no per-viewer estimation to compare, which the bench says).
 BENCH_RUNS ?= 5
 bench: bench-deps

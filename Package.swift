@@ -209,23 +209,48 @@ let package = Package(
         // Test support: counts the calling thread's heap allocations and Swift retains/releases (the
         // packet path's regression tests), by the test executable's own malloc and the runtime's hooks.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
-        // Tests by floor: the protocol's own, which build without the server.
+        // Captured SDPs and the seeded generator of the malformed-input corpora, for every floor's tests.
+        .target(
+            name: "AtriumTestSupport", dependencies: ["AtriumCongestion", "AtriumSDP"], path: "Tests/AtriumTestSupport",
+            exclude: ["Fixtures"], swiftSettings: imports),
+        // Tests by floor, so a change to a codec does not rebuild the cluster's tests: the protocol's own
+        // (no server), wire formats, media, rooms and their signaling, and the server's parts.
         .testTarget(
             name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],
             swiftSettings: imports),
         .testTarget(
-            name: "AtriumTests",
+            name: "AtriumWireTests",
             dependencies: [
-                "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumAuth", "AtriumStore", "AtriumConfig",
-                "AtriumHTTP", "AtriumAdminAPI", "AtriumMetrics", "AtriumSignal", "AtriumServer", "AtriumRooms",
-                "AtriumSTUN", "AtriumRTP", "AtriumForwarding", "AtriumSDP", "AtriumSRTP", "AtriumDTLS", "AtriumUDP",
-                "AtriumICE", "AtriumJSEP", "AtriumMedia", "AtriumMediaControl", "COpenSSL", "AtriumEdge", "AtriumLog",
-                "AtriumCongestion", "AtriumRedis", "AtriumCluster", "AtriumWebhook", "AtriumRecording",
-                "AtriumRoomCoding", "AtriumLoadPeer", "AtriumProtocol", "CAllocationCounter",
+                "AtriumCongestion", "AtriumCrypto", "AtriumDTLS", "AtriumForwarding", "AtriumICE", "AtriumJSEP",
+                "AtriumJSON", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumSTUN", "AtriumTestSupport", "COpenSSL",
             ],
-            exclude: ["Fixtures"],
-            swiftSettings: imports
-        ),
+            swiftSettings: imports),
+        .testTarget(
+            name: "AtriumMediaTests",
+            dependencies: [
+                "AtriumCongestion", "AtriumDTLS", "AtriumForwarding", "AtriumICE", "AtriumLoadPeer", "AtriumLog",
+                "AtriumMedia", "AtriumRTP", "AtriumSRTP", "AtriumSTUN", "AtriumUDP", "CAllocationCounter",
+                "AtriumTestSupport",
+            ],
+            swiftSettings: imports),
+        .testTarget(
+            name: "AtriumRoomsTests",
+            dependencies: [
+                "AtriumAuth", "AtriumCongestion", "AtriumCrypto", "AtriumForwarding", "AtriumICE", "AtriumJSEP",
+                "AtriumJSON", "AtriumMedia", "AtriumMediaControl", "AtriumModel", "AtriumProtocol", "AtriumRoomCoding",
+                "AtriumRooms", "AtriumSDP", "AtriumSignal", "AtriumStore", "AtriumTestSupport", "AtriumUDP",
+                "AtriumHTTP", "AtriumMetrics",
+            ],
+            swiftSettings: imports),
+        .testTarget(
+            name: "AtriumServerTests",
+            dependencies: [
+                "AtriumAdminAPI", "AtriumAuth", "AtriumCluster", "AtriumConfig", "AtriumCrypto", "AtriumDTLS",
+                "AtriumEdge", "AtriumForwarding", "AtriumHTTP", "AtriumJSON", "AtriumLog", "AtriumMedia",
+                "AtriumMediaControl", "AtriumMetrics", "AtriumModel", "AtriumRecording", "AtriumRedis", "AtriumRooms",
+                "AtriumServer", "AtriumSignal", "AtriumStore", "AtriumTestSupport", "AtriumUDP", "AtriumWebhook",
+            ],
+            swiftSettings: imports),
     ],
     swiftLanguageModes: [.v6]
 )

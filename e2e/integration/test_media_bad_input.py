@@ -6,7 +6,7 @@ the tests that say so a real publish (aiortc, media_peer.py) whose frames a subs
 
 The offers are real aiortc offers made in this process (the peer connection only gathers its
 127.0.0.1 candidate and is closed), edited line by line; the captured offers and answers of
-Tests/AtriumTests/Fixtures/sdp and 300 seeded byte-level mutations of an aiortc offer are fed as
+Tests/AtriumTestSupport/Fixtures/sdp and 300 seeded byte-level mutations of an aiortc offer are fed as
 offers too.
 
 Runs alone with `python3 -m pytest e2e/integration/test_media_bad_input.py`.
@@ -27,7 +27,7 @@ from media_peer import Publisher, _Worker, peer_connection
 from signal_client import SignalError, close_all, connect, joined, run
 from test_media import assert_carries, run_in_room
 
-FIXTURES = sorted(glob.glob(os.path.join(ROOT, "Tests", "AtriumTests", "Fixtures", "sdp", "*.sdp")))
+FIXTURES = sorted(glob.glob(os.path.join(ROOT, "Tests", "AtriumTestSupport", "Fixtures", "sdp", "*.sdp")))
 FUZZ_SEED = 20261130
 FUZZ_CASES = 300
 

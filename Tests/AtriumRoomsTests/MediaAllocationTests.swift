@@ -3,6 +3,7 @@ import AtriumForwarding
 import AtriumJSON
 import AtriumMedia
 import AtriumSDP
+import AtriumTestSupport
 import Testing
 
 @testable import AtriumMediaControl
@@ -33,7 +34,7 @@ import Testing
                 b,
                 [
                     "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
-                    "sdp": .string(JSEPTests.answer(to: sdp)),
+                    "sdp": .string(SDPFixtures.answer(to: sdp)),
                 ])
             let camera = camera
             consumer = try #require(

@@ -1,3 +1,4 @@
+import AtriumTestSupport
 import Testing
 
 @testable import AtriumRTP

@@ -9,6 +9,7 @@ import AtriumRoomCoding
 import AtriumRooms
 import AtriumSDP
 import AtriumStore
+import AtriumTestSupport
 import AtriumUDP
 import Testing
 
@@ -202,7 +203,7 @@ extension MediaCommand {
             b,
             [
                 "type": "subscriber_answer", "id": .int(3), "revision": try #require(offer["revision"]),
-                "sdp": .string(JSEPTests.answer(to: sdp)),
+                "sdp": .string(SDPFixtures.answer(to: sdp)),
             ])
         let consumers = w.plane.take().compactMap { c -> ConsumerSpec? in
             if case .addConsumer(let spec) = c { spec } else { nil }

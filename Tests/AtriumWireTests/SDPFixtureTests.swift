@@ -1,3 +1,4 @@
+import AtriumTestSupport
 import Foundation
 import Testing
 

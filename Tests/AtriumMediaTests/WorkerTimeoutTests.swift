@@ -9,10 +9,17 @@ import Testing
         let media = try EmbeddedMedia()
         #expect(media.engine.isIdle)
         #expect(media.engine.pollTimeout == .seconds(1))
-        media.apply(MediaWorkersTests.transport("t1", room: "r"))
+        media.apply(
+            .openTransport(
+                TransportSpec(id: "t1", router: "r", label: "t1", localUfrag: "u", localPassword: "p", remote: nil)))
         #expect(!media.engine.isIdle)
         #expect(media.engine.pollTimeout == .milliseconds(20))
-        media.apply(MediaWorkersTests.producer("p1", on: "t1"))
+        media.apply(
+            .addProducer(
+                ProducerSpec(
+                    id: "p1", transport: "t1", mid: "0", source: "camera", kind: .video, videoCodec: "VP8",
+                    clockRate: 90000, payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil,
+                    audioLevelID: nil, absSendTimeID: nil, paused: false)))
         media.apply(.closeRouter(id: "r"))
         #expect(media.engine.isIdle)
         #expect(media.engine.pollTimeout == .seconds(1))

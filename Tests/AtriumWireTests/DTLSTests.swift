@@ -1,4 +1,5 @@
 import AtriumSRTP
+import AtriumTestSupport
 import COpenSSL
 import Testing
 

@@ -2,6 +2,7 @@ import AtriumICE
 import AtriumJSEP
 import AtriumMedia
 import AtriumModel
+import AtriumTestSupport
 import AtriumUDP
 import Testing
 

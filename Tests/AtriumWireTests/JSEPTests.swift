@@ -1,3 +1,4 @@
+import AtriumTestSupport
 import Foundation
 import Testing
 
@@ -193,39 +194,19 @@ import Testing
         #expect(ended.iceUfrag == "srvU")
     }
 
-    /// The answer a receiving peer writes for an offer: recvonly, active, its own credentials.
-    static func answer(to offer: SessionDescription, rejecting: Set<String> = []) -> String {
-        var a = offer
-        a.attributes = a.attributes.filter { $0 != .iceLite }
-        for i in a.media.indices {
-            let mid = a.media[i].mid ?? ""
-            a.media[i].attributes = a.media[i].attributes.compactMap { attr in
-                switch attr {
-                case .iceUfrag: return .iceUfrag("cliU")
-                case .icePwd: return .icePwd("clientpassword0123456789")
-                case .setup: return .setup(.active)
-                case .direction(let d): return .direction(d == .sendonly ? .recvonly : .inactive)
-                case .ssrc, .ssrcGroup, .candidate, .endOfCandidates: return nil
-                default: return attr
-                }
-            }
-            if rejecting.contains(mid) { a.media[i].port = 0 }
-        }
-        return a.serialized()
-    }
-
     @Test func subscriberAnswersAreChecked() throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
-        let ok = try SubscriberNegotiation.answer(text: Self.answer(to: offer), offer: offer)
+        let ok = try SubscriberNegotiation.answer(text: SDPFixtures.answer(to: offer), offer: offer)
         #expect(ok.accepted == ["0", "1"])
         #expect(ok.rtx == ["0"] && ok.nack == ["0"])
         #expect(ok.remote.ufrag == "cliU" && ok.remote.setup == .active)
-        let partial = try SubscriberNegotiation.answer(text: Self.answer(to: offer, rejecting: ["1"]), offer: offer)
+        let partial = try SubscriberNegotiation.answer(
+            text: SDPFixtures.answer(to: offer, rejecting: ["1"]), offer: offer)
         #expect(partial.accepted == ["0"])
         var fewer = offer
         fewer.media.removeLast()
         #expect(throws: JSEPError.self) {
-            try SubscriberNegotiation.answer(text: Self.answer(to: fewer), offer: offer)
+            try SubscriberNegotiation.answer(text: SDPFixtures.answer(to: fewer), offer: offer)
         }
         #expect(throws: JSEPError.self) { try SubscriberNegotiation.answer(text: "v=0\r\nbogus", offer: offer) }
     }
@@ -242,7 +223,7 @@ import Testing
         ] as [(String?, String?, Bool, UInt8, UInt8?)])
     func subscriberAnswerPayloadTypes(from: String?, to: String?, accepted: Bool, media: UInt8, rtx: UInt8?) throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
-        var text = Self.answer(to: offer)
+        var text = SDPFixtures.answer(to: offer)
         if let from, let to {
             let old = from.split(separator: " ").map(String.init)
             let new = to.split(separator: " ").map(String.init)
@@ -271,7 +252,7 @@ import Testing
 
     @Test func aSubscriberAnswerWithoutTheOfferedCodecDoesNotAcceptTheSection() throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 1)
-        let text = Self.answer(to: offer).replacingAll("a=rtpmap:96 VP8/90000", with: "a=rtpmap:96 H265/90000")
+        let text = SDPFixtures.answer(to: offer).replacingAll("a=rtpmap:96 VP8/90000", with: "a=rtpmap:96 H265/90000")
         let answer = try SubscriberNegotiation.answer(text: text, offer: offer)
         #expect(!answer.accepted.contains("0") && answer.accepted.contains("1"))
     }

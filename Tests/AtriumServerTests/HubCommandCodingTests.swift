@@ -185,7 +185,7 @@ import Testing
             }
         }
         #expect(Set(Self.commands.map(name)).count == 22)
-        #expect(Set(Self.events.map(HubCommandTests.summary).map { $0.prefix { $0 != ":" } }).count == 16)
+        #expect(Set(Self.events.map { String(describing: $0).prefix { $0 != "(" } }).count == 16)
     }
 
     /// Malformed input from another node is a `DecodingError`, never a trap.

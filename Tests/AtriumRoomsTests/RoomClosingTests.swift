@@ -2,7 +2,7 @@ import AtriumJSON
 import AtriumMetrics
 import AtriumModel
 import AtriumRooms
-import AtriumUDP
+import AtriumTestSupport
 import Testing
 
 @testable import AtriumMediaControl
@@ -13,8 +13,8 @@ import Testing
 /// the same name is placed afresh.
 @Suite struct RoomClosingTests {
     final class World: SignalWorld {
-        let a = MediaWorkersTests.Recorder(port: 40000)
-        let b = MediaWorkersTests.Recorder(port: 40001)
+        let a = FakeMediaPlane()
+        let b = FakeMediaPlane()
         lazy var plane = MediaWorkers([a, b])
         lazy var coordinator = MediaCoordinator(plane: plane)
         let metrics = MetricsRegistry(version: "test", swiftVersion: "6")

@@ -1,6 +1,7 @@
 import AtriumCongestion
 import AtriumDTLS
 import AtriumRTP
+import AtriumTestSupport
 import Testing
 
 @testable import AtriumMedia
@@ -133,10 +134,10 @@ import Testing
     }
 
     @Test(.enabled(if: enabled)) func settleTimeAfterALinkDrop() {
-        // The closed loop of ProbeTests with the allocator on top: 3 Mbit/s, then 300 kbit/s at 10 s,
+        // The closed loop of the probing tests with the allocator on top: 3 Mbit/s, then 300 kbit/s at 10 s,
         // then 3 Mbit/s again at 30 s. Layers: 150k, 500k, 1.5M; audio 48k.
         let layers = [150_000.0, 500_000, 1_500_000]
-        let e = ProbeTests.run(
+        let e = ClosedLoop.run(
             phases: [(0, 3_000_000), (10, 300_000), (30, 3_000_000)], seconds: 45, demand: 1_550_000, initial: 1_000_000
         )
         // The allocator fills a transport-wide estimate's `Allocator.transportWideShare`.
