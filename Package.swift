@@ -87,13 +87,18 @@ let package = Package(
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),
         .target(
             name: "AtriumEdge",
-            dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport"],
+            dependencies: ["AtriumHTTP", "AtriumLog", "CWebSockets", "CAtriumSupport", "AtriumMetrics"],
             swiftSettings: strict
         ),
+        // The seams between the edges and the cluster: a session relay and a node directory. The edges
+        // call them; the cluster implements them (one node has none).
+        .target(
+            name: "AtriumRouting", dependencies: ["AtriumHTTP", "AtriumJSON", "AtriumModel"], swiftSettings: strict),
         // Rooms: the pure room and share state machine, the hub that owns the live rooms, and the typed
         // commands it applies (no JSON: the edges encode its values).
         .target(
-            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore"], swiftSettings: strict),
+            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore", "AtriumMetrics"],
+            swiftSettings: strict),
         // The rooms' wire forms at the edges: the JSON clients, the admin API and webhooks see, and the
         // documented error codes of the hub's refusals.
         .target(
@@ -104,15 +109,15 @@ let package = Package(
         .target(
             name: "AtriumCluster",
             dependencies: [
-                "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumSignal",
-                "AtriumAdminAPI", "AtriumSync",
+                "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumRouting",
+                "AtriumProtocol", "AtriumSync",
             ],
             swiftSettings: strict),
         .target(
             name: "AtriumAdminAPI",
             dependencies: [
                 "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
-                "AtriumRecording", "AtriumRoomCoding", "AtriumProtocol",
+                "AtriumRecording", "AtriumRoomCoding", "AtriumProtocol", "AtriumRouting",
             ],
             swiftSettings: strict
         ),
@@ -131,7 +136,7 @@ let package = Package(
             name: "AtriumSignal",
             dependencies: [
                 "AtriumAuth", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumHTTP", "AtriumMediaControl",
-                "AtriumSDP", "AtriumRoomCoding", "AtriumProtocol",
+                "AtriumSDP", "AtriumRoomCoding", "AtriumProtocol", "AtriumRouting", "AtriumMetrics",
             ],
             swiftSettings: strict
         ),
@@ -142,7 +147,7 @@ let package = Package(
             name: "AtriumWebhook",
             dependencies: [
                 "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumCrypto", "AtriumStore", "AtriumLog", "COpenSSL",
-                "AtriumRoomCoding", "AtriumSync", "AtriumProtocol",
+                "AtriumRoomCoding", "AtriumSync", "AtriumProtocol", "AtriumMetrics",
             ],
             swiftSettings: strict
         ),
@@ -162,7 +167,7 @@ let package = Package(
                 "AtriumConfig", "AtriumEdge", "AtriumAdminAPI", "AtriumSignal", "AtriumStore", "AtriumAuth",
                 "AtriumMetrics", "AtriumLog", "AtriumCrypto", "AtriumMedia", "AtriumMediaControl", "AtriumUDP",
                 "AtriumWeb", "AtriumJSON", "AtriumModel", "AtriumRooms", "AtriumCluster", "AtriumRedis",
-                "AtriumHTTP", "AtriumWebhook", "AtriumRecording", "AtriumDTLS", "CAtriumSupport",
+                "AtriumHTTP", "AtriumWebhook", "AtriumRecording", "AtriumDTLS", "CAtriumSupport", "AtriumProtocol",
             ],
             swiftSettings: strict
         ),
@@ -248,6 +253,7 @@ let package = Package(
                 "AtriumAdminAPI", "AtriumAuth", "AtriumCluster", "AtriumConfig", "AtriumCrypto", "AtriumDTLS",
                 "AtriumEdge", "AtriumForwarding", "AtriumHTTP", "AtriumJSON", "AtriumLog", "AtriumMedia",
                 "AtriumMediaControl", "AtriumMetrics", "AtriumModel", "AtriumRecording", "AtriumRedis", "AtriumRooms",
+                "AtriumRouting",
                 "AtriumServer", "AtriumSignal", "AtriumStore", "AtriumTestSupport", "AtriumUDP", "AtriumWebhook",
             ],
             swiftSettings: imports),

@@ -5,6 +5,7 @@ public import AtriumMetrics
 public import AtriumModel
 public import AtriumRecording
 public import AtriumRooms
+public import AtriumRouting
 public import AtriumStore
 
 /// The admin HTTP API (v1), health and metrics, as an `HTTPHandler`. Pure request-in, response-out:

@@ -1,9 +1,9 @@
-public import AtriumAdminAPI
 public import AtriumHTTP
 public import AtriumJSON
 public import AtriumModel
 import AtriumRedis
 public import AtriumRooms
+public import AtriumRouting
 
 /// The admin API's view of the cluster: `GET /v1/nodes`, readiness tied to Redis, and live-room calls
 /// relayed to the node that runs the room (with the same responses as there).

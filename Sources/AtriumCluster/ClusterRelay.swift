@@ -1,9 +1,10 @@
 public import AtriumHTTP
 import AtriumJSON
 import AtriumModel
+import AtriumProtocol
 public import AtriumRedis
 public import AtriumRooms
-public import AtriumSignal
+public import AtriumRouting
 
 /// Relays what reaches this node for rooms another node runs, over Redis pub/sub (one inbox channel
 /// per node, `ClusterKeys.inbox`): signaling sessions (the client's socket stays here, its messages

@@ -39,12 +39,15 @@ extension MediaCoordinator {
             let plan = Self.plan(
                 s, bindings: pending.publisher.bindings, entry: request.entries[s.mid], state: state, me: me,
                 ending: Set(pending.ending))
+            // The bindings as the plan leaves them, so that a later section sees a track bound already.
             switch plan {
             case .stop(let ending?):
                 pending.publisher.bindings[s.mid] = nil
                 pending.ending.append(ending)
+            case .bind(let track, _): pending.publisher.bindings[s.mid] = track.id
+            case .reject(_, _, unbind: true): pending.publisher.bindings[s.mid] = nil
             case .publish(let r, _): pending.publishing.append((s.mid, r))
-            default: break
+            case .stop(nil), .keep, .reject: break
             }
             pending.sections.append((s, plan))
         }

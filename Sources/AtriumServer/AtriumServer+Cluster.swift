@@ -8,6 +8,7 @@ import AtriumLog
 import AtriumMedia
 import AtriumMetrics
 import AtriumModel
+import AtriumProtocol
 import AtriumRedis
 import AtriumRooms
 import AtriumSignal

@@ -47,7 +47,7 @@ extension AtriumServer {
 
     /// Makes the DTLS certificate once, binds every worker's sockets and starts their threads; a
     /// worker that cannot start stops the ones before it.
-    func startMedia() throws(ServerError) -> [MediaWorker] {
+    func makeMediaWorkers() throws(ServerError) -> [MediaWorker] {
         let plan = try mediaPortPlan()
         var announced: [SocketAddress] = []
         do throws(UDPError) {

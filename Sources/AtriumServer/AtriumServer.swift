@@ -83,144 +83,40 @@ public final class AtriumServer {
         return 0
     }
 
+    /// Builds the parts in order and starts the edge: each step is one builder below.
     func start() throws(ServerError) {
         try probeAddresses()
-        if config.store == .sqlite || config.dev {
-            guard makeDirectories(config.dataDir) else {
-                throw .startup("cannot create data directory \(config.dataDir)")
-            }
-        }
-        for path in [config.tlsCert, config.tlsKey].compactMap({ $0 }) where readFile(path) == nil {
-            throw .startup("cannot read TLS file \(path)")
-        }
-        var keys = config.keys
-        if config.dev {
-            let (creds, created) = try DevCredentials.loadOrCreate(in: config.dataDir)
-            keys[creds.key] = creds.secret
-            devCredentials = creds
-            if created {
-                logger.info(
-                    "created dev API key", ("key", creds.key), ("file", config.dataDir + "/" + DevCredentials.fileName))
-            }
-        }
-        guard !keys.isEmpty else {
-            throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
-        }
-        // Like the keys, the TURN secret belongs in the environment, so `config check` cannot see it.
-        if !config.turnURLs.isEmpty && config.turnSecret == nil {
-            throw .startup("turn.urls needs turn.secret (ATRIUM_TURN_SECRET): coturn's static-auth-secret")
-        }
-        let store: any RoomStore
-        if config.redis != nil {
-            // A cluster: room settings live in Redis, shared by every node.
-            let parts = try ClusterParts(config: config)
-            cluster = parts
-            store = RedisRoomStore(redis: parts.redis, keys: parts.keys)
-        } else {
-            switch config.store {
-            case .memory: store = MemoryRoomStore()
-            case .sqlite:
-                let path = config.dataDir + "/atrium.sqlite"
-                do throws(StoreError) { store = try SQLiteRoomStore(path: path) } catch {
-                    throw .startup("cannot open the room store \(path): \(error)")
-                }
-            }
-        }
+        try checkFiles()
+        let keys = try apiKeys()
+        let store = try openStore()
         self.store = store
-
-        let verifier = TokenVerifier(keys: keys.mapValues { Array($0.utf8) }, leeway: Int64(config.tokenLeeway))
         let metrics = MetricsRegistry(version: Self.version, swiftVersion: "6")
+        let verifier = TokenVerifier(keys: keys.mapValues { Array($0.utf8) }, leeway: Int64(config.tokenLeeway))
+        let makeRoomID = { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }
         let api = AdminAPI(
             store: store, verifier: verifier, metrics: metrics, corsOrigins: config.corsOrigins,
-            environment: .init(
-                now: Clock.unixSeconds, monotonic: Clock.monotonic,
-                makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }))
+            environment: .init(now: Clock.unixSeconds, monotonic: Clock.monotonic, makeRoomID: makeRoomID))
         let hub = Hub(
             store: store, ids: IDGenerator(random: SecureRandom.uint64),
-            autoCreate: AutoCreate(rawValue: config.autoCreateRooms) ?? .grant,
-            makeRoomID: { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) })
-        var signalOptions = SignalOptions()
-        signalOptions.authTimeout = Double(config.signalAuthTimeout)
-        signalOptions.idleTimeout = Int64(config.signalIdleTimeout)
-        signalOptions.resumeWindow = Int64(config.resumeWindow)
-        if let secret = config.turnSecret, !config.turnURLs.isEmpty {
-            signalOptions.turn = TURNSettings(
-                urls: config.turnURLs, secret: Array(secret.utf8), ttl: Int64(config.turnTTL))
-        }
-        let signal = SignalEndpoint(
-            verifier: verifier, hub: hub, options: signalOptions, now: Clock.unixSeconds, monotonic: Clock.monotonic,
-            makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
+            autoCreate: AutoCreate(rawValue: config.autoCreateRooms) ?? .grant, makeRoomID: makeRoomID)
+        hub.registerMetrics(metrics)
+        let signal = makeSignal(verifier: verifier, hub: hub)
+        signal.registerMetrics(metrics)
         api.hub = hub
         signalEndpoint = signal
         self.hub = hub
         if !config.webhooks.isEmpty {
             let w = try startWebhooks()
             hub.observers.append(w)
+            w.registerMetrics(metrics)
             webhooks = w
-            metrics.counter("atrium_webhook_delivered_total", help: "Webhook events acknowledged by an endpoint.") {
-                Double(w.stats.delivered)
-            }
-            metrics.counter(
-                "atrium_webhook_retried_total", help: "Webhook attempts that failed and were scheduled again."
-            ) { Double(w.stats.retried) }
-            metrics.counter(
-                "atrium_webhook_failed_total", help: "Webhook events abandoned after their last attempt or not queued."
-            ) { Double(w.stats.failed) }
-            metrics.gauge("atrium_webhook_queue_length", help: "Webhook deliveries waiting in the outbox.") {
-                Double(w.queueLength)
-            }
         }
-        if config.udpPort >= 0 {
-            let workers = try startMedia()
-            media = workers
-            let plane = MediaWorkers(workers, spread: config.mediaRoomSpread)
-            let coordinator = MediaCoordinator(plane: plane)
-            signal.media = coordinator
-            metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }
-            metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
-            plane.registerMetrics(metrics)
-            coordinator.registerMetrics(metrics)
-            let rec = RecordingManager(
-                directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
-                plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
-                now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
-                makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
-                random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
-            let hooks = webhooks
-            rec.onEvent = { type, room, name, data in
-                hooks?.emit(type: type, room: room, roomName: name, data: data, now: Clock.unixSeconds())
-            }
-            hub.observers.append(rec)
-            api.recordings = rec
-            recordings = rec
-        }
-        var options = EdgeOptions()
-        options.bindAddress = config.bind
-        options.port = config.port
-        options.tlsCertificatePath = config.tlsCert
-        options.tlsPrivateKeyPath = config.tlsKey
-        options.maxBodyBytes = config.maxBodyBytes
-        options.requestTimeoutSeconds = config.requestTimeout
-        options.maxConnections = config.maxConnections
-        options.maxConnectionsPerAddress = config.maxConnectionsPerAddress
-        options.webSocketStallSeconds = Double(config.signalStallTimeout)
-        var devToken: WebHandler.DevTokenMinter?
-        if let creds = devCredentials {
-            let issuer = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))
-            devToken = { room, identity, name, role in
-                guard ParticipantIdentity.isValid(identity), let r = ParticipantRole(rawValue: role) else { return nil }
-                var g = Grants()
-                g.room = room
-                g.roomJoin = true
-                g.roomCreate = true
-                g.canPublish = r != .viewer
-                g.canSubscribe = true
-                g.role = r
-                return issuer.token(identity: identity, name: name, grants: g, ttl: 24 * 3600, now: Clock.unixSeconds())
-            }
-        }
-        let web = WebHandler(root: config.webDir, next: api, devToken: devToken)
-        let edge = EdgeServer(options: options, http: web, webSockets: [signal], logger: logger)
+        if config.udpPort >= 0 { try startMedia(signal: signal, hub: hub, api: api, metrics: metrics) }
+        let web = WebHandler(root: config.webDir, next: api, devToken: devTokenMinter())
+        let edge = EdgeServer(options: edgeOptions(), http: web, webSockets: [signal], logger: logger)
+        edge.registerMetrics(metrics)
+        metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
+        cluster?.register(metrics)
         let cluster = self.cluster
         let rec = recordings
         edge.onTick = {
@@ -228,26 +124,6 @@ public final class AtriumServer {
             cluster?.tick()
             rec?.tick()
         }
-        metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
-        if let cluster = self.cluster { cluster.register(metrics) }
-        metrics.gauge("atrium_websocket_connections", help: "Open WebSocket connections.") {
-            Double(edge.webSocketCount)
-        }
-        metrics.gauge("atrium_http_connections", help: "Open HTTP and WebSocket connections.") {
-            Double(edge.connectionCount)
-        }
-        metrics.counter(
-            "atrium_http_connections_refused_total", help: "Connections refused at accept for the connection caps."
-        ) { Double(edge.refusedConnections) }
-        metrics.counter(
-            "atrium_http_request_timeouts_total", help: "Connections closed because a request missed its deadline."
-        ) { Double(edge.deadlineClosures) }
-        metrics.gauge("atrium_signal_sessions_authenticated", help: "Authenticated signaling sessions.") {
-            Double(signal.authenticatedCount)
-        }
-        metrics.gauge("atrium_rooms_live", help: "Rooms with live state on this node.") { Double(hub.rooms.count) }
-        metrics.gauge("atrium_participants", help: "Participants in live rooms.") { Double(hub.participantCount) }
-        metrics.gauge("atrium_shares_active", help: "Screen shares running or paused.") { Double(hub.shareCount) }
         let port: Int
         do throws(EdgeError) { port = try edge.start() } catch {
             throw .startup("\(error)")
@@ -269,6 +145,130 @@ public final class AtriumServer {
             hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
             waker: edge.waker, logger: logger)
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
+    }
+
+    /// The data directory exists (SQLite, dev credentials) and the TLS files can be read.
+    func checkFiles() throws(ServerError) {
+        if config.store == .sqlite || config.dev {
+            guard makeDirectories(config.dataDir) else {
+                throw .startup("cannot create data directory \(config.dataDir)")
+            }
+        }
+        for path in [config.tlsCert, config.tlsKey].compactMap({ $0 }) where readFile(path) == nil {
+            throw .startup("cannot read TLS file \(path)")
+        }
+    }
+
+    /// The API keys: the configured ones, and with `--dev` the development key (made on first use).
+    func apiKeys() throws(ServerError) -> [String: String] {
+        var keys = config.keys
+        if config.dev {
+            let (creds, created) = try DevCredentials.loadOrCreate(in: config.dataDir)
+            keys[creds.key] = creds.secret
+            devCredentials = creds
+            if created {
+                logger.info(
+                    "created dev API key", ("key", creds.key), ("file", config.dataDir + "/" + DevCredentials.fileName))
+            }
+        }
+        guard !keys.isEmpty else {
+            throw .startup("no API keys configured: pass --keys KEY:SECRET (or ATRIUM_KEYS), or --dev")
+        }
+        // Like the keys, the TURN secret belongs in the environment, so `config check` cannot see it.
+        if !config.turnURLs.isEmpty && config.turnSecret == nil {
+            throw .startup("turn.urls needs turn.secret (ATRIUM_TURN_SECRET): coturn's static-auth-secret")
+        }
+        return keys
+    }
+
+    /// The room store: Redis in a cluster (shared by every node, the cluster's parts made with it),
+    /// else memory or SQLite.
+    func openStore() throws(ServerError) -> any RoomStore {
+        if config.redis != nil {
+            let parts = try ClusterParts(config: config)
+            cluster = parts
+            return RedisRoomStore(redis: parts.redis, keys: parts.keys)
+        }
+        switch config.store {
+        case .memory: return MemoryRoomStore()
+        case .sqlite:
+            let path = config.dataDir + "/atrium.sqlite"
+            do throws(StoreError) { return try SQLiteRoomStore(path: path) } catch {
+                throw .startup("cannot open the room store \(path): \(error)")
+            }
+        }
+    }
+
+    /// The signaling endpoint with the configured timers and TURN.
+    func makeSignal(verifier: TokenVerifier, hub: Hub) -> SignalEndpoint {
+        var options = SignalOptions()
+        options.authTimeout = Double(config.signalAuthTimeout)
+        options.idleTimeout = Int64(config.signalIdleTimeout)
+        options.resumeWindow = Int64(config.resumeWindow)
+        if let secret = config.turnSecret, !config.turnURLs.isEmpty {
+            options.turn = TURNSettings(urls: config.turnURLs, secret: Array(secret.utf8), ttl: Int64(config.turnTTL))
+        }
+        return SignalEndpoint(
+            verifier: verifier, hub: hub, options: options, now: Clock.unixSeconds, monotonic: Clock.monotonic,
+            makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
+    }
+
+    /// The media workers behind the coordinator that follows the rooms, and the recordings they feed.
+    func startMedia(signal: SignalEndpoint, hub: Hub, api: AdminAPI, metrics: MetricsRegistry) throws(ServerError) {
+        let workers = try makeMediaWorkers()
+        media = workers
+        let plane = MediaWorkers(workers, spread: config.mediaRoomSpread)
+        let coordinator = MediaCoordinator(plane: plane)
+        signal.media = coordinator
+        metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }
+        metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
+        plane.registerMetrics(metrics)
+        coordinator.registerMetrics(metrics)
+        let rec = RecordingManager(
+            directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
+            plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
+            now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
+            makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
+            random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
+        let hooks = webhooks
+        rec.onEvent = { type, room, name, data in
+            hooks?.emit(type: type, room: room, roomName: name, data: data, now: Clock.unixSeconds())
+        }
+        hub.observers.append(rec)
+        api.recordings = rec
+        recordings = rec
+    }
+
+    /// The HTTP and WebSocket edge's limits.
+    func edgeOptions() -> EdgeOptions {
+        var options = EdgeOptions()
+        options.bindAddress = config.bind
+        options.port = config.port
+        options.tlsCertificatePath = config.tlsCert
+        options.tlsPrivateKeyPath = config.tlsKey
+        options.maxBodyBytes = config.maxBodyBytes
+        options.requestTimeoutSeconds = config.requestTimeout
+        options.maxConnections = config.maxConnections
+        options.maxConnectionsPerAddress = config.maxConnectionsPerAddress
+        options.webSocketStallSeconds = Double(config.signalStallTimeout)
+        return options
+    }
+
+    /// With `--dev`, the meeting page's token minter (signed with the development key).
+    func devTokenMinter() -> WebHandler.DevTokenMinter? {
+        guard let creds = devCredentials else { return nil }
+        let issuer = TokenIssuer(key: creds.key, secret: Array(creds.secret.utf8))
+        return { room, identity, name, role in
+            guard ParticipantIdentity.isValid(identity), let r = ParticipantRole(rawValue: role) else { return nil }
+            var g = Grants()
+            g.room = room
+            g.roomJoin = true
+            g.roomCreate = true
+            g.canPublish = r != .viewer
+            g.canSubscribe = true
+            g.role = r
+            return issuer.token(identity: identity, name: name, grants: g, ttl: 24 * 3600, now: Clock.unixSeconds())
+        }
     }
 
     /// Opens the webhook outbox (in the room store's SQLite file, in memory, or in a cluster's Redis) and starts one delivery

@@ -6,6 +6,7 @@ public import AtriumModel
 import AtriumProtocol
 import AtriumRoomCoding
 public import AtriumRooms
+public import AtriumRouting
 
 /// The WebSocket endpoint `/v1/signal`: authenticates each connection (the `access_token` query
 /// parameter or a first `auth` message), decodes requests once into typed calls on the `Hub`, answers

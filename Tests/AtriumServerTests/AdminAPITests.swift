@@ -4,6 +4,7 @@ import AtriumJSON
 import AtriumMetrics
 import AtriumModel
 import AtriumRooms
+import AtriumRouting
 import AtriumStore
 import Testing
 

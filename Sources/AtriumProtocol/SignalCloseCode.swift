@@ -1,0 +1,15 @@
+/// Close codes of `/v1/signal` (docs/protocol.md section 11; RFC 6455 reserves 4000-4999 for applications).
+public enum SignalCloseCode {
+    public static let unauthorized: UInt16 = 4001
+    public static let forbidden: UInt16 = 4003
+    public static let authTimeout: UInt16 = 4008
+    public static let slowConsumer: UInt16 = 4009
+    public static let idleTimeout: UInt16 = 4010
+    public static let rateLimited: UInt16 = 4029
+    public static let left: UInt16 = 4100
+    public static let replaced: UInt16 = 4101
+    public static let removed: UInt16 = 4102
+    public static let roomEnded: UInt16 = 4103
+    /// Cluster: the room moved (its node left the cluster or drains): connect again and join.
+    public static let moved: UInt16 = 4104
+}
