@@ -10,10 +10,10 @@ import AtriumForwarding
 /// allocator needs to know comes back as events: estimates and the producers' measured layers.
 extension MediaEngine {
     func allocate(_ t: Transport, _ a: TransportAllocation) {
-        t.allocated = a.allocated
-        t.wanted = a.wanted
-        t.needed = a.needed > 0 ? a.needed : nil
-        t.pausedTracks = a.entries.filter(\.paused).count
+        t.downlink.allocated = a.allocated
+        t.downlink.wanted = a.wanted
+        t.downlink.needed = a.needed > 0 ? a.needed : nil
+        t.downlink.pausedTracks = a.entries.filter(\.paused).count
         var touched: [Producer] = []
         for e in a.entries {
             guard let c = consumers[e.consumer], c.transport === t else { continue }
@@ -39,7 +39,7 @@ extension MediaEngine {
     /// waits behind them nor finds the queue full. The viewer's NACKs for them are refused while it
     /// waits for that key frame (`retransmit`).
     func dropPaced(_ c: Consumer) {
-        counters.dropped[DropReason.otherLayer.rawValue] += c.transport.paced.remove(
+        counters.dropped[DropReason.otherLayer.rawValue] += c.transport.downlink.paced.remove(
             ssrc: c.spec.ssrc, rtxSSRC: c.spec.rtxSSRC)
     }
 

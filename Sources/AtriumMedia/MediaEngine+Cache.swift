@@ -77,8 +77,8 @@ extension MediaEngine {
     /// (often hundreds of kilobytes), which on a slow link would fill the pacer and have it drop the
     /// packets of every track. A larger picture waits for a key frame asked of the publisher instead.
     func replayRoom(_ t: Transport) -> Int {
-        guard t.estimating else { return .max }
-        let room = pacingRate(t, now: now) / 8 * Allocator.keyFrameDrain - Double(t.paced.bytes)
+        guard t.downlink.estimating else { return .max }
+        let room = pacingRate(t, now: now) / 8 * Allocator.keyFrameDrain - Double(t.downlink.paced.bytes)
         return Int(max(room, 0))
     }
 

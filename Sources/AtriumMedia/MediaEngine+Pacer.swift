@@ -19,8 +19,8 @@ extension MediaEngine {
     /// allocator chose to send (a share's floor may pass the estimate): the pacer smooths bursts, it
     /// does not decide what the viewer gets.
     func pacingRate(_ t: Transport, now t0: Double) -> Double {
-        let floor = max(Self.minimumPacingRate, (t.allocated ?? 0) * Self.allocatedHeadroom)
-        return max(t.rate.pacingRate(now: t0), floor)
+        let floor = max(Self.minimumPacingRate, (t.downlink.allocated ?? 0) * Self.allocatedHeadroom)
+        return max(t.downlink.rate.pacingRate(now: t0), floor)
     }
 
     /// What `t`'s pacer holds at most, bytes: half a second at its rate, but a key frame's worth
@@ -36,36 +36,36 @@ extension MediaEngine {
     /// viewer at 250 kbit/s had 37 kB of a share's RTX waiting (2.3 s at its rate) when its pacer
     /// dropped. A repair refused now is asked for again at the viewer's next NACK.
     func pacerTakesRetransmission(_ t: Transport, bytes: Int) -> Bool {
-        guard t.estimating, !t.paced.isEmpty else { return true }
+        guard t.downlink.estimating, !t.downlink.paced.isEmpty else { return true }
         let limit = pacerLimit(t, rate: pacingRate(t, now: now)) / 2
-        return Double(t.paced.bytes + bytes + SRTPSession.maximumTrailerLength) <= limit
+        return Double(t.downlink.paced.bytes + bytes + SRTPSession.maximumTrailerLength) <= limit
     }
 
     /// Whether the packet in `slot` toward `t` may leave now; if not it waits in the pacer (or is
     /// dropped when the pacer is full) and the slot is free again.
     func pace(slot: Int, on t: Transport, video: Bool, twccOffset: Int32) -> Bool {
-        guard t.estimating else { return true }
+        guard t.downlink.estimating else { return true }
         let t0 = now
         let rate = pacingRate(t, now: t0)
-        var bucket = t.bucket ?? TokenBucket(rate: rate, now: t0)
-        defer { t.bucket = bucket }
+        var bucket = t.downlink.bucket ?? TokenBucket(rate: rate, now: t0)
+        defer { t.downlink.bucket = bucket }
         if bucket.rate != rate { bucket.setRate(rate) }
         let bytes = tx[slot].payload.count + SRTPSession.maximumTrailerLength
         guard video else {
             bucket.force(bytes, now: t0)
             return true
         }
-        if t.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
+        if t.downlink.paced.isEmpty && bucket.take(bytes, now: t0) { return true }
         // Bounded in time too: what would wait longer than `maximumDelay` at the pacing rate (but a
         // key frame's worth always fits) is dropped rather than delaying everything after it.
         let limit = pacerLimit(t, rate: rate)
-        if Double(t.paced.bytes + bytes) <= limit,
-            t.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
+        if Double(t.downlink.paced.bytes + bytes) <= limit,
+            t.downlink.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
         {
-            t.pacerDelayed += 1
-            if t.paced.count == 1 { pacing.append(t) }
+            t.downlink.pacerDelayed += 1
+            if t.downlink.paced.count == 1 { pacing.append(t) }
         } else {
-            t.pacerDropped += 1
+            t.downlink.pacerDropped += 1
             counters.drop(.pacerOverflow)
         }
         return false
@@ -81,23 +81,23 @@ extension MediaEngine {
         while n < pacing.count {
             let t = pacing[n]
             n += 1
-            guard var bucket = t.bucket, let srtp = t.srtpOutRef else {
-                t.paced.removeAll()
+            guard var bucket = t.downlink.bucket, let srtp = t.srtpOutRef else {
+                t.downlink.paced.removeAll()
                 continue
             }
-            while let size = t.paced.headSize, bucket.take(size + SRTPSession.maximumTrailerLength, now: t0) {
+            while let size = t.downlink.paced.headSize, bucket.take(size + SRTPSession.maximumTrailerLength, now: t0) {
                 if txCount == tx.count { flush() }
                 let slot = txCount
-                guard let (address, offset) = t.paced.pop(into: &tx[slot].payload) else { break }
+                guard let (address, offset) = t.downlink.paced.pop(into: &tx[slot].payload) else { break }
                 tx[slot].address = address
                 _ = srtp.with { seal(slot: slot, on: t, srtp: $0, twccOffset: offset) }
             }
-            t.bucket = bucket
+            t.downlink.bucket = bucket
         }
         var kept = 0
         var k = 0
         while k < pacing.count {
-            if !pacing[k].paced.isEmpty {
+            if !pacing[k].downlink.paced.isEmpty {
                 pacing.swapAt(kept, k)
                 kept += 1
             }

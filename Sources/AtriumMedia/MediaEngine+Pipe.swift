@@ -34,7 +34,7 @@ extension MediaEngine {
         p.pipeInput = PipeInput(link: link, tag: tag)
         producers[s.id] = p
         t.router.producers[s.id] = p
-        t.add(p)
+        t.listener.add(p)
         pipeTags[tag] = p
         if !pipesIn.contains(where: { $0 === link }) { pipesIn.append(link) }
     }

@@ -33,19 +33,20 @@ extension MediaEngine {
     /// 30-packet queue, that queue overflowed when probes did not wait at all.
     func startProbes() {
         let t0 = now
-        for t in transports.values where t.estimating && t.probing == nil && t.isSecure {
-            t.queuedSince = t.paced.isEmpty ? nil : (t.queuedSince ?? t0)
-            guard let wanted = t.wanted, probeCarrier(t) != nil else { continue }
+        for t in transports.values where t.downlink.estimating && t.downlink.probing == nil && t.isSecure {
+            t.downlink.queuedSince = t.downlink.paced.isEmpty ? nil : (t.downlink.queuedSince ?? t0)
+            guard let wanted = t.downlink.wanted, probeCarrier(t) != nil else { continue }
             // The allocation's figures are in shares of the estimate (`Allocator.transportWideShare`):
             // the estimate they need is that much higher.
             let share = Allocator.transportWideShare
-            if let probe = t.probes.probe(
-                estimate: t.rate.estimate, wanted: wanted / share, needed: t.needed.map { $0 / share },
-                takenFrom: t.rate.probeTakenFrom(now: t0), queuedSince: t.queuedSince,
-                overusing: t.trend.signal == .overusing, now: t0)
+            if let probe = t.downlink.probes.probe(
+                estimate: t.downlink.rate.estimate, wanted: wanted / share,
+                needed: t.downlink.needed.map { $0 / share },
+                takenFrom: t.downlink.rate.probeTakenFrom(now: t0), queuedSince: t.downlink.queuedSince,
+                overusing: t.downlink.trend.signal == .overusing, now: t0)
             {
-                t.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))
-                t.probing = ProbeInProgress(
+                t.downlink.probeCluster = (probe.cluster, Int(probe.bitrate / 8 * probe.duration))
+                t.downlink.probing = ProbeInProgress(
                     cluster: probe.cluster, bitrate: probe.bitrate, start: t0, duration: probe.duration)
             }
         }
@@ -63,10 +64,10 @@ extension MediaEngine {
         guard isProbing else { return }
         let t0 = now
         for t in transports.values {
-            guard var p = t.probing else { continue }
+            guard var p = t.downlink.probing else { continue }
             guard let c = probeCarrier(t), let srtp = t.srtpOut, let peer = t.peer, let id = t.twccExtensionID
             else {
-                t.probing = nil
+                t.downlink.probing = nil
                 continue
             }
             let elapsed = t0 - p.start
@@ -77,7 +78,7 @@ extension MediaEngine {
                 p.sentBytes += Self.probePadding + 20
                 p.packets += 1
             }
-            t.probing = elapsed >= p.duration ? nil : p
+            t.downlink.probing = elapsed >= p.duration ? nil : p
         }
     }
 
@@ -118,7 +119,7 @@ extension MediaEngine {
         }
         tx[slot].address = peer
         txCount += 1
-        t.probeBytes += tx[slot].payload.count
+        t.downlink.probeBytes += tx[slot].payload.count
         t.packetsOut += 1
         t.bytesOut += tx[slot].payload.count
         counters.packetsOut += 1

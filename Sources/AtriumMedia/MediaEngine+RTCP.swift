@@ -22,7 +22,7 @@ extension MediaEngine {
         for packet in packets {
             switch packet {
             case .senderReport(let sr):
-                if let p = t.producersBySSRC[sr.ssrc], let (k, _) = p.stream(ssrc: sr.ssrc) {
+                if let p = t.listener.producer(ssrc: sr.ssrc), let (k, _) = p.stream(ssrc: sr.ssrc) {
                     p.streams[k].stats.lastSR = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
                     p.streams[k].stats.lastSRArrival = now
                     p.streams[k].reportNTP =
@@ -63,7 +63,7 @@ extension MediaEngine {
                 // The publisher's sender for this SSRC stopped (RFC 3550 section 6.6).
                 // A simulcast track ends when every stream it learned said so.
                 for ssrc in bye.sources {
-                    guard let p = t.producersBySSRC[ssrc], let (k, _) = p.stream(ssrc: ssrc) else { continue }
+                    guard let p = t.listener.producer(ssrc: ssrc), let (k, _) = p.stream(ssrc: ssrc) else { continue }
                     p.byes |= 1 << k
                     let known = p.streams.indices.reduce(UInt8(0)) { p.streams[$1].ssrc == nil ? $0 : $0 | 1 << $1 }
                     if p.byes & known == known { producerEnded(p, .bye) }
@@ -209,8 +209,8 @@ extension MediaEngine {
         for t in transports.values where t.pipe == nil {
             perform(t.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
-            for p in t.producers { checkInactivity(p, now: t0) }
-            if !t.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
+            for p in t.listener.producers { checkInactivity(p, now: t0) }
+            if !t.listener.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
             if !t.consumers.isEmpty { sendSenderReports(t, now: t0) }
         }
     }
@@ -223,15 +223,15 @@ extension MediaEngine {
         }
         guard t.isSecure else { return }
         // Checked first: a `for ... in` retains even an empty array (a subscriber's).
-        if !t.producers.isEmpty {
-            for p in t.producers {
+        if !t.listener.producers.isEmpty {
+            for p in t.listener.producers {
                 if p.isSimulcast { streamsChanged(p) }
                 requestRepairs(p, on: t, now: t0)
             }
         }
         if t.twccExtensionID != nil && t0 - t.lastTransportFeedback >= 0.05 {
             t.lastTransportFeedback = t0
-            let media = t.producers.first?.streams.first?.ssrc ?? 0
+            let media = t.listener.producers.first?.streams.first?.ssrc ?? 0
             while let fb = t.twcc.feedback(senderSSRC: t.rtcpSSRC, mediaSSRC: media) {
                 sendRTCP([.transportWideFeedback(fb)], on: t)
             }
@@ -269,7 +269,7 @@ extension MediaEngine {
         var blocks: [ReceptionReport] = []
         var worst: UInt8 = 0
         var ssrcs: [UInt32] = []
-        for p in t.producers {
+        for p in t.listener.producers {
             for k in p.streams.indices {
                 guard let ssrc = p.streams[k].ssrc, p.streams[k].stats.started else { continue }
                 let r = p.streams[k].stats.report(ssrc: ssrc, now: t0)

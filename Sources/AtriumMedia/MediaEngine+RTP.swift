@@ -74,70 +74,15 @@ extension MediaEngine {
         return header
     }
 
-    /// The producer and stream a packet belongs to, and whether it is RTX: by SSRC, else by the mid
-    /// header extension and (simulcast) the rid or repaired-rid one, learning the SSRC. A stream the
-    /// answer did not accept (an unknown rid, a second stream on a single-stream section) is dropped.
-    /// Borrowed: a returned class reference is retained (`Borrowed`).
+    /// The producer and stream a packet belongs to, and whether it is RTX (the transport's
+    /// `RtpListener`); a packet it drops is counted. Borrowed: a returned class reference is retained.
     func producer(for header: RTPHeader, packet i: Int, on t: Transport) -> (Borrowed<Producer>, Int, Bool)? {
-        if let ref = t.producerRefs[header.ssrc] ?? t.rtxProducerRefs[header.ssrc],
-            let (k, rtx) = ref.with({ $0.stream(ssrc: header.ssrc) })
-        {
-            return (ref, k, rtx)
-        }
-        if t.endedSSRCs.contains(header.ssrc) {
-            counters.drop(.ended)
+        switch t.listener.find(header) ?? t.listener.bind(header, in: rx[i].payload, midExtensionID: t.midExtensionID) {
+        case .found(let ref, let k, let rtx): return (ref, k, rtx)
+        case .dropped(let reason):
+            counters.drop(reason)
             return nil
         }
-        if t.rejectedSSRCs.contains(header.ssrc) {
-            counters.drop(.rejected)
-            return nil
-        }
-        guard let id = t.midExtensionID, let range = header.extensionValueRange(id: id, in: rx[i].payload) else {
-            counters.drop(.unknownSSRC)
-            return nil
-        }
-        let mid = String(decoding: rx[i].payload[range], as: UTF8.self)
-        guard let p = t.producersByMid[mid] else {
-            counters.drop(t.endedMids.contains(mid) ? .ended : t.rejectedMids.contains(mid) ? .rejected : .unknownSSRC)
-            return nil
-        }
-        let rtx = header.payloadType == p.spec.rtxPayloadType
-        guard rtx || header.payloadType == p.spec.payloadType else {
-            counters.drop(.unknownSSRC)
-            return nil
-        }
-        let ridRange =
-            (rtx ? p.spec.repairedRidExtensionID : nil).flatMap {
-                header.extensionValueRange(id: $0, in: rx[i].payload)
-            }
-            ?? p.spec.ridExtensionID.flatMap { header.extensionValueRange(id: $0, in: rx[i].payload) }
-        let k: Int
-        if p.isSimulcast {
-            guard let ridRange, let found = p.stream(rid: rx[i].payload[ridRange]) else {
-                counters.drop(.unnegotiatedStream)
-                return nil
-            }
-            k = found
-        } else {
-            // One stream: a packet naming another rid than the one learned is a stream the answer
-            // declined (an answer edited to accept rids); without rids the SSRC may change.
-            let known = rtx ? p.streams[0].rtxSSRC : p.streams[0].ssrc
-            if known != nil, let ridRange, !ridRange.isEmpty {
-                counters.drop(.unnegotiatedStream)
-                return nil
-            }
-            k = 0
-        }
-        if rtx {
-            if let old = p.streams[k].rtxSSRC, t.producersByRTXSSRC[old] === p { t.producersByRTXSSRC[old] = nil }
-            p.streams[k].rtxSSRC = header.ssrc
-            t.producersByRTXSSRC[header.ssrc] = p
-        } else {
-            if let old = p.streams[k].ssrc, t.producersBySSRC[old] === p { t.producersBySSRC[old] = nil }
-            p.streams[k].ssrc = header.ssrc
-            t.producersBySSRC[header.ssrc] = p
-        }
-        return (Borrowed(p), k, rtx)
     }
 
     /// Forwards the packet in `rx[i]` (decrypted, an RTX repair restored), read in place.
@@ -357,8 +302,7 @@ extension MediaEngine {
         c.lastTimestamp = outTS
         c.lastSentAt = t0
         let t = c.transport
-        t.retransmissionAllowance = min(
-            Self.retransmissionBurst, t.retransmissionAllowance + length * Self.retransmissionShare / 100)
+        t.retransmission.earn(length)
         return true
     }
 
@@ -398,11 +342,6 @@ extension MediaEngine {
     }
 
     enum Retransmission { case sent, missing, refused }
-
-    /// Retransmissions toward a transport may use this percentage of the media bytes it is sent...
-    static let retransmissionShare = 30
-    /// ... saved up to this many bytes (a lost key frame's worth), starting from the same.
-    static let retransmissionBurst = 96 * 1024
 
     /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`
     /// (video toward a paced subscriber may wait in its pacer first, unencrypted).
@@ -467,9 +406,9 @@ extension MediaEngine {
             // Media sent while a probe cluster is under way belongs to it (libwebrtc's way): the
             // padding only tops it up to the cluster's rate.
             let at = Int(twccOffset)
-            let cluster = t.probing.map { Int16(truncatingIfNeeded: $0.cluster) } ?? -1
+            let cluster = t.downlink.probing.map { Int16(truncatingIfNeeded: $0.cluster) } ?? -1
             if numberForEstimation(slot: slot, range: at..<at + 2, on: t, cluster: cluster) >= 0, cluster >= 0 {
-                t.probing?.sentBytes += tx[slot].payload.count
+                t.downlink.probing?.sentBytes += tx[slot].payload.count
             }
         }
         let length = tx[slot].payload.count
@@ -498,7 +437,7 @@ extension MediaEngine {
     ///
     /// NACK storms make congestion worse: a sequence number is answered at most once per round trip
     /// (counted from when its last copy left the pacer), and retransmissions stay within the
-    /// transport's budget (`retransmissionShare` of its media) and its pacer's
+    /// transport's budget (`RetransmissionBudget.share` of its media) and its pacer's
     /// (`pacerTakesRetransmission`); what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
         guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let (input, k) = c.input(for: output),
@@ -513,25 +452,25 @@ extension MediaEngine {
         // frame it waits for.
         if let s = c.selector, s.current == nil || k > c.currentStream {
             counters.drop(.otherLayer)
-            t.retransmissionsRefused += 1
+            t.retransmission.refused += 1
             return
         }
         let slot = Int(output) & (Consumer.mapSize - 1)
         let t0 = now
         // A copy may still wait in the pacer: the round trip counts from when it leaves.
-        let queued = t.estimating ? Double(t.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
+        let queued = t.downlink.estimating ? Double(t.downlink.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
         if c.retransmittedAt[slot] >= 0 && t0 - c.retransmittedAt[slot] < max(0.02, t.rtt ?? 0.1) + queued {
             counters.drop(.retransmissionRepeat)
-            t.retransmissionsRefused += 1
+            t.retransmission.refused += 1
             return
         }
         func resend(_ packet: [UInt8]) -> Retransmission {
-            guard t.retransmissionAllowance >= packet.count, pacerTakesRetransmission(t, bytes: packet.count) else {
+            guard t.retransmission.allowance >= packet.count, pacerTakesRetransmission(t, bytes: packet.count) else {
                 counters.drop(.retransmissionBudget)
-                t.retransmissionsRefused += 1
+                t.retransmission.refused += 1
                 return .refused
             }
-            t.retransmissionAllowance -= packet.count
+            _ = t.retransmission.spend(packet.count)
             c.retransmittedAt[slot] = t0
             guard let header = try? RTPHeader(parsing: packet) else { return .missing }
             if txCount == tx.count { flush() }

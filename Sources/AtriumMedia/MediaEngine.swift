@@ -166,7 +166,7 @@ final class MediaEngine {
     var isProbing: Bool {
         var n = 0
         while n < transportRefs.count {
-            if transportRefs[n].with({ $0.probing != nil }) { return true }
+            if transportRefs[n].with({ $0.downlink.probing != nil }) { return true }
             n += 1
         }
         return false
@@ -345,7 +345,7 @@ final class MediaEngine {
             case .disconnected:
                 report(transport, .disconnected)
                 // The peer is gone or cut off for the consent timeout: its screen shares are over.
-                for p in transport.producers where p.lastActivity != nil { checkInactivity(p, now: .infinity) }
+                for p in transport.listener.producers where p.lastActivity != nil { checkInactivity(p, now: .infinity) }
             case .reconnected: report(transport, .connected)
             case .failed: report(transport, .failed)
             case .dropped: counters.drop(.stunRejected)
@@ -455,7 +455,7 @@ final class MediaEngine {
                 counters.dtlsHandshakes += 1
                 report(t, .connected)
                 logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
-                for p in t.producers { requestKeyFrames(p) }
+                for p in t.listener.producers { requestKeyFrames(p) }
                 // A subscriber can decode nothing before a key frame: ask each publisher now, not on the
                 // next periodic request.
                 for c in t.consumers {
@@ -599,14 +599,13 @@ final class MediaEngine {
             for t in router.transports.values { close(t) }
             routers[id] = nil
         case .reject(let id, let mids, let ssrcs):
-            transports[id]?.rejectedMids.formUnion(mids)
-            transports[id]?.rejectedSSRCs.formUnion(ssrcs)
+            transports[id]?.listener.reject(mids: mids, ssrcs: ssrcs)
         case .addProducer(let spec):
             guard producers[spec.id] == nil, let t = transports[spec.transport] else { return }
             let p = Producer(spec: spec, transport: t, cache: config.keyFrameCache)
             producers[spec.id] = p
             t.router.producers[spec.id] = p
-            t.add(p)
+            t.listener.add(p)
             reportWanted(p)
         case .pauseProducer(let id, let paused):
             guard let p = producers[id], p.paused != paused else { return }
@@ -729,7 +728,7 @@ final class MediaEngine {
     func close(_ t: Transport) {
         guard transports.removeValue(forKey: t.id) != nil else { return }
         for c in t.consumers { close(c, bye: false) }
-        for p in t.producers { close(p) }
+        for p in t.listener.producers { close(p) }
         byUfrag = byUfrag.filter { $0.value !== t }
         for a in t.addresses where byAddress[a] === t {
             byAddress[a] = nil
@@ -738,7 +737,7 @@ final class MediaEngine {
         }
         if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
         report(t, .closed)
-        t.paced.removeAll()
+        t.downlink.paced.removeAll()
         pacing.removeAll { $0 === t }
         t.router.transports[t.id] = nil
         if t.router.transports.isEmpty, routers[t.router.id] === t.router { routers[t.router.id] = nil }
@@ -752,7 +751,7 @@ final class MediaEngine {
         p.consumers.removeAll()
         for sink in p.sinks { recorders[sink.spec.id] = nil }
         p.sinks.removeAll()
-        p.transport.remove(p)
+        p.transport.listener.remove(p)
         producers[p.spec.id] = nil
         p.transport.router.producers[p.spec.id] = nil
     }
@@ -798,10 +797,12 @@ final class MediaEngine {
                 id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, loss: $0.loss,
                 packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
-                retransmissionsRefused: $0.retransmissionsRefused, estimate: $0.hasEstimate ? $0.rate.estimate : nil,
-                allocated: $0.allocated, wanted: $0.wanted, pausedTracks: $0.pausedTracks,
-                probes: $0.probes.probesSent, probeBytes: $0.probeBytes, pacerDelayed: $0.pacerDelayed,
-                pacerDropped: $0.pacerDropped, pacerQueued: $0.paced.count)
+                retransmissionsRefused: $0.retransmission.refused,
+                estimate: $0.downlink.hasEstimate ? $0.downlink.rate.estimate : nil,
+                allocated: $0.downlink.allocated, wanted: $0.downlink.wanted, pausedTracks: $0.downlink.pausedTracks,
+                probes: $0.downlink.probes.probesSent, probeBytes: $0.downlink.probeBytes,
+                pacerDelayed: $0.downlink.pacerDelayed,
+                pacerDropped: $0.downlink.pacerDropped, pacerQueued: $0.downlink.paced.count)
         }
         s.consumers = consumers.values.filter { $0.producer.isVideo && $0.transport.pipe == nil }.map { c in
             ConsumerStats(

@@ -27,21 +27,8 @@ final class Transport {
     var midExtensionID: UInt8?
     var twccExtensionID: UInt8?
     var twcc = TransportWideRecorder()
-    var producers: [Producer] = []
-    var producersBySSRC: [UInt32: Producer] = [:] { didSet { producerRefs = producersBySSRC.mapValues(Borrowed.init) } }
-    var producersByRTXSSRC: [UInt32: Producer] = [:] {
-        didSet { rtxProducerRefs = producersByRTXSSRC.mapValues(Borrowed.init) }
-    }
-    /// The two maps above for the packet path (`Borrowed`), rebuilt when they change (a new SSRC).
-    private(set) var producerRefs: [UInt32: Borrowed<Producer>] = [:]
-    private(set) var rtxProducerRefs: [UInt32: Borrowed<Producer>] = [:]
-    var producersByMid: [String: Producer] = [:]
-    var rejectedMids: Set<String> = []
-    var rejectedSSRCs: Set<UInt32> = []
-    var endedMids: Set<String> = []
-    var endedSSRCs: Set<UInt32> = []
-    /// The streams (rid, SSRC, RTX SSRC) the last ended producer of each mid had learned, for its successor.
-    var endedStreamsByMid: [String: [(rid: String?, ssrc: UInt32?, rtx: UInt32?)]] = [:]
+    /// Its producers by SSRC, mid and rid (`RtpListener`).
+    let listener = RtpListener()
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
@@ -56,60 +43,14 @@ final class Transport {
     var packetsOut = 0
     var bytesOut = 0
     var sendErrors = 0
-    var retransmissionsRefused = 0
-    /// Bytes of retransmission the transport may still send: refilled by a share of the media it is
-    /// sent, capped (`MediaEngine.retransmissionBudget`).
-    var retransmissionAllowance = MediaEngine.retransmissionBurst
+    /// What retransmission toward the transport may still spend, and what it refused.
+    var retransmission = RetransmissionBudget()
     var rtt: Double?
     /// The latest fraction of media lost on this transport (0 to 1): from the subscriber's receiver
     /// reports toward a subscriber, from our own reception statistics from a publisher.
     var loss: Double?
-    /// Toward a subscriber that negotiated transport-wide feedback: the next transport-wide sequence
-    /// number, when each one went and how big it was (ring of 4096), and the estimate built from the
-    /// feedback (`MediaEngine+Estimation`).
-    var sendSequence: UInt16 = 0
-    var sentAt: [Double] = []
-    var sentSize: [Int32] = []
-    var sentTag: [Int32] = []
-    var trend = TrendlineEstimator()
-    var rate = RateController()
-    var estimating = false
-    var ackedBytes = 0
-    var lastRateUpdate: Double?
-    var feedbackReceived = 0
-    var feedbackLost = 0
-    var lastLossUpdate: Double = 0
-    /// The probe cluster each sent sequence number belonged to (same ring; -1 none), the estimator
-    /// of their results, when to probe, and the cluster being sent (`MediaEngine+Probing`).
-    var sentCluster: [Int16] = []
-    var probeEstimator = ProbeBitrateEstimator()
-    var probes = ProbeController()
-    var probing: ProbeInProgress?
-    /// Since when the pacer has held packets, as the ticks saw it (nil: empty at the last tick).
-    var queuedSince: Double?
-    /// The last cluster started and the bytes it was to send (judged once 95 % of them are reported,
-    /// received or lost).
-    var probeCluster: (cluster: Int, bytes: Int) = (-1, 0)
-    var probeBytes = 0
-    /// A subscriber without transport-wide feedback that sends REMB: its REMBs (`REMBEstimate`) are
-    /// its estimate.
-    var rembEstimate = false
-    var rembs = REMBEstimate()
-    /// The estimate last reported to the coordinator (`MediaEvent.estimate`).
-    var reportedEstimate: Double?
-    var reportedBottleneck = false
-    /// The allocator's last word (`MediaCommand.allocate`): nil before the first.
-    var allocated: Double?
-    var wanted: Double?
-    /// The estimate at which every track could step up to its top (`Allocator.Result.needed`).
-    var needed: Double?
-    var pausedTracks = 0
-    /// The pacer: a token bucket at the rate controller's pacing rate and the packets it holds back
-    /// (`MediaEngine+Pacer`), with what it did.
-    var bucket: TokenBucket?
-    var paced = PacerQueue()
-    var pacerDelayed = 0
-    var pacerDropped = 0
+    /// Bandwidth estimation, probing, allocation and pacing toward a subscriber (`Downlink`).
+    let downlink = Downlink()
     /// Receive-side bandwidth estimate for REMB, bits per second, and the bytes counted since the last.
     var estimate: Double = 1_000_000
     var bytesSinceReport = 0
@@ -133,50 +74,6 @@ final class Transport {
     /// A pipe transport (mediasoup's PipeTransport inside one process): it carries a far worker's
     /// pipe producers, fed through this link from the room's home worker, and has no peer.
     var pipe: PipeLink?
-    /// Whether something estimates the bandwidth toward this subscriber.
-    var hasEstimate: Bool { estimating || rembEstimate }
-
-    func add(_ p: Producer) {
-        // A transceiver given a new track (RTCRtpSender.replaceTrack) keeps its SSRCs, and Chromium no
-        // longer sends the mid extension on them. When the offer does not list them (simulcast: rids
-        // instead of a=ssrc), the new producer of the mid takes over the ended one's.
-        // Streams match by rid (a single stream: the one of the ended producer).
-        if p.streams.allSatisfy({ $0.ssrc == nil && $0.rtxSSRC == nil }),
-            let old = endedStreamsByMid.removeValue(forKey: p.spec.mid)
-        {
-            for k in p.streams.indices {
-                guard
-                    let o = p.streams.count == 1 && old.count == 1
-                        ? old.first : old.first(where: { $0.rid == p.streams[k].rid })
-                else { continue }
-                p.streams[k].ssrc = o.ssrc
-                p.streams[k].rtxSSRC = o.rtx
-                for s in [o.ssrc, o.rtx].compactMap({ $0 }) { endedSSRCs.remove(s) }
-            }
-        }
-        producers.append(p)
-        producersByMid[p.spec.mid] = p
-        for stream in p.streams {
-            if let s = stream.ssrc { producersBySSRC[s] = p }
-            if let s = stream.rtxSSRC { producersByRTXSSRC[s] = p }
-        }
-        rejectedMids.remove(p.spec.mid)
-        endedMids.remove(p.spec.mid)
-    }
-
-    func remove(_ p: Producer) {
-        producers.removeAll { $0 === p }
-        if producersByMid[p.spec.mid] === p { producersByMid[p.spec.mid] = nil }
-        producersBySSRC = producersBySSRC.filter { $0.value !== p }
-        producersByRTXSSRC = producersByRTXSSRC.filter { $0.value !== p }
-        endedMids.insert(p.spec.mid)
-        for stream in p.streams {
-            if let s = stream.ssrc { endedSSRCs.insert(s) }
-            if let s = stream.rtxSSRC { endedSSRCs.insert(s) }
-        }
-        let learned = p.streams.filter { $0.ssrc != nil || $0.rtxSSRC != nil }
-        if !learned.isEmpty { endedStreamsByMid[p.spec.mid] = learned.map { ($0.rid, $0.ssrc, $0.rtxSSRC) } }
-    }
 
     func add(_ c: Consumer) {
         consumers.append(c)
@@ -192,10 +89,7 @@ final class Transport {
     /// Lets go of every producer and consumer. They hold their transport strongly (a `let` the packet
     /// path reads without reference counting), so the engine's `deinit` breaks these cycles.
     func detach() {
-        producers.removeAll()
-        producersBySSRC.removeAll()
-        producersByRTXSSRC.removeAll()
-        producersByMid.removeAll()
+        listener.detach()
         consumers.removeAll()
         consumersBySSRC.removeAll()
     }

@@ -152,7 +152,7 @@ import Testing
         // The link narrows: the estimate falls and the pacer holds the top stream's packets.
         s.link.capacity = 600_000
         try s.run(until: 4.5)
-        let held = s.transport?.paced.bytes ?? 0
+        let held = s.transport?.downlink.paced.bytes ?? 0
         #expect(held > 10_000, "premise: the pacer holds packets at the step down (\(held) B)")
         let otherBefore = s.media.engine.counters.dropped[DropReason.otherLayer.rawValue]
 
@@ -166,7 +166,7 @@ import Testing
                     allocated: 300_000, wanted: 1_500_000,
                     entries: [.init(consumer: "c", ceiling: VideoLayer(spatial: 0, temporal: 7), paused: false)])))
         // At once: nothing of the top stream waits in the pacer any more.
-        #expect((s.transport?.paced.bytes ?? 0) < held)
+        #expect((s.transport?.downlink.paced.bytes ?? 0) < held)
         let purged = s.media.engine.counters.dropped[DropReason.otherLayer.rawValue] - otherBefore
         #expect(purged > 0)
         try s.run(until: 7)
