@@ -81,7 +81,7 @@ extension MediaEngine {
         while n < pacing.count {
             let t = pacing[n]
             n += 1
-            guard var bucket = t.downlink.bucket, let srtp = t.srtpOutRef else {
+            guard var bucket = t.downlink.bucket, let srtp = t.session.srtpOutRef else {
                 t.downlink.paced.removeAll()
                 continue
             }

@@ -51,7 +51,7 @@ extension MediaEngine {
                 id: key, router: id, label: "pipe/\(link.from)", localUfrag: key, localPassword: key, remote: nil),
             router: router, ice: ice, rtcpSSRC: random.nonzero32())
         t.pipe = link
-        t.connected = true
+        t.session.connected = true
         transports[key] = t
         router.transports[key] = t
         return t

@@ -65,7 +65,8 @@ extension MediaEngine {
         let t0 = now
         for t in transports.values {
             guard var p = t.downlink.probing else { continue }
-            guard let c = probeCarrier(t), let srtp = t.srtpOut, let peer = t.peer, let id = t.twccExtensionID
+            guard let c = probeCarrier(t), let srtp = t.session.srtpOut, let peer = t.session.peer,
+                let id = t.twccExtensionID
             else {
                 t.downlink.probing = nil
                 continue

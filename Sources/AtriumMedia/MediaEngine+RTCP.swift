@@ -207,7 +207,7 @@ extension MediaEngine {
         }
         reportLayers(elapsed: elapsed)
         for t in transports.values where t.pipe == nil {
-            perform(t.ice.tick(now: instant), on: t)
+            perform(t.session.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
             for p in t.listener.producers { checkInactivity(p, now: t0) }
             if !t.listener.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
@@ -218,7 +218,7 @@ extension MediaEngine {
     /// A transport's share of the 20 ms timer: DTLS retransmissions, key-frame requests and NACKs
     /// toward its publisher, transport-wide feedback.
     func tick(_ t: Transport, now t0: Double) {
-        if let dtls = t.dtls, let wait = dtls.nextTimeout, wait <= .zero, let peer = t.peer {
+        if let dtls = t.session.dtls, let wait = dtls.nextTimeout, wait <= .zero, let peer = t.session.peer {
             if let out = try? dtls.timeout() { for d in out { enqueue(d, to: peer) } }
         }
         guard t.isSecure else { return }

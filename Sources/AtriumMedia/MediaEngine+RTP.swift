@@ -228,7 +228,7 @@ extension MediaEngine {
     ) -> Bool {
         // Before its DTLS completes a consumer admits nothing: it starts on the first key frame it
         // can actually send.
-        guard let srtp = c.transport.srtpOutRef, let peer = c.transport.peer else {
+        guard let srtp = c.transport.session.srtpOutRef, let peer = c.transport.session.peer else {
             counters.drop(.notConnected)
             return false
         }
@@ -440,7 +440,8 @@ extension MediaEngine {
     /// transport's budget (`RetransmissionBudget.share` of its media) and its pacer's
     /// (`pacerTakesRetransmission`); what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
-        guard let srtp = c.transport.srtpOut, let peer = c.transport.peer, let (input, k) = c.input(for: output),
+        guard let srtp = c.transport.session.srtpOut, let peer = c.transport.session.peer,
+            let (input, k) = c.input(for: output),
             c.producer.streams.indices.contains(k), let buffer = c.producer.streams[k].buffer
         else {
             counters.retransmissionMisses += 1

@@ -238,8 +238,8 @@ extension MediaEngine {
         counters.tcpClosed[reason.rawValue] += 1
         if let t = byAddress[c.remote] {
             byAddress[c.remote] = nil
-            t.addresses.remove(c.remote)
-            if t.peer == c.remote { t.peer = t.addresses.first }
+            t.session.addresses.remove(c.remote)
+            if t.session.peer == c.remote { t.session.peer = t.session.addresses.first }
         }
         logger.debug("ice-tcp connection closed", ("peer", c.remote.description), ("reason", reason.label))
     }

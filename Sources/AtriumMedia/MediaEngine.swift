@@ -308,12 +308,12 @@ final class MediaEngine {
             return
         }
         let source = Self.stunAddress(address)
-        let actions = transport.ice.receive(stun: message, from: source, now: instant)
+        let actions = transport.session.ice.receive(stun: message, from: source, now: instant)
         transport.lastHeard = now
-        if transport.ice.validPairs.contains(source) && !transport.addresses.contains(address) {
-            transport.addresses.insert(address)
+        if transport.session.ice.validPairs.contains(source) && !transport.session.addresses.contains(address) {
+            transport.session.addresses.insert(address)
             byAddress[address] = transport
-            if transport.peer == nil { transport.peer = address }
+            if transport.session.peer == nil { transport.session.peer = address }
             forgetStaleAddresses(of: transport)
         }
         perform(actions, on: transport)
@@ -322,9 +322,10 @@ final class MediaEngine {
     /// A peer sending valid checks from ever new ports must not grow the address tables: they follow
     /// the agent's valid pairs (at most `maxValidPairs`), keeping the selected peer.
     func forgetStaleAddresses(of t: Transport) {
-        guard t.addresses.count > t.ice.configuration.maxValidPairs else { return }
-        for a in t.addresses where a != t.peer && !t.ice.validPairs.contains(Self.stunAddress(a)) {
-            t.addresses.remove(a)
+        guard t.session.addresses.count > t.session.ice.configuration.maxValidPairs else { return }
+        for a in t.session.addresses
+        where a != t.session.peer && !t.session.ice.validPairs.contains(Self.stunAddress(a)) {
+            t.session.addresses.remove(a)
             if byAddress[a] === t { byAddress[a] = nil }
         }
     }
@@ -338,9 +339,9 @@ final class MediaEngine {
                 enqueue(bytes, to: Self.socketAddress(to))
             case .selected(let a):
                 let address = Self.socketAddress(a)
-                transport.peer = address
+                transport.session.peer = address
                 byAddress[address] = transport
-                transport.addresses.insert(address)
+                transport.session.addresses.insert(address)
                 startDTLSIfClient(transport)
             case .disconnected:
                 report(transport, .disconnected)
@@ -363,12 +364,12 @@ final class MediaEngine {
     // MARK: - DTLS
 
     func makeDTLS(_ t: Transport) {
-        guard let remote = t.remote, t.dtls == nil else { return }
+        guard let remote = t.session.remote, t.session.dtls == nil else { return }
         do {
             let endpoint = try DTLSEndpoint(
                 role: remote.dtlsClient ? .client : .server, certificate: certificate,
                 remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
-            t.dtls = endpoint
+            t.session.dtls = endpoint
             if !remote.dtlsClient { _ = try endpoint.start() }
         } catch {
             logger.warn("dtls setup failed", ("transport", t.label), ("error", "\(error)"))
@@ -376,7 +377,9 @@ final class MediaEngine {
     }
 
     func startDTLSIfClient(_ t: Transport) {
-        guard let dtls = t.dtls, dtls.role == .client, dtls.state == .idle, let peer = t.peer else { return }
+        guard let dtls = t.session.dtls, dtls.role == .client, dtls.state == .idle, let peer = t.session.peer else {
+            return
+        }
         do {
             for d in try dtls.start() { enqueue(d, to: peer) }
         } catch {
@@ -389,44 +392,46 @@ final class MediaEngine {
             counters.drop(.unknownSource)
             return
         }
-        if t.dtls == nil, t.remote == nil, DTLSEndpoint.isClientHello(bytes) {
+        if t.session.dtls == nil, t.session.remote == nil, DTLSEndpoint.isClientHello(bytes) {
             // A subscriber's ClientHello on a checked ICE pair before its SDP answer reached us (the
             // WebSocket and UDP race): the peer is the DTLS client, so we are the server. The
             // fingerprint is checked when the answer arrives, before any media is sent.
             do {
                 let early = try DTLSEndpoint(role: .server, certificate: certificate, remoteFingerprint: nil)
                 _ = try early.start()
-                t.dtls = early
-                t.dtlsGeneration = t.iceGeneration
-                t.dtlsAddress = address
+                t.session.dtls = early
+                t.session.dtlsGeneration = t.session.iceGeneration
+                t.session.dtlsAddress = address
             } catch {
                 counters.dtlsFailures += 1
                 return
             }
         }
-        guard var dtls = t.dtls else {
+        guard var dtls = t.session.dtls else {
             counters.drop(.unknownSource)
             return
         }
-        if t.dtlsAddress == nil { t.dtlsAddress = address }
+        if t.session.dtlsAddress == nil { t.session.dtlsAddress = address }
         // A ClientHello that starts a new association: after the handshake, from a peer that made a
         // new DTLS transport (a browser does when its BUNDLE transport was replaced, with new ICE
         // credentials; the old keys stay in use until it completes); on an association that failed;
         // or from another address than the handshake in progress (a second answerer of the same
         // offer, whose first never completed: the fingerprint decides which one is the peer).
         if dtls.role == .server, DTLSEndpoint.isClientHello(bytes),
-            (dtls.state == .connected && t.iceGeneration != t.dtlsGeneration) || dtls.state == .failed
-                || (dtls.state != .connected && address != t.dtlsAddress)
+            (dtls.state == .connected && t.session.iceGeneration != t.session.dtlsGeneration) || dtls.state == .failed
+                || (dtls.state != .connected && address != t.session.dtlsAddress)
         {
             do {
                 let fresh = try DTLSEndpoint(
                     role: .server, certificate: certificate,
-                    remoteFingerprint: t.remote.map { DTLSFingerprint(hashFunction: "sha-256", digest: $0.fingerprint) }
+                    remoteFingerprint: t.session.remote.map {
+                        DTLSFingerprint(hashFunction: "sha-256", digest: $0.fingerprint)
+                    }
                 )
                 _ = try fresh.start()
-                t.dtls = fresh
-                t.dtlsGeneration = t.iceGeneration
-                t.dtlsAddress = address
+                t.session.dtls = fresh
+                t.session.dtlsGeneration = t.session.iceGeneration
+                t.session.dtlsAddress = address
                 dtls = fresh
                 logger.info("dtls restarted by the peer", ("transport", t.label))
             } catch {
@@ -449,9 +454,9 @@ final class MediaEngine {
         for e in events {
             switch e {
             case .connected(let keys):
-                t.srtpIn = try keys.inboundSession()
-                t.srtpOut = try keys.outboundSession()
-                t.connected = true
+                t.session.srtpIn = try keys.inboundSession()
+                t.session.srtpOut = try keys.outboundSession()
+                t.session.connected = true
                 counters.dtlsHandshakes += 1
                 report(t, .connected)
                 logger.info("media transport connected", ("transport", t.label), ("srtp", "\(keys.profile)"))
@@ -462,7 +467,7 @@ final class MediaEngine {
                     if let k = c.keyFrameStream { startViewer(c, stream: k) }
                 }
             case .closed:
-                t.connected = false
+                t.session.connected = false
                 report(t, .closed)
             case .applicationData: break
             }
@@ -477,7 +482,7 @@ final class MediaEngine {
             return
         }
         t.with { t in
-            guard let srtp = t.srtpInRef else {
+            guard let srtp = t.session.srtpInRef else {
                 counters.drop(.unknownSource)
                 return
             }
@@ -560,7 +565,7 @@ final class MediaEngine {
 
     /// Encrypts an RTCP compound for a transport and queues it.
     func sendRTCP(_ packets: [RTCPPacket], on t: Transport) {
-        guard let srtp = t.srtpOut, let peer = t.peer, !packets.isEmpty,
+        guard let srtp = t.session.srtpOut, let peer = t.session.peer, !packets.isEmpty,
             var bytes = try? RTCPCompound.serialize(packets)
         else { return }
         do {
@@ -663,35 +668,39 @@ final class MediaEngine {
     func update(_ t: Transport, remote: RemoteSpec, ufrag: String, password: String) {
         t.midExtensionID = remote.midExtensionID
         t.twccExtensionID = remote.transportWideCCExtensionID
-        if t.remote == nil, !t.ice.validPairs.isEmpty, t.ice.state != .failed, t.ice.localCredentials.ufrag == ufrag {
+        if t.session.remote == nil, !t.session.ice.validPairs.isEmpty, t.session.ice.state != .failed,
+            t.session.ice.localCredentials.ufrag == ufrag
+        {
             // Checks arrived before the answer (they need only our credentials): keep their pairs.
-            t.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
-        } else if t.remote == nil || t.ice.state == .failed {
+            t.session.ice.setRemoteCredentials(ufrag: remote.ufrag, password: remote.password)
+        } else if t.session.remote == nil || t.session.ice.state == .failed {
             // The first answer (or one after the agent gave up): the agent starts waiting from now, not
             // from when the offer was made.
-            byUfrag[t.ice.localCredentials.ufrag] = nil
-            t.ice = ICELiteAgent(
+            byUfrag[t.session.ice.localCredentials.ufrag] = nil
+            t.session.ice = ICELiteAgent(
                 localAddress: iceAddress, localCredentials: ICECredentials(ufrag: ufrag, password: password),
                 remoteUfrag: remote.ufrag, remotePassword: remote.password, now: instant)
             byUfrag[ufrag] = t
-        } else if t.ice.remoteUfrag != remote.ufrag || t.ice.localCredentials.ufrag != ufrag {
-            byUfrag[t.ice.localCredentials.ufrag] = nil
-            t.ice.restart(
+        } else if t.session.ice.remoteUfrag != remote.ufrag || t.session.ice.localCredentials.ufrag != ufrag {
+            byUfrag[t.session.ice.localCredentials.ufrag] = nil
+            t.session.ice.restart(
                 localCredentials: ICECredentials(ufrag: ufrag, password: password), remoteUfrag: remote.ufrag,
                 remotePwd: remote.password, now: instant)
             byUfrag[ufrag] = t
-            t.iceGeneration += 1
+            t.session.iceGeneration += 1
             logger.info("ice restart", ("transport", t.label))
         }
-        let newPeer = t.remote.map { $0.fingerprint != remote.fingerprint || $0.dtlsClient != remote.dtlsClient }
-        let first = t.remote == nil
-        t.remote = remote
-        if first, let early = t.dtls, early.remoteFingerprint == nil {
+        let newPeer = t.session.remote.map {
+            $0.fingerprint != remote.fingerprint || $0.dtlsClient != remote.dtlsClient
+        }
+        let first = t.session.remote == nil
+        t.session.remote = remote
+        if first, let early = t.session.dtls, early.remoteFingerprint == nil {
             // The handshake began before the answer: check the peer's certificate now.
             if remote.dtlsClient {
                 // The answer makes us the client after all: that handshake was not the peer's.
-                t.dtls = nil
-                t.dtlsAddress = nil
+                t.session.dtls = nil
+                t.session.dtlsAddress = nil
             } else {
                 do {
                     try handle(
@@ -703,22 +712,22 @@ final class MediaEngine {
                     // first): a fresh association waits for the real one's ClientHello.
                     counters.dtlsFailures += 1
                     logger.warn("dtls failed", ("transport", t.label), ("error", "\(error)"))
-                    t.dtls = nil
-                    t.dtlsAddress = nil
+                    t.session.dtls = nil
+                    t.session.dtlsAddress = nil
                 }
             }
         }
-        if newPeer == true, let old = t.dtls {
+        if newPeer == true, let old = t.session.dtls {
             // Another RTCPeerConnection behind the same transport: a new DTLS association and SRTP keys.
-            if let peer = t.peer { for d in old.close() { enqueue(d, to: peer) } }
-            t.dtls = nil
-            t.dtlsAddress = nil
-            t.srtpIn = nil
-            t.srtpOut = nil
-            t.connected = false
+            if let peer = t.session.peer { for d in old.close() { enqueue(d, to: peer) } }
+            t.session.dtls = nil
+            t.session.dtlsAddress = nil
+            t.session.srtpIn = nil
+            t.session.srtpOut = nil
+            t.session.connected = false
             logger.info("dtls peer changed", ("transport", t.label))
         }
-        if t.dtls == nil {
+        if t.session.dtls == nil {
             makeDTLS(t)
             startDTLSIfClient(t)
         }
@@ -730,12 +739,12 @@ final class MediaEngine {
         for c in t.consumers { close(c, bye: false) }
         for p in t.listener.producers { close(p) }
         byUfrag = byUfrag.filter { $0.value !== t }
-        for a in t.addresses where byAddress[a] === t {
+        for a in t.session.addresses where byAddress[a] === t {
             byAddress[a] = nil
             // Its ICE-TCP connections go with it (after the round in hand).
             if let c = tcpByAddress[a] { doom(c, .shutdown) }
         }
-        if let dtls = t.dtls, let peer = t.peer { for d in dtls.close() { enqueue(d, to: peer) } }
+        if let dtls = t.session.dtls, let peer = t.session.peer { for d in dtls.close() { enqueue(d, to: peer) } }
         report(t, .closed)
         t.downlink.paced.removeAll()
         pacing.removeAll { $0 === t }
@@ -794,7 +803,7 @@ final class MediaEngine {
         s.routers = routers.count
         s.transports = transports.values.filter { $0.pipe == nil }.map {
             TransportStats(
-                id: $0.id, label: $0.label, connected: $0.connected, rtt: $0.rtt, loss: $0.loss,
+                id: $0.id, label: $0.label, connected: $0.session.connected, rtt: $0.rtt, loss: $0.loss,
                 packetsIn: $0.packetsIn,
                 bytesIn: $0.bytesIn, packetsOut: $0.packetsOut, bytesOut: $0.bytesOut, sendErrors: $0.sendErrors,
                 retransmissionsRefused: $0.retransmission.refused,

@@ -4,26 +4,15 @@ import AtriumICE
 import AtriumSRTP
 import AtriumUDP
 
-/// One WebRTC transport (mediasoup's WebRtcTransport): the ICE-lite agent, the DTLS association, the
-/// SRTP contexts, the peer's address and the producers or consumers carried over it. Owned by the
-/// worker thread.
+/// One WebRTC transport (mediasoup's WebRtcTransport), by its parts: the session with the peer (ICE,
+/// DTLS, SRTP: `PeerSession`), the producers it receives (`RtpListener`), the consumers it sends,
+/// the path toward a subscriber (`Downlink`) and the retransmission budget. Owned by the worker thread.
 final class Transport {
     let id: String
     let label: String
     unowned let router: Router
-    var ice: ICELiteAgent
-    var remote: RemoteSpec?
-    var dtls: DTLSEndpoint?
-    /// The address whose datagrams drive the DTLS association's handshake.
-    var dtlsAddress: SocketAddress?
-    var srtpIn: SRTPSession? { didSet { srtpInRef = srtpIn.map(Borrowed.init) } }
-    var srtpOut: SRTPSession? { didSet { srtpOutRef = srtpOut.map(Borrowed.init) } }
-    /// The same sessions for the packet path, which reaches them without reference counting.
-    private(set) var srtpInRef: Borrowed<SRTPSession>?
-    private(set) var srtpOutRef: Borrowed<SRTPSession>?
-    /// Where media goes: the nominated pair, else the first valid one.
-    var peer: SocketAddress?
-    var addresses: Set<SocketAddress> = []
+    /// The ICE, DTLS and SRTP state with the peer (`PeerSession`).
+    let session: PeerSession
     var midExtensionID: UInt8?
     var twccExtensionID: UInt8?
     var twcc = TransportWideRecorder()
@@ -33,11 +22,6 @@ final class Transport {
     var consumersBySSRC: [UInt32: Consumer] = [:]
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
     let rtcpSSRC: UInt32
-    var connected = false
-    /// Counts ICE restarts; a DTLS association records the one it began in. A peer's new ClientHello
-    /// is taken as a new association only after an ICE restart (a browser's new BUNDLE transport).
-    var iceGeneration = 0
-    var dtlsGeneration = 0
     var packetsIn = 0
     var bytesIn = 0
     var packetsOut = 0
@@ -63,14 +47,13 @@ final class Transport {
         id = spec.id
         self.router = router
         label = spec.label
-        self.ice = ice
-        remote = spec.remote
+        session = PeerSession(ice: ice, remote: spec.remote)
         midExtensionID = spec.remote?.midExtensionID
         twccExtensionID = spec.remote?.transportWideCCExtensionID
         self.rtcpSSRC = rtcpSSRC
     }
 
-    var isSecure: Bool { (srtpIn != nil && srtpOut != nil) || pipe != nil }
+    var isSecure: Bool { (session.srtpIn != nil && session.srtpOut != nil) || pipe != nil }
     /// A pipe transport (mediasoup's PipeTransport inside one process): it carries a far worker's
     /// pipe producers, fed through this link from the room's home worker, and has no peer.
     var pipe: PipeLink?

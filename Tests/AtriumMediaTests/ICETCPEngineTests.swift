@@ -117,7 +117,7 @@ import Testing
         #expect(response.type == .bindingSuccess)
         let mapped = STUNTransportAddress(address: .v4(0x7F00_0001), port: good.localPort)
         #expect(e.byAddress[MediaEngine.socketAddress(mapped)] != nil)
-        #expect(e.transports["t"]?.peer == MediaEngine.socketAddress(mapped))
+        #expect(e.transports["t"]?.session.peer == MediaEngine.socketAddress(mapped))
 
         // Garbage: an HTTP request, and a first frame that is not STUN.
         let http = try Client(port: port)
