@@ -6,7 +6,7 @@ private let libraryStatus: Int = Int(srtp_init().rawValue)
 
 /// The `.libsrtp` backend of `SRTPSession`: one libsrtp `srtp_t` created with a wildcard SSRC policy,
 /// so every SSRC of the bundle shares the master key while libsrtp keeps a crypto context and replay
-/// window per SSRC. Debian's libsrtp2 is built on NSS (see ARCHITECTURE.md for what that costs); it
+/// window per SSRC. Debian's libsrtp2 is built on NSS (docs/benchmarks.md says what that costs); it
 /// is kept as the reference the OpenSSL backend is tested against, and where it measures faster.
 final class LibSRTP {
     private let context: OpaquePointer

@@ -7,7 +7,7 @@ public enum SRTPBackend: Sendable, CaseIterable, CustomStringConvertible {
     case libsrtp
 
     /// The faster backend for a profile on this platform, measured with `make bench`
-    /// (bench/srtp_bench, figures in ARCHITECTURE.md): OpenSSL for both profiles.
+    /// (bench/srtp_bench, figures in docs/benchmarks.md): OpenSSL for both profiles.
     public static func preferred(for profile: SRTPProfile) -> SRTPBackend {
         switch profile {
         case .aeadAES128GCM: return .openSSL
