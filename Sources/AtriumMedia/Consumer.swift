@@ -3,9 +3,9 @@ import AtriumRTP
 
 /// One subscriber's copy of a producer (mediasoup's Consumer): its own SSRC, gap-free sequence numbers
 /// and timeline, a start on a key frame, and the map from its sequence numbers back to the producer's
-/// for answering NACKs. A consumer of a simulcast producer (mediasoup's SimulcastConsumer) also holds a
-/// `LayerSelector` that picks, packet by packet, the stream and temporal layer it forwards. Owned by
-/// the worker thread.
+/// for answering NACKs. What it forwards is decided by its kind (`Layering`): a single stream
+/// (mediasoup's SimpleConsumer), simulcast streams (SimulcastConsumer) or SVC layers (SvcConsumer).
+/// Owned by the worker thread.
 final class Consumer {
     let spec: ConsumerSpec
     /// Strong: a `let` class reference is read without reference counting, an `unowned` one is not.
@@ -40,18 +40,25 @@ final class Consumer {
     var lastTimestamp: UInt32 = 0
     var lastSentAt: Double = 0
     var closed = false
-    /// Simulcast only: the per-packet layer decision, the viewer's wish, and the picture-ID rewrite.
-    var selector: LayerSelector?
+    /// How the consumer picks what it forwards, by the producer's kind.
+    enum Layering: Equatable {
+        /// One stream: starts, and starts again after a pause, on a key frame (`waitingForKeyFrame`).
+        case simple
+        /// Several streams: the per-packet stream and temporal layer decision, and (VP8) the
+        /// picture-ID rewrite across streams.
+        case simulcast(LayerSelector, vp8: VP8Rewriter?)
+        /// One stream of spatial and temporal layers: the per-packet layer decision, and whether the
+        /// last packet admitted ends the forwarded picture (it gets the marker bit).
+        case svc(SVCSelector, endsPicture: Bool)
+    }
+
+    var layering: Layering
+    /// The viewer's wish (quality, tile size).
     var preference: LayerPreference
-    var vp8: VP8Rewriter?
     /// The allocator's ceiling for this viewer's link (nil: none yet), and whether it paused the
     /// consumer for bandwidth (`MediaCommand.allocate`).
     var ceiling: VideoLayer?
     var bandwidthPaused = false
-    /// SVC only: the per-packet layer decision, and whether the last packet admitted ends the
-    /// forwarded picture (its marker bit is set).
-    var svc: SVCSelector?
-    var endsPicture = false
     /// The stream forwarded now (0 for a single stream), and the switches between streams since the
     /// first packet, up and down (a metric: what each viewer gets and how often it changed).
     var currentStream = 0
@@ -111,12 +118,31 @@ final class Consumer {
         outputTimestamps = [UInt32](repeating: 0, count: Self.mapSize)
         retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
         preference = spec.preference
+        layering = .simple
         if producer.isSimulcast {
-            selector = LayerSelector(target: desiredLayer)
-            if producer.codec == .vp8 { vp8 = VP8Rewriter() }
+            layering = .simulcast(
+                LayerSelector(target: desiredLayer), vp8: producer.codec == .vp8 ? VP8Rewriter() : nil)
         } else if producer.isSVC {
-            svc = SVCSelector(target: desiredLayer)
+            layering = .svc(SVCSelector(target: desiredLayer), endsPicture: false)
         }
+    }
+
+    /// The simulcast layer decision (nil for another kind).
+    var selector: LayerSelector? { if case .simulcast(let s, _) = layering { s } else { nil } }
+    /// The SVC layer decision (nil for another kind).
+    var svc: SVCSelector? { if case .svc(let v, _) = layering { v } else { nil } }
+    /// The VP8 picture-ID rewrite of a simulcast VP8 consumer.
+    var vp8: VP8Rewriter? { if case .simulcast(_, let r) = layering { r } else { nil } }
+    /// Whether the last SVC packet admitted ends the forwarded picture (it gets the marker bit).
+    var endsPicture: Bool { if case .svc(_, let ends) = layering { ends } else { false } }
+
+    /// Rewrites a simulcast VP8 packet's picture ID and TL0PICIDX for the stream forwarded now;
+    /// returns the shifts applied (picture << 8 | tl0), nil for another kind.
+    func rewriteVP8(_ media: UnsafeMutableRawBufferPointer, _ d: VP8Descriptor) -> UInt32? {
+        guard case .simulcast(let s, var r?) = layering else { return nil }
+        r.rewrite(media, d)
+        layering = .simulcast(s, vp8: r)
+        return UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset)
     }
 
     /// The layer the viewer's preference (quality, tile) asks for among the producer's, before any
@@ -158,18 +184,21 @@ final class Consumer {
     /// stream k). Returns the stream a key frame is needed from, if a switch is pending.
     @discardableResult
     func reselect(available mask: UInt8) -> Int? {
-        if var v = svc {
+        switch layering {
+        case .simple:
+            return nil
+        case .svc(var v, let ends):
             let needsKey = v.select(desired: desiredLayer, spatialLayers: producer.svcLayers.count)
-            svc = v
+            layering = .svc(v, endsPicture: ends)
             return needsKey && v.current != nil ? 0 : nil
+        case .simulcast(var s, let r):
+            var available = Set<Int>()
+            for k in producer.streams.indices where mask & (1 << k) != 0 { available.insert(k) }
+            // An allocation's ceiling holds even while the stream under it is missing for a moment.
+            let need = s.select(desired: desiredLayer, available: available, bounded: ceiling != nil)
+            layering = .simulcast(s, vp8: r)
+            return need
         }
-        guard var s = selector else { return nil }
-        var available = Set<Int>()
-        for k in producer.streams.indices where mask & (1 << k) != 0 { available.insert(k) }
-        // An allocation's ceiling holds even while the stream under it is missing for a moment.
-        let need = s.select(desired: desiredLayer, available: available, bounded: ceiling != nil)
-        selector = s
-        return need
     }
 
     enum Admission {
@@ -204,10 +233,10 @@ final class Consumer {
         stream k: Int, sequence: UInt16, timestamp: UInt32, keyFrame: Bool, frameStart: Bool, temporal: Int?,
         layerSync: Bool, vp8 descriptor: VP8Descriptor? = nil, now: Double
     ) -> Admission {
-        guard var s = selector else { return .drop(.otherLayer) }
+        guard case .simulcast(var s, var r) = layering else { return .drop(.otherLayer) }
         let decision = s.decide(
             spatial: k, temporal: temporal, keyFrame: keyFrame, frameStart: frameStart, layerSync: layerSync)
-        selector = s
+        layering = .simulcast(s, vp8: r)
         switch decision {
         case .forward(switched: true):
             switchStream(to: k, sequence: sequence, timestamp: timestamp, now: now)
@@ -215,7 +244,10 @@ final class Consumer {
             break
         case .drop(.temporalAboveTarget):
             seq.drop(sequence)
-            if let descriptor { vp8?.drop(descriptor) }
+            if let descriptor, r != nil {
+                r?.drop(descriptor)
+                layering = .simulcast(s, vp8: r)
+            }
             return .drop(.otherLayer)
         case .drop(.waitingKeyFrame):
             return .drop(.waitingKeyFrame)
@@ -233,12 +265,12 @@ final class Consumer {
         svcSpatial spatial: Int, temporal: Int, pictureStart: Bool, keyPicture: Bool, switchingUp: Bool,
         endOfFrame: Bool, sequence: UInt16, timestamp: UInt32, now: Double
     ) -> Admission {
-        guard var v = svc else { return .drop(.otherLayer) }
+        guard case .svc(var v, let ends) = layering else { return .drop(.otherLayer) }
         let started = v.current != nil
         let decision = v.decide(
             spatial: spatial, temporal: temporal, pictureStart: pictureStart, keyPicture: keyPicture,
             switchingUp: switchingUp, endOfFrame: endOfFrame)
-        svc = v
+        layering = .svc(v, endsPicture: ends)
         switch decision {
         case .drop(.waitingKeyFrame):
             return .drop(.waitingKeyFrame)
@@ -247,7 +279,7 @@ final class Consumer {
             return .drop(.otherLayer)
         case .forward(let ends):
             if !started { sync(sequence, timestamp, now) }
-            endsPicture = ends
+            layering = .svc(v, endsPicture: ends)
             return map(sequence, timestamp, stream: 0, now: now)
         }
     }
@@ -268,7 +300,10 @@ final class Consumer {
         if !aligned { timestamps.sync(timestamp, now: now) }
         seq.sync(sequence)
         syncSequence = sequence
-        vp8?.sync()
+        if case .simulcast(let s, var r?) = layering {
+            r.sync()
+            layering = .simulcast(s, vp8: r)
+        }
         if packetsOut > 0 && k > from { switchesUp &+= 1 }
         if packetsOut > 0 && k < from { switchesDown &+= 1 }
         currentStream = k
@@ -328,24 +363,23 @@ final class Consumer {
     /// Leaves the simulcast stream forwarded when the bandwidth ceiling fell below it
     /// (`LayerSelector.leave`); true when it did.
     func leaveAboveCeiling() -> Bool {
-        guard let ceiling, var s = selector else { return false }
+        guard let ceiling, case .simulcast(var s, let r) = layering else { return false }
         let left = s.leave(above: ceiling.spatial)
-        selector = s
+        layering = .simulcast(s, vp8: r)
         return left
     }
 
     /// After a pause: start again on a key frame (video) or re-sync (audio).
     func restart() {
-        if var v = svc {
+        switch layering {
+        case .svc(var v, let ends):
             v.restart()
-            svc = v
-        } else if var s = selector {
+            layering = .svc(v, endsPicture: ends)
+        case .simulcast(var s, let r):
             s.restart()
-            selector = s
-        } else if producer.isVideo {
-            waitingForKeyFrame = true
-        } else {
-            needsSync = true
+            layering = .simulcast(s, vp8: r)
+        case .simple:
+            if producer.isVideo { waitingForKeyFrame = true } else { needsSync = true }
         }
     }
 }

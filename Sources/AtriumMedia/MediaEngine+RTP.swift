@@ -245,13 +245,14 @@ extension MediaEngine {
         header: RTPHeader, sequence: UInt16, timestamp: UInt32, now t0: Double, srtp: SRTPSession, peer: SocketAddress
     ) -> Bool {
         let admission: Consumer.Admission
-        if p.isSimulcast {
+        switch c.layering {
+        case .simulcast:
             let vp8 = info.vp8
             admission = c.admit(
                 stream: k, sequence: sequence, timestamp: timestamp, keyFrame: info.keyFrame,
                 frameStart: vp8?.startsFrame ?? info.keyFrame, temporal: vp8?.temporalLayer.map(Int.init),
                 layerSync: vp8?.layerSync ?? false, vp8: vp8, now: t0)
-        } else if p.isSVC {
+        case .svc:
             guard let d = info.svc else {
                 counters.drop(.malformed)
                 return false
@@ -260,7 +261,7 @@ extension MediaEngine {
                 svcSpatial: d.spatial, temporal: d.temporal, pictureStart: d.pictureStart, keyPicture: info.keyFrame,
                 switchingUp: d.switchingUp, endOfFrame: d.endOfFrame, sequence: sequence, timestamp: timestamp,
                 now: t0)
-        } else {
+        case .simple:
             admission = c.admit(sequence: sequence, timestamp: timestamp, keyFrame: info.keyFrame, now: t0)
         }
         guard case .send(let outSeq, let outTS) = admission else {
@@ -281,10 +282,10 @@ extension MediaEngine {
         let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
         if let d = info.vp8, c.vp8 != nil {
             let media = info.media
-            tx[slot].payload.withUnsafeMutableBytes {
-                c.vp8?.rewrite(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
+            let shifts = tx[slot].payload.withUnsafeMutableBytes {
+                c.rewriteVP8(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
             }
-            if let r = c.vp8 { c.outputShifts[mapSlot] = UInt32(r.pictureOffset) << 8 | UInt32(r.tl0Offset) }
+            if let shifts { c.outputShifts[mapSlot] = shifts }
         }
         let marked = c.svc != nil && c.endsPicture
         c.outputMarked[mapSlot] = marked
