@@ -1,7 +1,7 @@
 import AtriumAuth
-public import AtriumHTTP
-public import AtriumJSON
-public import AtriumModel
+import AtriumHTTP
+import AtriumJSON
+import AtriumModel
 import AtriumRouting
 
 /// `GET /v1/nodes`.

@@ -2,7 +2,7 @@ import AtriumJSEP
 import AtriumMedia
 package import AtriumModel
 import AtriumProtocol
-package import AtriumRooms
+import AtriumRooms
 import AtriumSDP
 
 /// The subscriber connection's offers and answers (docs/protocol.md section 14, `subscriber_offer`

@@ -1,7 +1,7 @@
 import AtriumJSEP
 import AtriumMedia
 package import AtriumModel
-public import AtriumProtocol
+package import AtriumProtocol
 import AtriumRoomCoding
 package import AtriumRooms
 import AtriumSDP

@@ -3,7 +3,7 @@ import AtriumICE
 import AtriumJSEP
 package import AtriumMedia
 package import AtriumModel
-package import AtriumRooms
+import AtriumRooms
 import AtriumSDP
 import AtriumUDP
 

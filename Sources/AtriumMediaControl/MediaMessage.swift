@@ -2,7 +2,7 @@ package import AtriumJSON
 package import AtriumMedia
 package import AtriumModel
 package import AtriumProtocol
-package import AtriumRooms
+import AtriumRooms
 
 /// What the coordinator tells one participant (docs/protocol.md section 14): the endpoint sends each
 /// on the participant's socket, after the result of the request in hand if there is one.

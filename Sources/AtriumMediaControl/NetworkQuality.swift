@@ -2,7 +2,7 @@ package import AtriumJSON
 package import AtriumMedia
 package import AtriumModel
 package import AtriumProtocol
-package import AtriumRooms
+import AtriumRooms
 
 /// A participant's network quality as `network_quality` reports it (docs/protocol.md section 14):
 /// built from what the media plane measures on the participant's transports, the round-trip time

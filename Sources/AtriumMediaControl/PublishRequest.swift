@@ -1,7 +1,7 @@
 package import AtriumJSEP
 package import AtriumModel
 package import AtriumProtocol
-package import AtriumRooms
+import AtriumRooms
 
 /// A `publish_offer` request, checked (docs/protocol.md section 14): the offer, and by mid the entries
 /// of `tracks` that bind its transceivers. A malformed request fails as a whole; what is wrong with

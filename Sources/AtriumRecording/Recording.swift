@@ -1,6 +1,6 @@
 public import AtriumJSON
 public import AtriumModel
-public import AtriumRooms
+import AtriumRooms
 
 /// A recording's life: ffmpeg starting (ports not bound yet), recording, asked to finish the file,
 /// then finished, or failed (ffmpeg exited on its own, or could not be started).

@@ -1,4 +1,4 @@
-public import AtriumCongestion
+import AtriumCongestion
 
 /// The estimation loop toward one viewer, simulated: what the probing tests check and the bandwidth
 /// bench measures.
