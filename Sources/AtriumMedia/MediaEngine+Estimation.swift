@@ -28,11 +28,11 @@ extension MediaEngine {
         }
         let seq = t.downlink.sendSequence
         t.downlink.sendSequence &+= 1
-        tx[slot].payload[range.lowerBound] = UInt8(seq >> 8)
-        tx[slot].payload[range.lowerBound + 1] = UInt8(seq & 0xFF)
+        egress.tx[slot].payload[range.lowerBound] = UInt8(seq >> 8)
+        egress.tx[slot].payload[range.lowerBound + 1] = UInt8(seq & 0xFF)
         let i = Int(seq) & (Self.sentRing - 1)
         t.downlink.sentAt[i] = now
-        t.downlink.sentSize[i] = Int32(truncatingIfNeeded: tx[slot].payload.count)
+        t.downlink.sentSize[i] = Int32(truncatingIfNeeded: egress.tx[slot].payload.count)
         t.downlink.sentTag[i] = Int32(seq)
         t.downlink.sentCluster[i] = cluster
         return Int32(seq)

@@ -50,7 +50,7 @@ extension MediaEngine {
         var bucket = t.downlink.bucket ?? TokenBucket(rate: rate, now: t0)
         defer { t.downlink.bucket = bucket }
         if bucket.rate != rate { bucket.setRate(rate) }
-        let bytes = tx[slot].payload.count + SRTPSession.maximumTrailerLength
+        let bytes = egress.tx[slot].payload.count + SRTPSession.maximumTrailerLength
         guard video else {
             bucket.force(bytes, now: t0)
             return true
@@ -60,10 +60,10 @@ extension MediaEngine {
         // key frame's worth always fits) is dropped rather than delaying everything after it.
         let limit = pacerLimit(t, rate: rate)
         if Double(t.downlink.paced.bytes + bytes) <= limit,
-            t.downlink.paced.push(tx[slot].payload, to: tx[slot].address, twccOffset: twccOffset)
+            t.downlink.paced.push(egress.tx[slot].payload, to: egress.tx[slot].address, twccOffset: twccOffset)
         {
             t.downlink.pacerDelayed += 1
-            if t.downlink.paced.count == 1 { pacing.append(t) }
+            if t.downlink.paced.count == 1 { egress.pacing.append(t) }
         } else {
             t.downlink.pacerDropped += 1
             counters.drop(.pacerOverflow)
@@ -73,36 +73,36 @@ extension MediaEngine {
 
     /// Sends what the pacers' budgets allow now (every loop round and tick).
     func drainPacers() {
-        guard !pacing.isEmpty else { return }
+        guard !egress.pacing.isEmpty else { return }
         let t0 = now
         // By index, and compacted by hand below: `for ... in` and `removeAll(where:)` go through
         // generic iterators, which allocate in a debug build.
         var n = 0
-        while n < pacing.count {
-            let t = pacing[n]
+        while n < egress.pacing.count {
+            let t = egress.pacing[n]
             n += 1
             guard var bucket = t.downlink.bucket, let srtp = t.session.srtpOutRef else {
                 t.downlink.paced.removeAll()
                 continue
             }
             while let size = t.downlink.paced.headSize, bucket.take(size + SRTPSession.maximumTrailerLength, now: t0) {
-                if txCount == tx.count { flush() }
-                let slot = txCount
-                guard let (address, offset) = t.downlink.paced.pop(into: &tx[slot].payload) else { break }
-                tx[slot].address = address
+                if egress.isFull { flush() }
+                let slot = egress.count
+                guard let (address, offset) = t.downlink.paced.pop(into: &egress.tx[slot].payload) else { break }
+                egress.tx[slot].address = address
                 _ = srtp.with { seal(slot: slot, on: t, srtp: $0, twccOffset: offset) }
             }
             t.downlink.bucket = bucket
         }
         var kept = 0
         var k = 0
-        while k < pacing.count {
-            if !pacing[k].downlink.paced.isEmpty {
-                pacing.swapAt(kept, k)
+        while k < egress.pacing.count {
+            if !egress.pacing[k].downlink.paced.isEmpty {
+                egress.pacing.swapAt(kept, k)
                 kept += 1
             }
             k += 1
         }
-        pacing.removeLast(pacing.count - kept)
+        egress.pacing.removeLast(egress.pacing.count - kept)
     }
 }

@@ -124,7 +124,7 @@ extension MediaEngine {
             var n = 0
             while n < link.packets.capacity, link.packets.pop({ receivePiped($0, $1) }) {
                 n += 1
-                if txCount == tx.count { flush() }
+                if egress.isFull { flush() }
             }
             if n > 0 { any = true }
         }

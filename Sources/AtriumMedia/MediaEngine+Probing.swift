@@ -90,41 +90,41 @@ extension MediaEngine {
         cluster: Int
     ) -> Bool {
         guard let ssrc = c.spec.rtxSSRC, let pt = c.spec.rtxPayloadType else { return false }
-        if txCount == tx.count { flush() }
-        let slot = txCount
+        if egress.isFull { flush() }
+        let slot = egress.count
         let seq = c.rtxSequence
         c.rtxSequence &+= 1
         let ts = c.lastTimestamp
-        tx[slot].payload.removeAll(keepingCapacity: true)
+        egress.tx[slot].payload.removeAll(keepingCapacity: true)
         // V=2, P, X; then the RFC 8285 one-byte header with one element of two bytes and a pad byte.
-        tx[slot].payload.append(0xB0)
-        tx[slot].payload.append(pt & 0x7F)
-        tx[slot].payload.appendBigEndian(seq)
-        tx[slot].payload.appendBigEndian(ts)
-        tx[slot].payload.appendBigEndian(ssrc)
-        tx[slot].payload.appendBigEndian(UInt32(0xBEDE_0001))
-        tx[slot].payload.append((extensionID & 0x0F) << 4 | 1)
+        egress.tx[slot].payload.append(0xB0)
+        egress.tx[slot].payload.append(pt & 0x7F)
+        egress.tx[slot].payload.appendBigEndian(seq)
+        egress.tx[slot].payload.appendBigEndian(ts)
+        egress.tx[slot].payload.appendBigEndian(ssrc)
+        egress.tx[slot].payload.appendBigEndian(UInt32(0xBEDE_0001))
+        egress.tx[slot].payload.append((extensionID & 0x0F) << 4 | 1)
         appendZeros(3, to: slot)
         appendZeros(Self.probePadding - 1, to: slot)
-        tx[slot].payload.append(UInt8(Self.probePadding))
+        egress.tx[slot].payload.append(UInt8(Self.probePadding))
         numberForEstimation(slot: slot, range: 17..<19, on: t, cluster: Int16(truncatingIfNeeded: cluster))
-        let length = tx[slot].payload.count
+        let length = egress.tx[slot].payload.count
         appendZeros(SRTPSession.maximumTrailerLength, to: slot)
         do {
-            let protected = try tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
+            let protected = try egress.tx[slot].payload.withUnsafeMutableBytes { buf throws(SRTPError) in
                 try srtp.protect(rtp: buf, length: length)
             }
-            tx[slot].payload.removeLast(tx[slot].payload.count - protected)
+            egress.tx[slot].payload.removeLast(egress.tx[slot].payload.count - protected)
         } catch {
             return false
         }
-        tx[slot].address = peer
-        txCount += 1
-        t.downlink.probeBytes += tx[slot].payload.count
+        egress.tx[slot].address = peer
+        egress.count += 1
+        t.downlink.probeBytes += egress.tx[slot].payload.count
         t.packetsOut += 1
-        t.bytesOut += tx[slot].payload.count
+        t.bytesOut += egress.tx[slot].payload.count
         counters.packetsOut += 1
-        counters.bytesOut += tx[slot].payload.count
+        counters.bytesOut += egress.tx[slot].payload.count
         return true
     }
 }

@@ -275,14 +275,14 @@ extension MediaEngine {
             return false
         }
         let length = packet.count
-        if txCount == tx.count { flush() }
-        let slot = txCount
-        tx[slot].payload.removeAll(keepingCapacity: true)
-        tx[slot].payload.append(contentsOf: packet)
+        if egress.isFull { flush() }
+        let slot = egress.count
+        egress.tx[slot].payload.removeAll(keepingCapacity: true)
+        egress.tx[slot].payload.append(contentsOf: packet)
         let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
         if let d = info.vp8, c.vp8 != nil {
             let media = info.media
-            let shifts = tx[slot].payload.withUnsafeMutableBytes {
+            let shifts = egress.tx[slot].payload.withUnsafeMutableBytes {
                 c.rewriteVP8(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
             }
             if let shifts { c.outputShifts[mapSlot] = shifts }
@@ -344,95 +344,6 @@ extension MediaEngine {
 
     enum Retransmission { case sent, missing, refused }
 
-    /// Rewrites, strips or renumbers header extensions, encrypts and queues the packet in `slot`
-    /// (video toward a paced subscriber may wait in its pacer first, unencrypted).
-    func send(
-        slot: Int, consumer c: Consumer, producer p: Producer, header: RTPHeader, srtp: SRTPSession,
-        to peer: SocketAddress, fields: RTPPacketWriter.Rewrite
-    ) -> Bool {
-        var twccOffset: Int32 = -1
-        do {
-            try RTPPacketWriter.rewrite(&tx[slot].payload, fields)
-            // The publisher's transport-wide number is replaced by this transport's own (renumbered).
-            let twccIn = p.transport.twccExtensionID
-            let twccOut = c.transport.twccExtensionID
-            if let twccIn, twccOut != nil, let r = header.extensionValueRange(id: twccIn, in: tx[slot].payload),
-                r.count == 2
-            {
-                twccOffset = Int32(r.lowerBound)
-            }
-            if let profile = header.extensionProfile {
-                let audioIn = p.spec.audioLevelID
-                let audioOut = c.spec.audioLevelID
-                let absIn = p.spec.absSendTimeID
-                let absOut = c.spec.absSendTimeID
-                let ddIn = p.spec.dependencyDescriptorID
-                let ddOut = c.spec.dependencyDescriptorID
-                try RTPHeaderExtension.remapInPlace(&tx[slot].payload, range: header.extensionRange, profile: profile) {
-                    id in
-                    if id == audioIn { return audioOut }
-                    if id == absIn { return absOut }
-                    if id == twccIn { return twccOut }
-                    if id == ddIn { return ddOut }
-                    return nil
-                }
-            }
-        } catch {
-            counters.drop(.malformed)
-            return false
-        }
-        tx[slot].address = peer
-        let t = c.transport
-        let plain = tx[slot].payload.count
-        c.packetsOut += 1
-        c.bytesOut += plain
-        p.packetsOut += 1
-        p.bytesOut += plain
-        if !pace(slot: slot, on: t, video: p.isVideo, twccOffset: twccOffset) { return true }
-        return seal(slot: slot, on: t, srtp: srtp, twccOffset: twccOffset)
-    }
-
-    /// Appends `n` zero bytes (at most 256) to the packet in `slot`, from `zeros`: a buffer's bytes
-    /// are copied at once (a `repeatElement` goes element by element through a generic iterator,
-    /// which a debug build does not specialize and which then allocates per element), and neither
-    /// allocated nor retained per packet (a slice of a static array is retained).
-    func appendZeros(_ n: Int, to slot: Int) {
-        let count = min(max(n, 0), zeros.count)
-        tx[slot].payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: zeros[0..<count]))
-    }
-
-    /// Numbers (transport-wide), encrypts and counts the packet in `slot`, which joins the batch.
-    func seal(slot: Int, on t: Transport, srtp: SRTPSession, twccOffset: Int32) -> Bool {
-        if twccOffset >= 0 {
-            // Media sent while a probe cluster is under way belongs to it (libwebrtc's way): the
-            // padding only tops it up to the cluster's rate.
-            let at = Int(twccOffset)
-            let cluster = t.downlink.probing.map { Int16(truncatingIfNeeded: $0.cluster) } ?? -1
-            if numberForEstimation(slot: slot, range: at..<at + 2, on: t, cluster: cluster) >= 0, cluster >= 0 {
-                t.downlink.probing?.sentBytes += tx[slot].payload.count
-            }
-        }
-        let length = tx[slot].payload.count
-        appendZeros(SRTPSession.maximumTrailerLength, to: slot)
-        // Not a typed-throwing closure: through the stdlib's generic `withUnsafe...` one takes a heap
-        // context in a debug build.
-        let protected = tx[slot].payload.withUnsafeMutableBytes { buf in
-            (try? srtp.protect(rtp: buf, length: length)) ?? -1
-        }
-        guard protected >= 0 else {
-            counters.drop(.malformed)
-            return false
-        }
-        tx[slot].payload.removeLast(tx[slot].payload.count - protected)
-        txCount += 1
-        let bytes = tx[slot].payload.count
-        t.packetsOut += 1
-        t.bytesOut += bytes
-        counters.packetsOut += 1
-        counters.bytesOut += bytes
-        return true
-    }
-
     /// Answers a subscriber's NACK for one of its sequence numbers from the producer's buffer, as RTX
     /// when the subscriber negotiated it.
     ///
@@ -475,9 +386,9 @@ extension MediaEngine {
             _ = t.retransmission.spend(packet.count)
             c.retransmittedAt[slot] = t0
             guard let header = try? RTPHeader(parsing: packet) else { return .missing }
-            if txCount == tx.count { flush() }
-            let txSlot = txCount
-            tx[txSlot].payload.removeAll(keepingCapacity: true)
+            if egress.isFull { flush() }
+            let txSlot = egress.count
+            egress.tx[txSlot].payload.removeAll(keepingCapacity: true)
             // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
             var fields = RTPPacketWriter.Rewrite(
                 ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
@@ -486,19 +397,19 @@ extension MediaEngine {
             if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
                 media = media.lowerBound + 2..<media.upperBound + 2
                 let split = header.payloadRange.lowerBound
-                tx[txSlot].payload.append(contentsOf: packet[0..<split])
-                tx[txSlot].payload.appendBigEndian(output)
-                tx[txSlot].payload.append(contentsOf: packet[split...])
+                egress.tx[txSlot].payload.append(contentsOf: packet[0..<split])
+                egress.tx[txSlot].payload.appendBigEndian(output)
+                egress.tx[txSlot].payload.append(contentsOf: packet[split...])
                 fields.ssrc = rtxSSRC
                 fields.payloadType = rtxPT
                 fields.sequenceNumber = c.rtxSequence
                 c.rtxSequence &+= 1
             } else {
-                tx[txSlot].payload.append(contentsOf: packet)
+                egress.tx[txSlot].payload.append(contentsOf: packet)
             }
-            if c.vp8 != nil, media.upperBound <= tx[txSlot].payload.count {
+            if c.vp8 != nil, media.upperBound <= egress.tx[txSlot].payload.count {
                 let shift = c.outputShifts[slot]
-                tx[txSlot].payload.withUnsafeMutableBytes { raw in
+                egress.tx[txSlot].payload.withUnsafeMutableBytes { raw in
                     let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
                     if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
                         VP8Rewriter.apply(

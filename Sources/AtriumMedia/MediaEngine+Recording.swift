@@ -29,19 +29,19 @@ extension MediaEngine {
             guard
                 let (outSeq, outTS) = sink.admit(sequence: sequence, timestamp: timestamp, keyFrame: keyFrame, now: now)
             else { continue }
-            if txCount == tx.count { flush() }
-            let slot = txCount
-            tx[slot].payload.removeAll(keepingCapacity: true)
-            tx[slot].payload.append(contentsOf: packet)
+            if egress.isFull { flush() }
+            let slot = egress.count
+            egress.tx[slot].payload.removeAll(keepingCapacity: true)
+            egress.tx[slot].payload.append(contentsOf: packet)
             guard
                 (try? RTPPacketWriter.rewrite(
-                    &tx[slot].payload,
+                    &egress.tx[slot].payload,
                     RTPPacketWriter.Rewrite(
                         ssrc: sink.spec.ssrc, sequenceNumber: outSeq, timestamp: outTS,
                         payloadType: sink.spec.payloadType))) != nil
             else { continue }
-            tx[slot].address = sink.spec.destination
-            txCount += 1
+            egress.tx[slot].address = sink.spec.destination
+            egress.count += 1
             sink.packetsOut += 1
             counters.recordingPackets += 1
         }

@@ -147,12 +147,12 @@ extension MediaEngine {
     func divertToTCP() {
         var kept = 0
         let t = now
-        for k in 0..<txCount {
-            if let c = tcpByAddress[tx[k].address] {
+        for k in 0..<egress.count {
+            if let c = tcpByAddress[egress.tx[k].address] {
                 // A connection being closed takes nothing more (and its peer gets nothing by UDP).
                 guard c.closing == nil else { continue }
                 if c.output.isEmpty { c.lastDrain = t }
-                if c.output.push(tx[k].payload) {
+                if c.output.push(egress.tx[k].payload) {
                     counters.tcpFramesOut += 1
                 } else {
                     counters.drop(.tcpQueueFull)
@@ -162,11 +162,11 @@ extension MediaEngine {
                     tcpDirty.append(c)
                 }
             } else {
-                if kept != k { tx.swapAt(kept, k) }
+                if kept != k { egress.tx.swapAt(kept, k) }
                 kept += 1
             }
         }
-        txCount = kept
+        egress.count = kept
         for c in tcpDirty {
             c.dirty = false
             writeTCP(c)
