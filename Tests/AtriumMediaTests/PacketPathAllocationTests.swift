@@ -107,24 +107,30 @@ import Testing
         /// What the worker does with them: each datagram handled to the end, pacers drained and the
         /// batch sent after each receive round (a frame's packets arrive together), 33 ms apart.
         func forward(_ frames: [[[UInt8]]]) {
-            let engine = media.engine
-            let from = publisher.address
-            // By index: a `for ... in` goes through the generic iterator, which allocates in a debug build.
-            var f = 0
-            while f < frames.count {
-                let frame = frames[f]
-                f += 1
-                var n = 0
-                while n < frame.count {
-                    engine.receive(frame[n], from: from)
-                    n += 1
-                }
-                engine.drainPacers()
-                engine.flush()
-                media.clock.now += 0.033
-                engine.drainPacers()
-                engine.flush()
+            PacketPathAllocationTests.forward(frames, to: media, from: publisher.address, every: 0.033)
+        }
+    }
+
+    /// What the worker does with prepared frames: each datagram handled to the end, pacers drained
+    /// and the batch sent after each receive round (a frame's packets arrive together), `interval`
+    /// seconds apart, then drained and sent again.
+    static func forward(_ frames: [[[UInt8]]], to media: EmbeddedMedia, from: SocketAddress, every interval: Double) {
+        let engine = media.engine
+        // By index: a `for ... in` goes through the generic iterator, which allocates in a debug build.
+        var f = 0
+        while f < frames.count {
+            let frame = frames[f]
+            f += 1
+            var n = 0
+            while n < frame.count {
+                engine.receive(frame[n], from: from)
+                n += 1
             }
+            engine.drainPacers()
+            engine.flush()
+            media.clock.now += interval
+            engine.drainPacers()
+            engine.flush()
         }
     }
 
@@ -186,23 +192,9 @@ import Testing
             frames.append(frame)
         }
         let engine = room.media.engine
-        let from = room.publisher.address
         let before = engine.counters.packetsOut
         let count = AllocationCount.measure {
-            // By index: a `for ... in` goes through the generic iterator, which allocates in a debug build.
-            var f = 0
-            while f < frames.count {
-                let frame = frames[f]
-                f += 1
-                var n = 0
-                while n < frame.count {
-                    engine.receive(frame[n], from: from)
-                    n += 1
-                }
-                engine.drainPacers()
-                engine.flush()
-                room.media.clock.now += 1.0 / 30
-            }
+            Self.forward(frames, to: room.media, from: room.publisher.address, every: 1.0 / 30)
         }
         let forwarded = engine.counters.packetsOut - before
         #expect(forwarded >= 300 * 3, "\(forwarded) packets forwarded")
