@@ -97,7 +97,7 @@ let package = Package(
         // Rooms: the pure room and share state machine, the hub that owns the live rooms, and the typed
         // commands it applies (no JSON: the edges encode its values).
         .target(
-            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumStore", "AtriumMetrics"],
+            name: "AtriumRooms", dependencies: ["AtriumModel", "AtriumAuth", "AtriumMetrics"],
             swiftSettings: strict),
         // The rooms' wire forms at the edges: the JSON clients, the admin API and webhooks see, and the
         // documented error codes of the hub's refusals.
@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "AtriumAdminAPI",
             dependencies: [
-                "AtriumHTTP", "AtriumAuth", "AtriumStore", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
+                "AtriumHTTP", "AtriumAuth", "AtriumModel", "AtriumJSON", "AtriumMetrics", "AtriumRooms",
                 "AtriumRecording", "AtriumRoomCoding", "AtriumProtocol", "AtriumRouting",
             ],
             swiftSettings: strict

@@ -1,8 +1,8 @@
 import AtriumAuth
 import AtriumJSON
 import AtriumRoomCoding
+import AtriumModel
 import AtriumRooms
-import AtriumStore
 
 /// An admin API failure: the HTTP status and the documented `{"error": {"code", "message"}}` body.
 /// Every code is listed in `openapi.yaml` (components.schemas.ErrorCode) and in docs/admin-api.md.

@@ -4,7 +4,6 @@ import AtriumJSON
 import AtriumModel
 import AtriumRoomCoding
 import AtriumRooms
-import AtriumStore
 
 /// Live-room controls: participants, their permissions and tracks, shares and the share lock. They go
 /// through the hub, so participants see exactly the events a host's action over WebSocket produces.

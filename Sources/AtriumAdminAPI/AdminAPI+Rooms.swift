@@ -3,7 +3,6 @@ import AtriumHTTP
 import AtriumJSON
 import AtriumModel
 import AtriumRooms
-import AtriumStore
 
 /// `/v1/rooms` and `/v1/rooms/{roomId}`.
 extension AdminAPI {

@@ -6,7 +6,6 @@ public import AtriumModel
 public import AtriumRecording
 public import AtriumRooms
 public import AtriumRouting
-public import AtriumStore
 
 /// The admin HTTP API (v1), health and metrics, as an `HTTPHandler`. Pure request-in, response-out:
 /// it runs on the edge's service thread and in memory in tests. Time and ids are injected.

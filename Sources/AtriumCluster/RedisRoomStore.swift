@@ -1,7 +1,6 @@
 import AtriumJSON
 public import AtriumModel
 public import AtriumRedis
-public import AtriumStore
 
 /// Room settings in Redis, shared by every node of a cluster (`--redis`), behind the same `RoomStore`
 /// protocol as SQLite. One JSON string per room (`RoomRecord`), a name index, and a sorted set of ids

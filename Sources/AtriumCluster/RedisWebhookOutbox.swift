@@ -1,4 +1,5 @@
 import AtriumJSON
+public import AtriumModel
 public import AtriumRedis
 public import AtriumStore
 import AtriumSync

@@ -1,6 +1,5 @@
 public import AtriumAuth
 public import AtriumModel
-public import AtriumStore
 
 /// Where the hub sends what happens: the signaling layer encodes events for each recipient's socket.
 public protocol HubOutput: AnyObject {

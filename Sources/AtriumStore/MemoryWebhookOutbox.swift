@@ -1,3 +1,4 @@
+public import AtriumModel
 import Synchronization
 
 /// The webhook outbox in memory (`--store memory`): ordered and retried like the SQLite one, but lost

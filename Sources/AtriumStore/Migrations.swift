@@ -1,3 +1,5 @@
+import AtriumModel
+
 /// The schema, as an ordered list of migrations. Version N is `migrations[N - 1]`; the applied version is
 /// kept in `PRAGMA user_version`. Append, never edit: released databases have run the earlier steps.
 enum Migrations {

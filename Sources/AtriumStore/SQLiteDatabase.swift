@@ -1,3 +1,5 @@
+import AtriumModel
+
 internal import CSQLite
 
 /// One SQLite connection (a `final class` that closes it in `deinit`). Errors carry SQLite's message.

@@ -1,3 +1,5 @@
+public import AtriumModel
+
 /// The webhook outbox in the room store's SQLite file (table `webhook_outbox`, migration 2), through a
 /// connection of its own: the service thread and each delivery thread open one each, and SQLite's WAL
 /// mode lets them read while another writes. Entries are durable once `enqueue` returns (WAL,

@@ -1,3 +1,5 @@
+public import AtriumModel
+
 /// One event waiting to be delivered to one webhook endpoint.
 public struct OutboxEntry: Equatable, Sendable {
     /// Its place in the outbox: deliveries to an endpoint follow it, room by room.

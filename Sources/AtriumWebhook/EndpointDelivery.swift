@@ -1,3 +1,4 @@
+import AtriumModel
 import AtriumLog
 import AtriumStore
 import AtriumSync

@@ -1,3 +1,4 @@
+import AtriumModel
 import AtriumStore
 import Foundation
 import Testing

@@ -1,5 +1,3 @@
-public import AtriumModel
-
 /// Why a store call failed.
 public enum StoreError: Error, Equatable, Sendable {
     /// Another room already has this name.
