@@ -80,7 +80,7 @@ extension MediaCoordinator {
     }
 
     /// The subscriber's answer: the transport learns the peer, accepted sections get their consumers.
-    package func subscriberAnswer(_ pid: ParticipantID, revision: Int, sdp: String) throws(SignalError) {
+    package func subscriberAnswer(_ pid: ParticipantID, revision: Int, sdp: String) throws(NegotiationError) {
         guard var peer = peers[pid], var sub = peer.subscriber, let pending = sub.pending else {
             throw .media(code: "stale_revision", message: "no subscriber offer is waiting for an answer")
         }

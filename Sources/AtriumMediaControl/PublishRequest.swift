@@ -11,20 +11,20 @@ package struct PublishRequest {
         /// Binds a track the publisher already has (nil: `trackId` is not a string).
         case existing(TrackID?)
         /// Publishes a new track of this source, described by the rest of the entry.
-        case new(TrackSource, Result<TrackRequest, SignalError>)
+        case new(TrackSource, Result<TrackRequest, ProtocolError>)
     }
 
     package var offer: PublishOffer
     package var entries: [String: Entry]
 
-    package init(_ request: PublishOfferRequest) throws(SignalError) {
+    package init(_ request: PublishOfferRequest) throws(NegotiationError) {
         let text = request.sdp
         entries = [:]
         for e in request.tracks {
             switch e.binding {
             case .existing(let id): entries[e.mid] = .existing(id)
             case .new(let t): entries[e.mid] = .new(t.source, .success(t))
-            case .invalid(let source, let error, _): entries[e.mid] = .new(source, .failure(SignalError(error)))
+            case .invalid(let source, let error, _): entries[e.mid] = .new(source, .failure(error))
             }
         }
         do {
@@ -33,7 +33,7 @@ package struct PublishRequest {
             throw .media(code: error.code, message: error.description)
         }
         for mid in entries.keys where !offer.sections.contains(where: { $0.mid == mid }) {
-            throw .invalidField("tracks", "mid \"\(mid)\" is not in the offer")
+            throw .request(.invalidField("tracks", "mid \"\(mid)\" is not in the offer"))
         }
     }
 }

@@ -70,7 +70,8 @@ extension SignalEndpoint {
             return .published(HubCoding.trackInfo(published), share: share)
         case .publishOffer(let offer):
             let media = try mediaPlane()
-            let request = try PublishRequest(offer)
+            let request: PublishRequest
+            do throws(NegotiationError) { request = try PublishRequest(offer) } catch { throw SignalError(error) }
             defer { flushMedia() }
             // Media control plans; the room changes go through the hub here; then media control answers.
             let pending = media.planOffer(request, by: me, in: member.room, state: hub.state(member.room))
@@ -89,7 +90,9 @@ extension SignalEndpoint {
         case .subscriberAnswer(let revision, let sdp):
             let media = try mediaPlane()
             defer { flushMedia() }
-            try media.subscriberAnswer(me, revision: revision, sdp: sdp)
+            do throws(NegotiationError) {
+                try media.subscriberAnswer(me, revision: revision, sdp: sdp)
+            } catch { throw SignalError(error) }
             return .empty
         case .iceCandidate(_, let text):
             // ICE-lite: the server learns addresses from the checks; a candidate is checked, then ignored.

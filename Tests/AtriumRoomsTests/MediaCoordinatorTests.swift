@@ -272,7 +272,7 @@ extension MediaCommand {
         codecless.codec = nil
         let me = ParticipantID("pa_me")
         let camera = TrackRequest(source: .camera)
-        let bad = SignalError.invalidField("name", "expected a string, got number")
+        let bad = ProtocolError.invalidField("name", "expected a string, got number")
         let rows: [(OfferedSection, [String: TrackID], PublishRequest.Entry?, SectionPlan)] = [
             (stopped, [video.mid: TrackID("tr_1")], nil, .stop(ending: TrackID("tr_1"))),
             (stopped, [:], nil, .stop(ending: nil)),

@@ -1,3 +1,4 @@
+public import AtriumMediaControl
 public import AtriumProtocol
 import AtriumRoomCoding
 public import AtriumRooms
@@ -22,6 +23,14 @@ public enum SignalError: Error, Equatable, Sendable {
         case .malformedJSON, .badRequest: self = .badRequest(error.message)
         case .invalidField(let f, let m): self = .invalidField(f, m)
         case .unsupportedProtocol(let v): self = .unsupportedProtocol(v)
+        }
+    }
+
+    /// A refusal of media control.
+    public init(_ error: NegotiationError) {
+        switch error {
+        case .request(let e): self.init(e)
+        case .media(let code, let message): self = .media(code: code, message: message)
         }
     }
 
