@@ -22,7 +22,7 @@ public enum RoomCloseReason: String, Sendable {
     case ended
     /// It stayed empty past its empty timeout.
     case emptyTimeout = "empty_timeout"
-    /// The node drains: the room's next join places it on another node.
+    /// The node drains, or another node took the room over: its next join lands on another node.
     case moved
 }
 
@@ -196,7 +196,7 @@ public final class Hub {
     /// The one way a live room closes here, whatever closed it: the room leaves the hub, its claim in
     /// the cluster is released, media control hears it ended (its router, worker placement and stage
     /// go), and the observers hear the last events, then the close.
-    func close(_ id: RoomID, reason: RoomCloseReason, now: Int64, events: [RoomEvent] = []) {
+    public func close(_ id: RoomID, reason: RoomCloseReason, now: Int64, events: [RoomEvent] = []) {
         guard let live = rooms.removeValue(forKey: id) else { return }
         router.released(id)
         output?.roomChanged(id, state: nil)

@@ -96,7 +96,13 @@ final class ClusterParts {
             logger.warn("cluster record was lost; live rooms written back", ("rooms", String(hub.rooms.count)))
         }
         node.onRoomsLost = { rooms in
+            // Another node runs these rooms now (this one was cut off from Redis): the clients here move
+            // to it, and each room closes here by the one path, so the meeting never runs in two halves.
             logger.warn("rooms now owned by another node", ("rooms", rooms.map(\.rawValue).joined(separator: ",")))
+            for room in rooms {
+                signal.move(room: room, reason: "moved")
+                hub.close(room, reason: .moved, now: Clock.unixSeconds())
+            }
         }
         let sub = RedisSubscriber(url: url, channels: [keys.inbox(node.id)]) { waker?.wake() }
         if !sub.start() { logger.error("cannot start the cluster subscriber thread") }

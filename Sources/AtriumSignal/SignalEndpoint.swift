@@ -303,6 +303,15 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         }
     }
 
+    /// The room moved to another node (this one lost its ownership): its sessions here are told to
+    /// move and closed with 4104 `moved`, as in a drain; they join again through any node.
+    public func move(room: RoomID, reason: String) {
+        for s in sessions.values where !s.closing && s.member?.room == room {
+            send(s, ServerEvent.move(reason: reason).json)
+            close(s, SignalCloseCode.moved, "moved")
+        }
+    }
+
     public var sessionCount: Int { sessions.count }
 
     // MARK: - Housekeeping

@@ -411,6 +411,37 @@ def test_sigterm_on_the_node_running_a_meeting_moves_its_clients_who_keep_decodi
     run(go(), TEST_TIMEOUT)
 
 
+def test_a_room_taken_over_by_another_node_moves_its_clients_there_and_closes_here(fresh_cluster):
+    """Split brain healed: the owner finds in its heartbeat that another node holds its room (as when it
+    was cut off from Redis and the room was placed again); its clients are told to move, the room closes
+    there by the one path, and the meeting goes on as one on the new owner."""
+    c = fresh_cluster
+
+    async def go():
+        async with Opened() as opened:
+            probe = await joined(c.nodes[0], "probe", room="taken")
+            room_id = probe.snapshot["room"]["id"]
+            owner = c.node(c.owner(room_id))
+            await probe.close()
+            alice = opened.add(await joined(owner, "alice", room="taken"))
+            assert owner.metric("atrium_rooms_live") == 1
+            other = next(n for n in c.nodes if n is not owner)
+            # What the placement of a join elsewhere writes while the owner cannot reach Redis.
+            c.redis.cli("SET", f"atrium:room-owner:{room_id}", other.node_id, "PX", "15000")
+            move = await alice.expect("move", timeout=15)
+            assert move["reason"] == "moved"
+            code, _ = await alice.wait_closed(10)
+            assert code == 4104, code
+            assert owner.metric("atrium_rooms_live") == 0
+            # The old owner's release left the new owner's claim alone.
+            assert c.owner(room_id) == other.node_id
+            alice2 = opened.add(await joined(other, "alice", room="taken"))
+            assert alice2.snapshot["room"]["id"] == room_id
+            assert other.metric("atrium_rooms_live") == 1
+
+    run(go(), TEST_TIMEOUT)
+
+
 def webhooks_settled(c, rx):
     """The cluster's webhook queue is empty and every acknowledged delivery is counted by a live node."""
     live = [n for n in c.nodes if n.alive()]
