@@ -1,7 +1,7 @@
 import AtriumAuth
 import AtriumJSON
-import AtriumRoomCoding
 import AtriumModel
+import AtriumRoomCoding
 import AtriumRooms
 
 /// An admin API failure: the HTTP status and the documented `{"error": {"code", "message"}}` body.

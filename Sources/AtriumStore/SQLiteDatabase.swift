@@ -1,5 +1,4 @@
 import AtriumModel
-
 internal import CSQLite
 
 /// One SQLite connection (a `final class` that closes it in `deinit`). Errors carry SQLite's message.

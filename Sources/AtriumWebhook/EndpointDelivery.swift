@@ -1,5 +1,5 @@
-import AtriumModel
 import AtriumLog
+import AtriumModel
 import AtriumStore
 import AtriumSync
 import Synchronization
