@@ -8,7 +8,7 @@ import AtriumRooms
 /// Live-room controls: participants, their permissions and tracks, shares and the share lock. They go
 /// through the hub, so participants see exactly the events a host's action over WebSocket produces.
 extension AdminAPI {
-    static let participantFields: Set<String> = ["name", "metadata", "sources"]
+    static let participantFields: Set<String> = ["name", "metadata", "sources", "canPublishData", "attributes"]
 
     /// The room (authorized for `action`) and its live state, if it has one on this node.
     private func liveRoom(_ request: HTTPRequest, _ params: [String: String], write: Bool) throws(APIError)
@@ -94,8 +94,26 @@ extension AdminAPI {
             for item in arr { set.insert(try RoomCoding.enumValue(item, "sources")) }
             sources = set
         }
+        let canPublishData = try body["canPublishData"].map { v throws(APIError) in
+            try RoomCoding.bool(v, "canPublishData")
+        }
+        var attributes: AttributeChanges?
+        if let v = body["attributes"] {
+            guard let o = v.objectValue else { throw .invalidField("attributes", "expected an object") }
+            var changes = AttributeChanges()
+            for (key, value) in o {
+                switch value {
+                case .null: changes[key] = .some(nil)
+                case .string(let s): changes[key] = .some(s)
+                default: throw .invalidField("attributes", "\(key): expected a string or null")
+                }
+            }
+            attributes = changes
+        }
         let id = p.id
         try apply(.updateParticipant(id, name: name, metadata: metadata, sources: sources), in: room.id)
+        if let canPublishData { try apply(.setDataPermission(id, granted: canPublishData), in: room.id) }
+        if let attributes { try apply(.setAttributes(id, attributes), in: room.id) }
         let after = hub?.state(room.id)
         return Self.json(
             200, HubCoding.participant(try lookup(after, id.rawValue), tracks: after?.tracks(of: id) ?? []))

@@ -14,11 +14,17 @@ public final class AdminAPI: HTTPHandler {
         public var now: () -> Int64
         public var monotonic: () -> Double
         public var makeRoomID: () -> RoomID
+        /// Unix milliseconds: the server time of the data messages it posts.
+        public var nowMillis: () -> Int64
 
-        public init(now: @escaping () -> Int64, monotonic: @escaping () -> Double, makeRoomID: @escaping () -> RoomID) {
+        public init(
+            now: @escaping () -> Int64, monotonic: @escaping () -> Double, makeRoomID: @escaping () -> RoomID,
+            nowMillis: (() -> Int64)? = nil
+        ) {
             self.now = now
             self.monotonic = monotonic
             self.makeRoomID = makeRoomID
+            self.nowMillis = nowMillis ?? { now() * 1000 }
         }
     }
 
@@ -114,6 +120,8 @@ public final class AdminAPI: HTTPHandler {
         case (.recordings, _): return try listRecordings(request, params)
         case (.recording, .GET): return try getRecording(request, params)
         case (.recording, _): return try stopRecording(request, params)
+        case (.chat, _): return try listChat(request, params)
+        case (.data, _): return try postData(request, params)
         case (.signal, _):
             throw APIError(
                 status: 426, code: "upgrade_required", message: "/v1/signal speaks WebSocket: send an Upgrade request",
@@ -127,7 +135,7 @@ public final class AdminAPI: HTTPHandler {
     private func forwarded(_ request: HTTPRequest, _ route: Route, _ params: [String: String]) -> HTTPResponse? {
         guard let nodes, route.methods.contains(request.method), let key = params["roomId"] else { return nil }
         switch route {
-        case .participants, .participant, .muteTrack, .shares: break
+        case .participants, .participant, .muteTrack, .shares, .chat, .data: break
         default: return nil
         }
         guard let room = try? store.room(idOrName: key) else { return nil }

@@ -7,7 +7,7 @@ import AtriumProtocol
 enum RoomCoding {
     static let settingFields: Set<String> = [
         "name", "maxParticipants", "emptyTimeout", "metadata", "shareMode", "maxConcurrentShares", "whoCanShare",
-        "shareRequestRequired", "shareLocked",
+        "shareRequestRequired", "shareLocked", "chatHistory",
     ]
 
     static func json(_ r: Room) -> JSONValue {
@@ -25,6 +25,7 @@ enum RoomCoding {
             "whoCanShare": .string(p.whoCanShare.rawValue),
             "shareRequestRequired": .bool(p.shareRequestRequired),
             "shareLocked": .bool(p.shareLocked),
+            "chatHistory": .int(Int64(r.chatHistory)),
         ])
     }
 
@@ -51,6 +52,7 @@ enum RoomCoding {
             room.maxParticipants = try int(v, "maxParticipants", 0...Room.maxParticipantsLimit)
         }
         if let v = body["emptyTimeout"] { room.emptyTimeout = try int(v, "emptyTimeout", 0...Room.maxEmptyTimeout) }
+        if let v = body["chatHistory"] { room.chatHistory = try int(v, "chatHistory", 0...Room.maxChatHistory) }
         if let v = body["metadata"] {
             guard let s = v.stringValue else { throw .invalidField("metadata", "expected a string, got \(v.typeName)") }
             guard s.unicodeScalars.count <= Room.maxMetadataLength else {

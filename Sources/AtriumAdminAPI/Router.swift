@@ -18,6 +18,8 @@ enum Route: String, CaseIterable {
     case nodes = "/v1/nodes"
     case recordings = "/v1/rooms/{roomId}/recordings"
     case recording = "/v1/rooms/{roomId}/recordings/{recordingId}"
+    case chat = "/v1/rooms/{roomId}/chat"
+    case data = "/v1/rooms/{roomId}/data"
     /// The WebSocket endpoint; the edge hands upgrades to the signaling endpoint, plain requests come here.
     case signal = "/v1/signal"
 
@@ -28,7 +30,8 @@ enum Route: String, CaseIterable {
         case .rooms: [.GET, .POST]
         case .room: [.GET, .PATCH, .DELETE]
         case .tokens: [.POST]
-        case .participants, .shares, .nodes: [.GET]
+        case .participants, .shares, .nodes, .chat: [.GET]
+        case .data: [.POST]
         case .participant: [.GET, .PATCH, .DELETE]
         case .muteTrack: [.POST]
         case .share: [.DELETE]

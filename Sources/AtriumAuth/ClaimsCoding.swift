@@ -55,6 +55,7 @@ extension Grants {
         if let sources = canPublishSources {
             o["canPublishSources"] = .array(TrackSource.allCases.filter(sources.contains).map { .string($0.rawValue) })
         }
+        if !canPublishData { o["canPublishData"] = .bool(false) }
         o["role"] = .string(role.rawValue)
         if hidden { o["hidden"] = .bool(true) }
         return o
@@ -78,6 +79,7 @@ extension Grants {
         canPublish = try flag("canPublish")
         canSubscribe = try flag("canSubscribe")
         hidden = try flag("hidden")
+        if o["canPublishData"] != nil { canPublishData = try flag("canPublishData") }
         if let s = o["canPublishSources"] {
             guard let arr = s.arrayValue else { throw .malformedToken("grants.canPublishSources is not an array") }
             var set = Set<TrackSource>()

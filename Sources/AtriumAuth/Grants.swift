@@ -1,7 +1,8 @@
 public import AtriumModel
 
 /// What a token allows, carried in its `grants` claim. Absent fields grant nothing, except
-/// `canPublishSources`, whose absence means every source (subject to `canPublish` and the role).
+/// `canPublishSources`, whose absence means every source (subject to `canPublish` and the role), and
+/// `canPublishData`, whose absence allows sending data messages (chat, reactions) as in LiveKit.
 public struct Grants: Equatable, Sendable, Codable {
     /// The room (name or id) the token is scoped to; nil for a token not tied to one room.
     public var room: String?
@@ -13,6 +14,8 @@ public struct Grants: Equatable, Sendable, Codable {
     public var canSubscribe = false
     /// nil: every source. An empty set: none.
     public var canPublishSources: Set<TrackSource>?
+    /// Sending data messages (`send_data`, data channels); hosts can revoke it live.
+    public var canPublishData = true
     public var role: ParticipantRole = .participant
     /// Hidden participants (recorders, bots) are not announced to others.
     public var hidden = false

@@ -13,6 +13,7 @@ public enum RoomRecord {
             "metadata": .string(r.metadata), "shareMode": .string(p.shareMode.rawValue),
             "maxConcurrentShares": .int(Int64(p.maxConcurrentShares)), "whoCanShare": .string(p.whoCanShare.rawValue),
             "shareRequestRequired": .bool(p.shareRequestRequired), "shareLocked": .bool(p.shareLocked),
+            "chatHistory": .int(Int64(r.chatHistory)),
         ])
     }
 
@@ -32,6 +33,7 @@ public enum RoomRecord {
         r.sharePolicy.whoCanShare = v["whoCanShare"]?.stringValue.flatMap(WhoCanShare.init(rawValue:)) ?? .anyone
         r.sharePolicy.shareRequestRequired = v["shareRequestRequired"]?.boolValue ?? false
         r.sharePolicy.shareLocked = v["shareLocked"]?.boolValue ?? false
+        r.chatHistory = int(v["chatHistory"], 0...Room.maxChatHistory) ?? 100
         return r
     }
 

@@ -282,7 +282,7 @@ struct ConfigField: Sendable {
         },
         ConfigField(
             path: "webhooks", env: "ATRIUM_WEBHOOKS", flag: "--webhooks",
-            help: "webhook endpoints, a JSON array of {\"url\", \"secret\"}"
+            help: "webhook endpoints, a JSON array of {\"url\", \"secret\"} (and \"chat\": true for chat messages)"
         ) { c, raw in
             let value: JSONValue
             switch raw {
@@ -301,7 +301,12 @@ struct ConfigField: Sendable {
                     return "endpoint \(i): the url must start with http:// or https://"
                 }
                 guard !secret.isEmpty else { return "endpoint \(i): the secret must not be empty" }
-                out.append(WebhookSetting(url: url, secret: secret))
+                var chat = false
+                if let c = e["chat"] {
+                    guard let b = c.boolValue else { return "endpoint \(i): \"chat\" must be true or false" }
+                    chat = b
+                }
+                out.append(WebhookSetting(url: url, secret: secret, chat: chat))
             }
             c.webhooks = out
             return nil

@@ -119,10 +119,13 @@ public struct ServerConfig: Equatable, Sendable {
 public struct WebhookSetting: Equatable, Sendable {
     public var url: String
     public var secret: String
+    /// Whether it also gets a `chat_message` per chat message (off by default: chat can be busy).
+    public var chat: Bool
 
-    public init(url: String, secret: String) {
+    public init(url: String, secret: String, chat: Bool = false) {
         self.url = url
         self.secret = secret
+        self.chat = chat
     }
 }
 

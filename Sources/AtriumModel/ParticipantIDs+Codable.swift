@@ -30,3 +30,11 @@ extension ShareRequestID: Codable {
         try c.encode(rawValue)
     }
 }
+
+extension MessageID: Codable {
+    public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}

@@ -23,3 +23,10 @@ public struct ShareRequestID: Hashable, Sendable, CustomStringConvertible {
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 }
+
+/// A data message's id (`dm_`), made by the node that received it.
+public struct MessageID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}

@@ -5,6 +5,8 @@ public struct Room: Equatable, Sendable, Codable {
     public static let maxMetadataLength = 16 * 1024
     public static let maxParticipantsLimit = 10_000
     public static let maxEmptyTimeout = 7 * 24 * 3600
+    /// The most chat messages a room may keep for its joiners.
+    public static let maxChatHistory = 1000
 
     public var id: RoomID
     /// Optional unique name; tokens may scope to the name or the id.
@@ -19,6 +21,8 @@ public struct Room: Equatable, Sendable, Codable {
     /// Opaque application data, at most `maxMetadataLength` characters (Unicode scalars).
     public var metadata: String = ""
     public var sharePolicy = SharePolicy()
+    /// How many of the last `chat` messages the live room keeps and gives to joiners (0: none).
+    public var chatHistory: Int = 100
 
     public init(id: RoomID, name: String?, createdAt: Int64) {
         self.id = id

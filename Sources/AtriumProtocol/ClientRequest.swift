@@ -19,6 +19,8 @@ public enum RequestType: String, CaseIterable, Sendable {
     case publishOffer = "publish_offer"
     case subscriberAnswer = "subscriber_answer"
     case iceCandidate = "ice_candidate"
+    case sendData = "send_data"
+    case setAttributes = "set_attributes"
 }
 
 /// Every request a client sends, as a value (docs/protocol.md section 5 for the rooms, section 14 for
@@ -44,13 +46,18 @@ public enum ClientRequest: Equatable, Sendable {
     case answerShareRequest(ShareRequestID, grant: Bool)
     case setShareLock(Bool)
     case setSharePolicy(SharePolicyChange)
-    case setPermission(ParticipantID, source: TrackSource?, granted: Bool)
+    /// nil target: `screen_share`.
+    case setPermission(ParticipantID, target: PermissionTarget?, granted: Bool)
     case muteParticipant(TrackID)
     case removeParticipant(ParticipantID)
     case endRoom
     case publishOffer(PublishOfferRequest)
     case subscriberAnswer(revision: Int, sdp: String)
     case iceCandidate(target: MediaTarget, candidate: String)
+    /// A data message to everyone (`to` nil) or to the listed participants.
+    case sendData(topic: String, payload: String, to: [ParticipantID]?)
+    /// Sets (a string) or removes (nil) attributes of the sender, or of `participantId` (hosts clear).
+    case setAttributes(ParticipantID?, [String: String?])
 
     public var type: RequestType {
         switch self {
@@ -80,6 +87,8 @@ public enum ClientRequest: Equatable, Sendable {
         case .publishOffer: .publishOffer
         case .subscriberAnswer: .subscriberAnswer
         case .iceCandidate: .iceCandidate
+        case .sendData: .sendData
+        case .setAttributes: .setAttributes
         }
     }
 
@@ -129,7 +138,14 @@ public enum ClientRequest: Equatable, Sendable {
         case .setSharePolicy: self = .setSharePolicy(try SharePolicyChange(f))
         case .setPermission:
             let target = try participant()
-            self = .setPermission(target, source: try f.optionalEnum("source"), granted: try f.bool("granted"))
+            var permission: PermissionTarget?
+            if let raw = try f.optionalString("source", max: 64) {
+                guard let p = PermissionTarget(rawValue: raw) else {
+                    throw .invalidField("source", "expected a track source or data")
+                }
+                permission = p
+            }
+            self = .setPermission(target, target: permission, granted: try f.bool("granted"))
         case .muteParticipant: self = .muteParticipant(try track())
         case .removeParticipant: self = .removeParticipant(try participant())
         case .endRoom: self = .endRoom
@@ -143,6 +159,31 @@ public enum ClientRequest: Equatable, Sendable {
                 throw .invalidField("target", "expected publisher or subscriber")
             }
             self = .iceCandidate(target: t, candidate: try f.string("candidate", max: 1024))
+        case .sendData:
+            let topic = try f.string("topic", max: DataLimits.maxTopicBytes)
+            guard !topic.isEmpty else { throw .invalidField("topic", "is empty") }
+            let payload = try f.string("payload", max: DataLimits.maxPayloadBytes)
+            var to: [ParticipantID]?
+            if f.has("to"), try f.value("to") != .null {
+                let list = try f.list("to") { v throws(ProtocolError) in
+                    guard let s = v.stringValue, !s.isEmpty, s.utf8.count <= 64 else {
+                        throw .invalidField("to", "expected participant ids")
+                    }
+                    return ParticipantID(s)
+                }
+                guard !list.isEmpty, list.count <= DataLimits.maxRecipients else {
+                    throw .invalidField("to", "1 to \(DataLimits.maxRecipients) participants")
+                }
+                to = list
+            }
+            self = .sendData(topic: topic, payload: payload, to: to)
+        case .setAttributes:
+            let target = try f.optionalString("participantId", max: 64).map(ParticipantID.init)
+            let changes = try AttributeCoding.decode(f, "attributes")
+            guard changes.count <= AttributeLimits.maxKeys else {
+                throw .invalidField("attributes", "at most \(AttributeLimits.maxKeys) keys")
+            }
+            self = .setAttributes(target, changes)
         }
     }
 
@@ -194,9 +235,9 @@ public enum ClientRequest: Equatable, Sendable {
         case .answerShareRequest(let id, let grant): return ["requestId": .string(id.rawValue), "grant": .bool(grant)]
         case .setShareLock(let locked): return ["locked": .bool(locked)]
         case .setSharePolicy(let change): return change.fields
-        case .setPermission(let p, let source, let granted):
+        case .setPermission(let p, let target, let granted):
             var out: JSONObject = ["participantId": .string(p.rawValue)]
-            if let source { out["source"] = .string(source.rawValue) }
+            if let target { out["source"] = .string(target.rawValue) }
             out["granted"] = .bool(granted)
             return out
         case .removeParticipant(let p): return ["participantId": .string(p.rawValue)]
@@ -204,6 +245,14 @@ public enum ClientRequest: Equatable, Sendable {
         case .subscriberAnswer(let revision, let sdp): return ["revision": .int(Int64(revision)), "sdp": .string(sdp)]
         case .iceCandidate(let target, let candidate):
             return ["target": .string(target.rawValue), "candidate": .string(candidate)]
+        case .sendData(let topic, let payload, let to):
+            var out: JSONObject = ["topic": .string(topic), "payload": .string(payload)]
+            if let to { out["to"] = .array(to.map { .string($0.rawValue) }) }
+            return out
+        case .setAttributes(let target, let changes):
+            var out: JSONObject = ["attributes": AttributeCoding.encode(changes)]
+            if let target { out["participantId"] = .string(target.rawValue) }
+            return out
         }
     }
 }

@@ -20,6 +20,10 @@ public enum Response: Equatable, Sendable {
     case shareRequested(ShareRequestID)
     case shareLock(Bool)
     case sharePolicy(SharePolicy)
+    /// `send_data`: the message's id, its server time, and how many participants it was sent to.
+    case dataSent(MessageID, at: Int64, recipients: Int)
+    /// `set_attributes`: the participant's attributes after the change.
+    case attributes(ParticipantID, [String: String])
 
     /// Reads the `data` of a result that answers a request of this type.
     public init(data: JSONValue, answering type: RequestType) throws(ProtocolError) {
@@ -42,6 +46,14 @@ public enum Response: Equatable, Sendable {
         case .requestShare: self = .shareRequested(ShareRequestID(try f.string("requestId", max: 64)))
         case .setShareLock: self = .shareLock(try f.bool("locked"))
         case .setSharePolicy: self = .sharePolicy(try SharePolicy(json: try f.value("sharePolicy")))
+        case .sendData:
+            self = .dataSent(
+                MessageID(try f.string("messageId", max: 64)), at: try f.int64("at"),
+                recipients: try f.int("recipients", 0...Int(Int32.max)))
+        case .setAttributes:
+            self = .attributes(
+                ParticipantID(try f.string("participantId", max: 64)),
+                try AttributeCoding.decodeSet(try f.value("attributes"), "attributes"))
         case .auth, .leave, .update, .unpublish, .mute, .pauseShare, .resumeShare, .stopShare, .answerShareRequest,
             .setPermission, .muteParticipant, .removeParticipant, .endRoom, .subscriberAnswer, .iceCandidate:
             self = .empty
@@ -66,6 +78,10 @@ public enum Response: Equatable, Sendable {
         case .shareRequested(let id): return ["requestId": .string(id.rawValue)]
         case .shareLock(let locked): return ["locked": .bool(locked)]
         case .sharePolicy(let p): return ["sharePolicy": p.json]
+        case .dataSent(let id, let at, let recipients):
+            return ["messageId": .string(id.rawValue), "at": .int(at), "recipients": .int(Int64(recipients))]
+        case .attributes(let p, let a):
+            return ["participantId": .string(p.rawValue), "attributes": AttributeCoding.encodeSet(a)]
         }
     }
 }

@@ -25,6 +25,10 @@ public enum ServerEvent: Equatable, Sendable {
     case shareRequested(ShareRequestInfo)
     case shareRequestResolved(ShareRequestInfo, outcome: ShareRequestOutcome, by: By?)
     case roomEnded(by: By?)
+    /// A data message from a participant or the server.
+    case data(DataInfo)
+    /// A participant's attributes, all of them after the change.
+    case attributesChanged(ParticipantID, attributes: [String: String], by: By?)
     /// The next offer of your subscriber connection (`reset`: for a new connection).
     case subscriberOffer(SubscriberOffer)
     /// The rids of your simulcast track that some viewer wants, bottom first.
@@ -57,6 +61,8 @@ public enum ServerEvent: Equatable, Sendable {
         case .shareRequested: "share_requested"
         case .shareRequestResolved: "share_request_resolved"
         case .roomEnded: "room_ended"
+        case .data: "data"
+        case .attributesChanged: "attributes_changed"
         case .subscriberOffer: "subscriber_offer"
         case .layersWanted: "layers_wanted"
         case .mediaState: "media_state"
@@ -104,6 +110,12 @@ public enum ServerEvent: Equatable, Sendable {
         case .shareRequestResolved(let r, let outcome, let by):
             return ["request": r.json, "outcome": .string(outcome.rawValue), "by": By.json(by)]
         case .roomEnded(let by): return ["by": By.json(by)]
+        case .data(let d): return d.json.objectValue ?? [:]
+        case .attributesChanged(let p, let attributes, let by):
+            return [
+                "participantId": .string(p.rawValue), "attributes": AttributeCoding.encodeSet(attributes),
+                "by": By.json(by),
+            ]
         case .subscriberOffer(let o): return o.fields
         case .layersWanted(let t, let rids):
             return ["trackId": .string(t.rawValue), "rids": .array(rids.map { .string($0) })]
@@ -154,6 +166,11 @@ public enum ServerEvent: Equatable, Sendable {
                 try ShareRequestInfo(json: try f.value("request")), outcome: try f.enumValue("outcome"),
                 by: try By.read(f))
         case "room_ended": self = .roomEnded(by: try By.read(f))
+        case "data": self = .data(try DataInfo(json: .object(f.object)))
+        case "attributes_changed":
+            self = .attributesChanged(
+                try pid(), attributes: try AttributeCoding.decodeSet(try f.value("attributes"), "attributes"),
+                by: try By.read(f))
         case "subscriber_offer": self = .subscriberOffer(try SubscriberOffer(f))
         case "layers_wanted":
             var rids: [String] = []

@@ -31,11 +31,14 @@ public struct Permissions: WireValue {
     public var sources: [TrackSource]
     public var canSubscribe: Bool
     public var shareGranted: Bool
+    /// Sending data messages (`send_data`).
+    public var canPublishData: Bool
 
-    public init(sources: [TrackSource], canSubscribe: Bool, shareGranted: Bool) {
+    public init(sources: [TrackSource], canSubscribe: Bool, shareGranted: Bool, canPublishData: Bool = true) {
         self.sources = sources
         self.canSubscribe = canSubscribe
         self.shareGranted = shareGranted
+        self.canPublishData = canPublishData
     }
 
     public init(json: JSONValue) throws(ProtocolError) {
@@ -47,13 +50,15 @@ public struct Permissions: WireValue {
             }
             sources.append(s)
         }
-        self.init(sources: sources, canSubscribe: try f.bool("canSubscribe"), shareGranted: try f.bool("shareGranted"))
+        self.init(
+            sources: sources, canSubscribe: try f.bool("canSubscribe"), shareGranted: try f.bool("shareGranted"),
+            canPublishData: try f.bool("canPublishData"))
     }
 
     public var json: JSONValue {
         .object([
             "sources": .array(sources.map { .string($0.rawValue) }), "canSubscribe": .bool(canSubscribe),
-            "shareGranted": .bool(shareGranted),
+            "shareGranted": .bool(shareGranted), "canPublishData": .bool(canPublishData),
         ])
     }
 }
@@ -134,11 +139,14 @@ public struct ParticipantInfo: WireValue {
     public var joinedAt: Int64
     public var permissions: Permissions
     public var tracks: [TrackInfo]
+    /// Its key/value attributes (`set_attributes`).
+    public var attributes: [String: String]
 
     public init(
         id: ParticipantID, identity: String, name: String, metadata: String, role: ParticipantRole, joinedAt: Int64,
-        permissions: Permissions, tracks: [TrackInfo]
+        permissions: Permissions, tracks: [TrackInfo], attributes: [String: String] = [:]
     ) {
+        self.attributes = attributes
         self.id = id
         self.identity = identity
         self.name = name
@@ -156,7 +164,8 @@ public struct ParticipantInfo: WireValue {
             name: try f.string("name", max: 256), metadata: try f.string("metadata", max: 16 * 1024),
             role: try f.enumValue("role"), joinedAt: try f.int64("joinedAt"),
             permissions: try Permissions(json: try f.value("permissions")),
-            tracks: try f.list("tracks", TrackInfo.init(json:)))
+            tracks: try f.list("tracks", TrackInfo.init(json:)),
+            attributes: try AttributeCoding.decodeSet(try f.value("attributes"), "attributes"))
     }
 
     public var json: JSONValue {
@@ -164,6 +173,7 @@ public struct ParticipantInfo: WireValue {
             "id": .string(id.rawValue), "identity": .string(identity), "name": .string(name),
             "metadata": .string(metadata), "role": .string(role.rawValue), "joinedAt": .int(joinedAt),
             "permissions": permissions.json, "tracks": .array(tracks.map(\.json)),
+            "attributes": AttributeCoding.encodeSet(attributes),
         ])
     }
 }
@@ -355,12 +365,15 @@ public struct Snapshot: WireValue {
     public var iceServers: [IceServer]
     /// Pending share requests: only for hosts and cohosts.
     public var requests: [ShareRequestInfo]?
+    /// The room's last `chat` messages to everyone, oldest first (`chatHistory` of the room).
+    public var chat: [DataInfo]
 
     public init(
         room: RoomInfo, participant: ParticipantInfo, participants: [ParticipantInfo], shares: [ShareInfo],
         subscriptions: [Subscription], resumeToken: String, iceServers: [IceServer] = [],
-        requests: [ShareRequestInfo]? = nil
+        requests: [ShareRequestInfo]? = nil, chat: [DataInfo] = []
     ) {
+        self.chat = chat
         self.protocolVersion = ProtocolVersion.current
         self.room = room
         self.participant = participant
@@ -382,7 +395,8 @@ public struct Snapshot: WireValue {
             subscriptions: try f.list("subscriptions", Subscription.init(json:)),
             resumeToken: try f.string("resumeToken", max: 128),
             iceServers: try f.list("iceServers", IceServer.init(json:)),
-            requests: f.has("requests") ? try f.list("requests", ShareRequestInfo.init(json:)) : nil)
+            requests: f.has("requests") ? try f.list("requests", ShareRequestInfo.init(json:)) : nil,
+            chat: try f.list("chat", DataInfo.init(json:)))
         protocolVersion = try f.int("protocol", 0...Int(Int32.max))
     }
 
@@ -391,7 +405,7 @@ public struct Snapshot: WireValue {
             "protocol": .int(Int64(protocolVersion)), "room": room.json, "participant": participant.json,
             "participants": .array(participants.map(\.json)), "shares": .array(shares.map(\.json)),
             "subscriptions": .array(subscriptions.map(\.json)), "resumeToken": .string(resumeToken),
-            "iceServers": .array(iceServers.map(\.json)),
+            "iceServers": .array(iceServers.map(\.json)), "chat": .array(chat.map(\.json)),
         ]
         if let requests { o["requests"] = .array(requests.map(\.json)) }
         return .object(o)
@@ -411,11 +425,14 @@ public struct GrantsInfo: WireValue {
     public var canPublishSources: [TrackSource]?
     public var role: ParticipantRole = .participant
     public var hidden = false
+    /// Absent means granted.
+    public var canPublishData = true
 
     public init() {}
 
     public init(json: JSONValue) throws(ProtocolError) {
         let f = try FieldReader(json, "grants")
+        canPublishData = try f.optionalBool("canPublishData") ?? true
         room = try f.optionalString("room", max: 256)
         roomJoin = try f.optionalBool("roomJoin") ?? false
         roomCreate = try f.optionalBool("roomCreate") ?? false
@@ -448,6 +465,7 @@ public struct GrantsInfo: WireValue {
             o[key] = .bool(true)
         }
         if let canPublishSources { o["canPublishSources"] = .array(canPublishSources.map { .string($0.rawValue) }) }
+        if !canPublishData { o["canPublishData"] = .bool(false) }
         o["role"] = .string(role.rawValue)
         if hidden { o["hidden"] = .bool(true) }
         return .object(o)

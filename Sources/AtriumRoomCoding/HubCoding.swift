@@ -25,13 +25,13 @@ public enum HubCoding {
     public static func permissions(_ p: Participant) -> Permissions {
         Permissions(
             sources: TrackSource.allCases.filter(p.sources.contains), canSubscribe: p.canSubscribe,
-            shareGranted: p.shareGranted)
+            shareGranted: p.shareGranted, canPublishData: p.canPublishData)
     }
 
     public static func participantInfo(_ p: Participant, tracks: [Track]) -> ParticipantInfo {
         ParticipantInfo(
             id: p.id, identity: p.identity, name: p.name, metadata: p.metadata, role: p.role, joinedAt: p.joinedAt,
-            permissions: permissions(p), tracks: tracks.map(trackInfo))
+            permissions: permissions(p), tracks: tracks.map(trackInfo), attributes: p.attributes)
     }
 
     public static func trackInfo(_ t: Track) -> TrackInfo {
@@ -44,6 +44,10 @@ public enum HubCoding {
         ShareInfo(
             id: s.id, participantId: s.sharer, state: s.state, trackId: s.videoTrack, audioTrackId: s.audioTrack,
             startedAt: s.startedAt)
+    }
+
+    public static func dataInfo(_ m: DataMessage) -> DataInfo {
+        DataInfo(messageId: m.id, from: m.from, topic: m.topic, payload: m.payload, to: m.to, at: m.at)
     }
 
     public static func requestInfo(_ r: ShareRequest) -> ShareRequestInfo {
@@ -77,7 +81,7 @@ public enum HubCoding {
                 Subscription(trackId: $0.key, quality: $0.value)
             },
             resumeToken: resumeToken, iceServers: iceServers,
-            requests: mine.isModerator ? s.requests.map(requestInfo) : nil)
+            requests: mine.isModerator ? s.requests.map(requestInfo) : nil, chat: s.chat.map(dataInfo))
     }
 
     /// An event as pushed to clients.
@@ -101,6 +105,8 @@ public enum HubCoding {
         case .shareRequestResolved(let r, let outcome, let a):
             .shareRequestResolved(requestInfo(r), outcome: outcome, by: by(a))
         case .roomEnded(let a): .roomEnded(by: by(a))
+        case .data(let m): .data(dataInfo(m))
+        case .attributesChanged(let p, let a): .attributesChanged(p.id, attributes: p.attributes, by: by(a))
         }
     }
 }

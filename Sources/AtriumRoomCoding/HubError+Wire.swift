@@ -13,6 +13,7 @@ extension HubError {
         case .roomNotFound: "room_not_found"
         case .invalidRoomName: "invalid_room_name"
         case .notAllowed: "not_allowed"
+        case .dataNotAllowed: "data_not_allowed"
         case .shareLocked: "share_locked"
         case .shareInProgress: "share_in_progress"
         case .tooManyShares: "too_many_shares"
@@ -40,6 +41,7 @@ extension HubError {
         case .invalidRoomName(let r):
             Room.invalidNameMessage(r)
         case .notAllowed(let m): m
+        case .dataNotAllowed: "sending data messages is not allowed for this participant"
         case .shareLocked: "sharing is locked by a host"
         case .shareInProgress: "another share is in progress"
         case .tooManyShares: "the room's maximum of concurrent shares is reached"

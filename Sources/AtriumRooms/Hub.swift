@@ -153,7 +153,8 @@ public final class Hub {
         if ended {
             close(id, reason: .ended, now: now, events: events)
         } else {
-            output?.roomChanged(id, state: live.state)
+            // Data and attributes change nothing the media plane follows: a chat message reconciles nothing.
+            if events.isEmpty || !events.allSatisfy(\.isBesideMedia) { output?.roomChanged(id, state: live.state) }
             if !events.isEmpty { for o in observers { o.roomEvents(events, room: live.state.room, now: now) } }
         }
         return events
@@ -174,6 +175,7 @@ public final class Hub {
                 recipients = everyone.filter {
                     (after.participants[$0] ?? before.participants[$0])?.isModerator == true || extra.contains($0)
                 }
+            case .only(let listed): recipients = listed
             }
             if !recipients.isEmpty { output.deliver(event, room: room, to: recipients) }
             if case .participantLeft(let p, let reason) = event, [.replaced, .removed, .roomEnded].contains(reason) {

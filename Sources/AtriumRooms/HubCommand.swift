@@ -33,6 +33,12 @@ public enum HubCommand: Equatable, Sendable, Codable {
     case setShareLock(Bool)
     case setSharePolicy(SharePolicy)
     case setPermission(ParticipantID, source: TrackSource, granted: Bool)
+    /// Grants or revokes sending data messages.
+    case setDataPermission(ParticipantID, granted: Bool)
+    /// Sends a data message (made by the edge that received it: id, sender, time).
+    case sendData(DataMessage)
+    /// Sets or removes attributes of a participant (nil removes the key).
+    case setAttributes(ParticipantID, AttributeChanges)
     case removeParticipant(ParticipantID)
     case endRoom
     /// Housekeeping: share requests past their lifetime expire.

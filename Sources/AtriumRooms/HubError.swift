@@ -13,6 +13,8 @@ public enum HubError: Error, Equatable, Sendable, Codable {
     /// The token's room is neither a valid room name nor a room id: no such room can exist.
     case invalidRoomName(String)
     case notAllowed(String)
+    /// The participant may not send data messages (its token, or a host revoked it).
+    case dataNotAllowed
     case shareLocked
     case shareInProgress
     case tooManyShares

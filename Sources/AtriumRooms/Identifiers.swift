@@ -14,4 +14,5 @@ public struct IDGenerator {
     public func track() -> TrackID { TrackID(make("tr_")) }
     public func share() -> ShareID { ShareID(make("sh_")) }
     public func request() -> ShareRequestID { ShareRequestID(make("rq_")) }
+    public func message() -> MessageID { MessageID(make("dm_")) }
 }

@@ -16,6 +16,10 @@ public struct Participant: Equatable, Sendable, Codable {
     /// and `shareRequestRequired`); cleared on revoke.
     public var shareGranted: Bool
     public var autoSubscribe: Bool
+    /// Sending data messages: the token's `canPublishData`, revoked and granted live by hosts.
+    public var canPublishData = true
+    /// Its own key/value attributes (`hand: raised`), set by itself; hosts and the admin API may clear them.
+    public var attributes: [String: String] = [:]
     /// Track -> preferred quality.
     public var subscriptions: [TrackID: VideoQuality] = [:]
     /// False while its socket is gone and the resume window runs.

@@ -18,6 +18,9 @@ public enum RoomEvent: Equatable, Sendable, Codable {
     case shareRequested(ShareRequest)
     case shareRequestResolved(ShareRequest, ShareRequestOutcome, by: Actor?)
     case roomEnded(by: Actor)
+    /// A data message, to its recipients.
+    case data(DataMessage)
+    case attributesChanged(Participant, by: Actor)
 }
 
 /// Who acted: a participant, or the admin API (an application server).
@@ -32,6 +35,8 @@ public enum Audience: Equatable, Sendable {
     case everyone(except: [ParticipantID])
     /// Moderators (hosts and cohosts) and the listed participants.
     case moderatorsAnd([ParticipantID])
+    /// Exactly these participants.
+    case only([ParticipantID])
     case nobody
 }
 
@@ -46,6 +51,10 @@ extension RoomEvent {
             p.hidden ? .nobody : .everyone(except: [p.id])
         case .permissionsChanged(let p, _):
             .moderatorsAnd([p.id])
+        case .attributesChanged(let p, _):
+            p.hidden ? .moderatorsAnd([p.id]) : .everyone(except: [])
+        case .data(let m):
+            m.to.map { .only($0) } ?? .everyone(except: m.from.map { [$0] } ?? [])
         case .shareRequested(let r):
             .moderatorsAnd([r.requester])
         case .shareRequestResolved(let r, _, _):
@@ -53,6 +62,16 @@ extension RoomEvent {
         case .trackPublished, .trackUnpublished, .trackMuted, .shareStarted, .sharePaused, .shareResumed,
             .shareStopped, .shareLockChanged, .sharePolicyChanged, .roomEnded:
             .everyone(except: [])
+        }
+    }
+}
+
+extension RoomEvent {
+    /// Whether the media plane can ignore it (data and attributes change no track or subscription).
+    public var isBesideMedia: Bool {
+        switch self {
+        case .data, .attributesChanged: true
+        default: false
         }
     }
 }

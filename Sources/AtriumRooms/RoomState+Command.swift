@@ -50,6 +50,12 @@ extension RoomState {
             return try setPolicy(policy, by: actor)
         case .setPermission(let id, let source, let granted):
             return try setPermission(id, source: source, granted: granted, by: actor)
+        case .setDataPermission(let id, let granted):
+            return try setDataPermission(id, granted: granted, by: actor)
+        case .sendData(let message):
+            return try send(message, by: actor)
+        case .setAttributes(let id, let changes):
+            return try setAttributes(id, changes, by: actor)
         case .removeParticipant(let id):
             return try remove(id, by: actor)
         case .endRoom:

@@ -10,13 +10,15 @@ public struct RoomState: Sendable {
     static let tombstoneLimit = 256
 
     public internal(set) var room: Room
-    public private(set) var participants: [ParticipantID: Participant] = [:]
+    public internal(set) var participants: [ParticipantID: Participant] = [:]
     /// Join order, for stable listings.
     public private(set) var order: [ParticipantID] = []
     public private(set) var tracks: [TrackID: Track] = [:]
     /// Active and paused shares, oldest first.
     public private(set) var shares: [Share] = []
     public private(set) var requests: [ShareRequest] = []
+    /// The last messages on the `chat` topic sent to everyone, oldest first, at most `room.chatHistory`.
+    public internal(set) var chat: [DataMessage] = []
     private var tombstones: [TrackID: Bool] = [:]
     private var tombstoneOrder: [TrackID] = []
 
@@ -52,6 +54,7 @@ public struct RoomState: Sendable {
         var p = Participant(
             id: id, identity: identity, name: name, metadata: metadata, role: grants.role, hidden: grants.hidden,
             joinedAt: now, sources: sources, canSubscribe: grants.canSubscribe, autoSubscribe: autoSubscribe)
+        p.canPublishData = grants.canPublishData
         if autoSubscribe && p.canSubscribe {
             for t in tracks.values { p.subscriptions[t.id] = .high }
         }
@@ -401,6 +404,8 @@ public struct RoomState: Sendable {
         room.emptyTimeout = newRoom.emptyTimeout
         room.metadata = newRoom.metadata
         room.updatedAt = newRoom.updatedAt
+        room.chatHistory = newRoom.chatHistory
+        if chat.count > room.chatHistory { chat.removeFirst(chat.count - room.chatHistory) }
         return (try? setPolicy(policy, by: .admin)) ?? []
     }
 }

@@ -95,7 +95,9 @@ public final class AtriumServer {
         let makeRoomID = { RoomID.make(millis: Clock.unixMillis(), random: SecureRandom.uint64()) }
         let api = AdminAPI(
             store: store, verifier: verifier, metrics: metrics, corsOrigins: config.corsOrigins,
-            environment: .init(now: Clock.unixSeconds, monotonic: Clock.monotonic, makeRoomID: makeRoomID))
+            environment: .init(
+                now: Clock.unixSeconds, monotonic: Clock.monotonic, makeRoomID: makeRoomID,
+                nowMillis: { Int64(clamping: Clock.unixMillis()) }))
         let hub = Hub(
             store: store, ids: IDGenerator(random: SecureRandom.uint64),
             autoCreate: AutoCreate(rawValue: config.autoCreateRooms) ?? .grant, makeRoomID: makeRoomID)
@@ -210,6 +212,7 @@ public final class AtriumServer {
         }
         return SignalEndpoint(
             verifier: verifier, hub: hub, options: options, now: Clock.unixSeconds, monotonic: Clock.monotonic,
+            nowMillis: { Int64(clamping: Clock.unixMillis()) },
             makeToken: { Base64URL.encode(SecureRandom.bytes(24)) })
     }
 
@@ -277,7 +280,7 @@ public final class AtriumServer {
         var endpoints: [WebhookEndpoint] = []
         for w in config.webhooks {
             guard let url = WebhookURL(w.url) else { throw .startup("webhook url \(w.url) is not a valid http(s) URL") }
-            endpoints.append(WebhookEndpoint(url: url, secret: w.secret))
+            endpoints.append(WebhookEndpoint(url: url, secret: w.secret, chat: w.chat))
         }
         let path = config.dataDir + "/atrium.sqlite"
         let memory = config.store == .memory ? MemoryWebhookOutbox() : nil

@@ -140,9 +140,30 @@ extension SignalEndpoint {
             let next = change.applied(to: policy)
             try run(.setSharePolicy(next))
             return .sharePolicy(next)
-        case .setPermission(let target, let source, let granted):
-            try run(.setPermission(target, source: source ?? .screenShare, granted: granted))
+        case .setPermission(let target, let permission, let granted):
+            switch permission ?? .source(.screenShare) {
+            case .source(let source): try run(.setPermission(target, source: source, granted: granted))
+            case .data: try run(.setDataPermission(target, granted: granted))
+            }
             return .empty
+        case .sendData(let topic, let payload, let to):
+            guard session.data.admit(size: payload.utf8.count, now: monotonic()) else { throw .dataRateLimited }
+            let message = DataMessage(
+                id: hub.ids.message(), from: me, topic: topic, payload: payload, to: to, at: nowMillis())
+            let events: [RoomEvent]
+            do throws(HubError) { events = try hub.apply(.sendData(message), in: member.room, by: actor, now: t) } catch
+            {
+                throw .hub(error)
+            }
+            var recipients = 0
+            for case .data(let sent) in events {
+                recipients = sent.to?.count ?? max(0, (hub.state(member.room)?.participants.count ?? 1) - 1)
+            }
+            return .dataSent(message.id, at: message.at, recipients: recipients)
+        case .setAttributes(let target, let changes):
+            let who = target ?? me
+            try run(.setAttributes(who, changes))
+            return .attributes(who, hub.state(member.room)?.participants[who]?.attributes ?? [:])
         case .muteParticipant(let trackID):
             try run(.setMuted(trackID, true))
             return .empty

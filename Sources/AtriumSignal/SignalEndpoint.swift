@@ -27,6 +27,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         var lastSeen: Int64
         var tokens: Double
         var lastRefill: Double
+        /// The participant's data messages (`send_data`), limited apart from the request rate.
+        var data: DataRateLimiter
         var droppedThisSecond = 0
         var dropSecond: Int64 = 0
         var closing = false
@@ -41,6 +43,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             self.lastSeen = now
             self.tokens = burst
             self.lastRefill = mono
+            self.data = DataRateLimiter(now: mono)
         }
     }
 
@@ -58,6 +61,8 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     let options: SignalOptions
     let now: () -> Int64
     let monotonic: () -> Double
+    /// Unix milliseconds: the server time of data messages.
+    let nowMillis: () -> Int64
     let makeToken: () -> String
     var sessions: [UInt64: Session] = [:]
     var members: [ParticipantID: Member] = [:]
@@ -74,13 +79,14 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
 
     public init(
         verifier: TokenVerifier, hub: Hub, options: SignalOptions, now: @escaping () -> Int64,
-        monotonic: @escaping () -> Double, makeToken: @escaping () -> String
+        monotonic: @escaping () -> Double, nowMillis: (() -> Int64)? = nil, makeToken: @escaping () -> String
     ) {
         self.verifier = verifier
         self.hub = hub
         self.options = options
         self.now = now
         self.monotonic = monotonic
+        self.nowMillis = nowMillis ?? { now() * 1000 }
         self.makeToken = makeToken
         hub.output = self
     }

@@ -14,6 +14,8 @@ public enum SignalError: Error, Equatable, Sendable {
     case alreadyJoined
     case resumeFailed
     case rateLimited
+    /// Past the participant's data message limits (`DataRateLimiter`).
+    case dataRateLimited
     /// A media negotiation failure: `invalid_sdp`, `sdp_unsupported`, `stale_revision`, `media_unavailable`.
     case media(code: String, message: String)
 
@@ -47,6 +49,7 @@ public enum SignalError: Error, Equatable, Sendable {
         case .alreadyJoined: "already_joined"
         case .resumeFailed: "resume_failed"
         case .rateLimited: "rate_limited"
+        case .dataRateLimited: "data_rate_limited"
         case .media(let code, _): code
         }
     }
@@ -60,6 +63,8 @@ public enum SignalError: Error, Equatable, Sendable {
         case .alreadyJoined: "this connection has already joined"
         case .resumeFailed: "the session cannot be resumed; join again"
         case .rateLimited: "too many messages; slow down"
+        case .dataRateLimited:
+            "more than \(Int(DataRateLimiter.messagesPerSecond)) data messages or \(Int(DataRateLimiter.bytesPerSecond / 1024)) KiB a second; this one was not sent"
         case .media(_, let message): message
         }
     }

@@ -38,5 +38,6 @@ extension GrantsInfo {
         canPublishSources = g.canPublishSources.map { s in TrackSource.allCases.filter(s.contains) }
         role = g.role
         hidden = g.hidden
+        canPublishData = g.canPublishData
     }
 }

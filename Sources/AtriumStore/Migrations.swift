@@ -34,6 +34,10 @@ enum Migrations {
         );
         CREATE INDEX webhook_outbox_endpoint ON webhook_outbox (endpoint, seq);
         """,
+        // 3: how many chat messages a live room keeps for joiners.
+        """
+        ALTER TABLE rooms ADD COLUMN chat_history INTEGER NOT NULL DEFAULT 100;
+        """,
     ]
 
     static var latest: Int { all.count }

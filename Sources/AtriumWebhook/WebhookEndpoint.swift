@@ -2,10 +2,13 @@
 public struct WebhookEndpoint: Equatable, Sendable {
     public var url: WebhookURL
     public var secret: String
+    /// Whether it gets `chat_message` events (off by default).
+    public var chat: Bool
 
-    public init(url: WebhookURL, secret: String) {
+    public init(url: WebhookURL, secret: String, chat: Bool = false) {
         self.url = url
         self.secret = secret
+        self.chat = chat
     }
 }
 

@@ -39,8 +39,11 @@ public struct WebhookEvent: Equatable, Sendable {
         "room_started", "room_ended", "participant_joined", "participant_left", "track_published",
         "track_unpublished", "track_muted", "share_started", "share_paused", "share_resumed", "share_stopped",
         "share_requested", "share_granted", "share_denied", "share_request_expired", "share_request_cancelled",
-        "share_lock_changed", "recording_started", "recording_finished",
+        "share_lock_changed", "recording_started", "recording_finished", chatMessage,
     ]
+
+    /// A message on the `chat` topic: only to the endpoints that ask for it (`"chat": true`).
+    public static let chatMessage = "chat_message"
 
     /// The webhook type and data of a room event; nil for events webhooks do not carry (participant
     /// and permission updates, share policy changes other than the lock, and `room_ended`, which is
@@ -51,8 +54,11 @@ public struct WebhookEvent: Equatable, Sendable {
         var data = JSONObject()
         for (k, v) in fields where k != "type" { data[k] = v }
         switch event {
-        case .participantUpdated, .permissionsChanged, .sharePolicyChanged, .roomEnded:
+        case .participantUpdated, .permissionsChanged, .sharePolicyChanged, .roomEnded, .attributesChanged:
             return nil
+        case .data(let m):
+            guard m.topic == DataMessage.chatTopic else { return nil }
+            return (chatMessage, ["message": HubCoding.dataInfo(m).json])
         case .participantJoined(let p):
             // Hidden participants too: the application server sees everyone.
             data["participant"] = HubCoding.participant(p, tracks: [])

@@ -62,7 +62,7 @@ public final class Webhooks: HubObserver {
             let event = WebhookEvent(
                 id: makeID(), type: type, createdAt: at, room: room, roomName: roomName, data: data)
             let body = event.body
-            for d in deliveries {
+            for d in deliveries where type != WebhookEvent.chatMessage || d.endpoint.chat {
                 entries.append(OutboxEntry(endpoint: d.name, room: room.rawValue, eventID: event.id, body: body))
             }
         }

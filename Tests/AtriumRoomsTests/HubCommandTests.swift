@@ -267,6 +267,8 @@ import Testing
         case .shareRequested(let r): "requested:\(r.id)"
         case .shareRequestResolved(let r, let o, _): "resolved:\(r.id):\(o.rawValue)"
         case .roomEnded: "ended"
+        case .data(let m): "data:\(m.topic):\(m.payload)"
+        case .attributesChanged(let p, _): "attributes:\(p.identity)"
         }
     }
 }

@@ -14,8 +14,9 @@ class SignalWorld {
     static let now: Int64 = 1_800_000_000
 
     /// A token that lets `identity` join "standup", publish and subscribe, in `role`.
-    static func token(_ identity: String, role: ParticipantRole = .participant) -> String {
+    static func token(_ identity: String, role: ParticipantRole = .participant, data: Bool = true) -> String {
         var g = Grants()
+        g.canPublishData = data
         g.room = "standup"
         g.roomJoin = true
         g.canPublish = true
@@ -25,6 +26,8 @@ class SignalWorld {
     }
 
     var counter: UInt64 = 0
+    /// The endpoint's monotonic clock, in seconds: tests move it.
+    var clock = 0.0
     lazy var hub = Hub(
         store: MemoryRoomStore(),
         ids: IDGenerator(random: { [unowned self] in
@@ -34,7 +37,7 @@ class SignalWorld {
         autoCreate: .any, makeRoomID: { RoomID.make(millis: 1, random: 1) })
     lazy var endpoint = SignalEndpoint(
         verifier: TokenVerifier(keys: ["k": SignalWorld.secret]), hub: hub, options: SignalOptions(),
-        now: { SignalWorld.now }, monotonic: { 0 },
+        now: { SignalWorld.now }, monotonic: { [unowned self] in clock },
         makeToken: { [unowned self] in
             counter += 1
             return "rt\(counter)"
@@ -42,8 +45,8 @@ class SignalWorld {
     var nextID: UInt64 = 1
 
     /// A new connection of `identity` that has sent its join.
-    func connect(_ identity: String, role: ParticipantRole = .participant) -> FakeConnection {
-        let c = FakeConnection(id: nextID, query: [("access_token", Self.token(identity, role: role))])
+    func connect(_ identity: String, role: ParticipantRole = .participant, data: Bool = true) -> FakeConnection {
+        let c = FakeConnection(id: nextID, query: [("access_token", Self.token(identity, role: role, data: data))])
         nextID += 1
         endpoint.opened(c)
         send(c, #"{"type":"join","id":1,"protocol":1}"#)

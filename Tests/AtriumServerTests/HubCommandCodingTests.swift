@@ -20,6 +20,8 @@ import Testing
         g.subscriptions = [TrackID("tr_1"): .low, TrackID("tr_2"): .high]
         g.shareGranted = true
         g.connected = false
+        g.canPublishData = false
+        g.attributes = ["hand": "raised", "emoji": "\u{1F44B}"]
         return g
     }
 
@@ -55,6 +57,7 @@ import Testing
         r.emptyTimeout = 60
         r.metadata = "m"
         r.sharePolicy = policy
+        r.chatHistory = 7
         return r
     }
 
@@ -66,8 +69,13 @@ import Testing
         g.canPublishSources = [.microphone]
         g.role = .host
         g.hidden = true
+        g.canPublishData = false
         return g
     }
+
+    static let message = DataMessage(
+        id: MessageID("dm_1"), from: alice, topic: "chat", payload: "hi \u{1F600}", to: [ParticipantID("pa_b")],
+        at: 1_700_000_000_123)
 
     static let commands: [HubCommand] = [
         .join(
@@ -95,6 +103,10 @@ import Testing
         .endRoom,
         .expireRequests,
         .applySettings(settings),
+        .setDataPermission(alice, granted: false),
+        .sendData(message),
+        .sendData(DataMessage(id: MessageID("dm_2"), from: nil, topic: "t", payload: "", to: nil, at: 0)),
+        .setAttributes(alice, ["hand": "raised", "emoji": nil]),
     ]
 
     static let events: [RoomEvent] = [
@@ -115,13 +127,16 @@ import Testing
         .shareRequestResolved(request, .expired, by: nil),
         .shareRequestResolved(request, .granted, by: .admin),
         .roomEnded(by: .admin),
+        .data(message),
+        .attributesChanged(participant, by: .participant(alice)),
     ]
 
     static let errors: [HubError] = [
         .badRequest("b"), .invalidField("f", "m"), .notJoined, .roomFull,
         .roomNotFound("r"), .invalidRoomName("a b"), .notAllowed("no"), .shareLocked, .shareInProgress,
         .tooManyShares, .noActiveShare, .alreadyPublished, .trackNotFound, .participantNotFound, .shareNotFound,
-        .requestNotFound, .requestPending, .publisherLeft, .roomElsewhere(node: "n2"), .clusterUnavailable("down"),
+        .requestNotFound, .requestPending, .publisherLeft, .dataNotAllowed, .roomElsewhere(node: "n2"),
+        .clusterUnavailable("down"),
     ]
 
     /// Through JSON text, as the relay sends it.
@@ -182,10 +197,13 @@ import Testing
             case .endRoom: "endRoom"
             case .expireRequests: "expireRequests"
             case .applySettings: "applySettings"
+            case .setDataPermission: "setDataPermission"
+            case .sendData: "sendData"
+            case .setAttributes: "setAttributes"
             }
         }
-        #expect(Set(Self.commands.map(name)).count == 22)
-        #expect(Set(Self.events.map { String(describing: $0).prefix { $0 != "(" } }).count == 16)
+        #expect(Set(Self.commands.map(name)).count == 25)
+        #expect(Set(Self.events.map { String(describing: $0).prefix { $0 != "(" } }).count == 18)
     }
 
     /// Malformed input from another node is a `DecodingError`, never a trap.
