@@ -35,6 +35,9 @@ let package = Package(
         // AES-CTR, AES-GCM and HMAC-SHA1 contexts for AtriumSRTP's OpenSSL backend (a real C target: the
         // allocation-free HMAC restart goes through SHA1_* calls OpenSSL 3.0 marks deprecated).
         .target(name: "CAtriumSRTP", dependencies: ["COpenSSL"]),
+        // SCTP for WebRTC data channels: usrsctp (Debian's libusrsctp-dev, a static library) behind an
+        // integer id per association and two plain callbacks (its own take unions by value).
+        .target(name: "CAtriumSCTP", linkerSettings: [.linkedLibrary("usrsctp")]),
 
         // Wire formats and pure values.
         .target(name: "AtriumModel", swiftSettings: strict),
@@ -64,12 +67,14 @@ let package = Package(
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: strict),
         .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
+        // SCTP over DTLS for data channels (usrsctp) and the channels' own protocol, as a pure state machine.
+        .target(name: "AtriumSCTP", dependencies: ["CAtriumSCTP"], swiftSettings: strict),
         // The forwarding core and its thread: transports (ICE-lite, DTLS-SRTP), producers, consumers.
         .target(
             name: "AtriumMedia",
             dependencies: [
                 "AtriumUDP", "AtriumICE", "AtriumSTUN", "AtriumDTLS", "AtriumSRTP", "AtriumRTP", "AtriumForwarding",
-                "AtriumBytes", "AtriumLog", "AtriumCongestion", "AtriumSync",
+                "AtriumBytes", "AtriumLog", "AtriumCongestion", "AtriumSync", "AtriumSCTP",
             ],
             swiftSettings: strict),
         // JSEP offer/answer for the publisher and subscriber connections, as pure functions over AtriumSDP.
@@ -227,7 +232,8 @@ let package = Package(
             name: "AtriumWireTests",
             dependencies: [
                 "AtriumCongestion", "AtriumCrypto", "AtriumDTLS", "AtriumForwarding", "AtriumICE", "AtriumJSEP",
-                "AtriumJSON", "AtriumRTP", "AtriumSDP", "AtriumSRTP", "AtriumSTUN", "AtriumTestSupport", "COpenSSL",
+                "AtriumJSON", "AtriumRTP", "AtriumSCTP", "AtriumSDP", "AtriumSRTP", "AtriumSTUN", "AtriumTestSupport",
+                "COpenSSL",
             ],
             swiftSettings: imports),
         .testTarget(

@@ -20,6 +20,9 @@ public struct OfferedSection: Equatable, Sendable {
     /// accepted.
     public var rids: [String]
     public var extensions: HeaderExtensionIDs
+    /// A data channel section (`m=application ... webrtc-datachannel`) that is not stopped, with the
+    /// peer's SCTP port (5000 when it names none).
+    public var sctpPort: UInt16? = nil
     /// The simulcast layers the answer accepts; nil when it declines simulcast (always, unless
     /// `PublishOptions.simulcast` is on) and the publisher sends one stream.
     public var simulcast: AcceptedSimulcast?
@@ -71,8 +74,11 @@ public struct PublishOffer: Equatable, Sendable {
                     rids: m.rids.filter { $0.direction == .send }.map(\.id), extensions: extensions,
                     simulcast: options.simulcast && !stopped
                         ? AcceptedSimulcast(offered: m, codec: codec, extensions: extensions) : nil))
+            if m.isDataChannel && (m.port != 0 || m.bundleOnly) && !sections.contains(where: { $0.sctpPort != nil }) {
+                sections[sections.count - 1].sctpPort = m.sctpPort ?? 5000
+            }
         }
-        let live = sections.filter { !$0.stopped && $0.kind != nil }.map(\.mid)
+        let live = sections.filter { (!$0.stopped && $0.kind != nil) || $0.sctpPort != nil }.map(\.mid)
         if !live.isEmpty {
             guard let bundle = sdp.bundleGroup, live.allSatisfy(bundle.mids.contains) else {
                 throw .unsupported("every media section must be in one a=group:BUNDLE (use bundlePolicy max-bundle)")
@@ -99,7 +105,8 @@ public struct PublishOffer: Equatable, Sendable {
                 username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
                 addressType: "IP4", address: "127.0.0.1"))
         let bundled = sections.filter {
-            $0.codec != nil && (accepted.contains($0.mid) || (refused.contains($0.mid) && !$0.stopped))
+            ($0.codec != nil && (accepted.contains($0.mid) || (refused.contains($0.mid) && !$0.stopped)))
+                || $0.sctpPort != nil
         }.map(\.mid)
         if !bundled.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: bundled))) }
         out.attributes.append(.iceLite)
@@ -107,6 +114,10 @@ public struct PublishOffer: Equatable, Sendable {
         if sdp.extmapAllowMixed { out.attributes.append(.extmapAllowMixed) }
         for s in sections {
             let offered = sdp.media[s.index]
+            if s.sctpPort != nil {
+                out.media.append(Self.dataChannel(offered, mid: s.mid, local: local, setup: answerSetup))
+                continue
+            }
             guard let codec = s.codec, bundled.contains(s.mid) else {
                 out.media.append(Self.rejected(offered, mid: s.mid, local: local, setup: answerSetup))
                 continue
@@ -141,6 +152,25 @@ public struct PublishOffer: Equatable, Sendable {
         return out
     }
 
+    /// The peer's SCTP port when the offer has a data channel section (accepted: data channels are
+    /// for everyone; sending on them is the room's `canPublishData`).
+    public var sctpPort: UInt16? { sections.lazy.compactMap(\.sctpPort).first }
+
+    /// The answer to a data channel section (RFC 8841): our SCTP port 5000 and the largest message.
+    static func dataChannel(_ offered: MediaDescription, mid: String, local: LocalTransport, setup: Setup)
+        -> MediaDescription
+    {
+        var m = MediaDescription(
+            kind: .application, port: local.port, proto: offered.proto, formats: ["webrtc-datachannel"],
+            connection: local.connection)
+        m.attributes =
+            local.attributes(setup: setup) + [
+                .mid(mid), .other(name: "sctp-port", value: "5000"),
+                .other(name: "max-message-size", value: String(DataChannelSDP.maxMessageSize)),
+            ]
+        return m
+    }
+
     /// A rejected section (RFC 8829 section 5.3.1): port 0, the same kind and protocol, one format.
     /// It keeps the transport attributes: some stacks (aiortc) read ICE credentials, setup and
     /// rtcp-mux from every section, and candidates from the last one.
@@ -157,4 +187,10 @@ public struct PublishOffer: Equatable, Sendable {
         }
         return m
     }
+}
+
+/// What the server announces for data channels in its descriptions.
+public enum DataChannelSDP {
+    /// `a=max-message-size` (RFC 8841 section 6): the largest message the server takes.
+    public static let maxMessageSize = 262_144
 }

@@ -34,6 +34,10 @@ public enum MediaCommand: Sendable {
     /// Far worker: a pipe producer of router `router` with the producer's spec, fed from `link`
     /// (mediasoup's pipe producer: no publisher transport, no NACK or reports to a publisher).
     case addPipeProducer(ProducerSpec, router: String, link: PipeLink, tag: UInt32)
+    /// Sends a text message on the transport's data channel of that kind (the lossy one: unordered,
+    /// never retransmitted; else the reliable one). Lossy messages wait in a small queue when the peer
+    /// does not keep up, the oldest dropped first.
+    case sendData(transport: String, lossy: Bool, payload: [UInt8])
 }
 
 /// Whose transport a transport is: the worker placement keeps publishers on a room's home worker and
@@ -176,11 +180,14 @@ public struct RemoteSpec: Sendable, Equatable {
     /// peer's latest offer (the latter only when it negotiated transport-cc).
     public var midExtensionID: UInt8?
     public var transportWideCCExtensionID: UInt8?
+    /// The peer's SCTP port when the description negotiated data channels (`a=sctp-port`); nil: none.
+    public var sctpPort: UInt16?
 
     public init(
         ufrag: String, password: String, fingerprint: [UInt8], dtlsClient: Bool, midExtensionID: UInt8? = nil,
-        transportWideCCExtensionID: UInt8? = nil
+        transportWideCCExtensionID: UInt8? = nil, sctpPort: UInt16? = nil
     ) {
+        self.sctpPort = sctpPort
         self.ufrag = ufrag
         self.password = password
         self.fingerprint = fingerprint
@@ -345,6 +352,10 @@ public enum MediaEvent: Sendable, Equatable {
     /// The layers of a video producer as they arrive, bottom first (each second, when a rate moved by
     /// more than 20 %, a frame rate or size changed, or a stream started or stopped).
     case layers(producer: String, [LayerStats])
+    /// A data channel of a transport opened or closed (RFC 8832): the coordinator sends data on it.
+    case dataChannel(transport: String, label: String, lossy: Bool, open: Bool)
+    /// A text message a peer sent on one of its data channels.
+    case dataMessage(transport: String, lossy: Bool, payload: [UInt8])
     /// Audio producers' rates are not reported: the allocator counts each at a fixed rate.
 }
 

@@ -88,6 +88,13 @@ public enum DropReason: Int, Sendable, CaseIterable {
 /// Worker-wide counters. Plain integers owned by the worker thread; copied into a `MediaStats` snapshot
 /// about once a second.
 public struct MediaCounters: Sendable, Equatable {
+    /// Data channel messages received and sent, and those dropped (a lossy queue's oldest, a message
+    /// for a channel that is not open, a binary or oversized message); SCTP packets or data channel
+    /// messages that were not valid.
+    public var dataMessagesIn = 0
+    public var dataMessagesOut = 0
+    public var dataMessagesDropped = 0
+    public var dataInvalid = 0
     public var packetsIn = 0
     public var packetsOut = 0
     public var bytesIn = 0
@@ -317,6 +324,17 @@ public struct MediaStats: Sendable, Equatable {
         counter(
             "atrium_media_stun_requests_total", "STUN messages received (connectivity checks and consent).",
             [("", "\(c.stunRequests)")])
+        counter(
+            "atrium_media_data_messages_total", "Data channel messages received from and sent to peers.",
+            inOut(c.dataMessagesIn, c.dataMessagesOut))
+        counter(
+            "atrium_media_data_dropped_total",
+            "Data channel messages dropped: a lossy queue's oldest, no open channel of the kind, binary or too large.",
+            [("", "\(c.dataMessagesDropped)")])
+        counter(
+            "atrium_media_data_invalid_total",
+            "SCTP packets or data channel messages that were not valid (dropped; the association stays).",
+            [("", "\(c.dataInvalid)")])
         counter(
             "atrium_media_dtls_handshakes_total", "DTLS handshakes by outcome.",
             [("result=\"ok\"", "\(c.dtlsHandshakes)"), ("result=\"failed\"", "\(c.dtlsFailures)")])

@@ -98,6 +98,8 @@ extension MediaEngine {
         case .pipeProducer(let id, let link, let tag): pipeProducer(id: id, link: link, tag: tag)
         case .addPipeProducer(let spec, let router, let link, let tag):
             addPipeProducer(spec, router: router, link: link, tag: tag)
+        case .sendData(let id, let lossy, let payload):
+            if let t = transports[id] { sendData(payload, lossy: lossy, on: t) }
         }
     }
 
@@ -169,11 +171,14 @@ extension MediaEngine {
             makeDTLS(t)
             startDTLSIfClient(t)
         }
+        // A later description that adds data channels to a connected transport.
+        if remote.sctpPort != nil { startData(t) }
     }
 
     /// Ends a transport with everything on it; its router goes with its last transport.
     func close(_ t: Transport) {
         guard transports.removeValue(forKey: t.id) != nil else { return }
+        stopData(t)
         for c in t.consumers { close(c, bye: false) }
         for p in t.listener.producers { close(p) }
         byUfrag = byUfrag.filter { $0.value !== t }

@@ -189,10 +189,12 @@ extension MediaEngine {
                 for c in t.consumers {
                     if let k = c.keyFrameStream { startViewer(c, stream: k) }
                 }
+                startData(t)
             case .closed:
                 t.session.connected = false
+                stopData(t)
                 report(t, .closed)
-            case .applicationData: break
+            case .applicationData(let bytes): receiveData(bytes, on: t)
             }
         }
     }

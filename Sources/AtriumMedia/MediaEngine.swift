@@ -50,6 +50,8 @@ final class MediaEngine {
     /// Viewers waiting for the fresh key frame their start asked for (`startViewer`).
     var awaitingFresh: [Consumer] = []
     var events: [MediaEvent] = []
+    /// Transports with an SCTP association, serviced each round.
+    var dataTransports: [Transport] = []
     /// ICE-TCP connections by poller token and by peer address, those written in the current flush,
     /// and those to close after the round in hand.
     var tcpConnections: [UInt64: TCPConnection] = [:]
@@ -239,6 +241,7 @@ final class MediaEngine {
                 if n < full { break }
             }
         }
+        if !dataTransports.isEmpty { serviceDataTransports() }
         let t = now
         if t - lastTick >= 0.02 {
             lastTick = t

@@ -57,6 +57,8 @@ final class Transport {
     /// A pipe transport (mediasoup's PipeTransport inside one process): it carries a far worker's
     /// pipe producers, fed through this link from the room's home worker, and has no peer.
     var pipe: PipeLink?
+    /// Its data channels, once DTLS is up and the peer negotiated them.
+    var data: DataSession?
 
     func add(_ c: Consumer) {
         consumers.append(c)

@@ -31,6 +31,12 @@ extension MediaCoordinator {
             allocateReleased()
         }
         for event in plane.events() {
+            switch event {
+            case .dataChannel, .dataMessage:
+                dataEvent(event)
+                continue
+            default: break
+            }
             if case .estimate(let transport, let bitrate) = event {
                 estimates[transport] = bitrate
                 reallocate = true

@@ -95,7 +95,8 @@ extension MediaCoordinator {
             ufrag: offer.remote.ufrag, password: offer.remote.password, fingerprint: offer.remote.fingerprint.bytes,
             dtlsClient: offer.answerSetup == .active,
             midExtensionID: offer.sections.lazy.compactMap(\.extensions.mid).first,
-            transportWideCCExtensionID: twcc ? offer.sections.lazy.compactMap(\.extensions.transportWideCC).first : nil)
+            transportWideCCExtensionID: twcc ? offer.sections.lazy.compactMap(\.extensions.transportWideCC).first : nil,
+            sctpPort: offer.sctpPort)
     }
 
     /// The publisher transport for an offer: opened on the first one; on a later one updated, with new

@@ -117,6 +117,10 @@ public final class MediaCoordinator {
         return { Double((c.now - start).components.seconds) + Double((c.now - start).components.attoseconds) * 1e-18 }
     }()
     var counter: UInt64 = 0
+    /// The data channels open on each transport, by kind (lossy or reliable), and the messages
+    /// participants sent on theirs until the endpoint takes them (`takeData`).
+    var dataChannels: [String: [Bool: Int]] = [:]
+    var dataIn: [DataFromChannel] = []
     /// Counts producers recorded, for their `serial`.
     var producerSerial: UInt64 = 0
     /// Messages for participants, oldest first, until the endpoint takes them (`takeMessages`).

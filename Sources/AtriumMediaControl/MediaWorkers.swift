@@ -118,6 +118,7 @@ public final class MediaWorkers: MediaPlane {
             }
         case .reject(let transport, _, _): route(command, transportWorker[transport])
         case .allocate(let transport, _): route(command, transportWorker[transport])
+        case .sendData(let transport, _, _): route(command, transportWorker[transport])
         case .addProducer(let spec):
             if transportWorker[spec.transport] != nil {
                 producerTransport[spec.id] = spec.transport

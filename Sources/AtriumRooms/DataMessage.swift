@@ -15,8 +15,14 @@ public struct DataMessage: Equatable, Sendable, Codable {
     public var to: [ParticipantID]?
     /// Unix milliseconds when the server received it.
     public var at: Int64
+    /// How it came and so how it goes: over signaling, or on a data channel (reliable or lossy).
+    public var path: DataPath
 
-    public init(id: MessageID, from: ParticipantID?, topic: String, payload: String, to: [ParticipantID]?, at: Int64) {
+    public init(
+        id: MessageID, from: ParticipantID?, topic: String, payload: String, to: [ParticipantID]?, at: Int64,
+        path: DataPath = .signaling
+    ) {
+        self.path = path
         self.id = id
         self.from = from
         self.topic = topic
@@ -25,8 +31,16 @@ public struct DataMessage: Equatable, Sendable, Codable {
         self.at = at
     }
 
-    /// Kept in the room's chat history: a `chat` message to everyone.
-    public var isChatHistory: Bool { topic == Self.chatTopic && to == nil }
+    /// Kept in the room's chat history: a `chat` message to everyone, not a lossy one.
+    public var isChatHistory: Bool { topic == Self.chatTopic && to == nil && path != .lossy }
+}
+
+/// The way a data message travels: it leaves as it came. A message sent over signaling reaches its
+/// recipients over signaling; one sent on a reliable data channel reaches them on theirs (or over
+/// signaling when they have none); a lossy one (unordered, never retransmitted: a pointer) only on
+/// their lossy channels.
+public enum DataPath: String, Equatable, Sendable, Codable {
+    case signaling, reliable, lossy
 }
 
 /// A change of one participant's attributes: a value sets a key, nil removes it.

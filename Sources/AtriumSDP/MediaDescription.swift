@@ -89,3 +89,18 @@ public struct MediaDescription: Equatable, Sendable, AttributeList {
         return ([kind.sdpValue, port, proto] + formats).joined(separator: " ")
     }
 }
+
+extension MediaDescription {
+    /// A WebRTC data channel section (RFC 8841): `m=application ... UDP/DTLS/SCTP webrtc-datachannel`.
+    public var isDataChannel: Bool {
+        kind == .application && proto.uppercased().hasSuffix("DTLS/SCTP") && formats == ["webrtc-datachannel"]
+    }
+
+    /// Its `a=sctp-port` (RFC 8841 section 5), when it is a valid port.
+    public var sctpPort: UInt16? {
+        for case .other(let name, let value) in attributes where name == "sctp-port" {
+            if let v = value, let port = UInt16(v), port > 0 { return port }
+        }
+        return nil
+    }
+}

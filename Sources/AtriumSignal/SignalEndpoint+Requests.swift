@@ -147,7 +147,7 @@ extension SignalEndpoint {
             }
             return .empty
         case .sendData(let topic, let payload, let to):
-            guard session.data.admit(size: payload.utf8.count, now: monotonic()) else { throw .dataRateLimited }
+            guard admitData(me, size: payload.utf8.count) else { throw .dataRateLimited }
             let message = DataMessage(
                 id: hub.ids.message(), from: me, topic: topic, payload: payload, to: to, at: nowMillis())
             let events: [RoomEvent]

@@ -27,8 +27,6 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         var lastSeen: Int64
         var tokens: Double
         var lastRefill: Double
-        /// The participant's data messages (`send_data`), limited apart from the request rate.
-        var data: DataRateLimiter
         var droppedThisSecond = 0
         var dropSecond: Int64 = 0
         var closing = false
@@ -43,7 +41,6 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             self.lastSeen = now
             self.tokens = burst
             self.lastRefill = mono
-            self.data = DataRateLimiter(now: mono)
         }
     }
 
@@ -67,6 +64,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     var sessions: [UInt64: Session] = [:]
     var members: [ParticipantID: Member] = [:]
     var byResumeToken: [String: ParticipantID] = [:]
+    /// Each participant's data message budget (`send_data` and its data channels together), apart
+    /// from the request rate.
+    var dataLimits: [ParticipantID: DataRateLimiter] = [:]
     /// The media plane's signaling side; nil when the server runs without media. What it has for
     /// participants is sent after each call into it (`flushMedia`).
     public var media: MediaCoordinator?
@@ -256,6 +256,10 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
     }
 
     public func deliver(_ event: RoomEvent, room: RoomID, to recipients: [ParticipantID]) {
+        if case .data(let m) = event, m.path != .signaling {
+            deliverOnChannels(m, to: recipients)
+            return
+        }
         broadcast(HubCoding.event(event).json, to: recipients)
     }
 
@@ -336,6 +340,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             _ = try? hub.apply(.leave(pid, reason: .disconnected), in: m.room, by: .participant(pid), now: t)
         }
         hub.tick(now: t)
+        for pid in dataLimits.keys where members[pid] == nil { dataLimits[pid] = nil }
         drainMedia()
         if t - lastNetworkQuality >= options.networkQualityInterval {
             lastNetworkQuality = t
@@ -357,6 +362,7 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         guard let media else { return }
         let t = now()
         let (speakers, changes) = media.drainEvents(rooms: hub, now: t)
+        for d in media.takeData() { relayChannelData(d) }
         for change in changes {
             switch change {
             case .stopShare(let share, let sharer, let room, let reason):
