@@ -39,16 +39,29 @@ public enum SubscriberNegotiation {
     /// and without SSRCs, on the same transport and in the BUNDLE group: a BUNDLE group whose sections
     /// were all rejected would end the transport, and browsers refuse (or rebuild ICE and DTLS for) the
     /// next offer.
+    /// With `data`, a data channel section (mid `data`) comes first, on every offer of the connection.
     public static func offer(
-        sections: [SubscriberSection], local: LocalTransport, sessionID: UInt64, version: UInt64
+        sections: [SubscriberSection], local: LocalTransport, sessionID: UInt64, version: UInt64, data: Bool = false
     ) -> SessionDescription {
         var out = SessionDescription(
             origin: Origin(
                 username: "atrium", sessionID: sessionID, sessionVersion: version, networkType: "IN",
                 addressType: "IP4", address: "127.0.0.1"))
-        if !sections.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: sections.map(\.mid)))) }
+        let mids = (data ? [dataMid] : []) + sections.map(\.mid)
+        if !mids.isEmpty { out.attributes.append(.group(Group(semantics: "BUNDLE", mids: mids))) }
         out.attributes.append(.iceLite)
         out.attributes.append(.msidSemantic(MsidSemantic(semantic: "WMS", identifiers: ["*"])))
+        if data {
+            var m = MediaDescription(
+                kind: .application, port: local.port, proto: "UDP/DTLS/SCTP", formats: ["webrtc-datachannel"],
+                connection: local.connection)
+            m.attributes =
+                local.attributes(setup: .actpass) + [
+                    .mid(dataMid), .other(name: "sctp-port", value: "5000"),
+                    .other(name: "max-message-size", value: String(DataChannelSDP.maxMessageSize)),
+                ]
+            out.media.append(m)
+        }
         for s in sections {
             var m = MediaDescription(kind: s.kind, port: local.port, formats: [], connection: local.connection)
             m.attributes = local.attributes(setup: .actpass)
@@ -96,8 +109,13 @@ public enum SubscriberNegotiation {
         return out
     }
 
+    /// The mid of the data channel section.
+    public static let dataMid = "data"
+
     /// A subscriber's answer to an offer, checked.
     public struct Answer: Equatable, Sendable {
+        /// The peer's SCTP port when it accepted the data channel section.
+        public var sctpPort: UInt16? = nil
         public var remote: RemoteTransport
         /// The mids the subscriber accepted (not port 0, receiving).
         public var accepted: Set<String>
@@ -164,8 +182,10 @@ public enum SubscriberNegotiation {
             guard rtcpMuxOnAll(sdp, accepted) else { throw .unsupported("the answer has no a=rtcp-mux") }
         }
         let twcc = sdp.media.lazy.compactMap { HeaderExtensionIDs(extmaps: $0.extmaps).transportWideCC }.first
+        let data = zip(sdp.media, offer.media).first { m, o in m.isDataChannel && o.isDataChannel && m.port != 0 }
         return Answer(
-            remote: remote, accepted: accepted, rtx: rtx, nack: nack, payloadTypes: payloadTypes, transportWideCC: twcc)
+            sctpPort: data.map { $0.0.sctpPort ?? 5000 }, remote: remote, accepted: accepted, rtx: rtx, nack: nack,
+            payloadTypes: payloadTypes, transportWideCC: twcc)
     }
 
     static func rtcpMuxOnAll(_ sdp: SessionDescription, _ mids: Set<String>) -> Bool {

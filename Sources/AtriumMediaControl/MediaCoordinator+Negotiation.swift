@@ -50,7 +50,7 @@ extension MediaCoordinator {
             }
         }
         // Nothing live to offer on the new connection yet: the reset goes with the next offer.
-        if reset && sub.sections.isEmpty {
+        if reset && sub.sections.isEmpty && !sub.data {
             sub.resetPending = true
             sub.revision -= 1
             peer.subscriber = sub
@@ -67,7 +67,7 @@ extension MediaCoordinator {
         let offer = SubscriberNegotiation.offer(
             sections: sections, local: local(sub.ufrag, sub.password, room: peer.room, transport: sub.transport),
             sessionID: sessionID,
-            version: UInt64(sub.revision))
+            version: UInt64(sub.revision), data: sub.data)
         let tracks = sub.sections.filter(\.active).map { s in
             MediaMessage.OfferedTrack(mid: s.mid, track: s.track, publisher: s.publisher, source: s.source)
         }
@@ -96,7 +96,8 @@ extension MediaCoordinator {
         }
         let remote = RemoteSpec(
             ufrag: answer.remote.ufrag, password: answer.remote.password, fingerprint: answer.remote.fingerprint.bytes,
-            dtlsClient: answer.remote.setup == .passive, transportWideCCExtensionID: answer.transportWideCC)
+            dtlsClient: answer.remote.setup == .passive, transportWideCCExtensionID: answer.transportWideCC,
+            sctpPort: answer.sctpPort)
         plane.submit(
             .updateTransport(id: sub.transport, remote: remote, localUfrag: sub.ufrag, localPassword: sub.password))
         let ext = HeaderExtensionIDs.subscriber

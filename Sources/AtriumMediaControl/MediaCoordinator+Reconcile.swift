@@ -64,7 +64,7 @@ extension MediaCoordinator {
         for pid in state.order {
             guard let p = state.participants[pid], p.canSubscribe else { continue }
             let wanted = Set(p.subscriptions.keys.filter { producers[$0] != nil })
-            updateSubscriber(pid, room: room, state: state, wanted: wanted)
+            updateSubscriber(pid, room: room, state: state, wanted: wanted, data: p.dataChannels)
         }
         // Subscriptions, qualities, viewports and the stage may have changed: each viewer's share of
         // its estimate again.
@@ -72,10 +72,15 @@ extension MediaCoordinator {
         allocateAll(in: room)
     }
 
-    func updateSubscriber(_ pid: ParticipantID, room: RoomID, state: RoomState, wanted: Set<TrackID>) {
+    /// `data`: the participant asked for data channels, which its subscriber connection carries from
+    /// the first offer on (that connection then opens at once, tracks or not).
+    func updateSubscriber(
+        _ pid: ParticipantID, room: RoomID, state: RoomState, wanted: Set<TrackID>, data: Bool = false
+    ) {
         var peer = peers[pid] ?? Peer(room: room)
+        var changed = false
         if peer.subscriber == nil {
-            guard !wanted.isEmpty else { return }
+            guard !wanted.isEmpty || data else { return }
             let (u, pw) = credentials()
             let id = nextID("sub-")
             plane.submit(
@@ -83,10 +88,10 @@ extension MediaCoordinator {
                     TransportSpec(
                         id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
                         localPassword: pw, remote: nil, role: .subscriber)))
-            peer.subscriber = Subscriber(transport: id, ufrag: u, password: pw)
+            peer.subscriber = Subscriber(transport: id, ufrag: u, password: pw, data: data)
+            changed = data
         }
         guard var sub = peer.subscriber else { return }
-        var changed = false
         // A changed quality or viewport reaches the consumers that exist; new ones get it at creation.
         for i in sub.sections.indices where sub.sections[i].active {
             let wish = preference(pid, sub.sections[i].track, state)

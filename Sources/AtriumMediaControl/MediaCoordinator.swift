@@ -77,6 +77,8 @@ public final class MediaCoordinator {
         var dirty = false
         /// The connection was replaced while it had nothing to carry: the next offer says `reset`.
         var resetPending = false
+        /// Its offers carry a data channel section (the participant joined with `dataChannels`).
+        var data = false
     }
 
     struct Peer {

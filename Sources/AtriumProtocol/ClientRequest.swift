@@ -108,7 +108,8 @@ public enum ClientRequest: Equatable, Sendable {
                 JoinOptions(
                     name: try f.optionalString("name", max: 256),
                     metadata: try f.optionalString("metadata", max: 16 * 1024),
-                    autoSubscribe: try f.optionalBool("autoSubscribe")))
+                    autoSubscribe: try f.optionalBool("autoSubscribe"),
+                    dataChannels: try f.optionalBool("dataChannels")))
         case .resume:
             try Self.checkProtocol(f)
             self = .resume(resumeToken: try f.string("resumeToken", max: 128))
@@ -207,6 +208,7 @@ public enum ClientRequest: Equatable, Sendable {
             if let name = o.name { out["name"] = .string(name) }
             if let metadata = o.metadata { out["metadata"] = .string(metadata) }
             if let a = o.autoSubscribe { out["autoSubscribe"] = .bool(a) }
+            if let d = o.dataChannels { out["dataChannels"] = .bool(d) }
             return out
         case .resume(let token): return ["protocol": .int(Int64(v)), "resumeToken": .string(token)]
         case .update(let name, let metadata):
@@ -297,8 +299,12 @@ public struct JoinOptions: Equatable, Sendable {
     public var metadata: String?
     /// Default true: subscribe to every track, now and later.
     public var autoSubscribe: Bool?
+    /// Default false: the subscriber connection carries a data channel section from its first offer
+    /// (sent at once, with or without tracks).
+    public var dataChannels: Bool?
 
-    public init(name: String? = nil, metadata: String? = nil, autoSubscribe: Bool? = nil) {
+    public init(name: String? = nil, metadata: String? = nil, autoSubscribe: Bool? = nil, dataChannels: Bool? = nil) {
+        self.dataChannels = dataChannels
         self.name = name
         self.metadata = metadata
         self.autoSubscribe = autoSubscribe

@@ -55,11 +55,14 @@ public struct JoinRequest: Equatable, Sendable, Codable {
     public var metadata: String
     public var grants: Grants
     public var autoSubscribe: Bool
+    /// Data channels on its subscriber connection from the first offer on.
+    public var dataChannels: Bool
 
     public init(
         participant: ParticipantID, identity: String, name: String, metadata: String, grants: Grants,
-        autoSubscribe: Bool
+        autoSubscribe: Bool, dataChannels: Bool = false
     ) {
+        self.dataChannels = dataChannels
         self.participant = participant
         self.identity = identity
         self.name = name

@@ -18,6 +18,8 @@ public struct Participant: Equatable, Sendable, Codable {
     public var autoSubscribe: Bool
     /// Sending data messages: the token's `canPublishData`, revoked and granted live by hosts.
     public var canPublishData = true
+    /// It asked for data channels on its subscriber connection (`join`'s `dataChannels`).
+    public var dataChannels = false
     /// Its own key/value attributes (`hand: raised`), set by itself; hosts and the admin API may clear them.
     public var attributes: [String: String] = [:]
     /// Track -> preferred quality.

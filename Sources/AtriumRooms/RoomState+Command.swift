@@ -8,7 +8,7 @@ extension RoomState {
         case .join(let j):
             return try join(
                 id: j.participant, identity: j.identity, name: j.name, metadata: j.metadata, grants: j.grants,
-                autoSubscribe: j.autoSubscribe, now: now)
+                autoSubscribe: j.autoSubscribe, dataChannels: j.dataChannels, now: now)
         case .leave(let id, let reason):
             return leave(id, reason: reason)
         case .setConnected(let id, let connected):

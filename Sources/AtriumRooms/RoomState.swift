@@ -40,7 +40,7 @@ public struct RoomState: Sendable {
     /// Admits a participant with the grants of its token. A participant with the same identity is replaced.
     public mutating func join(
         id: ParticipantID, identity: String, name: String, metadata: String, grants: Grants, autoSubscribe: Bool,
-        now: Int64
+        dataChannels: Bool = false, now: Int64
     ) throws(HubError) -> [RoomEvent] {
         var events: [RoomEvent] = []
         if let previous = participant(identity: identity) {
@@ -55,6 +55,7 @@ public struct RoomState: Sendable {
             id: id, identity: identity, name: name, metadata: metadata, role: grants.role, hidden: grants.hidden,
             joinedAt: now, sources: sources, canSubscribe: grants.canSubscribe, autoSubscribe: autoSubscribe)
         p.canPublishData = grants.canPublishData
+        p.dataChannels = dataChannels
         if autoSubscribe && p.canSubscribe {
             for t in tracks.values { p.subscriptions[t.id] = .high }
         }

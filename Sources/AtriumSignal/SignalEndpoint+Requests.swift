@@ -191,7 +191,7 @@ extension SignalEndpoint {
         // A live session of the same identity in this room is replaced (the hub emits `replaced`).
         let request = JoinRequest(
             participant: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
-            autoSubscribe: autoSubscribe)
+            autoSubscribe: autoSubscribe, dataChannels: options.dataChannels ?? false)
         do throws(HubError) { try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t) } catch {
             throw .hub(error)
         }

@@ -67,6 +67,34 @@ class DataPeer:
         await self.pc.close()
 
 
+class SubscriberDataPeer(DataPeer):
+    """The same channels on the subscriber connection: joined with `dataChannels`, the participant
+    gets a subscriber offer with a data channel section at once, answers it, then opens its channels."""
+
+    def __init__(self, client):
+        self.client = client
+        self.pc = peer_connection()
+        self.received = {"reliable": [], "lossy": []}
+
+    @classmethod
+    async def start(cls, client):
+        from aiortc import RTCSessionDescription
+        peer = cls(client)
+        offer = await client.expect("subscriber_offer")
+        assert "m=application" in offer["sdp"] and "webrtc-datachannel" in offer["sdp"]
+        await peer.pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
+        await peer.pc.setLocalDescription(await peer.pc.createAnswer())
+        await client.request("subscriber_answer", revision=offer["revision"], sdp=peer.pc.localDescription.sdp)
+        await peer.wait(lambda: peer.pc.connectionState == "connected", "connected")
+        peer.reliable = peer.pc.createDataChannel("atrium-reliable")
+        peer.lossy = peer.pc.createDataChannel("atrium-lossy", ordered=False, maxRetransmits=0)
+        for name, channel in (("reliable", peer.reliable), ("lossy", peer.lossy)):
+            channel.on("message", lambda m, name=name: peer.received[name].append(json.loads(m)))
+        await peer.wait(lambda: peer.reliable.readyState == "open" and peer.lossy.readyState == "open",
+                        "channels open")
+        return peer
+
+
 def test_channels_carry_the_envelope_reliable_and_lossy_in_order(server):
     async def go():
         alice = await joined(server, "alice", room="dc1")
@@ -106,6 +134,32 @@ def test_channels_carry_the_envelope_reliable_and_lossy_in_order(server):
             for p in peers:
                 await p.close()
             await close_all(alice, bob, carol)
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_the_subscriber_connection_carries_channels_for_a_participant_who_asks(server):
+    async def go():
+        alice = await joined(server, "alice", room="dc5")
+        viewer = await joined(server, "viewer", room="dc5", role="viewer", dataChannels=True)
+        peers = []
+        try:
+            a = await DataPeer.start(alice)
+            v = await SubscriberDataPeer.start(viewer)
+            peers += [a, v]
+            for seq in range(10):
+                a.send("lossy", "pointer", json.dumps({"seq": seq}))
+            a.send("reliable", "chat", "to the viewer's subscriber connection")
+            await v.wait(lambda: v.received["reliable"] and len(v.received["lossy"]) == 10, "messages")
+            assert [json.loads(m["payload"])["seq"] for m in v.received["lossy"]] == list(range(10))
+            # A viewer sends data too (its canPublishData), from its subscriber connection.
+            v.send("reliable", "chat", "question from the audience")
+            await a.wait(lambda: a.received["reliable"], "the viewer's question")
+            assert a.received["reliable"][0]["from"] == viewer.participant_id
+        finally:
+            for p in peers:
+                await p.close()
+            await close_all(alice, viewer)
 
     run(go(), TEST_TIMEOUT)
 

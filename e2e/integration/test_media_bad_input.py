@@ -131,16 +131,20 @@ def sections_of(sdp, with_direction=False):
 def check_answer(offer_sdp, result, accepted, rejected):
     """The result accepts exactly `accepted` ({mid: source}) and rejects exactly `rejected`
     ({mid: code}); its answer has the offer's sections in order: each accepted one `recvonly` with a
-    port, each refused by policy `inactive` on the same transport (it stays in the BUNDLE group), and
-    every other one (no forwarded codec, stopped, not media) at port 0."""
+    port, each refused by policy `inactive` on the same transport (it stays in the BUNDLE group), a
+    data channel section accepted (a port and `a=sctp-port:5000`, docs/protocol.md "Data channels"),
+    and every other one (no forwarded codec, stopped, not media) at port 0."""
     assert {t["mid"]: t["source"] for t in result["tracks"]} == accepted, result["tracks"]
     assert all(t["trackId"].startswith("tr_") for t in result["tracks"]), result["tracks"]
     assert {r["mid"]: r["code"] for r in result["rejected"]} == rejected, result["rejected"]
     offered = [(kind, mid) for kind, _, mid in sections_of(offer_sdp)]
     answered = sections_of(result["sdp"])
     assert [(kind, mid) for kind, _, mid in answered] == offered, result["sdp"]
+    data_mids = {mid for kind, _, mid in answered if kind == "application"}
     for _, port, mid, direction in sections_of(result["sdp"], with_direction=True):
-        if mid in accepted:
+        if mid in data_mids:
+            assert port != 0 and "a=sctp-port:5000" in result["sdp"], result["sdp"]
+        elif mid in accepted:
             assert port != 0 and direction == "recvonly", f"mid {mid} at port {port} {direction}: {result['sdp']}"
         elif mid in rejected and rejected[mid] != "no_common_codec":
             assert port != 0 and direction == "inactive", f"mid {mid} at port {port} {direction}: {result['sdp']}"
@@ -385,12 +389,12 @@ def test_an_offer_over_the_message_limit_closes_1009_and_the_session_resumes(ser
 
 # -- publish_offer: sections rejected --------------------------------------------------------------
 
-def test_data_channel_sections_are_declined_beside_the_media(server):
+def test_a_data_channel_section_beside_the_media_is_accepted(server):
     async def scenario(alice, observer):
         o = await aiortc_offer(datachannel=True)
         assert [k for k, _, _ in sections_of(o)] == ["video", "audio", "application"]
         result = await alice.request("publish_offer", sdp=o, tracks=CAMERA_MIC)
-        # The application section is answered at port 0; it is not a transceiver, so not listed.
+        # The application section is accepted (data channels); it is not a transceiver, so not listed.
         check_answer(o, result, {"0": "camera", "1": "microphone"}, {})
         await observer.expect("track_published")
     run(in_room(server, "dc-beside-media", scenario))
