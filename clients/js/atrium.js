@@ -225,10 +225,12 @@ export class Room extends EventTarget {
    * @param {string} url      `ws(s)://HOST:PORT/v1/signal`
    * @param {string} token    a participant token
    * @param {{name?: string, metadata?: string, autoSubscribe?: boolean, simulcast?: boolean,
-   *   iceTransportPolicy?: RTCIceTransportPolicy}} [options]
+   *   iceTransportPolicy?: RTCIceTransportPolicy, dataChannels?: boolean}} [options]
    *   `simulcast` (default true): publish cameras and screen shares as simulcast (see the file's header);
    *   `iceTransportPolicy` ("all" by default): "relay" sends media only through the TURN servers the
-   *   server hands out at join and resume (`iceServers`, docs/protocol.md)
+   *   server hands out at join and resume (`iceServers`, docs/protocol.md);
+   *   `dataChannels` (default true): data channels on the subscriber connection, for lossy data (the
+   *   pointer over a share, `sendPointer`) and `sendData(..., {lossy: true})`
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
@@ -239,6 +241,7 @@ export class Room extends EventTarget {
         ...(options.name ? { name: options.name } : {}),
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.autoSubscribe === false ? { autoSubscribe: false } : {}),
+        ...(options.dataChannels === false ? {} : { dataChannels: true }),
       });
       room._applySnapshot(snapshot);
     } catch (e) {
@@ -301,6 +304,14 @@ export class Room extends EventTarget {
     this.offered = new Map();
     this.subscriberChain = Promise.resolve();
     this.pingTimer = null;
+    /** The room's last chat messages to everyone, oldest first (the snapshot's, then each `data` on `chat`). */
+    this.chat = [];
+    /** @type {{reliable: RTCDataChannel|null, lossy: RTCDataChannel|null}} on the subscriber connection */
+    this.channels = { reliable: null, lossy: null };
+    /** The pointer position waiting for its slot (`sendPointer`: at most 30 a second). */
+    this.pointerPending = null;
+    this.pointerTimer = null;
+    this.pointerSent = 0;
   }
 
   // ---------------------------------------------------------------- signaling
@@ -402,6 +413,10 @@ export class Room extends EventTarget {
       return;
     }
     if (msg.type === "result") return; // the answer to a ping sent without id
+    if (msg.type === "data" && msg.topic === "chat" && msg.to === null) {
+      this.chat.push(msg);
+      if (this.chat.length > 1000) this.chat.shift();
+    }
     if (msg.type === "error") {
       this._emit("error", new AtriumError(msg.error?.code ?? "error", msg.error?.message ?? ""));
       return;
@@ -442,6 +457,11 @@ export class Room extends EventTarget {
       case "permissions_changed": {
         const p = this._participant(msg.participantId);
         if (p) p.permissions = msg.permissions;
+        break;
+      }
+      case "attributes_changed": {
+        const p = this._participant(msg.participantId);
+        if (p) p.attributes = msg.attributes;
         break;
       }
       case "track_published": {
@@ -526,6 +546,7 @@ export class Room extends EventTarget {
     this.participants = new Map(s.participants.map((p) => [p.id, p]));
     this.shares = new Map(s.shares.map((sh) => [sh.id, sh]));
     this.subscriptions = s.subscriptions || [];
+    this.chat = Array.isArray(s.chat) ? [...s.chat] : [];
     // Moderators get every pending request; others keep their own (the snapshot does not list it).
     if (s.requests) this.requests = new Map(s.requests.map((r) => [r.id, r]));
     else for (const [id, r] of this.requests) if (r.participantId !== this.me.id) this.requests.delete(id);
@@ -649,6 +670,7 @@ export class Room extends EventTarget {
   _shutdown() {
     this.closed = true;
     clearInterval(this.pingTimer);
+    clearTimeout(this.pointerTimer);
     for (const t of this.localTracks.values()) t.track.stop();
     this.localTracks.clear();
     this.publisher?.close();
@@ -1094,6 +1116,7 @@ export class Room extends EventTarget {
     }
     if (!this.subscriber) {
       const pc = new RTCPeerConnection(this._rtcConfig());
+      this.channels = { reliable: null, lossy: null };
       pc.onicecandidate = (e) => {
         if (e.candidate) this._send({ type: "ice_candidate", target: "subscriber", candidate: e.candidate.candidate });
       };
@@ -1115,12 +1138,104 @@ export class Room extends EventTarget {
     await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
     await pc.setLocalDescription(await pc.createAnswer());
     await this.request("subscriber_answer", { revision: msg.revision, sdp: pc.localDescription.sdp });
+    if (pc.sctp && !this.channels.reliable) this._openChannels(pc);
     // Transceivers whose track arrived before this offer named it.
     for (const t of pc.getTransceivers()) {
       if (t.mid && t.receiver.track && !this.remote.has(t.mid) && this.offered.has(t.mid)) {
         this._remoteTrack(t, t.receiver.track);
       }
     }
+  }
+
+  /**
+   * @private The data channels on the subscriber connection (its offer has a data channel section):
+   * a reliable one and a lossy one (unordered, never retransmitted). What the server sends on them is
+   * the `data` event, handled as if it came over signaling.
+   */
+  _openChannels(pc) {
+    const open = (label, init) => {
+      const ch = pc.createDataChannel(label, init);
+      ch.onmessage = (e) => {
+        if (typeof e.data !== "string") return;
+        let msg;
+        try {
+          msg = JSON.parse(e.data);
+        } catch {
+          return;
+        }
+        if (msg && msg.type === "data") this._receive(msg);
+      };
+      return ch;
+    };
+    this.channels = {
+      reliable: open("atrium-reliable", { ordered: true }),
+      lossy: open("atrium-lossy", { ordered: false, maxRetransmits: 0 }),
+    };
+  }
+
+  // ---------------------------------------------------------------- data beside media
+
+  /**
+   * Sends a data message (docs/protocol.md `send_data`): `topic` (1 to 64 bytes; `chat` is kept for
+   * joiners), `payload` text (at most 16 KiB), to everyone or to `to` (participant ids). Reliable and
+   * in order over signaling, resolving with `{messageId, at, recipients}`; with `lossy`, on the lossy
+   * data channel (resolves true when it was handed to the channel, false when there is none open).
+   * @param {string} topic
+   * @param {string} payload
+   * @param {{to?: string[], lossy?: boolean}} [options]
+   */
+  sendData(topic, payload, options = {}) {
+    const envelope = { topic, payload, ...(options.to ? { to: options.to } : {}) };
+    if (options.lossy) {
+      const ch = this.channels.lossy;
+      if (!ch || ch.readyState !== "open") return Promise.resolve(false);
+      ch.send(JSON.stringify(envelope));
+      return Promise.resolve(true);
+    }
+    return this.request("send_data", envelope).then((r) => {
+      // The sender gets no copy: its own chat message joins its history here, as the server kept it.
+      if (topic === "chat" && !options.to && this.me) {
+        const msg = { type: "data", messageId: r.messageId, from: this.me.id, topic, payload, to: null, at: r.at };
+        this.chat.push(msg);
+        this._emit("data", msg);
+      }
+      return r;
+    });
+  }
+
+  /**
+   * The local pointer over a share, in the share's own coordinates (0 to 1 from its left and top edges),
+   * sent on the lossy channel at most 30 times a second (the latest position waits for its slot);
+   * `null` says the pointer left the share. Topic `pointer`, payload `{"trackId","x","y"}`.
+   * @param {string} trackId the share's video track
+   * @param {number|null} x
+   * @param {number} [y]
+   */
+  sendPointer(trackId, x, y) {
+    const clamp = (v) => Math.round(Math.min(1, Math.max(0, v)) * 10000) / 10000;
+    this.pointerPending = x === null ? { trackId, gone: true } : { trackId, x: clamp(x), y: clamp(y) };
+    if (this.pointerTimer) return;
+    const flush = () => {
+      this.pointerTimer = null;
+      const p = this.pointerPending;
+      if (!p) return;
+      this.pointerPending = null;
+      this.pointerSent = performance.now();
+      this.sendData("pointer", JSON.stringify(p), { lossy: true });
+    };
+    const wait = this.pointerSent + 1000 / 30 - performance.now();
+    if (wait <= 0) flush();
+    else this.pointerTimer = setTimeout(flush, wait);
+  }
+
+  /**
+   * Sets (a string) or removes (null) attributes: your own, or, for hosts and cohosts, clears another
+   * participant's (`participantId`). Resolves with `{participantId, attributes}`.
+   * @param {Record<string, string|null>} attributes
+   * @param {string} [participantId]
+   */
+  setAttributes(attributes, participantId) {
+    return this.request("set_attributes", { attributes, ...(participantId ? { participantId } : {}) });
   }
 
   /** @private */
@@ -1221,6 +1336,11 @@ export class Room extends EventTarget {
   }
 
   /** Hosts and cohosts: grants or revokes a participant's permission for a source. */
+  /** Grants or revokes sending data messages (hosts and cohosts). */
+  setDataPermission(participantId, granted) {
+    return this.setPermission(participantId, granted, "data");
+  }
+
   setPermission(participantId, granted, source = "screen_share") {
     return this.request("set_permission", { participantId, source, granted });
   }

@@ -29,6 +29,7 @@ import {
 import { showTrack, renderTiles, watchPixelRatio, scheduleViewport } from "/app/tiles.js";
 import { speakerViewBlocked } from "/app/layout.js";
 import { renderPeople, fillPolicyForm, renderHostPanel } from "/app/people.js";
+import { onData, renderChat, renderHands, renderPointers, wireData, resetData } from "/app/data.js";
 
 /** @typedef {import("/sdk/atrium.js").RemoteTrack} RemoteTrack */
 
@@ -207,7 +208,17 @@ function enterRoom(room) {
   for (const s of room.subscriptions ?? []) if (s.quality) app.qualities.set(s.trackId, s.quality);
   for (const t of app.tiles.values()) t.remove();
   app.tiles.clear();
+  resetData();
   const on = (type, fn) => room.addEventListener(type, (e) => app.room === room && fn(/** @type {CustomEvent} */ (e).detail));
+  on("data", (m) => {
+    onData(room, m);
+    render();
+  });
+  on("attributes_changed", (m) => {
+    if (m.attributes.hand === "raised" && m.participantId !== room.me.id && room.isModerator) {
+      notify({ text: `${who(m.participantId).Name} raised a hand.` });
+    }
+  });
   on("state", () => {
     rememberNames();
     render();
@@ -522,6 +533,9 @@ function renderMeeting() {
   renderControls(room, pol);
   renderPeople(room, isMod);
   renderHostPanel(room, isMod, pol);
+  renderChat(room);
+  renderHands(room);
+  renderPointers(room);
 }
 
 /**
@@ -694,6 +708,7 @@ function renderControls(room, pol) {
 
 function wireControls() {
   $("join-form").addEventListener("submit", join);
+  wireData(act, render);
 
   $("mic-toggle").addEventListener("click", () =>
     act("mic", "Could not change the microphone", async () => {

@@ -38,6 +38,7 @@ export function renderPeople(room, isMod) {
       p.id, p.name, p.identity, p.role, p.permissions.sources, sharing.has(p.id),
       mediaState(room, p, "microphone"), mediaState(room, p, "camera"),
       p.tracks.map((t) => [t.id, t.source, t.muted]),
+      p.attributes?.hand ?? null,
     ]),
   ]);
   if (unchanged($("people"), key)) return;
@@ -62,11 +63,28 @@ export function renderPeople(room, isMod) {
         el("span", { class: "who" }, `${name}${self ? " (you)" : ""}`),
         el("span", { class: "tag" }, p.role),
         sharing.has(p.id) ? el("span", { class: "tag sharing", "data-testid": "person-sharing" }, "sharing") : null,
+        p.attributes?.hand === "raised"
+          ? el("span", { class: "tag hand", "data-testid": "person-hand", title: "Hand raised" }, "✋")
+          : null,
         status("mic", mic, mic === "on" ? "Microphone on" : mic === "off" ? "Microphone muted" : "No microphone"),
         status("camera", cam, cam === "on" ? "Camera on" : cam === "off" ? "Camera off" : "No camera"),
       );
       if (isMod && !self) {
         const actions = el("span", { class: "person-actions" });
+        // Moderators lower a raised hand (they clear the attribute; only its owner sets it).
+        if (p.attributes?.hand === "raised" && (room.me.role === "host" || p.role !== "host")) {
+          const h = el("button", {
+            type: "button",
+            "data-testid": "person-lower-hand",
+            "data-participant-id": p.id,
+            "aria-label": `Lower ${name}'s hand`,
+            text: "Lower hand",
+          });
+          h.addEventListener("click", () =>
+            act(`hand-${p.id}`, `Could not lower ${name}'s hand`, () => room.setAttributes({ hand: null }, p.id)),
+          );
+          actions.append(h);
+        }
         // Moderators grant or revoke screen sharing (not for hosts or viewers).
         if (p.role !== "host" && p.role !== "viewer") {
           const b = el("button", {

@@ -50,6 +50,13 @@ export const ERROR_TEXT = {
 export const app = {
   /** @type {Room|null} */
   room: null,
+  /** chat messages not seen yet, whether the chat panel is shown, the last reaction sent (ms), and
+   * the pointers shown over the stage by participant id (data.js) */
+  unread: 0,
+  chatOpen: true,
+  lastReaction: 0,
+  pointers: new Map(),
+  pointing: null,
   phase: "loading",
   devMode: false,
   connection: "disconnected",

@@ -120,6 +120,9 @@ export function renderTiles(room) {
       mic?.muted ? el("span", { class: "tag muted-mic", title: "Microphone muted" }, "muted") : null,
       speaking?.rank === 0 ? el("span", { class: "tag speaking", "data-testid": "speaking" }, "speaking") : null,
       isSharing ? el("span", { class: "tag sharing", "data-testid": "sharing-badge" }, icon("screen"), "sharing") : null,
+      p.attributes?.hand === "raised"
+        ? el("span", { class: "tag hand", "data-testid": "hand-badge", title: "Hand raised" }, "✋")
+        : null,
     );
   }
   for (const [id, tile] of app.tiles) {
