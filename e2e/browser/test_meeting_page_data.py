@@ -105,3 +105,30 @@ def test_chat_reactions_hands_and_the_sharers_pointer(dev_server, browsers, arti
     assert placed["dx"] <= 3 and placed["dy"] <= 3, placed
     # Bob, a viewer of the share, may not point until Alice lets viewers point.
     assert not b.visible("pointers-toggle") and a.visible("pointers-toggle")
+
+
+def test_a_page_receives_a_pointer_stream_in_the_order_sent(dev_server, browsers, artifacts):
+    """One page sends 60 numbered messages on its lossy data channel at 30 a second (the SDK's
+    `sendData(..., {lossy: true})`); the other page's SDK receives them on its own lossy channel, in the
+    order sent (on loopback none is lost)."""
+    base = f"http://127.0.0.1:{dev_server.port}"
+    a = browsers("a")
+    b = browsers("b")
+    join(a, base, "data-seq", "Alice", "participant")
+    join(b, base, "data-seq", "Bob", "participant")
+    for p in (a, b):
+        p.wait("const c = window.atriumApp.room.channels; return !!c.lossy && c.lossy.readyState === 'open'", 15,
+               f"{p.name}'s lossy channel open")
+    b.js("window.seqs = []; window.atriumApp.room.addEventListener('data', (e) => {"
+         " if (e.detail.topic === 'seq') window.seqs.push(+e.detail.payload); });")
+    sent = a.js_async("""
+        const room = window.atriumApp.room;
+        let ok = 0;
+        for (let n = 0; n < 60; n++) {
+          if (await room.sendData("seq", String(n), {lossy: true})) ok++;
+          await new Promise((r) => setTimeout(r, 1000 / 30));
+        }
+        return ok;""")
+    assert sent == 60
+    b.wait("return window.seqs.length === 60", 15, "B receives the 60 messages")
+    assert b.js("return window.seqs") == list(range(60))
