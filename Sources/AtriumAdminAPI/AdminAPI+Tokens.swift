@@ -7,7 +7,7 @@ import AtriumModel
 /// with the same API key, without holding the secret itself.
 extension AdminAPI {
     static let tokenFields: Set<String> = [
-        "room", "identity", "name", "role", "sources", "canPublish", "canSubscribe", "hidden", "ttl",
+        "room", "identity", "name", "role", "sources", "canPublish", "canSubscribe", "hidden", "ttl", "canPublishData",
     ]
 
     func mintToken(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
@@ -31,6 +31,7 @@ extension AdminAPI {
         if let v = body["canPublish"] { grants.canPublish = try RoomCoding.bool(v, "canPublish") }
         if let v = body["canSubscribe"] { grants.canSubscribe = try RoomCoding.bool(v, "canSubscribe") }
         if let v = body["hidden"] { grants.hidden = try RoomCoding.bool(v, "hidden") }
+        if let v = body["canPublishData"] { grants.canPublishData = try RoomCoding.bool(v, "canPublishData") }
         if let v = body["sources"] {
             guard let arr = v.arrayValue else { throw .invalidField("sources", "expected an array of sources") }
             var set = Set<TrackSource>()

@@ -46,6 +46,7 @@ enum Usage {
           --sources LIST      sources it may publish, comma-separated; default: all of
                               camera,microphone,screen_share,screen_share_audio (none for a viewer)
           --admin             also roomCreate, roomList and roomAdmin (in room R, or every room); default: off
+          --no-data           canPublishData false: no data messages (chat, reactions); default: allowed
           --ttl SECONDS       lifetime; default: 21600 (6 h), at most 31622400 (366 days)
           --help              this text
         """

@@ -84,7 +84,7 @@ func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
     let parsed = parse(
         args, command: "token create",
         valueFlags: ["--key", "--secret", "--room", "--identity", "--name", "--role", "--sources", "--ttl"],
-        switches: ["--admin"], usage: Usage.tokenCreate)
+        switches: ["--admin", "--no-data"], usage: Usage.tokenCreate)
     let f = parsed.flags
     guard let key = f["--key"], let secret = f["--secret"] else { fail("token create needs --key and --secret") }
     if key == placeholderKey || secret == placeholderSecret {
@@ -118,6 +118,7 @@ func tokenCreate(_ args: ArraySlice<String>) -> Int32 {
     }
     grants.canPublish = grants.role != .viewer
     grants.canSubscribe = true
+    grants.canPublishData = f["--no-data"] != "true"
     if let s = f["--sources"] {
         var set = Set<TrackSource>()
         for name in s.split(separator: ",") {
