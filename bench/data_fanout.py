@@ -222,7 +222,7 @@ def main():
           f" {'server CPU %':>13} {'client CPU %':>13}")
     for run in fan:
         for r in run:
-            limit = "  (client the limit)" if r["client_cpu"] >= 90 else ""
+            limit = "  (client the limit)" if r["client_cpu"] >= 80 else ""
             print(f"{r['rate']:>7} {r['sent']:>6} {r['delivered']:>10}/{r['expected']:<9} {r['per_second']:>13.0f}"
                   f" {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['server_cpu']:>13.1f} {r['client_cpu']:>13.1f}{limit}")
     print("\n2. pointer, 30 positions a second, sender to each viewer")
