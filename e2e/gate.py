@@ -38,7 +38,7 @@ TSAN_CLUSTER = {
     "test_a_dropped_session_resumes_through_a_third_node",
 }
 # Tests that shape a client's link (nftables) or start coturn: only in a loopback-only namespace.
-NETNS_FILES = {"test_netns_media.py", "test_turn.py"}
+NETNS_FILES = {"test_netns_media.py", "test_turn.py", "test_whip.py"}
 # Browser scenarios run only by `make bench` (bench/browser_figures.py) for their figures: what they
 # show is tested in the gate another way (here: a step down on a shaped link in test_bandwidth's
 # first test, and behind a short queue in memory, StepDownEngineTests).

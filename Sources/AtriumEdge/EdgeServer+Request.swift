@@ -59,6 +59,8 @@ extension EdgeServer {
             ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE),
             ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH), ("origin", WSI_TOKEN_ORIGIN),
             ("transfer-encoding", WSI_TOKEN_HTTP_TRANSFER_ENCODING),
+            // A WHIP session's PATCH names its ETag (RFC 9725 section 4.3).
+            ("if-match", WSI_TOKEN_HTTP_IF_MATCH),
         ]
         for (name, token) in tokens {
             if let v = header(wsi, token) { headers[name] = v }

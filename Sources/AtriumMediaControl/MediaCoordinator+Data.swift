@@ -62,3 +62,12 @@ extension MediaCoordinator {
         }
     }
 }
+
+extension MediaCoordinator {
+    /// Whether the participant's publisher transport lost ICE consent (RFC 7675: 30 s without a valid
+    /// check) or failed since it connected.
+    package func publisherGone(_ pid: ParticipantID) -> Bool {
+        let state = peers[pid]?.publisher.flatMap { transportStates[$0.transport] }
+        return state == .disconnected || state == .failed
+    }
+}

@@ -35,6 +35,8 @@ extension MediaCoordinator {
             case .dataChannel, .dataMessage:
                 dataEvent(event)
                 continue
+            case .transportState(let id, let state):
+                transportStates[id] = state == .closed ? nil : state
             default: break
             }
             if case .estimate(let transport, let bitrate) = event {

@@ -123,6 +123,8 @@ public final class MediaCoordinator {
     /// participants sent on theirs until the endpoint takes them (`takeData`).
     var dataChannels: [String: [Bool: Int]] = [:]
     var dataIn: [DataFromChannel] = []
+    /// Each transport's last reported state (a WHIP session ends when its transport fails).
+    var transportStates: [String: MediaEvent.TransportState] = [:]
     /// Counts producers recorded, for their `serial`.
     var producerSerial: UInt64 = 0
     /// Messages for participants, oldest first, until the endpoint takes them (`takeMessages`).

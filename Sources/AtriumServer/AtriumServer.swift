@@ -114,7 +114,13 @@ public final class AtriumServer {
             webhooks = w
         }
         if config.udpPort >= 0 { try startMedia(signal: signal, hub: hub, api: api, metrics: metrics) }
-        let web = WebHandler(root: config.webDir, next: api, devToken: devTokenMinter())
+        // WHIP ingest (docs/whip-whep.md) answers its routes; everything else goes on to the admin API.
+        let whip = WHIPEndpoint(
+            signal: signal, verifier: verifier, next: api, makeID: { Base64URL.encode(SecureRandom.bytes(12)) })
+        metrics.gauge("atrium_whip_sessions", help: "WHIP publishing sessions live on this node.") {
+            Double(whip.sessionCount)
+        }
+        let web = WebHandler(root: config.webDir, next: whip, devToken: devTokenMinter())
         let edge = EdgeServer(options: edgeOptions(), http: web, webSockets: [signal], logger: logger)
         edge.registerMetrics(metrics)
         metrics.gauge("atrium_rooms", help: "Rooms in the store.") { Double((try? store.count()) ?? 0) }
@@ -123,6 +129,7 @@ public final class AtriumServer {
         let rec = recordings
         edge.onTick = {
             signal.tick()
+            whip.tick()
             cluster?.tick()
             rec?.tick()
         }

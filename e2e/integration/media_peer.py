@@ -76,6 +76,7 @@ AUDIO_PTIME = 0.020
 BYE_TIMEOUT = 20
 
 RED = (255, 0, 0)
+WHIP_PATTERN = "whip_magenta"  # what classify_video calls gst_whip.py's picture
 BLUE = (0, 0, 255)
 WHITE = (255, 255, 255)
 
@@ -410,6 +411,11 @@ def classify_video(frame):
             return "camera"
     if size == (screen["width"], screen["height"]) and _close(rgb, SCREEN_MEAN) and _stripes_match(y):
         return "screen_share"
+    # GStreamer's WHIP publisher (gst_whip.py): a uniform magenta picture (red and blue high, green low,
+    # whatever conversion matrix the encoder and decoder use).
+    r, g, b = rgb
+    if r > 170 and b > 170 and g < 90 and y[::4, ::4].std() < 12:
+        return WHIP_PATTERN
     return UNKNOWN
 
 
