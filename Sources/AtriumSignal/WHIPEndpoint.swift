@@ -62,7 +62,7 @@ public final class WHIPEndpoint: HTTPHandler {
         var response: HTTPResponse
         do throws(WHIPError) {
             switch (request.method, session) {
-            case (.OPTIONS, _): response = options(request)
+            case (.OPTIONS, _): response = options(request, session: session != nil)
             case (.POST, nil): response = try publish(request, room: room)
             case (.PATCH, let id?): response = try patch(request, room: room, session: id)
             case (.DELETE, let id?): response = try end(request, room: room, session: id)
@@ -206,9 +206,10 @@ public final class WHIPEndpoint: HTTPHandler {
         return HTTPResponse(status: 200)
     }
 
-    func options(_ request: HTTPRequest) -> HTTPResponse {
+    func options(_ request: HTTPRequest, session: Bool) -> HTTPResponse {
+        let methods = session ? "PATCH, DELETE, OPTIONS" : "POST, OPTIONS"
         var headers: [(name: String, value: String)] = [
-            ("allow", "POST, PATCH, DELETE, OPTIONS"), ("access-control-allow-methods", "POST, PATCH, DELETE, OPTIONS"),
+            ("allow", methods), ("access-control-allow-methods", methods),
             ("access-control-allow-headers", "Authorization, Content-Type, If-Match"),
             ("access-control-max-age", "600"), ("accept-post", "application/sdp"),
         ]

@@ -24,6 +24,13 @@ import schemathesis
 LWS_403_MARKER = b"<h1>403</h1>"
 
 
+# WHIP's bodies are text: an SDP offer (`application/sdp`) and ICE fragments
+# (`application/trickle-ice-sdpfrag`).
+@schemathesis.serializer("application/sdp", "application/trickle-ice-sdpfrag")
+def _text_body(ctx, value):
+    return value.encode() if isinstance(value, str) else str(value).encode()
+
+
 # A CR or LF byte, percent-encoded, in the URL as sent. In an encoded URL `%` only starts an escape,
 # so this cannot match inside another escape (`%250A` is the text "%0A", which lws leaves alone).
 ENCODED_CR_OR_LF = re.compile(r"%0[AaDd]")

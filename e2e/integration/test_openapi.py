@@ -30,6 +30,10 @@ def test_spec_covers_every_route():
                            ("/app/{name}", '"/app/"')):
         assert literal in web, f"WebHandler no longer serves {route}"
         routes.add(route)
+    # WHIP's routes (AtriumSignal's WHIPEndpoint).
+    whip = open(os.path.join(ROOT, "Sources", "AtriumSignal", "WHIPEndpoint.swift")).read()
+    assert 'parts[4] == "whip"' in whip, "WHIPEndpoint no longer serves /v1/rooms/{roomId}/whip"
+    routes |= {"/v1/rooms/{roomId}/whip", "/v1/rooms/{roomId}/whip/{sessionId}"}
     paths = set(yaml.safe_load(open(SPEC))["paths"])
     assert routes == paths, f"only in the server: {routes - paths}; only in the spec: {paths - routes}"
 
