@@ -156,7 +156,8 @@ bench-deps: test-deps
 ## three-layer camera, six viewers of mixed quality; bench/simulcast_forward.py) and late joins (viewers
 ## joining a static screen share, then a live camera (its first live picture), Atrium with and without its
 ## key-frame cache and Janus; bench/late_join.py),
-## data beside media (messages a second the hub carries in a 200-participant room with their latency and the
+## WHIP (a POST to the first frame an aiortc viewer decodes, GStreamer publishing; bench/whip_first_frame.py, in
+## a private namespace), data beside media (messages a second the hub carries in a 200-participant room with their latency and the
 ## server's CPU, the pointer's latency on a lossy data channel and over signaling; bench/data_fanout.py),
 ## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations),
 ## the viewer sweep (1 to 160 native viewers of one publisher, Atrium with all cores and with one media worker
@@ -180,6 +181,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/data_fanout.py --runs 3
+	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/whip_first_frame.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SWIFT) build -c release -Xswiftc -enable-testing --build-tests

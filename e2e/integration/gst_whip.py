@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -47,6 +48,8 @@ def main():
     state = {"location": None, "posted": False}
 
     def post(sdp):
+        # CLOCK_MONOTONIC is the machine's: a parent process compares it with its own readings.
+        say(event="posting", monotonic=time.monotonic())
         req = urllib.request.Request(url, data=sdp.encode(), method="POST", headers={
             "Content-Type": "application/sdp", "Authorization": f"Bearer {token}"})
         try:

@@ -12,6 +12,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 class GstWhip:
     def __init__(self, proc):
         self.proc = proc
+        self.posted_at = None  # time.monotonic() (the machine's clock) just before the POST
 
     @classmethod
     async def start(cls, url, token, **options):
@@ -28,7 +29,9 @@ class GstWhip:
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
             assert line, "the GStreamer WHIP publisher exited without a word"
             e = json.loads(line)
-            if e.get("event") != "retry":
+            if e.get("event") == "posting":
+                self.posted_at = e["monotonic"]
+            elif e.get("event") != "retry":
                 return e
 
     async def stop(self, timeout=20):
