@@ -109,6 +109,11 @@ public final class Hub {
         return room.id
     }
 
+    /// The stored room a scope (a name or an id) names, if the store knows it.
+    public func storedRoomID(scope: String) -> RoomID? {
+        (try? store.room(idOrName: scope))?.id
+    }
+
     /// The other node running the room a scope names, if one does (cluster); nil when it is live here,
     /// on no node, or the store cannot say.
     public func remoteOwner(scope: String) -> String? {

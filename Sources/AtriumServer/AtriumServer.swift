@@ -153,6 +153,7 @@ public final class AtriumServer {
         cluster?.attach(
             hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
             waker: edge.waker, logger: logger)
+        whip.nodes = api.nodes
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
 

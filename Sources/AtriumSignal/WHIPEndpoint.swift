@@ -6,6 +6,7 @@ import AtriumModel
 import AtriumProtocol
 import AtriumRoomCoding
 import AtriumRooms
+public import AtriumRouting
 import AtriumSDP
 
 /// WHIP (RFC 9725): a tool (OBS, GStreamer, ffmpeg) publishes into a room with one HTTP `POST` of its
@@ -34,6 +35,8 @@ public final class WHIPEndpoint: HTTPHandler {
     let next: any HTTPHandler
     var sessions: [String: Session] = [:]
     let makeID: () -> String
+    /// The cluster's nodes: a call for a room another node runs is answered by that node (nil on one node).
+    public var nodes: (any NodeDirectory)?
 
     public init(signal: SignalEndpoint, verifier: TokenVerifier, next: any HTTPHandler, makeID: @escaping () -> String)
     {
@@ -59,6 +62,12 @@ public final class WHIPEndpoint: HTTPHandler {
         let room = parts[3]
         let session = parts.count == 6 ? parts[5] : nil
         if session?.isEmpty == true { return next.handle(request) }
+        // In a cluster, the node running the room answers (its media addresses are in the answer, and
+        // its sessions are there): a POST for a room live elsewhere, a PATCH or DELETE of a session
+        // this node does not have.
+        if request.method != .OPTIONS, session.map({ sessions[$0] == nil }) ?? true, let r = forwarded(request, room) {
+            return r
+        }
         var response: HTTPResponse
         do throws(WHIPError) {
             switch (request.method, session) {
@@ -72,6 +81,8 @@ public final class WHIPEndpoint: HTTPHandler {
                     headers: [("allow", session == nil ? "POST, OPTIONS" : "PATCH, DELETE, OPTIONS")])
             }
         } catch {
+            // Another node's answer comes with its own headers.
+            if let r = error.forwarded { return r }
             response = error.response
         }
         response.headers += [
@@ -84,6 +95,7 @@ public final class WHIPEndpoint: HTTPHandler {
     // MARK: - POST
 
     func publish(_ request: HTTPRequest, room key: String) throws(WHIPError) -> HTTPResponse {
+        let httpRequest = request
         let claims = try authenticate(request, room: key)
         guard request.header("content-type")?.lowercased().hasPrefix("application/sdp") == true else {
             throw WHIPError(
@@ -121,6 +133,8 @@ public final class WHIPEndpoint: HTTPHandler {
         let t = signal.now()
         let roomID: RoomID
         do throws(HubError) { roomID = try signal.hub.open(scope: key, grants: claims.grants, now: t) } catch {
+            // Placed on another node just now: that node answers.
+            if case .roomElsewhere = error, let r = forwarded(httpRequest, key) { throw WHIPError(forwarded: r) }
             throw WHIPError(error)
         }
         let pid = signal.hub.ids.participant()
@@ -237,6 +251,14 @@ public final class WHIPEndpoint: HTTPHandler {
 
     // MARK: - Helpers
 
+    /// The answer of the node running the room, when another one does.
+    func forwarded(_ request: HTTPRequest, _ key: String) -> HTTPResponse? {
+        guard let nodes, signal.hub.remoteOwner(scope: key) != nil, let id = signal.hub.storedRoomID(scope: key) else {
+            return nil
+        }
+        return nodes.forward(request, room: id)
+    }
+
     func leave(_ pid: ParticipantID, _ room: RoomID) {
         _ = try? signal.hub.apply(.leave(pid, reason: .left), in: room, by: .participant(pid), now: signal.now())
         signal.flushMedia()
@@ -309,6 +331,13 @@ struct WHIPError: Error {
     var code: String
     var message: String
     var headers: [(name: String, value: String)] = []
+    /// Another node's whole answer, passed on as it is.
+    var forwarded: HTTPResponse?
+
+    init(forwarded: HTTPResponse) {
+        self.init(status: forwarded.status, code: "", message: "")
+        self.forwarded = forwarded
+    }
 
     init(status: Int, code: String, message: String, headers: [(name: String, value: String)] = []) {
         self.status = status
@@ -332,6 +361,7 @@ struct WHIPError: Error {
     }
 
     var response: HTTPResponse {
+        if let forwarded { return forwarded }
         let body = JSONValue.object(["error": .object(["code": .string(code), "message": .string(message)])])
         return HTTPResponse(
             status: status, headers: [("content-type", "application/json")] + headers, body: body.bytes())

@@ -442,6 +442,39 @@ def test_a_room_taken_over_by_another_node_moves_its_clients_there_and_closes_he
     run(go(), TEST_TIMEOUT)
 
 
+def test_whip_on_a_node_that_does_not_run_the_room_is_answered_by_the_owner(cluster):
+    """A WHIP POST, and then the session's DELETE, sent to a node that does not run the room are answered
+    by the node that does (docs/whip-whep.md): its media address is in the answer, its participants see
+    the share start and stop."""
+    from test_whip_http import offer_sdp
+    from signal_client import mint
+
+    async def go():
+        async with Opened() as opened:
+            host = opened.add(await joined(cluster.nodes[0], "host", room="whip-across"))
+            room_id = host.snapshot["room"]["id"]
+            owner = cluster.node(cluster.owner(room_id))
+            other = next(n for n in cluster.nodes if n is not owner)
+            token = mint(other, "whip-across", "obs")
+            auth = {"Authorization": f"Bearer {token}"}
+            status, headers, body, _ = other.request(
+                "POST", "/v1/rooms/whip-across/whip", (await offer_sdp()).encode(),
+                {**auth, "Content-Type": "application/sdp"}, token=None)
+            assert status == 201, body
+            answer = body.decode()
+            nodes = owner.request("GET", "/v1/nodes")[3]["nodes"]
+            owner_media = next(n["mediaAddresses"] for n in nodes if n["id"] == owner.node_id)
+            ports = {a.rsplit(":", 1)[1] for a in owner_media}
+            assert any(f" {p} typ host" in answer for p in ports), (answer, owner_media)
+            started = await host.expect("share_started", timeout=10)
+            status, _, body, _ = other.request("DELETE", headers["location"], headers=auth, token=None)
+            assert status == 200, body
+            stopped = await host.expect("share_stopped", timeout=10)
+            assert stopped["share"]["id"] == started["share"]["id"] and stopped["reason"] == "user_stopped"
+
+    run(go(), TEST_TIMEOUT)
+
+
 def webhooks_settled(c, rx):
     """The cluster's webhook queue is empty and every acknowledged delivery is counted by a live node."""
     live = [n for n in c.nodes if n.alive()]
