@@ -171,6 +171,14 @@ public final class WHIPEndpoint: HTTPHandler {
             leave(pid, roomID)
             throw WHIPError(refusal)
         }
+        // Nothing could be taken (no codec the server forwards): refused with the section's reason.
+        if answer.tracks.isEmpty {
+            leave(pid, roomID)
+            let why = answer.rejected.first
+            throw WHIPError(
+                status: 400, code: why?.code ?? "sdp_unsupported",
+                message: why?.message ?? "no section of the offer could be taken")
+        }
         let id = makeID()
         let etag = "\"\(makeID())\""
         sessions[id] = Session(

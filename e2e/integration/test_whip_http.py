@@ -67,6 +67,11 @@ def test_refusals_have_documented_statuses_and_bodies(server):
     assert status == 400 and error_of(body) == "invalid_sdp", body
     status, _, body = post(server, "whip-a", tok, sdp, query="?source=microphone")
     assert status == 400 and error_of(body) == "invalid_field", body
+    # Only codecs the server does not forward: nothing to take, refused with the section's reason.
+    unknown = sdp.replace("VP8/90000", "XV1/90000").replace("H264/90000", "XV2/90000")
+    status, _, body = post(server, "whip-e", mint(server, "whip-e", "obs"), unknown)
+    assert status == 400 and error_of(body) == "no_common_codec", body
+    assert server.request("GET", "/v1/rooms/whip-e/participants")[3]["participants"] == []
     status, h, _ = call(server, "OPTIONS", "/v1/rooms/whip-a/whip")
     assert status == 204 and "POST" in h["allow"] and h["access-control-allow-origin"] == "*"
     status, _, body = call(server, "GET", "/v1/rooms/whip-a/whip")
