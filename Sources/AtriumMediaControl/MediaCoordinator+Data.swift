@@ -54,13 +54,6 @@ extension MediaCoordinator {
         return false
     }
 
-    /// Whether the participant has a data channel of that kind open.
-    package func hasDataChannel(_ pid: ParticipantID, lossy: Bool) -> Bool {
-        guard let peer = peers[pid] else { return false }
-        return [peer.subscriber?.transport, peer.publisher?.transport].contains {
-            $0.map { dataChannels[$0]?[lossy] != nil } ?? false
-        }
-    }
 }
 
 extension MediaCoordinator {

@@ -34,8 +34,6 @@ public final class SCTPAssociation: @unchecked Sendable {
         var outbound: [[UInt8]] = []
         var events: [Event] = []
         var partial: [UInt16: [UInt8]] = [:]
-        /// Messages dropped because their parts grew past `maxMessageSize`.
-        var oversized = 0
     }
 
     public let id: UInt
@@ -100,8 +98,6 @@ public final class SCTPAssociation: @unchecked Sendable {
     /// Whether packets or events wait (checked by the owner each round).
     public var hasPending: Bool { shared.withLock { !$0.outbound.isEmpty || !$0.events.isEmpty } }
 
-    public var oversizedMessages: Int { shared.withLock { $0.oversized } }
-
     /// Closes the association (an ABORT to the peer); no callback comes after.
     public func close() {
         guard let s = socket else { return }
@@ -127,10 +123,8 @@ public final class SCTPAssociation: @unchecked Sendable {
         case 0:
             e = shared.withLock { s -> Event? in
                 var whole = s.partial.removeValue(forKey: stream) ?? []
-                guard whole.count + data.count <= Self.maxMessageSize else {
-                    s.oversized += 1
-                    return nil
-                }
+                // A message whose parts grow past the largest announced is dropped whole.
+                guard whole.count + data.count <= Self.maxMessageSize else { return nil }
                 whole += data
                 guard endOfRecord else {
                     s.partial[stream] = whole

@@ -95,7 +95,6 @@ public final class WHIPEndpoint: HTTPHandler {
     // MARK: - POST
 
     func publish(_ request: HTTPRequest, room key: String) throws(WHIPError) -> HTTPResponse {
-        let httpRequest = request
         let claims = try authenticate(request, room: key)
         guard request.header("content-type")?.lowercased().hasPrefix("application/sdp") == true else {
             throw WHIPError(
@@ -134,7 +133,7 @@ public final class WHIPEndpoint: HTTPHandler {
         let roomID: RoomID
         do throws(HubError) { roomID = try signal.hub.open(scope: key, grants: claims.grants, now: t) } catch {
             // Placed on another node just now: that node answers.
-            if case .roomElsewhere = error, let r = forwarded(httpRequest, key) { throw WHIPError(forwarded: r) }
+            if case .roomElsewhere = error, let r = forwarded(request, key) { throw WHIPError(forwarded: r) }
             throw WHIPError(error)
         }
         let pid = signal.hub.ids.participant()
@@ -144,15 +143,15 @@ public final class WHIPEndpoint: HTTPHandler {
         do throws(HubError) { try signal.hub.apply(.join(join), in: roomID, by: .participant(pid), now: t) } catch {
             throw WHIPError(error)
         }
-        let request: PublishRequest
+        let offerRequest: PublishRequest
         do throws(NegotiationError) {
-            request = try PublishRequest(PublishOfferRequest(sdp: sdp, tracks: entries))
+            offerRequest = try PublishRequest(PublishOfferRequest(sdp: sdp, tracks: entries))
         } catch {
             leave(pid, roomID)
             throw WHIPError(status: 400, code: error.code, message: error.message)
         }
         defer { signal.flushMedia() }
-        var pending = media.planOffer(request, by: pid, in: roomID, state: signal.hub.state(roomID))
+        var pending = media.planOffer(offerRequest, by: pid, in: roomID, state: signal.hub.state(roomID))
         // The share's video before its audio: share audio joins a running share.
         pending.publishing.sort { a, _ in a.request.source == video }
         var published: [String: Result<Track, HubError>] = [:]
@@ -246,10 +245,11 @@ public final class WHIPEndpoint: HTTPHandler {
     /// participant does: their share stops with `disconnected`.
     public func tick() {
         guard let media = signal.media else { return }
-        for (id, s) in sessions
-        where media.publisherGone(s.participant) || signal.hub.state(s.room)?.participants[s.participant] == nil {
+        for (id, s) in sessions {
+            let present = signal.hub.state(s.room)?.participants[s.participant] != nil
+            guard !present || media.publisherGone(s.participant) else { continue }
             sessions[id] = nil
-            if signal.hub.state(s.room)?.participants[s.participant] != nil {
+            if present {
                 _ = try? signal.hub.apply(
                     .leave(s.participant, reason: .disconnected), in: s.room, by: .participant(s.participant),
                     now: signal.now())
@@ -297,8 +297,9 @@ public final class WHIPEndpoint: HTTPHandler {
             throw WHIPError(
                 status: 403, code: "missing_grant", message: "the token lacks the roomJoin grant for a room")
         }
+        // The same string, or the same live room by its name and its id.
         guard
-            scope == key || signal.hub.state(RoomID(key))?.room.matchesScope(scope) == true
+            scope == key
                 || signal.hub.rooms.values.contains(where: {
                     $0.state.room.matchesScope(key) && $0.state.room.matchesScope(scope)
                 })
