@@ -37,6 +37,9 @@ public struct SeqManager: Equatable, Sendable {
         a != b && (a &- b) < 0x8000
     }
 
+    /// The sequence number the next output continues from (the first one before any output).
+    public var nextOutput: UInt16 { maxOutput &+ 1 }
+
     /// The next input continues right after the last output (a new source, a resumed share).
     public mutating func sync(_ input: UInt16) {
         offset = input &- (maxOutput &+ 1)

@@ -73,20 +73,23 @@ public enum ServerCodecs {
 
     /// The first server codec, in the server's order, that the section offers; nil when none is.
     public static func select(from section: MediaDescription) -> SelectedCodec? {
-        let offered = section.codecs
-        for server in preference where server.kind == section.kind {
-            guard let codec = offered.first(where: { matches($0, server) }) else { continue }
-            let fb = codec.feedback
-            func has(_ type: String, _ parameter: String? = nil) -> Bool {
-                fb.contains { $0.type == type && $0.parameter == parameter }
-            }
-            return SelectedCodec(
-                server: server, offered: codec,
-                offeredRTX: server.isVideo ? section.rtxPayloadType(for: codec.payloadType) : nil,
-                nack: server.isVideo && has("nack"), pli: server.isVideo && has("nack", "pli"),
-                fir: server.isVideo && has("ccm", "fir"), remb: has("goog-remb"), transportCC: has("transport-cc"))
+        preference.lazy.compactMap { select(from: section, only: $0) }.first
+    }
+
+    /// The offered codec the server can forward as `server`, nil when the section offers none.
+    public static func select(from section: MediaDescription, only server: ServerCodec) -> SelectedCodec? {
+        guard server.kind == section.kind, let codec = section.codecs.first(where: { matches($0, server) }) else {
+            return nil
         }
-        return nil
+        let fb = codec.feedback
+        func has(_ type: String, _ parameter: String? = nil) -> Bool {
+            fb.contains { $0.type == type && $0.parameter == parameter }
+        }
+        return SelectedCodec(
+            server: server, offered: codec,
+            offeredRTX: server.isVideo ? section.rtxPayloadType(for: codec.payloadType) : nil,
+            nack: server.isVideo && has("nack"), pli: server.isVideo && has("nack", "pli"),
+            fir: server.isVideo && has("ccm", "fir"), remb: has("goog-remb"), transportCC: has("transport-cc"))
     }
 }
 

@@ -127,6 +127,19 @@ final class Consumer {
         }
     }
 
+    /// Where this consumer's output stands, for the next consumer of its SSRC.
+    var continuation: Transport.Continuation {
+        Transport.Continuation(sequence: seq.nextOutput, rtxSequence: rtxSequence, timestamps: timestamps)
+    }
+
+    /// Goes on where the SSRC's last consumer stopped: the next sequence numbers, and a timeline that
+    /// continues by the time elapsed (a receiver sees one stream whose source changed).
+    func continueOutput(_ k: Transport.Continuation) {
+        seq = SeqManager(initialOutput: k.sequence)
+        rtxSequence = k.rtxSequence
+        if k.timestamps.clockRate == timestamps.clockRate { timestamps = k.timestamps }
+    }
+
     /// The simulcast layer decision (nil for another kind).
     var selector: LayerSelector? { if case .simulcast(let s, _) = layering { s } else { nil } }
     /// The SVC layer decision (nil for another kind).

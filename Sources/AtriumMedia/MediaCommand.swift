@@ -300,12 +300,17 @@ public struct ConsumerSpec: Sendable, Equatable {
     public var preference: LayerPreference
     /// The id the subscriber's offer gave the AV1 dependency descriptor, forwarded renumbered.
     public var dependencyDescriptorID: UInt8?
+    /// The SSRC outlives the consumer: it ends without an RTCP BYE, and the next consumer of the same
+    /// SSRC on the transport continues its sequence numbers and timeline (a player's section that
+    /// follows the room's share from one publisher to the next).
+    public var continuous: Bool
 
     public init(
         id: String, producer: String, transport: String, ssrc: UInt32, rtxSSRC: UInt32?, payloadType: UInt8,
         rtxPayloadType: UInt8?, nack: Bool, audioLevelID: UInt8?, absSendTimeID: UInt8?,
-        preference: LayerPreference = LayerPreference(), dependencyDescriptorID: UInt8? = nil
+        preference: LayerPreference = LayerPreference(), dependencyDescriptorID: UInt8? = nil, continuous: Bool = false
     ) {
+        self.continuous = continuous
         self.preference = preference
         self.dependencyDescriptorID = dependencyDescriptorID
         self.id = id

@@ -71,6 +71,9 @@ extension MediaEngine {
                 return
             }
             let c = Consumer(spec: spec, producer: p, transport: t, random: &random)
+            if spec.continuous, let k = t.continuations.removeValue(forKey: spec.ssrc) {
+                c.continueOutput(k)
+            }
             c.createdAt = now
             consumers[spec.id] = c
             t.router.consumers[spec.id] = c
@@ -212,7 +215,11 @@ extension MediaEngine {
         guard !c.closed else { return }
         c.closed = true
         stopReplay(c)
-        if bye { sendRTCP([.goodbye(Goodbye(sources: [c.spec.ssrc]))], on: c.transport) }
+        if c.spec.continuous {
+            c.transport.continuations[c.spec.ssrc] = c.continuation
+        } else if bye {
+            sendRTCP([.goodbye(Goodbye(sources: [c.spec.ssrc]))], on: c.transport)
+        }
         c.producer.consumers.removeAll { $0 === c }
         c.transport.remove(c)
         consumers[c.spec.id] = nil

@@ -1,5 +1,6 @@
 import AtriumCongestion
 import AtriumDTLS
+import AtriumForwarding
 import AtriumICE
 import AtriumSRTP
 import AtriumUDP
@@ -20,6 +21,15 @@ final class Transport {
     let listener = RtpListener()
     var consumers: [Consumer] = []
     var consumersBySSRC: [UInt32: Consumer] = [:]
+    /// Where each continuous SSRC's output stands since its last consumer ended
+    /// (`ConsumerSpec.continuous`): its next consumer goes on from there.
+    var continuations: [UInt32: Continuation] = [:]
+
+    struct Continuation {
+        var sequence: UInt16
+        var rtxSequence: UInt16
+        var timestamps: TimestampMapper
+    }
     /// The SSRC this side writes as the sender of its RTCP feedback and reports.
     let rtcpSSRC: UInt32
     var packetsIn = 0

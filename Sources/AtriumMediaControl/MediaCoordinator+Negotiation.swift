@@ -10,7 +10,8 @@ import AtriumSDP
 extension MediaCoordinator {
     /// Sends the next subscriber offer, or marks one due when an offer is still waiting for its answer.
     func negotiate(_ pid: ParticipantID) {
-        guard var peer = peers[pid], var sub = peer.subscriber else { return }
+        // A player's connection is the client's to offer.
+        guard var peer = peers[pid], var sub = peer.subscriber, sub.player == nil else { return }
         if sub.pending != nil {
             sub.dirty = true
             peer.subscriber = sub

@@ -63,6 +63,10 @@ extension MediaCoordinator {
         // Each participant receives what it is subscribed to among the tracks that have media.
         for pid in state.order {
             guard let p = state.participants[pid], p.canSubscribe else { continue }
+            if peers[pid]?.subscriber?.player != nil {
+                updatePlayer(pid, state)
+                continue
+            }
             let wanted = Set(p.subscriptions.keys.filter { producers[$0] != nil })
             updateSubscriber(pid, room: room, state: state, wanted: wanted, data: p.dataChannels)
         }

@@ -79,6 +79,9 @@ public final class MediaCoordinator {
         var resetPending = false
         /// Its offers carry a data channel section (the participant joined with `dataChannels`).
         var data = false
+        /// A player's connection (WHEP): the client offered it, and its sections follow the room
+        /// (`MediaCoordinator+Player`) instead of subscriptions; the server never offers on it.
+        var player: Player?
     }
 
     struct Peer {

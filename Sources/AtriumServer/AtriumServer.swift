@@ -114,11 +114,15 @@ public final class AtriumServer {
             webhooks = w
         }
         if config.udpPort >= 0 { try startMedia(signal: signal, hub: hub, api: api, metrics: metrics) }
-        // WHIP ingest (docs/whip-whep.md) answers its routes; everything else goes on to the admin API.
+        // WHIP ingest and WHEP playback (docs/whip-whep.md) answer their routes; everything else goes on
+        // to the admin API.
         let whip = WHIPEndpoint(
             signal: signal, verifier: verifier, next: api, makeID: { Base64URL.encode(SecureRandom.bytes(12)) })
         metrics.gauge("atrium_whip_sessions", help: "WHIP publishing sessions live on this node.") {
-            Double(whip.sessionCount)
+            Double(whip.sessionCount(.whip))
+        }
+        metrics.gauge("atrium_whep_sessions", help: "WHEP playing sessions live on this node.") {
+            Double(whip.sessionCount(.whep))
         }
         let web = WebHandler(root: config.webDir, next: whip, devToken: devTokenMinter())
         let edge = EdgeServer(options: edgeOptions(), http: web, webSockets: [signal], logger: logger)

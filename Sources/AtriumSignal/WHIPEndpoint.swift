@@ -9,19 +9,26 @@ import AtriumRooms
 public import AtriumRouting
 import AtriumSDP
 
-/// WHIP (RFC 9725): a tool (OBS, GStreamer, ffmpeg) publishes into a room with one HTTP `POST` of its
-/// SDP offer and a participant token as Bearer. The publisher is a participant of the room (its
-/// token's identity); its video is a screen share by default (`?source=camera` for a camera) and goes
-/// through the room's share policy like the page's. docs/whip-whep.md.
+/// WHIP (RFC 9725) and WHEP: a tool (OBS, GStreamer, ffmpeg) publishes into a room, or a player plays
+/// from it, with one HTTP `POST` of its SDP offer and a participant token as Bearer. A publisher is a
+/// participant of the room (its token's identity); its video is a screen share by default
+/// (`?source=camera` for a camera) and goes through the room's share policy like the page's. A player
+/// is a hidden participant that follows the room's active share, or one participant's tracks
+/// (`?participant=<identity>`), without a new offer (`MediaCoordinator+Player`). docs/whip-whep.md.
 ///
-/// | Route | |
+/// | Route (`whip` or `whep`) | |
 /// |---|---|
 /// | `POST /v1/rooms/{room}/whip` | offer in, `201` with the answer, `Location` and `ETag` |
 /// | `PATCH /v1/rooms/{room}/whip/{session}` | trickled candidates: `204` (the server is ICE-lite); an ICE restart: `422` |
-/// | `DELETE /v1/rooms/{room}/whip/{session}` | ends the session: its share stops (`user_stopped`) and it leaves |
+/// | `DELETE /v1/rooms/{room}/whip/{session}` | ends the session: a publisher's share stops (`user_stopped`); it leaves |
 /// | `OPTIONS` on both | CORS preflight, and the TURN servers as `Link` headers |
 public final class WHIPEndpoint: HTTPHandler {
+    public enum Kind: String, Sendable {
+        case whip, whep
+    }
+
     struct Session {
+        var kind: Kind
         var id: String
         var room: RoomID
         var roomKey: String
@@ -46,8 +53,8 @@ public final class WHIPEndpoint: HTTPHandler {
         self.makeID = makeID
     }
 
-    /// Sessions live now, for the metrics.
-    public var sessionCount: Int { sessions.count }
+    /// Sessions of a kind live now, for the metrics.
+    public func sessionCount(_ kind: Kind) -> Int { sessions.values.count { $0.kind == kind } }
 
     public func refuse(_ request: HTTPRequest, status: Int, code: String, message: String) -> HTTPResponse {
         next.refuse(request, status: status, code: code, message: message)
@@ -55,8 +62,9 @@ public final class WHIPEndpoint: HTTPHandler {
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        // ["", "v1", "rooms", room, "whip"] or [..., "whip", session]
-        guard parts.count >= 5, parts.count <= 6, parts[1] == "v1", parts[2] == "rooms", parts[4] == "whip",
+        // ["", "v1", "rooms", room, "whip"] or [..., "whip", session]; the same with "whep".
+        guard parts.count >= 5, parts.count <= 6, parts[1] == "v1", parts[2] == "rooms",
+            let kind = Kind(rawValue: parts[4]),
             !parts[3].isEmpty
         else { return next.handle(request) }
         let room = parts[3]
@@ -65,16 +73,18 @@ public final class WHIPEndpoint: HTTPHandler {
         // In a cluster, the node running the room answers (its media addresses are in the answer, and
         // its sessions are there): a POST for a room live elsewhere, a PATCH or DELETE of a session
         // this node does not have.
-        if request.method != .OPTIONS, session.map({ sessions[$0] == nil }) ?? true, let r = forwarded(request, room) {
+        if request.method != .OPTIONS, session.map({ sessions[$0]?.kind != kind }) ?? true,
+            let r = forwarded(request, room)
+        {
             return r
         }
         var response: HTTPResponse
         do throws(WHIPError) {
             switch (request.method, session) {
             case (.OPTIONS, _): response = options(request, session: session != nil)
-            case (.POST, nil): response = try publish(request, room: room)
-            case (.PATCH, let id?): response = try patch(request, room: room, session: id)
-            case (.DELETE, let id?): response = try end(request, room: room, session: id)
+            case (.POST, nil): response = try kind == .whip ? publish(request, room: room) : play(request, room: room)
+            case (.PATCH, let id?): response = try patch(request, kind, room: room, session: id)
+            case (.DELETE, let id?): response = try end(request, kind, room: room, session: id)
             default:
                 throw WHIPError(
                     status: 405, code: "method_not_allowed", message: "\(request.method.rawValue) is not allowed here",
@@ -181,7 +191,7 @@ public final class WHIPEndpoint: HTTPHandler {
         let id = makeID()
         let etag = "\"\(makeID())\""
         sessions[id] = Session(
-            id: id, room: roomID, roomKey: key, participant: pid, identity: claims.identity, etag: etag)
+            kind: .whip, id: id, room: roomID, roomKey: key, participant: pid, identity: claims.identity, etag: etag)
         let location = "/v1/rooms/\(key)/whip/\(id)"
         return HTTPResponse(
             status: 201,
@@ -192,8 +202,10 @@ public final class WHIPEndpoint: HTTPHandler {
 
     // MARK: - PATCH, DELETE, OPTIONS
 
-    func patch(_ request: HTTPRequest, room key: String, session id: String) throws(WHIPError) -> HTTPResponse {
-        let s = try owned(request, room: key, session: id)
+    func patch(_ request: HTTPRequest, _ kind: Kind, room key: String, session id: String) throws(WHIPError)
+        -> HTTPResponse
+    {
+        let s = try owned(request, kind, room: key, session: id)
         guard let match = request.header("if-match"), match == s.etag || match == "*" else {
             throw WHIPError(status: 412, code: "precondition_failed", message: "If-Match must be the session's ETag")
         }
@@ -213,8 +225,10 @@ public final class WHIPEndpoint: HTTPHandler {
         return HTTPResponse(status: 204)
     }
 
-    func end(_ request: HTTPRequest, room key: String, session id: String) throws(WHIPError) -> HTTPResponse {
-        let s = try owned(request, room: key, session: id)
+    func end(_ request: HTTPRequest, _ kind: Kind, room key: String, session id: String) throws(WHIPError)
+        -> HTTPResponse
+    {
+        let s = try owned(request, kind, room: key, session: id)
         sessions[id] = nil
         let t = signal.now()
         if let state = signal.hub.state(s.room) {
@@ -242,12 +256,13 @@ public final class WHIPEndpoint: HTTPHandler {
     }
 
     /// Sessions whose peer went away without `DELETE` (no ICE consent for 30 s) end as a dropped
-    /// participant does: their share stops with `disconnected`.
+    /// participant does: a publisher's share stops with `disconnected`.
     public func tick() {
         guard let media = signal.media else { return }
         for (id, s) in sessions {
             let present = signal.hub.state(s.room)?.participants[s.participant] != nil
-            guard !present || media.publisherGone(s.participant) else { continue }
+            let gone = s.kind == .whip ? media.publisherGone(s.participant) : media.playerGone(s.participant)
+            guard !present || gone else { continue }
             sessions[id] = nil
             if present {
                 _ = try? signal.hub.apply(
@@ -310,9 +325,13 @@ public final class WHIPEndpoint: HTTPHandler {
     }
 
     /// The session, asked for with a token of the identity that made it.
-    func owned(_ request: HTTPRequest, room key: String, session id: String) throws(WHIPError) -> Session {
-        guard let s = sessions[id], s.roomKey == key else {
-            throw WHIPError(status: 404, code: "session_not_found", message: "no WHIP session \"\(id)\" in this room")
+    func owned(_ request: HTTPRequest, _ kind: Kind, room key: String, session id: String) throws(WHIPError)
+        -> Session
+    {
+        guard let s = sessions[id], s.roomKey == key, s.kind == kind else {
+            throw WHIPError(
+                status: 404, code: "session_not_found",
+                message: "no \(kind.rawValue.uppercased()) session \"\(id)\" in this room")
         }
         let claims = try authenticate(request, room: key)
         guard claims.identity == s.identity else {

@@ -164,6 +164,23 @@ import Testing
         #expect(Int32(bitPattern: resumed.1 &- second.1) > 0, "the timeline moves forward")
     }
 
+    @Test func aContinuousConsumerGoesOnWhereTheSSRCsLastOneStopped() throws {
+        let (old, producer, transports, router) = Self.consumer(kind: .video)
+        let (next, p2, t2, r2) = Self.consumer(kind: .video)
+        defer { withExtendedLifetime((producer, transports, router, p2, t2, r2)) {} }
+        _ = old.admit(sequence: 40, timestamp: 9000, keyFrame: true, now: 0)
+        let last = try #require(old.admit(sequence: 41, timestamp: 12000, keyFrame: false, now: 0.03).output)
+        next.continueOutput(old.continuation)
+        // Another publisher's numbers, far from the first one's: the output runs on without a gap, and
+        // its timeline moves on by the time between the two.
+        #expect(next.admit(sequence: 30000, timestamp: 7_000_000, keyFrame: false, now: 1).output == nil)
+        let first = try #require(next.admit(sequence: 30001, timestamp: 7_003_000, keyFrame: true, now: 1.03).output)
+        #expect(first.0 == last.0 &+ 1)
+        let ahead = Int32(bitPattern: first.1 &- last.1)
+        #expect(ahead >= 90000 && ahead <= 91000, "one second on at 90 kHz, not \(ahead)")
+        #expect(next.rtxSequence == old.rtxSequence)
+    }
+
     @Test func anAudioConsumerStartsAtOnceAndResyncsAfterAPause() throws {
         let (c, producer, transports, router) = Self.consumer(kind: .audio)
         defer { withExtendedLifetime((producer, transports, router)) {} }

@@ -552,7 +552,7 @@ class Publisher:
     @classmethod
     async def start(cls, client, sources, munge_answer=None, timeout=15, busy=(), codecs=None, fps=None,
                     fast_h264=False, ignore_key_frame_requests=(), vbr_vp8=False, ignore_remb=(), ice_servers=None,
-                    relay_only=False, stamped=()):
+                    relay_only=False, stamped=(), looks=None):
         """Offers one sendonly transceiver per source (in that order), publishes them all as new
         tracks, and applies the answer: `munge_answer(sdp, result)`, when given, rewrites it first
         (a misbehaving client). A refused `publish_offer` raises SignalError.
@@ -566,19 +566,22 @@ class Publisher:
         the requests), and the worker's VP8 encoders are VBR (`use_vbr_vp8`; `vbr_vp8` alone asks
         only for that: a static screen that answers key-frame requests); those in `ignore_remb` act
         on no REMB (so that they send key frames only when asked). `ice_servers` (a join result's
-        `iceServers`) are the worker's TURN servers; with `relay_only` it gathers no host candidate."""
+        `iceServers`) are the worker's TURN servers; with `relay_only` it gathers no host candidate.
+        `looks` maps a source to the source whose picture or tone it sends, e.g. {"screen_share":
+        "camera"}: a second sharer whose screen a viewer tells apart from the first one's."""
         worker = await _Worker.spawn()
         try:
             offer = await worker.call("offer", sources=list(sources), busy=list(busy),
                                       codecs=dict(codecs or {}), fps=fps, fast_h264=fast_h264,
                                       ignore_key_frame_requests=list(ignore_key_frame_requests), vbr_vp8=vbr_vp8,
                                       ignore_remb=list(ignore_remb), ice_servers=ice_servers,
-                                      relay_only=relay_only, stamped=list(stamped))
+                                      relay_only=relay_only, stamped=list(stamped), looks=dict(looks or {}))
             tracks = []
             for source in sources:
                 entry = {"mid": offer["mids"][source], "source": source}
+                look = (looks or {}).get(source, source)
                 if source in VIDEO:
-                    entry.update(width=VIDEO[source]["width"], height=VIDEO[source]["height"])
+                    entry.update(width=VIDEO[look]["width"], height=VIDEO[look]["height"])
                 tracks.append(entry)
             result = await client.request("publish_offer", timeout=timeout, sdp=offer["sdp"], tracks=tracks)
             answer = result["sdp"] if munge_answer is None else munge_answer(result["sdp"], result)
@@ -746,7 +749,8 @@ async def _serve_publisher(reader):
             if ignoring or req.get("vbr_vp8"):
                 use_vbr_vp8()
             for source in req["sources"]:
-                track = make_track(source, busy=source in busy, fps=req.get("fps"),
+                look = (req.get("looks") or {}).get(source, source)
+                track = make_track(look, busy=source in busy, fps=req.get("fps"),
                                    stamped=source in (req.get("stamped") or ()))
                 t = pc.addTransceiver(track, direction="sendonly")
                 if source in codecs:

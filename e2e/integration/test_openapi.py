@@ -32,8 +32,10 @@ def test_spec_covers_every_route():
         routes.add(route)
     # WHIP's routes (AtriumSignal's WHIPEndpoint).
     whip = open(os.path.join(ROOT, "Sources", "AtriumSignal", "WHIPEndpoint.swift")).read()
-    assert 'parts[4] == "whip"' in whip, "WHIPEndpoint no longer serves /v1/rooms/{roomId}/whip"
-    routes |= {"/v1/rooms/{roomId}/whip", "/v1/rooms/{roomId}/whip/{sessionId}"}
+    assert "case whip, whep" in whip and "Kind(rawValue: parts[4])" in whip, \
+        "WHIPEndpoint no longer serves /v1/rooms/{roomId}/whip and /whep"
+    for kind in ("whip", "whep"):
+        routes |= {f"/v1/rooms/{{roomId}}/{kind}", f"/v1/rooms/{{roomId}}/{kind}/{{sessionId}}"}
     paths = set(yaml.safe_load(open(SPEC))["paths"])
     assert routes == paths, f"only in the server: {routes - paths}; only in the spec: {paths - routes}"
 

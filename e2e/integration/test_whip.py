@@ -1,7 +1,9 @@
 """WHIP ingest with a third-party WebRTC stack: GStreamer's webrtcbin (gst_whip.py) publishes a solid
 magenta picture into a room as a screen share with one POST; an aiortc viewer decodes it (the frames'
 content is checked against the pattern); DELETE ends the share with `user_stopped`; a publisher that
-disappears without DELETE loses its share with `disconnected` once ICE consent runs out (30 s).
+disappears without DELETE loses its share with `disconnected` once ICE consent runs out (30 s). WHEP
+players, GStreamer's (gst_whep.py) and aiortc's, follow the room's share from the WHIP publisher to
+a participant's, each on the one stream per kind it opened.
 
 libnice (under webrtcbin) gathers no loopback candidate, so this runs in the private namespace of
 `make netns`, where the test adds a veth address (10.9.0.1) that both the server and GStreamer use;
@@ -15,9 +17,10 @@ import subprocess
 import pytest
 
 from conftest import Server, stopped_cleanly
-from media_peer import WHIP_PATTERN, Subscriber
+from media_peer import WHIP_PATTERN, Publisher, Subscriber
 from signal_client import joined, mint, run
-from whip_peer import GstWhip
+from whep_peer import WhepPlayer
+from whip_peer import GstWhep, GstWhip
 
 _OTHERS = [name for _, name in socket.if_nameindex() if name != "lo"]
 pytestmark = pytest.mark.skipif(bool(_OTHERS), reason=f"needs a loopback-only network namespace, not {_OTHERS}")
@@ -94,5 +97,46 @@ def test_a_publisher_gone_without_delete_loses_its_share_when_consent_runs_out(s
         finally:
             await pub.close()
             await viewer.close()
+
+    run(go(), TEST_TIMEOUT)
+
+
+def test_whep_players_follow_the_share_from_a_whip_publisher_to_a_participant(server):
+    async def go():
+        room = "whep-follow"
+        alice = await joined(server, "alice", room=room)
+        gst = await GstWhep.start(f"http://127.0.0.1:{server.port}/v1/rooms/{room}/whep", mint(server, room, "tv"))
+        player = await WhepPlayer.start(server.port, room, mint(server, room, "fan"))
+        pubs = []
+        try:
+            e = await gst.event()
+            assert e["event"] == "playing" and e["status"] == 201, e
+            assert player.status == 201, player.error
+            pubs.append(await GstWhip.start(url(server, room), mint(server, room, "obs")))
+            assert (await pubs[0].event())["status"] == 201
+            first = (await alice.expect("share_started"))["share"]
+            await gst.wait_class("video", WHIP_PATTERN, 15, timeout=40)
+            await player.wait_class("video", WHIP_PATTERN, 15, timeout=40)
+            assert (await pubs[0].stop())["status"] == 200
+            await alice.expect("share_stopped", lambda m: m["share"]["id"] == first["id"])
+
+            pubs.append(await Publisher.start(alice, ["screen_share", "microphone"]))
+            await gst.wait_class("video", "screen_share", 15, timeout=40)
+            await gst.wait_class("audio", "microphone", 2, timeout=40)
+            await player.wait_class("video", "screen_share", 15, timeout=40)
+            # One stream of each kind for the session's life: the share changed under it.
+            assert sorted(gst.pads) == ["audio", "video"], gst.pads
+            assert not player.stats["video"].ended
+            gst.proc.stdin.write(b"stop\n")
+            await gst.proc.stdin.drain()
+            while (e := await gst.event())["event"] != "deleted":
+                pass
+            assert e["status"] == 200
+        finally:
+            await gst.close()
+            await player.close()
+            for p in pubs:
+                await p.close()
+            await alice.close()
 
     run(go(), TEST_TIMEOUT)

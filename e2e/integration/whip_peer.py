@@ -1,5 +1,5 @@
-"""The GStreamer WHIP publisher (gst_whip.py, run with Debian's /usr/bin/python3 and python3-gst-1.0)
-as a child process: its JSON lines in, "stop" out."""
+"""The GStreamer WHIP publisher (gst_whip.py) and WHEP player (gst_whep.py), run with Debian's
+/usr/bin/python3 and python3-gst-1.0, as child processes: their JSON lines in, "stop" out."""
 import asyncio
 import json
 import os
@@ -10,13 +10,15 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 class GstWhip:
+    script = "gst_whip.py"
+
     def __init__(self, proc):
         self.proc = proc
         self.posted_at = None  # time.monotonic() (the machine's clock) just before the POST
 
     @classmethod
     async def start(cls, url, token, **options):
-        args = [SYSTEM_PYTHON, os.path.join(HERE, "gst_whip.py"), url, token]
+        args = [SYSTEM_PYTHON, os.path.join(HERE, cls.script), url, token]
         for k, v in options.items():
             args += [f"--{k}", str(v)]
         proc = await asyncio.create_subprocess_exec(
@@ -53,3 +55,35 @@ class GstWhip:
             await asyncio.wait_for(self.proc.wait(), 10)
         except asyncio.TimeoutError:
             pass
+
+
+class GstWhep(GstWhip):
+    """`pads`: the kinds of the streams webrtcbin opened; `video`, `audio`: its latest counts of frames
+    (seconds of audio) by class."""
+
+    script = "gst_whep.py"
+
+    def __init__(self, proc):
+        super().__init__(proc)
+        self.pads, self.video, self.audio = [], {}, {}
+
+    async def event(self, timeout=20):
+        """The next JSON line that is neither a pad nor stats (those update the counts)."""
+        while True:
+            e = await super().event(timeout)
+            if e.get("event") == "pad":
+                self.pads.append(e["kind"])
+            elif e.get("event") == "stats":
+                self.video, self.audio = e["video"], e["audio"]
+                return e
+            else:
+                return e
+
+    async def wait_class(self, kind, what, count, timeout):
+        """Waits (a hang guard bounds it) until `count` frames (video) or seconds (audio) of `what`
+        have been decoded."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while (self.video if kind == "video" else self.audio).get(what, 0) < count:
+            left = deadline - asyncio.get_running_loop().time()
+            assert left > 0, f"no {count} {what} of {kind} within {timeout}s: video {self.video}, audio {self.audio}"
+            await self.event(timeout=left)
