@@ -43,6 +43,7 @@ public final class AdminAPI: HTTPHandler {
     public var nodes: (any NodeDirectory)?
     /// This node's recordings (ffmpeg processes); nil without a media plane.
     public var recordings: RecordingManager?
+    public var streams: StreamManager?
 
     public init(
         store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],
@@ -120,6 +121,12 @@ public final class AdminAPI: HTTPHandler {
         case (.recordings, _): return try listRecordings(request, params)
         case (.recording, .GET): return try getRecording(request, params)
         case (.recording, _): return try stopRecording(request, params)
+        case (.streams, .POST): return try startStream(request, params)
+        case (.streams, _): return try listStreams(request, params)
+        case (.stream, .GET): return try getStream(request, params)
+        case (.stream, _): return try stopStream(request, params)
+        case (.streamRestart, _): return try restartStream(request, params)
+        case (.streamHLS, _): return try serveHLS(request, params)
         case (.chat, _): return try listChat(request, params)
         case (.data, _): return try postData(request, params)
         case (.signal, _):
@@ -135,7 +142,9 @@ public final class AdminAPI: HTTPHandler {
     private func forwarded(_ request: HTTPRequest, _ route: Route, _ params: [String: String]) -> HTTPResponse? {
         guard let nodes, route.methods.contains(request.method), let key = params["roomId"] else { return nil }
         switch route {
-        case .participants, .participant, .muteTrack, .shares, .chat, .data: break
+        case .participants, .participant, .muteTrack, .shares, .chat, .data, .streams, .stream, .streamRestart,
+            .streamHLS:
+            break
         default: return nil
         }
         guard let room = try? store.room(idOrName: key) else { return nil }

@@ -18,6 +18,10 @@ enum Route: String, CaseIterable {
     case nodes = "/v1/nodes"
     case recordings = "/v1/rooms/{roomId}/recordings"
     case recording = "/v1/rooms/{roomId}/recordings/{recordingId}"
+    case streams = "/v1/rooms/{roomId}/streams"
+    case stream = "/v1/rooms/{roomId}/streams/{streamId}"
+    case streamRestart = "/v1/rooms/{roomId}/streams/{streamId}/restart"
+    case streamHLS = "/v1/rooms/{roomId}/streams/{streamId}/hls/{file}"
     case chat = "/v1/rooms/{roomId}/chat"
     case data = "/v1/rooms/{roomId}/data"
     /// The WebSocket endpoint; the edge hands upgrades to the signaling endpoint, plain requests come here.
@@ -38,6 +42,10 @@ enum Route: String, CaseIterable {
         case .shareLock: [.PUT]
         case .recordings: [.GET, .POST]
         case .recording: [.GET, .DELETE]
+        case .streams: [.GET, .POST]
+        case .stream: [.GET, .DELETE]
+        case .streamRestart: [.POST]
+        case .streamHLS: [.GET]
         case .signal: [.GET]
         }
     }

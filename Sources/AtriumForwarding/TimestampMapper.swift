@@ -18,7 +18,7 @@ public struct TimestampMapper: Equatable, Sendable {
             return
         }
         let elapsed = max(now - lastSentAt, 1.0 / Double(clockRate))
-        let ticks = UInt32(truncatingIfNeeded: UInt64(elapsed * Double(clockRate)))
+        let ticks = UInt32(truncatingIfNeeded: UInt64((elapsed * Double(clockRate)).rounded()))
         offset = input &- (last &+ max(1, ticks))
     }
 

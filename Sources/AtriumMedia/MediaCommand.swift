@@ -28,6 +28,9 @@ public enum MediaCommand: Sendable {
     /// Copies a producer's packets, decrypted, as plain RTP to a recording process on this machine.
     case addRecorder(RecorderSpec)
     case closeRecorder(id: String)
+    /// A recorder line opened or closed (`RecorderLineSpec`).
+    case openRecorderLine(RecorderLineSpec)
+    case closeRecorderLine(id: String)
     /// Home worker of a room spread over several: hands producer `id`'s packets, decrypted,
     /// to the far worker of `link` as pipe producer `tag`, and takes that worker's requests for it.
     case pipeProducer(id: String, link: PipeLink, tag: UInt32)
@@ -56,13 +59,49 @@ public struct RecorderSpec: Sendable, Equatable {
     public var destination: SocketAddress
     public var ssrc: UInt32
     public var payloadType: UInt8
+    /// The line (`RecorderLineSpec`) it writes into: its output continues the line's sequence numbers
+    /// and timeline, and the line's filler stops while it is attached.
+    public var line: String?
 
-    public init(id: String, producer: String, destination: SocketAddress, ssrc: UInt32, payloadType: UInt8) {
+    public init(
+        id: String, producer: String, destination: SocketAddress, ssrc: UInt32, payloadType: UInt8,
+        line: String? = nil
+    ) {
+        self.line = line
         self.id = id
         self.producer = producer
         self.destination = destination
         self.ssrc = ssrc
         self.payloadType = payloadType
+    }
+}
+
+/// A continuous RTP output to a process on this machine (a live stream's video or audio, read by
+/// ffmpeg): the recorders attached to it one after the other (the share changes hands) continue one
+/// stream, and while none is attached the line fills in: audio with Opus silence every 20 ms, video
+/// with the last picture its last recorder's producer had (the key-frame cache), once a second, so
+/// that the process's output runs on through a paused or stopped share.
+public struct RecorderLineSpec: Sendable, Equatable {
+    public var id: String
+    /// The room whose worker runs it (the worker of the room's producers).
+    public var router: String
+    public var destination: SocketAddress
+    public var ssrc: UInt32
+    public var payloadType: UInt8
+    public var kind: MediaTrackKind
+    public var clockRate: UInt32
+
+    public init(
+        id: String, router: String, destination: SocketAddress, ssrc: UInt32, payloadType: UInt8,
+        kind: MediaTrackKind, clockRate: UInt32
+    ) {
+        self.id = id
+        self.router = router
+        self.destination = destination
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+        self.kind = kind
+        self.clockRate = clockRate
     }
 }
 

@@ -53,6 +53,8 @@ extension MediaEngine {
         case .pauseProducer(let id, let paused):
             guard let p = producers[id], p.paused != paused else { return }
             p.paused = paused
+            // A live stream's line shows the picture the share paused on.
+            if paused { for sink in p.sinks { if let line = sink.line { capturePicture(line, of: p) } } }
             if !paused {
                 if p.lastActivity != nil { p.lastActivity = now }
                 for c in p.consumers { c.restart() }
@@ -98,6 +100,8 @@ extension MediaEngine {
             if let t = transports[id] { allocate(t, allocation) }
         case .addRecorder(let spec): addRecorder(spec)
         case .closeRecorder(let id): closeRecorder(id: id)
+        case .openRecorderLine(let spec): openLine(spec)
+        case .closeRecorderLine(let id): closeLine(id: id)
         case .pipeProducer(let id, let link, let tag): pipeProducer(id: id, link: link, tag: tag)
         case .addPipeProducer(let spec, let router, let link, let tag):
             addPipeProducer(spec, router: router, link: link, tag: tag)
@@ -204,7 +208,10 @@ extension MediaEngine {
         forgetPipes(of: p)
         for c in p.consumers { close(c, bye: true) }
         p.consumers.removeAll()
-        for sink in p.sinks { recorders[sink.spec.id] = nil }
+        for sink in p.sinks {
+            detach(sink)
+            recorders[sink.spec.id] = nil
+        }
         p.sinks.removeAll()
         p.transport.listener.remove(p)
         producers[p.spec.id] = nil

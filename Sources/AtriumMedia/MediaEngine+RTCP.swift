@@ -180,6 +180,7 @@ extension MediaEngine {
         }
         advanceReplays()
         checkFreshStarts()
+        fillLines()
         reportEstimates()
         drainPacers()
         startProbes()

@@ -9,12 +9,14 @@ extension MediaEngine {
         let sink = RecordingSink(spec: spec, producer: p)
         recorders[spec.id] = sink
         p.sinks.append(sink)
+        if let line = spec.line { attach(sink, toLine: line) }
         // The recording starts on a key frame: ask for one now (and every second until it comes).
         if p.isVideo { requestKeyFrameNow(p, stream: 0) }
     }
 
     func closeRecorder(id: String) {
         guard let sink = recorders.removeValue(forKey: id) else { return }
+        detach(sink)
         sink.producer.sinks.removeAll { $0 === sink }
     }
 

@@ -44,6 +44,7 @@ final class MediaEngine {
     var consumers: [String: Consumer] = [:]
     /// Recording outputs by id (`addRecorder`).
     var recorders: [String: RecordingSink] = [:]
+    var recorderLines: [String: RecorderLine] = [:]
     var counters = MediaCounters()
     /// Consumers being started from a key-frame cache (`MediaEngine+Cache`).
     var replaying: [Consumer] = []
@@ -148,10 +149,10 @@ final class MediaEngine {
         return isIdle ? .seconds(1) : .milliseconds(20)
     }
 
-    /// Nothing that a timer serves: no transport (a pipe's end is one), producer, consumer, recording
-    /// or ICE-TCP connection.
+    /// Nothing that a timer serves: no transport (a pipe's end is one), producer, consumer, recording,
+    /// recorder line or ICE-TCP connection.
     var isIdle: Bool {
-        transports.isEmpty && producers.isEmpty && consumers.isEmpty && recorders.isEmpty
+        transports.isEmpty && producers.isEmpty && consumers.isEmpty && recorders.isEmpty && recorderLines.isEmpty
             && tcpConnections.isEmpty && pipesIn.isEmpty && pipesOut.isEmpty && replaying.isEmpty
     }
 

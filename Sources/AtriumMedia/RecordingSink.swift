@@ -11,6 +11,8 @@ final class RecordingSink {
     var waitingForKeyFrame: Bool
     var needsSync: Bool
     var packetsOut = 0
+    /// The line it writes into, if any (`RecorderSpec.line`).
+    var line: RecorderLine?
 
     init(spec: RecorderSpec, producer: Producer) {
         self.spec = spec
@@ -40,5 +42,47 @@ final class RecordingSink {
     /// After a pause: a key frame again (video) or a re-sync (audio).
     func restart() {
         if producer.isVideo { waitingForKeyFrame = true } else { needsSync = true }
+    }
+}
+
+/// A recorder line (`RecorderLineSpec`): where its output stands, the recorder writing into it now,
+/// and the picture it shows while none does. Owned by the worker thread.
+final class RecorderLine {
+    let spec: RecorderLineSpec
+    /// The next output sequence number and the output timeline.
+    var nextSequence: UInt16 = 1
+    var timestamps: TimestampMapper
+    /// The recorder attached now.
+    var sink: RecordingSink?
+    /// The last picture of the last recorder's producer (its key-frame cache's packets), sent again
+    /// once a second while no recorder feeds the line (video).
+    var picture: [[UInt8]] = []
+    var lastFill: Double = -.infinity
+    var packetsFilled = 0
+
+    /// Opus's 20 ms of silence (RFC 6716: a CELT-only, fullband, 20 ms frame code with an empty body).
+    static let opusSilence: [UInt8] = [0xF8, 0xFF, 0xFE]
+    static let pictureInterval = 1.0
+    static let silenceInterval = 0.02
+
+    init(spec: RecorderLineSpec) {
+        self.spec = spec
+        timestamps = TimestampMapper(clockRate: spec.clockRate)
+    }
+
+    /// Whether the line fills in now: no recorder, or its producer is paused.
+    var filling: Bool { sink.map { $0.producer.paused } ?? true }
+
+    /// Takes the output state of the recorder attached (before filling in, and when it leaves).
+    func takeOutput(from s: RecordingSink) {
+        nextSequence = s.seq.nextOutput
+        timestamps = s.timestamps
+    }
+
+    /// The recorder continues the line's output, from its next key frame (video) or packet (audio).
+    func giveOutput(to s: RecordingSink) {
+        s.seq = SeqManager(initialOutput: nextSequence)
+        if s.timestamps.clockRate == timestamps.clockRate { s.timestamps = timestamps }
+        s.restart()
     }
 }

@@ -112,6 +112,9 @@ extension MediaCoordinator {
     /// speaks.
     package func currentSpeakers(in room: RoomID) -> ActiveSpeakers? { announced[room] }
 
+    /// The loudest speaker of a room now, if anyone speaks (a live stream of the active speaker).
+    package func activeSpeaker(in room: RoomID) -> ParticipantID? { speakers[room]?.first }
+
     static func amplitude(_ dBov: Int) -> Double {
         var a = 1.0
         // 10^(-dBov/20) without Foundation: each 20 dB is a factor of ten, the rest by 1 dB steps.

@@ -31,6 +31,7 @@ public final class MediaWorkers: MediaPlane {
     private var producerTransport: [String: String] = [:]
     private var consumerTransport: [String: String] = [:]
     private var recorderWorker: [String: Int] = [:]
+    private var lineWorker: [String: Int] = [:]
     /// Producers' specs (a pipe producer is made from it) and their pipes: far worker -> tag.
     private var producerSpecs: [String: ProducerSpec] = [:]
     private var pipes: [String: [Int: UInt32]] = [:]
@@ -153,6 +154,12 @@ public final class MediaWorkers: MediaPlane {
             if let w { recorderWorker[spec.id] = w }
             route(command, w)
         case .closeRecorder(let id): route(command, recorderWorker.removeValue(forKey: id))
+        case .openRecorderLine(let spec):
+            // On the room's home worker, with the room's producers.
+            let w = worker(ofRoom: spec.router)
+            if let w { lineWorker[spec.id] = w }
+            route(command, w)
+        case .closeRecorderLine(let id): route(command, lineWorker.removeValue(forKey: id))
         case .pipeProducer, .addPipeProducer:
             // The set of workers' own commands, made here.
             break

@@ -64,10 +64,24 @@ public struct RecordableTrack: Equatable, Sendable {
     }
 }
 
-/// What recordings need of the media plane (the composition root adapts the media coordinator and
-/// worker): the producer of a track, and recorders attached to producers and detached.
+/// What recordings and live streams need of the media plane (the composition root adapts the media
+/// coordinator and worker): the producer of a track, recorders attached to producers (into a line,
+/// for a stream) and detached, a stream's continuous lines, and a room's active speaker.
 public protocol RecordingPlane: AnyObject {
     func recordable(_ track: TrackID) -> RecordableTrack?
-    func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8)
+    func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8, line: String?)
     func detach(recorder: String)
+    func openLine(_ line: StreamLine, room: RoomID)
+    func closeLine(_ id: String)
+    func activeSpeaker(in room: RoomID) -> ParticipantID?
+}
+
+/// One continuous RTP output of a live stream toward its ffmpeg (the media plane's recorder line).
+public struct StreamLine: Equatable, Sendable {
+    public var id: String
+    public var kind: RecordedStream.Kind
+    public var port: Int
+    public var ssrc: UInt32
+    public var payloadType: UInt8
+    public var clockRate: UInt32
 }

@@ -165,7 +165,8 @@ public final class RecordingManager: HubObserver {
             {
                 for s in l.streams {
                     plane.attach(
-                        recorder: s.recorder, producer: s.producer, port: s.port, ssrc: s.ssrc, payloadType: s.pt)
+                        recorder: s.recorder, producer: s.producer, port: s.port, ssrc: s.ssrc, payloadType: s.pt,
+                        line: nil)
                 }
                 l.attached = true
                 l.recording.state = .recording

@@ -49,6 +49,7 @@ public final class AtriumServer {
     var hub: Hub?
     var webhooks: Webhooks?
     var recordings: RecordingManager?
+    var streams: StreamManager?
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -72,6 +73,7 @@ public final class AtriumServer {
         edge?.closeWebSockets(code: 1001, reason: "server shutting down")
         for w in media { w.onEvents(nil) }
         recordings?.shutdown()
+        streams?.shutdown()
         edge?.shutdown()
         for w in media { w.stop() }
         webhooks?.stop()
@@ -131,11 +133,13 @@ public final class AtriumServer {
         cluster?.register(metrics)
         let cluster = self.cluster
         let rec = recordings
+        let live = streams
         edge.onTick = {
             signal.tick()
             whip.tick()
             cluster?.tick()
             rec?.tick()
+            live?.tick()
         }
         let port: Int
         do throws(EdgeError) { port = try edge.start() } catch {
@@ -252,6 +256,21 @@ public final class AtriumServer {
         hub.observers.append(rec)
         api.recordings = rec
         recordings = rec
+        let live = StreamManager(
+            directory: Self.absolute(config.dataDir) + "/streams", ffmpeg: config.ffmpeg,
+            plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
+            now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
+            makeID: { "str_" + Base64URL.encode(SecureRandom.bytes(9)) },
+            random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) }, rooms: { [unowned hub] in hub.state($0) })
+        live.onEvent = { type, room, name, data in
+            hooks?.emit(type: type, room: room, roomName: name, data: data, now: Clock.unixSeconds())
+        }
+        hub.observers.append(live)
+        metrics.gauge("atrium_live_streams", help: "Live streams (RTMP, HLS) not ended on this node.") {
+            Double(live.liveCount)
+        }
+        api.streams = live
+        streams = live
     }
 
     /// The HTTP and WebSocket edge's limits.

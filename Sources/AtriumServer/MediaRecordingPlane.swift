@@ -24,16 +24,32 @@ final class MediaRecordingPlane: RecordingPlane {
             clockRate: spec.clockRate)
     }
 
-    func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8) {
+    func attach(recorder: String, producer: String, port: Int, ssrc: UInt32, payloadType: UInt8, line: String?) {
         guard let p = UInt16(exactly: port) else { return }
         plane.submit(
             .addRecorder(
                 RecorderSpec(
                     id: recorder, producer: producer, destination: .v4(address: 0x7F00_0001, port: p), ssrc: ssrc,
-                    payloadType: payloadType)))
+                    payloadType: payloadType, line: line)))
     }
 
     func detach(recorder: String) {
         plane.submit(.closeRecorder(id: recorder))
     }
+
+    func openLine(_ line: StreamLine, room: RoomID) {
+        guard let p = UInt16(exactly: line.port) else { return }
+        plane.submit(
+            .openRecorderLine(
+                RecorderLineSpec(
+                    id: line.id, router: room.rawValue, destination: .v4(address: 0x7F00_0001, port: p),
+                    ssrc: line.ssrc, payloadType: line.payloadType, kind: line.kind == .audio ? .audio : .video,
+                    clockRate: line.clockRate)))
+    }
+
+    func closeLine(_ id: String) {
+        plane.submit(.closeRecorderLine(id: id))
+    }
+
+    func activeSpeaker(in room: RoomID) -> ParticipantID? { coordinator.activeSpeaker(in: room) }
 }

@@ -39,7 +39,8 @@ public struct WebhookEvent: Equatable, Sendable {
         "room_started", "room_ended", "participant_joined", "participant_left", "track_published",
         "track_unpublished", "track_muted", "share_started", "share_paused", "share_resumed", "share_stopped",
         "share_requested", "share_granted", "share_denied", "share_request_expired", "share_request_cancelled",
-        "share_lock_changed", "recording_started", "recording_finished", chatMessage,
+        "share_lock_changed", "recording_started", "recording_finished", "stream_started", "stream_ended",
+        "stream_failed", chatMessage,
     ]
 
     /// A message on the `chat` topic: only to the endpoints that ask for it (`"chat": true`).
