@@ -50,7 +50,11 @@ test-deps: deps
 	  [ $$p = coturn ] && command -v turnserver >/dev/null && continue; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	  case " $$missing " in *" nginx-light "*) [ -n "$$(command -v systemctl)" ] && \
+	    $(SUDO) systemctl disable --now nginx >/dev/null 2>&1 || true;; esac; fi
+	@# nginx (installed here for the RTMP tests, which start their own on a free port): its Debian
+	@# service, started on port 80 by the package, is stopped above when this installed it.
 	@# Debian starts coturn's own service where systemd runs: the tests start the coturn they need.
 	@if [ -n "$$(command -v systemctl)" ] && systemctl is-enabled coturn >/dev/null 2>&1; then \
 	  $(SUDO) systemctl disable --now coturn >/dev/null 2>&1 || true; fi
@@ -187,8 +191,11 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/data_fanout.py --runs 3
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/whip_first_frame.py --runs $(BENCH_RUNS)
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
+	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
+	  --tests e2e/browser/test_whip_page.py
 	$(SWIFT) build -c release -Xswiftc -enable-testing --build-tests
 	ATRIUM_BENCH=1 $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --filter BandwidthBench
 

@@ -1,7 +1,9 @@
 """A WHIP publisher seen on the meeting page: GStreamer's webrtcbin (e2e/integration/gst_whip.py)
 publishes a magenta picture into a room with one POST; a Chromium meeting page shows it on the share
 stage, and the decoded pictures are magenta. libnice gathers no loopback candidate, so the test adds a
-veth address inside this private namespace for the server and GStreamer; Chromium keeps to loopback."""
+veth address inside this private namespace for the server and GStreamer; Chromium keeps to loopback.
+The figure `whip_post_to_page_first_frame_ms` (wall clocks of the one machine: the POST, the stage's
+first presented frame) is for `make bench`."""
 import asyncio
 import os
 import subprocess
@@ -16,6 +18,22 @@ from whip_peer import GstWhip  # noqa: E402
 
 VETH_ADDRESS = "10.9.1.1"
 
+# The wall-clock time (ms) the stage presents its first frame, watched from before the POST.
+WATCH_FIRST_FRAME = """
+window.__whipFirstFrame = null;
+const watch = () => {
+  const v = document.querySelector('[data-testid="stage-video"]');
+  if (v && v.requestVideoFrameCallback) {
+    v.requestVideoFrameCallback((now, meta) => {
+      window.__whipFirstFrame = performance.timeOrigin + meta.presentationTime;
+    });
+  } else {
+    setTimeout(watch, 5);
+  }
+};
+watch();
+"""
+
 STAGE_COLOUR = PICTURE_SAMPLER + """
 const video = document.querySelector('[data-testid="stage-video"]');
 const s = await sampleFrames(video, 5, 5000, (meta, d, w, h) => ({all: meanColour(d, w, h, 0.1, 0.9, 0.1, 0.9)}));
@@ -23,7 +41,7 @@ return s.frames;
 """
 
 
-def test_a_gstreamer_whip_share_plays_on_the_meeting_page(server_dir, browsers, artifacts):
+def test_a_gstreamer_whip_share_plays_on_the_meeting_page(server_dir, browsers, artifacts, figures):
     from conftest import start_server
     subprocess.run(["ip", "link", "add", "wpage0", "type", "veth", "peer", "name", "wpage1"], check=True)
     server = pub = None
@@ -36,6 +54,7 @@ def test_a_gstreamer_whip_share_plays_on_the_meeting_page(server_dir, browsers, 
         base = f"http://127.0.0.1:{server.port}"
         b = browsers("viewer")
         join(b, base, "whip-page", "Viewer", "participant")
+        b.js(WATCH_FIRST_FRAME)
         loop = asyncio.new_event_loop()
         pub = loop.run_until_complete(GstWhip.start(f"{base}/v1/rooms/whip-page/whip",
                                                     mint(server, "whip-page", "obs", name="OBS")))
@@ -43,6 +62,10 @@ def test_a_gstreamer_whip_share_plays_on_the_meeting_page(server_dir, browsers, 
         assert e["event"] == "published" and e["status"] == 201, e
         sharer = b.js("return [...window.atriumApp.room.participants.values()].find((p) => p.identity === 'obs')?.id")
         wait_stage(b, sharer, timeout=30)
+        b.wait("return window.__whipFirstFrame !== null", 15, "the stage's first frame")
+        first = b.js("return window.__whipFirstFrame")
+        if pub.posted_wall:
+            figures("whip_post_to_page_first_frame_ms", round(first - pub.posted_wall * 1000, 1), "ms", "measured")
         frames = b.js_async(STAGE_COLOUR)
         b.screenshot("whip-share")
         assert len(frames) >= 5, frames

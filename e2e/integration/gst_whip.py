@@ -49,7 +49,7 @@ def main():
 
     def post(sdp):
         # CLOCK_MONOTONIC is the machine's: a parent process compares it with its own readings.
-        say(event="posting", monotonic=time.monotonic())
+        say(event="posting", monotonic=time.monotonic(), wall=time.time())
         req = urllib.request.Request(url, data=sdp.encode(), method="POST", headers={
             "Content-Type": "application/sdp", "Authorization": f"Bearer {token}"})
         try:

@@ -33,6 +33,7 @@ class GstWhip:
             e = json.loads(line)
             if e.get("event") == "posting":
                 self.posted_at = e["monotonic"]
+                self.posted_wall = e.get("wall")
             elif e.get("event") != "retry":
                 return e
 
