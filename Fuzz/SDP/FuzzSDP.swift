@@ -4,7 +4,8 @@ import FuzzSupport
 
 /// The fuzz target: parses SDP; what parses must serialize and parse again. Then negotiation runs on
 /// it as a publisher's offer (checked and answered with simulcast declined, then accepted, the answer
-/// parsed back) and as a subscriber's answer to a fixed offer: none of it may trap.
+/// parsed back), as a player's (WHEP) offer answered, and as a subscriber's answer to a fixed offer:
+/// none of it may trap.
 @main struct FuzzSDP: FuzzTarget {
     static let local = LocalTransport(
         ufrag: "fuzz", password: "fuzzfuzzfuzzfuzzfuzzfuzz",
@@ -31,6 +32,9 @@ import FuzzSupport
             let all = Set(offer.sections.map(\.mid))
             _ = try? SessionDescription.parse(
                 offer.answer(local: local, accepted: all, sessionID: 1, version: 1).serialized())
+        }
+        if let player = try? PlayerOffer(text: text, ssrcs: { 7 }) {
+            _ = try? SessionDescription.parse(player.answer(local: local, streamID: "s", sessionID: 1).serialized())
         }
         _ = try? SubscriberNegotiation.answer(text: text, offer: offer)
     }
