@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 
 from picture_sampler import PICTURE_SAMPLER
 from test_meeting_page import join, wait_stage
@@ -17,6 +18,15 @@ from signal_client import mint  # noqa: E402
 from whip_peer import GstWhip  # noqa: E402
 
 VETH_ADDRESS = "10.9.1.1"
+
+
+def wait_up(dev, timeout=10):
+    """Until the link is up (its carrier too): the browser starts on a network that no longer changes."""
+    deadline = time.monotonic() + timeout
+    while "state UP" not in subprocess.run(["ip", "-o", "link", "show", "dev", dev], capture_output=True,
+                                           text=True).stdout:
+        assert time.monotonic() < deadline, f"{dev} did not come up"
+        time.sleep(0.02)
 
 # The wall-clock time (ms) the stage presents its first frame, watched from before the POST.
 WATCH_FIRST_FRAME = """
@@ -48,7 +58,13 @@ def test_a_gstreamer_whip_share_plays_on_the_meeting_page(server_dir, browsers, 
     try:
         subprocess.run(["ip", "addr", "add", f"{VETH_ADDRESS}/24", "dev", "wpage0"], check=True)
         for dev in ("wpage0", "wpage1"):
+            # No IPv6 link-local address appearing a moment later: Chromium takes a new address for a
+            # network change and stalls the page's requests in flight (a gate run saw the page's first
+            # fetch hang).
+            with open(f"/proc/sys/net/ipv6/conf/{dev}/disable_ipv6", "w") as f:
+                f.write("1")
             subprocess.run(["ip", "link", "set", dev, "up"], check=True)
+        wait_up("wpage0")
         server = start_server(server_dir, "--dev", "--auto-create-rooms", "any", "--media-bind", "0.0.0.0",
                               "--media-announce", f"127.0.0.1,{VETH_ADDRESS}")
         base = f"http://127.0.0.1:{server.port}"

@@ -35,6 +35,9 @@ def server(tmp_path_factory):
     try:
         subprocess.run(["ip", "addr", "add", f"{VETH_ADDRESS}/24", "dev", "whip0"], check=True)
         for dev in ("whip0", "whip1"):
+            # No IPv6 link-local address arriving later: ICE agents gathering meanwhile see no change.
+            with open(f"/proc/sys/net/ipv6/conf/{dev}/disable_ipv6", "w") as f:
+                f.write("1")
             subprocess.run(["ip", "link", "set", dev, "up"], check=True)
         d = tmp_path_factory.mktemp("whip")
         s = Server(os.path.join(d, "data"), "--dev", "--store", "memory", "--auto-create-rooms", "any",
