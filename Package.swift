@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "atrium", targets: ["atrium"]),
         .executable(name: "atrium-viewers", targets: ["atrium-viewers"]),
+        .library(name: "AtriumKit", targets: ["AtriumKit"]),
     ],
     targets: [
         // C libraries from Debian, each behind a shim header of prefixed static inline wrappers.
@@ -223,8 +224,16 @@ let package = Package(
         .target(
             name: "AtriumTestSupport", dependencies: ["AtriumCongestion", "AtriumSDP"], path: "Tests/AtriumTestSupport",
             exclude: ["Fixtures"], swiftSettings: imports),
+        // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
+        // types, the share API in the seeds' terms, and the broadcast-extension channel.
+        .target(
+            name: "AtriumKit", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel", "CWebSockets"],
+            swiftSettings: strict),
         // Tests by floor, so a change to a codec does not rebuild the cluster's tests: the protocol's own
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
+        .testTarget(
+            name: "AtriumKitTests", dependencies: ["AtriumKit", "AtriumProtocol", "AtriumModel"],
+            swiftSettings: imports),
         .testTarget(
             name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],
             swiftSettings: imports),

@@ -1,4 +1,5 @@
 #include "CAtriumSupport.h"
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -23,6 +24,13 @@ void atrium_install_stop_signals(struct lws_context *context) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    // A parent may start us with these blocked (the mask survives exec: some supervisors and test
+    // harnesses spawn from threads that block them): the signals would wait forever.
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
 }
 
 void atrium_clear_stop_context(void) { stop_context = NULL; }

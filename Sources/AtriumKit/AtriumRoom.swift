@@ -1,0 +1,371 @@
+import AtriumJSON
+public import AtriumModel
+public import AtriumProtocol
+
+/// A participant's session in a room over `/v1/signal` (docs/protocol.md), with the protocol's own
+/// types (`AtriumProtocol`, the server's): requests are `ClientRequest` values, answers `Response`
+/// values, events `ServerEvent` values. The room's state (participants, their tracks, shares, the
+/// share policy) follows the events; `events` streams them, in order, with the share status changes
+/// and the connection's state. A dropped socket is resumed (backoff, then `resume` with the join's
+/// token; a session the server no longer knows is joined again), as the JS SDK does.
+public actor AtriumRoom {
+    public let url: String
+    let token: String
+    let makeSocket: @Sendable () -> any SignalSocket
+    let backoff: [Double]
+
+    /// The events of the room, in order, until `leave` (or the room ends).
+    public nonisolated let events: AsyncStream<RoomEvent>
+    let emit: AsyncStream<RoomEvent>.Continuation
+    /// Optional: told of every event too, for delegate-style apps.
+    public weak var delegate: (any RoomDelegate)?
+
+    public private(set) var welcome: Welcome?
+    public private(set) var me: ParticipantInfo?
+    public private(set) var room: RoomInfo?
+    /// Everyone else, by id.
+    public private(set) var participants: [ParticipantID: ParticipantInfo] = [:]
+    /// Running and paused shares, oldest first.
+    public private(set) var shares: [ShareInfo] = []
+    /// Pending share requests (hosts and cohosts).
+    public private(set) var requests: [ShareRequestInfo] = []
+    public private(set) var connection: ConnectionState = .disconnected
+    var resumeToken: String?
+    var joinOptions = JoinOptions()
+
+    var socket: (any SignalSocket)?
+    var generation = 0
+    var nextID = 0
+    var pending: [String: (RequestType, CheckedContinuation<Response, any Error>)] = [:]
+    var welcomeWaiter: CheckedContinuation<Welcome, any Error>?
+    var leaving = false
+
+    /// `url`: the server's base URL (`ws://host:port` or `wss://...`); `token`: a participant token.
+    /// `backoff`: seconds to wait before each attempt to resume a dropped session.
+    public init(
+        url: String, token: String, backoff: [Double] = [0.25, 0.5, 1, 2, 4, 8],
+        socket: @escaping @Sendable () -> any SignalSocket = { LWSWebSocket() }
+    ) {
+        self.url = url
+        self.token = token
+        self.backoff = backoff
+        self.makeSocket = socket
+        (events, emit) = AsyncStream.makeStream(of: RoomEvent.self)
+    }
+
+    // MARK: - State
+
+    /// The share lock (Zoom's `isShareLocked`).
+    public var isShareLocked: Bool { room?.sharePolicy.shareLocked ?? false }
+    /// Whether this participant may share its screen now (Stream's screenshare capability).
+    public var canShareScreen: Bool {
+        guard let me else { return false }
+        return me.permissions.sources.contains(.screenShare) && (!isShareLocked || me.role.isModerator)
+    }
+    /// This participant's share, if it shares.
+    public var myShare: ShareInfo? { shares.first { $0.participantId == me?.id } }
+
+    // MARK: - Joining and leaving
+
+    /// Connects, authenticates and joins; returns the room as it is.
+    @discardableResult
+    public func join(_ options: JoinOptions = JoinOptions()) async throws(AtriumError) -> Snapshot {
+        joinOptions = options
+        leaving = false
+        try await connect()
+        return try await enter(.join(options))
+    }
+
+    /// Leaves for good (no resume): the socket closes and `events` ends.
+    public func leave() async {
+        leaving = true
+        _ = try? await request(.leave)
+        socket?.close()
+        socket = nil
+        setConnection(.disconnected)
+        emit.finish()
+    }
+
+    func connect() async throws(AtriumError) {
+        generation += 1
+        let g = generation
+        let s = makeSocket()
+        socket = s
+        setConnection(.connecting)
+        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
+        // The socket's events, in the order it reports them, handled one after the other.
+        let (stream, feed) = AsyncStream.makeStream(of: SocketEvent.self)
+        Task { [weak self] in
+            for await e in stream {
+                guard let self else { return }
+                await self.received(e, generation: g)
+            }
+        }
+        do {
+            welcome = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Welcome, any Error>) in
+                welcomeWaiter = c
+                do throws(AtriumError) {
+                    try s.open(url: "\(base)/v1/signal?access_token=\(token)") { e in
+                        feed.yield(e)
+                        if case .closed = e { feed.finish() }
+                    }
+                } catch {
+                    welcomeWaiter = nil
+                    c.resume(throwing: error)
+                }
+            }
+        } catch let e as AtriumError {
+            throw e
+        } catch {
+            throw AtriumError(code: "socket_failed", message: "\(error)")
+        }
+    }
+
+    /// `join` or `resume` on an authenticated socket: the snapshot becomes the state.
+    func enter(_ r: ClientRequest) async throws(AtriumError) -> Snapshot {
+        guard case .snapshot(let snap) = try await request(r) else {
+            throw AtriumError(code: "bad_message", message: "the answer to \(r.type.rawValue) has no snapshot")
+        }
+        apply(snap)
+        setConnection(.connected)
+        return snap
+    }
+
+    func apply(_ snap: Snapshot) {
+        room = snap.room
+        me = snap.participant
+        participants = Dictionary(snap.participants.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        shares = snap.shares
+        requests = snap.requests ?? []
+        resumeToken = snap.resumeToken
+    }
+
+    func setConnection(_ c: ConnectionState) {
+        guard c != connection else { return }
+        connection = c
+        publish(.connection(c))
+    }
+
+    func publish(_ e: RoomEvent) {
+        emit.yield(e)
+        if let delegate {
+            let room = self
+            Task { @MainActor in delegate.room(room, didReceive: e) }
+        }
+    }
+
+    // MARK: - Requests
+
+    /// Sends a request and waits for its answer: the result's data as a `Response`, or the error with
+    /// its documented code.
+    @discardableResult
+    public func request(_ r: ClientRequest) async throws(AtriumError) -> Response {
+        guard let socket, connection != .disconnected else { throw AtriumError.disconnected }
+        nextID += 1
+        let id = "k\(nextID)"
+        do {
+            return try await withCheckedThrowingContinuation { (c: CheckedContinuation<Response, any Error>) in
+                pending[id] = (r.type, c)
+                socket.send(ClientMessage(id: .string(id), r).json.serialized())
+            }
+        } catch let e as AtriumError {
+            throw e
+        } catch {
+            throw AtriumError(code: "bad_message", message: "\(error)")
+        }
+    }
+
+    // MARK: - What arrives
+
+    func received(_ e: SocketEvent, generation g: Int) async {
+        guard g == generation else { return }
+        switch e {
+        case .opened: break
+        case .text(let text): handle(text)
+        case .closed(let code, let reason): await closed(code: code, reason: reason)
+        }
+    }
+
+    func handle(_ text: String) {
+        guard let value = try? JSONParser.parse(Array(text.utf8)), let o = value.objectValue,
+            let type = o["type"]?.stringValue
+        else { return }
+        if type == "result" || type == "error", let id = o["id"]?.stringValue, let (rtype, c) = pending[id] {
+            pending[id] = nil
+            if type == "error" {
+                let body = (try? ErrorBody(json: o["error"] ?? .null)) ?? ErrorBody(code: "bad_message", message: text)
+                c.resume(throwing: AtriumError(body))
+            } else {
+                do throws(ProtocolError) {
+                    c.resume(returning: try Response(data: o["data"] ?? .object([:]), answering: rtype))
+                } catch {
+                    c.resume(throwing: AtriumError(code: "bad_message", message: error.message))
+                }
+            }
+            return
+        }
+        if type == "error" {
+            // An error without an id (the first message refused): the socket closes next.
+            if let w = welcomeWaiter, let body = try? ErrorBody(json: o["error"] ?? .null) {
+                welcomeWaiter = nil
+                w.resume(throwing: AtriumError(body))
+            }
+            return
+        }
+        guard let event = try? ServerEvent(type: type, FieldReader(object: o)) else { return }
+        if case .welcome(let w) = event, let waiter = welcomeWaiter {
+            welcomeWaiter = nil
+            waiter.resume(returning: w)
+            return
+        }
+        track(event)
+        publish(.event(event))
+        if let status = ShareStatus(event, me: me?.id) { publish(.shareStatus(status)) }
+    }
+
+    /// The state follows the events.
+    func track(_ e: ServerEvent) {
+        switch e {
+        case .participantJoined(let p), .participantUpdated(let p):
+            if p.id == me?.id { me = p } else { participants[p.id] = p }
+        case .participantLeft(let id, _):
+            participants[id] = nil
+        case .trackPublished(let t):
+            if t.participantId == me?.id {
+                me?.tracks.append(t)
+            } else {
+                participants[t.participantId]?.tracks.append(t)
+            }
+        case .trackUnpublished(let id, let p, _, _):
+            if p == me?.id {
+                me?.tracks.removeAll { $0.id == id }
+            } else {
+                participants[p]?.tracks.removeAll { $0.id == id }
+            }
+        case .shareStarted(let s):
+            shares.append(s)
+        case .sharePaused(let s), .shareResumed(let s):
+            if let i = shares.firstIndex(where: { $0.id == s.id }) { shares[i] = s }
+        case .shareStopped(let s, _, _):
+            shares.removeAll { $0.id == s.id }
+        case .permissionsChanged(let id, let perms, _):
+            if id == me?.id { me?.permissions = perms } else { participants[id]?.permissions = perms }
+        case .shareLockChanged(let locked, _):
+            room?.sharePolicy.shareLocked = locked
+        case .sharePolicyChanged(let policy, _):
+            room?.sharePolicy = policy
+        case .shareRequested(let r):
+            requests.append(r)
+        case .shareRequestResolved(let r, _, _):
+            requests.removeAll { $0.id == r.id }
+        case .attributesChanged(let id, let attributes, _):
+            if id == me?.id { me?.attributes = attributes } else { participants[id]?.attributes = attributes }
+        default:
+            break
+        }
+    }
+
+    /// The socket closed: pending requests fail; a session that may come back is resumed.
+    func closed(code: UInt16, reason: String) async {
+        socket = nil
+        for (_, (_, c)) in pending { c.resume(throwing: AtriumError.disconnected) }
+        pending = [:]
+        if let w = welcomeWaiter {
+            welcomeWaiter = nil
+            w.resume(throwing: AtriumError(code: "disconnected", message: "closed with \(code) \(reason)"))
+        }
+        let terminal: Set<UInt16> = [
+            SignalCloseCode.unauthorized, SignalCloseCode.forbidden, SignalCloseCode.left, SignalCloseCode.replaced,
+            SignalCloseCode.removed, SignalCloseCode.roomEnded,
+        ]
+        guard !leaving, resumeToken != nil, !terminal.contains(code) else {
+            setConnection(.disconnected)
+            publish(.closed(code: code, reason: reason))
+            if !leaving { emit.finish() }
+            return
+        }
+        setConnection(.reconnecting)
+        for wait in backoff {
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            guard !leaving else { return }
+            do throws(AtriumError) {
+                try await connect()
+                if code == SignalCloseCode.moved {
+                    _ = try await enter(.join(joinOptions))
+                    publish(.rejoined)
+                    return
+                }
+                do throws(AtriumError) {
+                    _ = try await enter(.resume(resumeToken: resumeToken ?? ""))
+                    publish(.resumed)
+                } catch  where error.code == "resume_failed" {
+                    // The server forgot the session (restarted, or past the resume window): join again.
+                    _ = try await enter(.join(joinOptions))
+                    publish(.rejoined)
+                }
+                return
+            } catch {
+                socket?.close()
+                socket = nil
+                continue
+            }
+        }
+        setConnection(.disconnected)
+        publish(.closed(code: code, reason: "could not resume: \(reason)"))
+        emit.finish()
+    }
+}
+
+/// What an `AtriumRoom` streams.
+public enum RoomEvent: Equatable, Sendable {
+    /// An event of the protocol, as the server sent it.
+    case event(ServerEvent)
+    /// A share started, paused, resumed or stopped (Zoom's `onUserShareStatusChanged`).
+    case shareStatus(ShareStatus)
+    case connection(ConnectionState)
+    /// The session came back on a new socket (`resume`): events meanwhile are not replayed; the
+    /// state is the server's snapshot.
+    case resumed
+    /// The server no longer knew the session: the room was joined again (a new participant id).
+    case rejoined
+    /// The session ended for good (`left`, removed, room ended, or it could not be resumed).
+    case closed(code: UInt16, reason: String)
+}
+
+public enum ConnectionState: String, Equatable, Sendable {
+    case connecting, connected, reconnecting, disconnected
+}
+
+/// One change of a share's status, with whose it is and why (the seeds' share-status callbacks).
+public struct ShareStatus: Equatable, Sendable {
+    public enum Change: String, Sendable {
+        case started, paused, resumed, stopped
+    }
+
+    public var change: Change
+    public var share: ShareInfo
+    /// The reason a share stopped (`user_stopped`, `capture_ended`, `preempted`, `locked`, ...).
+    public var reason: ShareStopReason?
+    /// Whether it is this participant's own share.
+    public var isMine: Bool
+
+    init?(_ e: ServerEvent, me: ParticipantID?) {
+        switch e {
+        case .shareStarted(let s): (change, share, reason) = (.started, s, nil)
+        case .sharePaused(let s): (change, share, reason) = (.paused, s, nil)
+        case .shareResumed(let s): (change, share, reason) = (.resumed, s, nil)
+        case .shareStopped(let s, let r, _): (change, share, reason) = (.stopped, s, r)
+        default: return nil
+        }
+        isMine = share.participantId == me
+    }
+}
+
+/// For apps in the delegate style: told of each event on the main actor.
+public protocol RoomDelegate: AnyObject, Sendable {
+    @MainActor func room(_ room: AtriumRoom, didReceive event: RoomEvent)
+}
+
+extension ParticipantRole {
+    var isModerator: Bool { self == .host || self == .cohost }
+}

@@ -1,0 +1,19 @@
+import Testing
+
+@testable import AtriumKit
+
+/// The WebSocket URLs the client takes apart.
+@Suite struct SocketURLTests {
+    @Test func parses() {
+        #expect(
+            WebSocketURL("ws://127.0.0.1:8800/v1/signal?access_token=x")
+                == WebSocketURL(secure: false, host: "127.0.0.1", port: 8800, path: "/v1/signal?access_token=x"))
+        #expect(
+            WebSocketURL("wss://atrium.example.com")
+                == WebSocketURL(secure: true, host: "atrium.example.com", port: 443, path: "/"))
+        #expect(WebSocketURL("ws://[::1]:9/x") == WebSocketURL(secure: false, host: "::1", port: 9, path: "/x"))
+        for bad in ["http://x", "ws://", "ws://h:0/", "ws://h:70000/", "ws://[::1/x", "ws://h:x/"] {
+            #expect(WebSocketURL(bad) == nil, "\(bad)")
+        }
+    }
+}
