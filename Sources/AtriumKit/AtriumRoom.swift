@@ -39,6 +39,10 @@ public actor AtriumRoom {
     var pending: [String: (RequestType, CheckedContinuation<Response, any Error>)] = [:]
     var welcomeWaiter: CheckedContinuation<Welcome, any Error>?
     var leaving = false
+    /// The media, once attached, and a subscriber offer waiting for it.
+    var media: (any MediaSession)?
+    var pendingOffer: SubscriberOffer?
+    var offerChain: Task<Void, Never>?
 
     /// `url`: the server's base URL (`ws://host:port` or `wss://...`); `token`: a participant token.
     /// `backoff`: seconds to wait before each attempt to resume a dropped session.
@@ -82,6 +86,7 @@ public actor AtriumRoom {
         _ = try? await request(.leave)
         socket?.close()
         socket = nil
+        await media?.close()
         setConnection(.disconnected)
         emit.finish()
     }
@@ -220,6 +225,18 @@ public actor AtriumRoom {
         }
         track(event)
         publish(.event(event))
+        switch event {
+        case .subscriberOffer(let offer):
+            // Answered in the order offered, one after the other.
+            let previous = offerChain
+            offerChain = Task {
+                await previous?.value
+                await self.answer(offer)
+            }
+        case .layersWanted(let t, let rids):
+            if let media { Task { await media.layersWanted(t, rids: rids) } }
+        default: break
+        }
         if let status = ShareStatus(event, me: me?.id) { publish(.shareStatus(status)) }
     }
 
@@ -330,6 +347,8 @@ public enum RoomEvent: Equatable, Sendable {
     case rejoined
     /// The session ended for good (`left`, removed, room ended, or it could not be resumed).
     case closed(code: UInt16, reason: String)
+    /// The media session could not answer the server (its error).
+    case mediaError(AtriumError)
 }
 
 public enum ConnectionState: String, Equatable, Sendable {
