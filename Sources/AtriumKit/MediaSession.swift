@@ -62,7 +62,9 @@ extension AtriumRoom {
             return PublishOfferRequest.Entry(
                 mid: mid, binding: .new(TrackRequest(source: s.source, name: s.name, width: s.width, height: s.height)))
         }
-        guard case .publishAnswer(let answer) = try await request(.publishOffer(PublishOfferRequest(sdp: sdp, tracks: entries)))
+        guard
+            case .publishAnswer(let answer) = try await request(
+                .publishOffer(PublishOfferRequest(sdp: sdp, tracks: entries)))
         else {
             throw AtriumError(code: "bad_message", message: "publish_offer answered without an answer")
         }
