@@ -244,6 +244,7 @@ def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(
         viewer.screenshot("live-camera")
         # A picture drawn to the canvas before Chromium has it ready reads as black: stamp 0 (a loaded
         # gate run saw one as the first entry). The first readable picture is the one that counts.
+        watched_from = log[0]["presented"]
         unreadable = next((i for i, e in enumerate(log) if e["stamp"] != 0), len(log))
         log = log[unreadable:]
         first = log[0]
@@ -255,7 +256,9 @@ def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(
               f"{'after' if captured_after_join else 'before'} the join; capture-to-presentation median "
               f"{sorted(delays)[len(delays) // 2]} ms, max {max(delays)} ms; playout {playout}")
         assert captured_after_join, f"the first picture is older than the join: {first}, joined at {joined_at}"
-        assert first["presented"] <= 1 + unreadable, f"the watcher missed the first pictures: {first}"
+        # The watcher is on from the page's first script; a loaded machine may present one picture
+        # before the tile's frame callback is registered.
+        assert watched_from <= 2, f"the watcher missed the first pictures: {watched_from}"
         stamps = [e["stamp"] for e in log]
         assert all((b - a) % (1 << STAMP_BITS) < (1 << (STAMP_BITS - 1)) for a, b in zip(stamps, stamps[1:])), \
             "the presented pictures went back in time"
