@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // hiredis's .pc adds a flag SwiftPM refuses: the module map links `hiredis` itself.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // Codecs for native clients (AtriumCodecs): libvpx's VP8 and libopus.
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         // Process-level C helpers Swift cannot write safely: signal handling, the housekeeping ticker, lws log limits.
         .target(name: "CAtriumSupport", dependencies: ["CWebSockets"]),
         // UDP, epoll and eventfd wrappers; a real C target because sendmmsg/recvmmsg need _GNU_SOURCE.
@@ -224,6 +227,8 @@ let package = Package(
         .target(
             name: "AtriumTestSupport", dependencies: ["AtriumCongestion", "AtriumSDP"], path: "Tests/AtriumTestSupport",
             exclude: ["Fixtures"], swiftSettings: imports),
+        // VP8 and Opus encoding and decoding for native clients (libvpx, libopus).
+        .target(name: "AtriumCodecs", dependencies: ["CVPX", "COpus"], swiftSettings: strict),
         // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
         // types, the share API in the seeds' terms, and the broadcast-extension channel.
         .target(
@@ -231,6 +236,7 @@ let package = Package(
             swiftSettings: strict),
         // Tests by floor, so a change to a codec does not rebuild the cluster's tests: the protocol's own
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
+        .testTarget(name: "AtriumCodecsTests", dependencies: ["AtriumCodecs"], swiftSettings: imports),
         .testTarget(
             name: "AtriumKitTests", dependencies: ["AtriumKit", "AtriumProtocol", "AtriumModel"],
             swiftSettings: imports),
