@@ -182,7 +182,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "atrium",
-            dependencies: ["AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog", "AtriumJSON", "AtriumModel"],
+            dependencies: [
+                "AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog", "AtriumJSON", "AtriumModel", "AtriumKit",
+                "AtriumNative", "AtriumProtocol",
+            ],
             swiftSettings: strict
         ),
 
@@ -229,6 +232,13 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: imports),
         // VP8 and Opus encoding and decoding for native clients (libvpx, libopus).
         .target(name: "AtriumCodecs", dependencies: ["CVPX", "COpus"], swiftSettings: strict),
+        // Native media for AtriumKit on Linux: Atrium's own ICE, DTLS and SRTP, libvpx and libopus.
+        .target(
+            name: "AtriumNative",
+            dependencies: [
+                "AtriumKit", "AtriumCodecs", "AtriumLoadPeer", "AtriumDTLS", "AtriumRTP", "AtriumSDP", "AtriumUDP",
+                "AtriumModel", "AtriumProtocol",
+            ], swiftSettings: strict),
         // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
         // types, the share API in the seeds' terms, and the broadcast-extension channel.
         .target(

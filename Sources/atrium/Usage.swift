@@ -7,6 +7,7 @@ enum Usage {
           atrium serve [options]          run the server (atrium serve --help lists every setting)
           atrium token create [options]   mint a participant or admin token (atrium token create --help)
           atrium config check FILE        check a config file (atrium config check --help)
+          atrium share --url U --token T  share a test pattern as a native participant (atrium share --help)
           atrium version                  print the version
           atrium help                     this text
 
@@ -32,6 +33,19 @@ enum Usage {
                 + "      \(f.help)"
         }.joined(separator: "\n")
     }
+
+    static let share = """
+        Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern] [--camera] [--fps N] [--tone HZ] [--seconds S]
+
+        Joins the token's room as a native participant (Atrium's own ICE, DTLS and SRTP; libvpx, libopus)
+        and shares a test pattern (blue with white stripes, 1280x720, VP8) until SIGINT or SIGTERM.
+          --pattern         the test pattern (the default source)
+          --camera          publish it as a camera instead of a screen share
+          --fps N           frames per second, 1 to 60; default 15
+          --tone HZ         send an Opus tone of that pitch beside it (share audio, or a microphone)
+          --seconds S       stop after S seconds; default: never
+        SIGUSR1 pauses the share, SIGUSR2 resumes it. Prints the room's share events as JSON lines.
+        """
 
     static let tokenCreate = """
         Usage: atrium token create --key K --secret S --identity I [--room R] [options]

@@ -9,7 +9,7 @@ import AtriumServer
     import Glibc
 #endif
 
-/// `atrium serve | token create | config check | version | help`.
+/// `atrium serve | token create | config check | share | version | help`.
 func fail(_ message: String, code: Int32 = 2) -> Never {
     writeStderr("atrium: " + message + "\n")
     exit(code)
@@ -194,6 +194,7 @@ switch command {
 case "serve": code = serve(argv.dropFirst(2))
 case "token" where argv.count > 2 && argv[2] == "create": code = tokenCreate(argv.dropFirst(3))
 case "config" where argv.count > 2 && argv[2] == "check": code = configCheck(argv.dropFirst(3))
+case "share": code = share(argv.dropFirst(2))
 case "version", "--version":
     guard argv.count == 2 else { fail("version: unexpected argument \"\(argv[2])\"") }
     print("atrium \(AtriumServer.version)")

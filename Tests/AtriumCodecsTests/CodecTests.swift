@@ -2,6 +2,10 @@ import Testing
 
 @testable import AtriumCodecs
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// libvpx's VP8 and libopus round trips: what comes out of the decoder is what went into the
 /// encoder (a picture's colours and its split, a tone's pitch); bad input is an error, not a crash.
 @Suite struct CodecTests {

@@ -1,0 +1,286 @@
+public import AtriumCodecs
+import AtriumDTLS
+public import AtriumKit
+import AtriumLoadPeer
+public import AtriumModel
+public import AtriumProtocol
+import AtriumRTP
+import AtriumSDP
+import AtriumUDP
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A native publisher on Linux (a `MediaSession` that only sends): Atrium's own ICE (the controlling
+/// agent), DTLS and SRTP (`AtriumLoadPeer`), libvpx's VP8 and libopus (`AtriumCodecs`), RTP
+/// packetization (`VP8Payload`). A key frame answers every PLI or FIR. Pictures come from a
+/// `VideoSource`; audio is a tone or silence. One thread sends at the source's frame rate.
+/// It receives nothing: join with `autoSubscribe: false` (a subscriber offer is refused).
+public final class NativePublisher: MediaSession, @unchecked Sendable {
+    public let video: any VideoSource
+    let peer: LoadPeer
+    let certificate: DTLSCertificate
+    let ufrag: String
+    let password: String
+    let videoSSRC: UInt32
+    let audioSSRC: UInt32
+    let state = Mutex(Shared())
+    let toneHz: Double
+
+    struct Shared {
+        var running = false
+        var stopped = false
+        var framesSent = 0
+        var keyFrames = 0
+    }
+
+    /// `tone`: the pitch of the audio section (Hz), 0 for silence.
+    public init(video: any VideoSource, tone: Double = 0) throws(AtriumError) {
+        self.video = video
+        toneHz = tone
+        var rng = SystemRandomNumberGenerator()
+        do {
+            certificate = try DTLSCertificate()
+        } catch {
+            throw AtriumError(code: "media_failed", message: "DTLS certificate: \(error)")
+        }
+        ufrag = String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng) ?? "a" })
+        password = String(
+            (0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng) ?? "a" })
+        videoSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+        audioSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+        do {
+            peer = try LoadPeer(certificate: certificate, ufrag: ufrag, password: password, seed: UInt64(videoSSRC))
+        } catch {
+            throw AtriumError(code: "media_failed", message: "UDP: \(error)")
+        }
+    }
+
+    /// Pictures and key frames sent so far.
+    public var counts: (frames: Int, keyFrames: Int) { state.withLock { ($0.framesSent, $0.keyFrames) } }
+
+    // MARK: - MediaSession
+
+    public func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
+        sdp: String, mids: [TrackSource: String]
+    ) {
+        var mids: [TrackSource: String] = [:]
+        var lines = [
+            "v=0", "o=- \(videoSSRC) 1 IN IP4 127.0.0.1", "s=-", "t=0 0",
+        ]
+        var sections: [String] = []
+        for s in sources {
+            let mid = String(mids.count)
+            let isVideo = s.source == .camera || s.source == .screenShare
+            mids[s.source] = mid
+            let common = [
+                "c=IN IP4 0.0.0.0", "a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(password)",
+                "a=fingerprint:\(certificate.fingerprint)", "a=setup:actpass", "a=mid:\(mid)", "a=sendonly",
+                "a=rtcp-mux",
+            ]
+            if isVideo {
+                sections +=
+                    ["m=video 9 UDP/TLS/RTP/SAVPF 96"] + common + [
+                        "a=rtpmap:96 VP8/90000", "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli", "a=rtcp-fb:96 ccm fir",
+                        "a=ssrc:\(videoSSRC) cname:atrium-native",
+                    ]
+            } else {
+                sections +=
+                    ["m=audio 9 UDP/TLS/RTP/SAVPF 111"] + common + [
+                        "a=rtpmap:111 opus/48000/2", "a=fmtp:111 minptime=10;useinbandfec=1",
+                        "a=ssrc:\(audioSSRC) cname:atrium-native",
+                    ]
+            }
+        }
+        lines.append("a=group:BUNDLE " + (0..<mids.count).map(String.init).joined(separator: " "))
+        lines.append("a=msid-semantic: WMS *")
+        return ((lines + sections).joined(separator: "\r\n") + "\r\n", mids)
+    }
+
+    public func publisherAnswer(_ sdp: String) async throws(AtriumError) {
+        let answer: SessionDescription
+        do { answer = try SessionDescription.parse(sdp) } catch {
+            throw AtriumError(code: "invalid_sdp", message: "the answer does not parse: \(error)")
+        }
+        guard let m = answer.media.first(where: { $0.port != 0 }), let u = m.iceUfrag, let p = m.icePwd,
+            let fp = m.fingerprints.first(where: { $0.hashFunction.lowercased() == "sha-256" })
+        else { throw AtriumError(code: "sdp_unsupported", message: "the answer has no ICE credentials or fingerprint") }
+        let candidates = m.candidates.filter { $0.transport.lowercased() == "udp" }.compactMap { c -> SocketAddress? in
+            let o = c.address.split(separator: ".").compactMap { UInt8($0) }
+            guard o.count == 4 else { return nil }
+            return .ipv4(o[0], o[1], o[2], o[3], port: c.port)
+        }
+        guard !candidates.isEmpty else {
+            throw AtriumError(code: "sdp_unsupported", message: "the answer has no IPv4 UDP candidate")
+        }
+        let fingerprint: DTLSFingerprint
+        let hex = fp.bytes.map { b in
+            String(b, radix: 16, uppercase: true).count == 1
+                ? "0" + String(b, radix: 16, uppercase: true) : String(b, radix: 16, uppercase: true)
+        }
+        do { fingerprint = try DTLSFingerprint(sdp: "\(fp.hashFunction) \(hex.joined(separator: ":"))") } catch {
+            throw AtriumError(code: "sdp_unsupported", message: "fingerprint: \(error)")
+        }
+        // The server answers passive (a DTLS server) unless we offered passive.
+        let role: DTLSRole = (m.setup ?? .passive) == .active ? .server : .client
+        do {
+            try peer.connect(
+                LoadPeer.Remote(
+                    ufrag: u, password: p, fingerprint: fingerprint, dtlsRole: role, controlling: true,
+                    candidates: candidates), now: Self.nanoseconds())
+        } catch {
+            throw AtriumError(code: "media_failed", message: "DTLS: \(error)")
+        }
+        start()
+    }
+
+    public func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
+        async throws(AtriumError) -> String
+    {
+        throw AtriumError(
+            code: "media_unsupported", message: "a native publisher only sends: join with autoSubscribe false")
+    }
+
+    public func layersWanted(_ track: TrackID, rids: [String]) async {}
+
+    public func close() async {
+        state.withLock { $0.stopped = true }
+    }
+
+    // MARK: - Sending
+
+    static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    func start() {
+        let first = state.withLock { s -> Bool in
+            defer { s.running = true }
+            return !s.running
+        }
+        guard first else { return }
+        let me = Unmanaged.passRetained(self)
+        var t = pthread_t()
+        let rc = pthread_create(
+            &t, nil,
+            { raw in
+                if let raw { Unmanaged<NativePublisher>.fromOpaque(raw).takeRetainedValue().run() }
+                return nil
+            }, me.toOpaque())
+        if rc == 0 { pthread_detach(t) } else { me.release() }
+    }
+
+    /// The sending loop: ICE, DTLS and consent timers every 5 ms; a picture every frame interval
+    /// (a key frame when asked); 20 ms of Opus on time.
+    func run() {
+        guard let encoder = try? VP8Encoder(width: video.width, height: video.height, bitrate: 1500),
+            let opus = try? OpusEncoder(channels: 2, bitrate: 32000)
+        else { return }
+        var latency = LatencyHistogram()
+        let frameInterval = 1_000_000_000 / UInt64(max(1, video.framesPerSecond))
+        var nextFrame: UInt64 = 0
+        var nextAudio: UInt64 = 0
+        var seq = UInt16.random(in: 0...0x7FFF)
+        var audioSeq = UInt16.random(in: 0...0x7FFF)
+        var picture: UInt16 = UInt16.random(in: 0...0x7FFF)
+        var frame = 0
+        var samples = 0
+        var forceKey = true
+        while !state.withLock({ $0.stopped }) {
+            let now = Self.nanoseconds()
+            peer.tick(now: now)
+            _ = peer.receiveWaiting(latency: &latency)
+            if !peer.keyFrameRequests.isEmpty {
+                peer.keyFrameRequests.removeAll()
+                forceKey = true
+            }
+            if peer.state == .connected {
+                if nextFrame == 0 { (nextFrame, nextAudio) = (now, now) }
+                if now >= nextFrame {
+                    nextFrame += frameInterval
+                    let ts = UInt32(truncatingIfNeeded: UInt64(frame) * 90000 / UInt64(max(1, video.framesPerSecond)))
+                    if let out = try? encoder.encode(
+                        video.picture(frame), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey)
+                    {
+                        forceKey = false
+                        let payloads = VP8Payload.packetize(out.bytes, pictureID: picture & 0x7FFF, maxPayload: 1100)
+                        picture &+= 1
+                        for (i, p) in payloads.enumerated() {
+                            if var packet = try? RTPPacketWriter.packet(
+                                payloadType: 96, sequenceNumber: seq, timestamp: ts, ssrc: videoSSRC,
+                                marker: i == payloads.count - 1, payload: p)
+                            {
+                                peer.send(rtp: &packet)
+                            }
+                            seq &+= 1
+                        }
+                        state.withLock {
+                            $0.framesSent += 1
+                            if out.isKey { $0.keyFrames += 1 }
+                        }
+                    }
+                    frame += 1
+                }
+                while now >= nextAudio {
+                    nextAudio += 20_000_000
+                    let pcm = (0..<OpusEncoder.frameSize).flatMap { i -> [Int16] in
+                        let t = Double(samples + i) / Double(OpusEncoder.sampleRate)
+                        let v = toneHz > 0 ? Int16(6000 * sin(2 * Double.pi * toneHz * t)) : 0
+                        return [v, v]
+                    }
+                    if let bytes = try? opus.encode(pcm),
+                        var packet = try? RTPPacketWriter.packet(
+                            payloadType: 111, sequenceNumber: audioSeq, timestamp: UInt32(truncatingIfNeeded: samples),
+                            ssrc: audioSSRC, payload: bytes)
+                    {
+                        peer.send(rtp: &packet)
+                    }
+                    audioSeq &+= 1
+                    samples += OpusEncoder.frameSize
+                }
+            }
+            peer.flush()
+            usleep(5000)
+        }
+    }
+}
+
+/// Where a native publisher's pictures come from.
+public protocol VideoSource: Sendable {
+    var width: Int { get }
+    var height: Int { get }
+    var framesPerSecond: Int { get }
+    /// Picture `n` (from 0).
+    func picture(_ n: Int) -> I420Frame
+}
+
+/// The test pattern of the e2e clients' screen (media_peer.py): a blue screen with white stripes
+/// (128-pixel period, 32 wide), 1280x720, the same picture every frame.
+public struct StripesPattern: VideoSource {
+    public let width = 1280
+    public let height = 720
+    public let framesPerSecond: Int
+    let base: I420Frame
+
+    public init(framesPerSecond: Int = 15) {
+        self.framesPerSecond = framesPerSecond
+        // BT.601 limited range: blue (41, 240, 110), white (235, 128, 128).
+        var f = I420Frame(width: 1280, height: 720, y: 41, u: 240, v: 110)
+        for row in 0..<720 {
+            for col in 0..<1280 where col % 128 < 32 { f.y[row * 1280 + col] = 235 }
+        }
+        for row in 0..<360 {
+            for col in 0..<640 where (col * 2) % 128 < 32 {
+                f.u[row * 640 + col] = 128
+                f.v[row * 640 + col] = 128
+            }
+        }
+        base = f
+    }
+
+    public func picture(_ n: Int) -> I420Frame { base }
+}

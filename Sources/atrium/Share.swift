@@ -1,0 +1,130 @@
+import AtriumKit
+import AtriumModel
+import AtriumNative
+import AtriumProtocol
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `atrium share`: a native participant that shares a test pattern (VP8, with an Opus tone), prints
+/// the room's share events as JSON lines, pauses on SIGUSR1 and resumes on SIGUSR2, and stops its
+/// share (`user_stopped`) and leaves on SIGINT or SIGTERM, or after `--seconds`.
+struct ShareOptions: Sendable {
+    var url = ""
+    var token = ""
+    var source = TrackSource.screenShare
+    var fps = 15
+    var tone = 0.0
+    var seconds = 0.0
+}
+
+func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
+    var o = ShareOptions()
+    var it = args.makeIterator()
+    while let a = it.next() {
+        func value() -> String {
+            guard let v = it.next() else { fail("share: \(a) needs a value") }
+            return v
+        }
+        switch a {
+        case "--url": o.url = value()
+        case "--token": o.token = value()
+        case "--pattern": break
+        case "--camera": o.source = .camera
+        case "--fps":
+            guard let n = Int(value()), (1...60).contains(n) else { fail("share: --fps 1 to 60") }
+            o.fps = n
+        case "--tone":
+            guard let n = Double(value()), (0...4000).contains(n) else { fail("share: --tone 0 to 4000") }
+            o.tone = n
+        case "--seconds":
+            guard let n = Double(value()), n >= 0, n < 1e6 else { fail("share: --seconds 0 to 1000000") }
+            o.seconds = n
+        case "--help":
+            print(Usage.share)
+            return nil
+        default: fail("share: unknown option \(a)\n\(Usage.share)")
+        }
+    }
+    guard o.url.hasPrefix("ws://") || o.url.hasPrefix("wss://"), !o.token.isEmpty else {
+        fail("share: --url ws://HOST:PORT and --token TOKEN are required\n\(Usage.share)")
+    }
+    return o
+}
+
+func share(_ args: ArraySlice<String>) -> Int32 {
+    guard let o = shareOptions(args) else { return 0 }
+    let (url, token, source, fps, tone, seconds) = (o.url, o.token, o.source, o.fps, o.tone, o.seconds)
+    ShareSignals.install()
+    let done = Mutex<Int32?>(nil)
+    let run: @Sendable () async -> Int32 = {
+        do {
+            let room = AtriumRoom(url: url, token: token)
+            try await room.join(JoinOptions(autoSubscribe: false))
+            let session = try NativePublisher(video: StripesPattern(framesPerSecond: fps), tone: tone)
+            await room.attach(session)
+            let answer = try await room.publishMedia(
+                [LocalSource(source, name: "pattern", width: 1280, height: 720)]
+                    + (tone > 0 ? [LocalSource(source == .screenShare ? .screenShareAudio : .microphone)] : []))
+            print("{\"event\":\"published\",\"tracks\":\(answer.tracks.count)}")
+            Task {
+                for await e in room.events {
+                    if case .shareStatus(let s) = e {
+                        let reason = s.reason?.rawValue ?? ""
+                        let line =
+                            "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
+                            + "\"mine\":\(s.isMine),\"reason\":\"\(reason)\"}"
+                        print(line)
+                    }
+                }
+            }
+            let started = ContinuousClock.now
+            var paused = false
+            while !ShareSignals.stop.load(ordering: .relaxed) {
+                if seconds > 0 && ContinuousClock.now - started > .milliseconds(Int(seconds * 1000)) { break }
+                let want = ShareSignals.paused.load(ordering: .relaxed)
+                if want != paused, source == .screenShare {
+                    paused = want
+                    if want { try await room.pauseScreenShare() } else { try await room.resumeScreenShare() }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            print(
+                "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames)}"
+            )
+            if source == .screenShare { try? await room.stopScreenShare() }
+            await room.leave()
+            return 0
+        } catch let e as AtriumError {
+            writeStderr("atrium share: \(e.code): \(e.message)\n")
+            return 1
+        } catch {
+            writeStderr("atrium share: \(error)\n")
+            return 1
+        }
+    }
+    Task {
+        let code = await run()
+        done.withLock { $0 = code }
+    }
+    while true {
+        if let c = done.withLock({ $0 }) { return c }
+        usleep(20_000)
+    }
+}
+
+/// The signals `atrium share` acts on, as flags the loop reads.
+enum ShareSignals {
+    static let stop = Atomic<Bool>(false)
+    static let paused = Atomic<Bool>(false)
+
+    static func install() {
+        signal(SIGINT) { _ in ShareSignals.stop.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in ShareSignals.stop.store(true, ordering: .relaxed) }
+        signal(SIGUSR1) { _ in ShareSignals.paused.store(true, ordering: .relaxed) }
+        signal(SIGUSR2) { _ in ShareSignals.paused.store(false, ordering: .relaxed) }
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
