@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: strict),
         .target(name: "AtriumICE", dependencies: ["AtriumSTUN"], swiftSettings: strict),
         // SCTP over DTLS for data channels (usrsctp) and the channels' own protocol, as a pure state machine.
-        .target(name: "AtriumSCTP", dependencies: ["CAtriumSCTP"], swiftSettings: strict),
+        .target(name: "AtriumSCTP", dependencies: ["CAtriumSCTP", "AtriumSync"], swiftSettings: strict),
         // The forwarding core and its thread: transports (ICE-lite, DTLS-SRTP), producers, consumers.
         .target(
             name: "AtriumMedia",

@@ -1,5 +1,5 @@
+import AtriumSync
 internal import CAtriumSCTP
-import Synchronization
 
 /// One SCTP association over a DTLS association (RFC 8261), run by usrsctp. The owner (a media
 /// worker) feeds it the peer's packets (`receive`), sends messages, and takes what usrsctp produced:
@@ -37,7 +37,9 @@ public final class SCTPAssociation: @unchecked Sendable {
     }
 
     public let id: UInt
-    let shared = Mutex(Shared())
+    /// A pthread lock (`Monitor`), not Synchronization's `Mutex`: ThreadSanitizer sees the hand-off
+    /// between the owner and usrsctp's timer thread.
+    let shared = Monitor(Shared())
     let wake: @Sendable () -> Void
     private var socket: UnsafeMutableRawPointer?
 
@@ -145,7 +147,7 @@ public final class SCTPAssociation: @unchecked Sendable {
 
 /// The live associations by id, so that usrsctp's callbacks find theirs, or nothing once it closed.
 enum SCTPRegistry {
-    static let table = Mutex<(next: UInt, live: [UInt: SCTPAssociation])>((1, [:]))
+    static let table = Monitor<(next: UInt, live: [UInt: SCTPAssociation])>((1, [:]))
 
     static func nextID() -> UInt {
         table.withLock { t in
