@@ -248,7 +248,7 @@ let package = Package(
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
         .testTarget(name: "AtriumCodecsTests", dependencies: ["AtriumCodecs"], swiftSettings: imports),
         .testTarget(
-            name: "AtriumKitTests", dependencies: ["AtriumKit", "AtriumProtocol", "AtriumModel"],
+            name: "AtriumKitTests", dependencies: ["AtriumKit", "AtriumNative", "AtriumProtocol", "AtriumModel"],
             swiftSettings: imports),
         .testTarget(
             name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],

@@ -47,6 +47,8 @@ public final class LoadPeer {
     public private(set) var state: State = .new
     public private(set) var failure: String?
     public var counters = ReceiveCounters()
+    /// Sequence numbers the remote asked to have again (Generic NACK), by media SSRC, until taken.
+    public var nacked: [(ssrc: UInt32, sequence: UInt16)] = []
     /// SSRCs the server asked key frames for (PLI, FIR) since the owner last took them.
     public var keyFrameRequests: [UInt32] = []
     /// What to send at the next `flush`.
@@ -207,6 +209,8 @@ public final class LoadPeer {
         for packet in packets {
             switch packet {
             case .pictureLossIndication(let pli): keyFrameRequests.append(pli.sources.mediaSSRC)
+            case .nack(let n):
+                for s in n.sequenceNumbers { nacked.append((n.sources.mediaSSRC, s)) }
             case .fullIntraRequest(let fir): keyFrameRequests += fir.entries.map(\.ssrc)
             default: break
             }

@@ -15,7 +15,8 @@ import Synchronization
 
 /// A native publisher on Linux (a `MediaSession` that only sends): Atrium's own ICE (the controlling
 /// agent), DTLS and SRTP (`AtriumLoadPeer`), libvpx's VP8 and libopus (`AtriumCodecs`), RTP
-/// packetization (`VP8Payload`). A key frame answers every PLI or FIR. Pictures come from a
+/// packetization (`VP8Payload`). A key frame answers every PLI or FIR, and the last 1024 video
+/// packets answer NACKs (`RetransmitRing`). Pictures come from a
 /// `VideoSource`; audio is a tone or silence. One thread sends at the source's frame rate.
 /// It receives nothing: join with `autoSubscribe: false` (a subscriber offer is refused).
 public final class NativePublisher: MediaSession, @unchecked Sendable {
@@ -34,7 +35,12 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var stopped = false
         var framesSent = 0
         var keyFrames = 0
+        var retransmitted = 0
     }
+
+    /// A diagnostic for tests and demos: drop every `n`th video packet before it is sent (0: none),
+    /// as a lossy path would; the receiver's NACKs bring them back.
+    public var dropEvery = 0
 
     /// `tone`: the pitch of the audio section (Hz), 0 for silence.
     public init(video: any VideoSource, tone: Double = 0) throws(AtriumError) {
@@ -59,7 +65,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     }
 
     /// Pictures and key frames sent so far.
-    public var counts: (frames: Int, keyFrames: Int) { state.withLock { ($0.framesSent, $0.keyFrames) } }
+    public var counts: (frames: Int, keyFrames: Int, retransmitted: Int) {
+        state.withLock { ($0.framesSent, $0.keyFrames, $0.retransmitted) }
+    }
 
     // MARK: - MediaSession
 
@@ -190,6 +198,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var frame = 0
         var samples = 0
         var forceKey = true
+        var ring = RetransmitRing()
+        var sentVideo = 0
+        let drop = dropEvery
         while !state.withLock({ $0.stopped }) {
             let now = Self.nanoseconds()
             peer.tick(now: now)
@@ -197,6 +208,16 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
             if !peer.keyFrameRequests.isEmpty {
                 peer.keyFrameRequests.removeAll()
                 forceKey = true
+            }
+            if !peer.nacked.isEmpty {
+                var again = 0
+                for (ssrc, s) in peer.nacked where ssrc == videoSSRC {
+                    guard var packet = ring.packet(s) else { continue }
+                    peer.send(rtp: &packet)
+                    again += 1
+                }
+                peer.nacked.removeAll()
+                if again > 0 { state.withLock { $0.retransmitted += again } }
             }
             if peer.state == .connected {
                 if nextFrame == 0 { (nextFrame, nextAudio) = (now, now) }
@@ -214,7 +235,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                                 payloadType: 96, sequenceNumber: seq, timestamp: ts, ssrc: videoSSRC,
                                 marker: i == payloads.count - 1, payload: p)
                             {
-                                peer.send(rtp: &packet)
+                                ring.store(seq, packet)
+                                sentVideo += 1
+                                if drop == 0 || sentVideo % drop != 0 { peer.send(rtp: &packet) }
                             }
                             seq &+= 1
                         }

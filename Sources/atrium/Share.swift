@@ -18,6 +18,7 @@ struct ShareOptions: Sendable {
     var fps = 15
     var tone = 0.0
     var seconds = 0.0
+    var dropEvery = 0
 }
 
 func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
@@ -42,6 +43,9 @@ func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
         case "--seconds":
             guard let n = Double(value()), n >= 0, n < 1e6 else { fail("share: --seconds 0 to 1000000") }
             o.seconds = n
+        case "--drop-every":
+            guard let n = Int(value()), (0...1000).contains(n) else { fail("share: --drop-every 0 to 1000") }
+            o.dropEvery = n
         case "--help":
             print(Usage.share)
             return nil
@@ -57,6 +61,7 @@ func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
 func share(_ args: ArraySlice<String>) -> Int32 {
     guard let o = shareOptions(args) else { return 0 }
     let (url, token, source, fps, tone, seconds) = (o.url, o.token, o.source, o.fps, o.tone, o.seconds)
+    let dropEvery = o.dropEvery
     ShareSignals.install()
     let done = Mutex<Int32?>(nil)
     let run: @Sendable () async -> Int32 = {
@@ -64,6 +69,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
             let room = AtriumRoom(url: url, token: token)
             try await room.join(JoinOptions(autoSubscribe: false))
             let session = try NativePublisher(video: StripesPattern(framesPerSecond: fps), tone: tone)
+            session.dropEvery = dropEvery
             await room.attach(session)
             let answer = try await room.publishMedia(
                 [LocalSource(source, name: "pattern", width: 1280, height: 720)]
@@ -92,7 +98,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
                 try await Task.sleep(for: .milliseconds(50))
             }
             print(
-                "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames)}"
+                "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames),\"retransmitted\":\(session.counts.retransmitted)}"
             )
             if source == .screenShare { try? await room.stopScreenShare() }
             await room.leave()

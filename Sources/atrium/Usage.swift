@@ -35,7 +35,8 @@ enum Usage {
     }
 
     static let share = """
-        Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern] [--camera] [--fps N] [--tone HZ] [--seconds S]
+        Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern] [--camera] [--fps N] [--tone HZ]
+                            [--seconds S] [--drop-every N]
 
         Joins the token's room as a native participant (Atrium's own ICE, DTLS and SRTP; libvpx, libopus)
         and shares a test pattern (blue with white stripes, 1280x720, VP8) until SIGINT or SIGTERM.
@@ -44,6 +45,7 @@ enum Usage {
           --fps N           frames per second, 1 to 60; default 15
           --tone HZ         send an Opus tone of that pitch beside it (share audio, or a microphone)
           --seconds S       stop after S seconds; default: never
+          --drop-every N    drop every Nth video packet before sending (a lossy path; NACKs repair it)
         SIGUSR1 pauses the share, SIGUSR2 resumes it. Prints the room's share events as JSON lines.
         """
 

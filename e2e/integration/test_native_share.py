@@ -65,3 +65,36 @@ def test_a_native_share_is_decoded_by_a_viewer_and_follows_signals(server):
             await viewer.close()
 
     run(go(), TEST_TIMEOUT)
+
+
+def test_a_lossy_native_publisher_is_repaired_by_nack(server):
+    """Every 10th video packet dropped before it leaves (`--drop-every 10`): the server NACKs the
+    publisher, which sends them again from its ring; the viewer still decodes the pattern."""
+    async def go():
+        room = "native-loss"
+        viewer = await joined(server, "viewer", room=room)
+        sub = Subscriber(viewer)
+        before = server.metric("atrium_media_nacks_total", direction="sent")
+        proc = await asyncio.create_subprocess_exec(
+            ATRIUM_BIN, "share", "--url", f"ws://127.0.0.1:{server.port}", "--token", mint(server, room, "bot"),
+            "--drop-every", "10", "--seconds", "80", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            started = await viewer.expect("share_started", timeout=20)
+            video = started["share"]["trackId"]
+            await sub.wait_frames([video], 45, timeout=30)
+            v = sub.by_track(video)
+            assert v.classes["screen_share"] >= 0.9 * v.frames, v
+            server.wait_metric("atrium_media_nacks_total", lambda n: n > before, timeout=20, direction="sent")
+            proc.send_signal(signal.SIGINT)
+            assert await asyncio.wait_for(proc.wait(), 20) == 0
+            lines = [json.loads(l) for l in (await proc.stdout.read()).decode().splitlines() if l.startswith("{")]
+            stop = next(l for l in lines if l["event"] == "stopping")
+            assert stop["retransmitted"] > 0, stop
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await sub.close()
+            await viewer.close()
+
+    run(go(), TEST_TIMEOUT)
