@@ -210,7 +210,9 @@ public final class LoadPeer {
             switch packet {
             case .pictureLossIndication(let pli): keyFrameRequests.append(pli.sources.mediaSSRC)
             case .nack(let n):
-                for s in n.sequenceNumbers { nacked.append((n.sources.mediaSSRC, s)) }
+                // Kept until the owner takes them; an owner that never does (a load client) keeps
+                // at most 4096.
+                for s in n.sequenceNumbers where nacked.count < 4096 { nacked.append((n.sources.mediaSSRC, s)) }
             case .fullIntraRequest(let fir): keyFrameRequests += fir.entries.map(\.ssrc)
             default: break
             }
