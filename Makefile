@@ -100,16 +100,19 @@ integration:
 ## Tests that shape one client's link (nftables rules), the TURN tests with the coturn they start, and the
 ## WHIP tests (GStreamer's libnice needs a non-loopback address: they add a veth inside): in a private
 ## network namespace with only loopback, one file at a time. The WHIP meeting page test runs here too,
-## alone, not in `browser`: its veth must not be there while other Chromiums pick their ICE paths.
+## alone, not in `browser`: its veth must not be there while other Chromiums pick their ICE paths; and so
+## does the native sharer's page test, whose VP8 encoder would load the browser suite's machine.
 netns: test-deps build
 	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/integration -m netns \
-	  && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/browser/test_whip_page.py'
+	  && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q e2e/browser/test_whip_page.py \
+	     e2e/browser/test_native_share_page.py'
 
 ## The meeting page and the JS client in headless Chromium. Browsers and the server run in a network
 ## namespace that has only loopback (unshare needs root: sudo when not root). Two files at a time:
 ## each test runs two or three Chromiums encoding video. Scenarios marked `bench` (e2e/gate.py) only
 ## give `make bench` its figures.
-BROWSER_XDIST = -n 2 --dist loadfile -m "not bench" --ignore=e2e/browser/test_whip_page.py
+BROWSER_XDIST = -n 2 --dist loadfile -m "not bench" --ignore=e2e/browser/test_whip_page.py \
+  --ignore=e2e/browser/test_native_share_page.py
 browser: test-deps build
 	$(SUDO) unshare --net -- sh -c 'ip link set lo up && ATRIUM_GATE=$(ATRIUM_GATE) ATRIUM_BIN=$(BIN) $(PYTHON) -m pytest -q $(BROWSER_XDIST) e2e/browser'
 

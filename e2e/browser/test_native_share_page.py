@@ -36,7 +36,7 @@ def test_atrium_share_plays_on_the_meeting_page(server_dir, browsers, artifacts)
         b = browsers("viewer")
         join(b, base, "native-page", "Viewer", "participant")
         proc = subprocess.Popen([ATRIUM_BIN, "share", "--url", f"ws://127.0.0.1:{server.port}", "--token",
-                                 mint(server, "native-page", "bot"), "--seconds", "60"],
+                                 mint(server, "native-page", "bot"), "--fps", "10", "--seconds", "60"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         sharer = b.wait("return [...window.atriumApp.room.participants.values()]"
                         ".find((p) => p.identity === 'bot')?.id", 20, "the native sharer to join")
