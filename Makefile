@@ -195,6 +195,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/data_fanout.py --runs 3
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/whip_first_frame.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/native_publisher.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
