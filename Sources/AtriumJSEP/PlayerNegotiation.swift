@@ -100,18 +100,7 @@ public struct PlayerOffer: Equatable, Sendable {
             }
             m.attributes += [.direction(.sendonly), .rtcpMux]
             if offered.rtcpReducedSize { m.attributes.append(.rtcpRsize) }
-            for codec in s.codecs {
-                let pt = codec.offered.payloadType
-                var feedback: [RTCPFeedback] = []
-                if codec.remb { feedback.append(RTCPFeedback(payloadType: pt, type: "goog-remb")) }
-                if codec.transportCC { feedback.append(RTCPFeedback(payloadType: pt, type: "transport-cc")) }
-                if codec.fir { feedback.append(RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir")) }
-                if codec.nack { feedback.append(RTCPFeedback(payloadType: pt, type: "nack")) }
-                if codec.pli { feedback.append(RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli")) }
-                m.appendCodec(
-                    payloadType: pt, server: codec.server, parameters: codec.offered.parameters, feedback: feedback,
-                    rtxPayloadType: codec.nack ? codec.offeredRTX : nil)
-            }
+            for codec in s.codecs { m.appendAnswered(codec) }
             let track = "\(streamID)-\(s.mid)"
             m.attributes.append(.msid(Msid(streamID: streamID, trackID: track)))
             let rtx = s.kind == .video && s.codecs.contains { $0.nack && $0.offeredRTX != nil }

@@ -136,16 +136,7 @@ public struct PublishOffer: Equatable, Sendable {
             }
             m.attributes += [.direction(live ? .recvonly : .inactive), .rtcpMux]
             if offered.rtcpReducedSize { m.attributes.append(.rtcpRsize) }
-            var feedback: [RTCPFeedback] = []
-            let pt = codec.offered.payloadType
-            if codec.remb { feedback.append(RTCPFeedback(payloadType: pt, type: "goog-remb")) }
-            if codec.transportCC { feedback.append(RTCPFeedback(payloadType: pt, type: "transport-cc")) }
-            if codec.fir { feedback.append(RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir")) }
-            if codec.nack { feedback.append(RTCPFeedback(payloadType: pt, type: "nack")) }
-            if codec.pli { feedback.append(RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli")) }
-            m.appendCodec(
-                payloadType: pt, server: codec.server, parameters: codec.offered.parameters, feedback: feedback,
-                rtxPayloadType: codec.nack ? codec.offeredRTX : nil)
+            m.appendAnswered(codec)
             if live, let simulcast = s.simulcast { m.attributes += simulcast.answerAttributes }
             out.media.append(m)
         }

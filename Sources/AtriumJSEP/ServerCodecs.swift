@@ -94,6 +94,21 @@ public enum ServerCodecs {
 }
 
 extension MediaDescription {
+    /// Appends an offered codec as an answer takes it: the offer's payload type and parameters, the
+    /// feedback both sides use, and its RTX format when NACK is used (publisher and player answers).
+    mutating func appendAnswered(_ codec: SelectedCodec) {
+        let pt = codec.offered.payloadType
+        var feedback: [RTCPFeedback] = []
+        if codec.remb { feedback.append(RTCPFeedback(payloadType: pt, type: "goog-remb")) }
+        if codec.transportCC { feedback.append(RTCPFeedback(payloadType: pt, type: "transport-cc")) }
+        if codec.fir { feedback.append(RTCPFeedback(payloadType: pt, type: "ccm", parameter: "fir")) }
+        if codec.nack { feedback.append(RTCPFeedback(payloadType: pt, type: "nack")) }
+        if codec.pli { feedback.append(RTCPFeedback(payloadType: pt, type: "nack", parameter: "pli")) }
+        appendCodec(
+            payloadType: pt, server: codec.server, parameters: codec.offered.parameters, feedback: feedback,
+            rtxPayloadType: codec.nack ? codec.offeredRTX : nil)
+    }
+
     /// Appends `a=rtpmap`, `a=fmtp` and `a=rtcp-fb` for one codec and its RTX format.
     mutating func appendCodec(
         payloadType: UInt8, server: ServerCodec, parameters: [FormatParameter], feedback: [RTCPFeedback],
