@@ -237,7 +237,7 @@ let package = Package(
             name: "AtriumNative",
             dependencies: [
                 "AtriumKit", "AtriumCodecs", "AtriumLoadPeer", "AtriumDTLS", "AtriumRTP", "AtriumSDP", "AtriumUDP",
-                "AtriumModel", "AtriumProtocol",
+                "AtriumModel", "AtriumProtocol", "AtriumSync",
             ], swiftSettings: strict),
         // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
         // types, the share API in the seeds' terms, and the broadcast-extension channel.
@@ -248,7 +248,8 @@ let package = Package(
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
         .testTarget(name: "AtriumCodecsTests", dependencies: ["AtriumCodecs"], swiftSettings: imports),
         .testTarget(
-            name: "AtriumKitTests", dependencies: ["AtriumKit", "AtriumNative", "AtriumProtocol", "AtriumModel"],
+            name: "AtriumKitTests",
+            dependencies: ["AtriumKit", "AtriumNative", "AtriumCodecs", "AtriumProtocol", "AtriumModel", "AtriumSync"],
             swiftSettings: imports),
         .testTarget(
             name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],

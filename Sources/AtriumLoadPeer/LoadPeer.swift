@@ -55,6 +55,10 @@ public final class LoadPeer {
     public private(set) var outbox: [Datagram] = []
     /// Packets SRTP could not protect (none expected; counted rather than trapped).
     public private(set) var sendFailures = 0
+    /// For an owner that reads the media (a native viewer): decrypted RTP packets are kept here until
+    /// taken. Off for the load clients, which only count.
+    public var keepsReceived = false
+    public var received: [[UInt8]] = []
 
     private var remote: Remote?
     private var selected: SocketAddress?
@@ -99,6 +103,15 @@ public final class LoadPeer {
         guard state == .connected, let srtpOut, let selected else { return }
         do {
             try srtpOut.protect(rtp: &packet)
+            outbox.append(Datagram(address: selected, payload: packet))
+        } catch { sendFailures += 1 }
+    }
+
+    /// Sends an RTCP compound packet (protected here) once connected.
+    public func send(rtcp packet: inout [UInt8]) {
+        guard state == .connected, let srtpOut, let selected else { return }
+        do {
+            try srtpOut.protectRTCP(&packet)
             outbox.append(Datagram(address: selected, payload: packet))
         } catch { sendFailures += 1 }
     }
@@ -196,6 +209,8 @@ public final class LoadPeer {
             return
         }
         let plain = UnsafeRawBufferPointer(rebasing: p[0..<min(length, p.count)])
+        // At most 4096 waiting: an owner that stopped taking them does not grow without bound.
+        if keepsReceived && received.count < 4096 { received.append(Array(plain)) }
         let stamp = RTPPayload.bounds(plain).flatMap { PayloadStamp(plain, payloadStart: $0.start, end: $0.end) }
         counters.countDecrypted(stamp, bytes: length)
         if let stamp, now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }

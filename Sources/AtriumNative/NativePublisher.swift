@@ -22,9 +22,7 @@ import Synchronization
 public final class NativePublisher: MediaSession, @unchecked Sendable {
     public let video: any VideoSource
     let peer: LoadPeer
-    let certificate: DTLSCertificate
-    let ufrag: String
-    let password: String
+    let credentials: NativeCredentials
     let videoSSRC: UInt32
     let audioSSRC: UInt32
     let state = Mutex(Shared())
@@ -46,22 +44,12 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     public init(video: any VideoSource, tone: Double = 0) throws(AtriumError) {
         self.video = video
         toneHz = tone
+        let credentials = try NativeCredentials()
+        self.credentials = credentials
         var rng = SystemRandomNumberGenerator()
-        do {
-            certificate = try DTLSCertificate()
-        } catch {
-            throw AtriumError(code: "media_failed", message: "DTLS certificate: \(error)")
-        }
-        ufrag = String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng) ?? "a" })
-        password = String(
-            (0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng) ?? "a" })
         videoSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
         audioSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
-        do {
-            peer = try LoadPeer(certificate: certificate, ufrag: ufrag, password: password, seed: UInt64(videoSSRC))
-        } catch {
-            throw AtriumError(code: "media_failed", message: "UDP: \(error)")
-        }
+        peer = try credentials.peer(seed: UInt64(videoSSRC))
     }
 
     /// Pictures and key frames sent so far.
@@ -83,11 +71,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
             let mid = String(mids.count)
             let isVideo = s.source == .camera || s.source == .screenShare
             mids[s.source] = mid
-            let common = [
-                "c=IN IP4 0.0.0.0", "a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(password)",
-                "a=fingerprint:\(certificate.fingerprint)", "a=setup:actpass", "a=mid:\(mid)", "a=sendonly",
-                "a=rtcp-mux",
-            ]
+            let common = credentials.transportLines(setup: "actpass") + ["a=mid:\(mid)", "a=sendonly"]
             if isVideo {
                 sections +=
                     ["m=video 9 UDP/TLS/RTP/SAVPF 96"] + common + [
@@ -108,36 +92,12 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     }
 
     public func publisherAnswer(_ sdp: String) async throws(AtriumError) {
-        let answer: SessionDescription
-        do { answer = try SessionDescription.parse(sdp) } catch {
-            throw AtriumError(code: "invalid_sdp", message: "the answer does not parse: \(error)")
-        }
-        guard let m = answer.media.first(where: { $0.port != 0 }), let u = m.iceUfrag, let p = m.icePwd,
-            let fp = m.fingerprints.first(where: { $0.hashFunction.lowercased() == "sha-256" })
-        else { throw AtriumError(code: "sdp_unsupported", message: "the answer has no ICE credentials or fingerprint") }
-        let candidates = m.candidates.filter { $0.transport.lowercased() == "udp" }.compactMap { c -> SocketAddress? in
-            let o = c.address.split(separator: ".").compactMap { UInt8($0) }
-            guard o.count == 4 else { return nil }
-            return .ipv4(o[0], o[1], o[2], o[3], port: c.port)
-        }
-        guard !candidates.isEmpty else {
-            throw AtriumError(code: "sdp_unsupported", message: "the answer has no IPv4 UDP candidate")
-        }
-        let fingerprint: DTLSFingerprint
-        let hex = fp.bytes.map { b in
-            String(b, radix: 16, uppercase: true).count == 1
-                ? "0" + String(b, radix: 16, uppercase: true) : String(b, radix: 16, uppercase: true)
-        }
-        do { fingerprint = try DTLSFingerprint(sdp: "\(fp.hashFunction) \(hex.joined(separator: ":"))") } catch {
-            throw AtriumError(code: "sdp_unsupported", message: "fingerprint: \(error)")
-        }
+        let answer = try NativeCredentials.parse(sdp)
         // The server answers passive (a DTLS server) unless we offered passive.
-        let role: DTLSRole = (m.setup ?? .passive) == .active ? .server : .client
+        let setup = answer.media.first(where: { $0.port != 0 })?.setup ?? .passive
+        let remote = try NativeCredentials.remote(answer, dtlsRole: setup == .active ? .server : .client)
         do {
-            try peer.connect(
-                LoadPeer.Remote(
-                    ufrag: u, password: p, fingerprint: fingerprint, dtlsRole: role, controlling: true,
-                    candidates: candidates), now: Self.nanoseconds())
+            try peer.connect(remote, now: NativeCredentials.nanoseconds())
         } catch {
             throw AtriumError(code: "media_failed", message: "DTLS: \(error)")
         }
@@ -159,27 +119,12 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
 
     // MARK: - Sending
 
-    static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     func start() {
         let first = state.withLock { s -> Bool in
             defer { s.running = true }
             return !s.running
         }
-        guard first else { return }
-        let me = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(
-            &t, nil,
-            { raw in
-                if let raw { Unmanaged<NativePublisher>.fromOpaque(raw).takeRetainedValue().run() }
-                return nil
-            }, me.toOpaque())
-        if rc == 0 { pthread_detach(t) } else { me.release() }
+        if first { NativeCredentials.detach(self) { $0.run() } }
     }
 
     /// The sending loop: ICE, DTLS and consent timers every 5 ms; a picture every frame interval
@@ -202,7 +147,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var sentVideo = 0
         let drop = dropEvery
         while !state.withLock({ $0.stopped }) {
-            let now = Self.nanoseconds()
+            let now = NativeCredentials.nanoseconds()
             peer.tick(now: now)
             _ = peer.receiveWaiting(latency: &latency)
             if !peer.keyFrameRequests.isEmpty {
@@ -282,7 +227,8 @@ public protocol VideoSource: Sendable {
 }
 
 /// The test pattern of the e2e clients' screen (media_peer.py): a blue screen with white stripes
-/// (128-pixel period, 32 wide), 1280x720, the same picture every frame.
+/// (128-pixel period, 32 wide), 1280x720, with the frame's number stamped in its top row
+/// (`FrameStamp`).
 public struct StripesPattern: VideoSource {
     public let width = 1280
     public let height = 720
@@ -305,5 +251,46 @@ public struct StripesPattern: VideoSource {
         base = f
     }
 
-    public func picture(_ n: Int) -> I420Frame { base }
+    public func picture(_ n: Int) -> I420Frame {
+        var f = base
+        FrameStamp.write(UInt32(truncatingIfNeeded: n), into: &f)
+        return f
+    }
+}
+
+/// A number in a picture that survives lossy coding: the top 16 rows, black, with 32 blocks of
+/// 16x16 pixels left to right, white for a 1 bit (the most significant first), grey chroma. The e2e
+/// clients stamp their capture clock the same way (media_peer.py), and read it back alike.
+public enum FrameStamp {
+    public static let bits = 32
+    public static let block = 16
+
+    public static func write(_ value: UInt32, into f: inout I420Frame) {
+        guard f.width >= bits * block, f.height >= block else { return }
+        for row in 0..<block {
+            for col in 0..<f.width {
+                let bit = col / block
+                let one = bit < bits && (value >> UInt32(bits - 1 - bit)) & 1 == 1
+                f.y[row * f.width + col] = one ? 235 : 16
+            }
+        }
+        let cw = f.width / 2
+        for row in 0..<(block / 2) {
+            for col in 0..<cw {
+                f.u[row * cw + col] = 128
+                f.v[row * cw + col] = 128
+            }
+        }
+    }
+
+    /// The stamp of a decoded picture (each block read at its centre), nil when it is too small.
+    public static func read(_ f: I420Frame) -> UInt32? {
+        guard f.width >= bits * block, f.height >= block, f.y.count >= f.width * block else { return nil }
+        var value: UInt32 = 0
+        for bit in 0..<bits {
+            let y = f.y[(block / 2) * f.width + bit * block + block / 2]
+            value = value << 1 | (y >= 128 ? 1 : 0)
+        }
+        return value
+    }
 }

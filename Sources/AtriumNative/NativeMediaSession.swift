@@ -1,0 +1,46 @@
+public import AtriumKit
+public import AtriumModel
+public import AtriumProtocol
+
+/// A native participant's media on Linux, both ways: a `NativePublisher` for what it sends and a
+/// `NativeSubscriber` for what it receives, each with its own connection and thread, as the
+/// protocol's two connections are. Either may be absent: a bot that only shares, a viewer that only
+/// watches.
+public final class NativeMediaSession: MediaSession, Sendable {
+    public let publisher: NativePublisher?
+    public let subscriber: NativeSubscriber?
+
+    public init(publisher: NativePublisher?, subscriber: NativeSubscriber?) {
+        self.publisher = publisher
+        self.subscriber = subscriber
+    }
+
+    public func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
+        sdp: String, mids: [TrackSource: String]
+    ) {
+        guard let publisher else { throw AtriumError(code: "media_unsupported", message: "this session only receives") }
+        return try await publisher.publisherOffer(sending: sources)
+    }
+
+    public func publisherAnswer(_ sdp: String) async throws(AtriumError) {
+        guard let publisher else { throw AtriumError(code: "media_unsupported", message: "this session only receives") }
+        try await publisher.publisherAnswer(sdp)
+    }
+
+    public func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
+        async throws(AtriumError) -> String
+    {
+        guard let subscriber else {
+            throw AtriumError(
+                code: "media_unsupported", message: "this session only sends: join with autoSubscribe false")
+        }
+        return try await subscriber.subscriberAnswer(to: offer, tracks: tracks, reset: reset)
+    }
+
+    public func layersWanted(_ track: TrackID, rids: [String]) async {}
+
+    public func close() async {
+        await publisher?.close()
+        await subscriber?.close()
+    }
+}

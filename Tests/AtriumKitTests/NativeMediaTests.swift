@@ -1,0 +1,108 @@
+import AtriumCodecs
+import AtriumKit
+import AtriumModel
+import AtriumNative
+import AtriumProtocol
+import AtriumSync
+import Foundation
+import Testing
+
+/// A native publisher and a native viewer through the real server, both over Atrium's own ICE, DTLS
+/// and SRTP: the viewer decodes the publisher's pattern (its frame stamps in order), and loss
+/// injected on either leg is repaired by NACK.
+@Suite(.serialized) struct NativeMediaTests {
+    let server: LiveServer
+
+    init() throws { server = try LiveServer(["--udp-port", "0", "--media-bind", "127.0.0.1"]) }
+
+    /// What a viewer decoded: each picture's stamp, and whether the stripes are where they belong.
+    final class Pictures: Sendable {
+        struct Seen {
+            var stamps: [UInt32] = []
+            var wrongContent = 0
+            var audioFrames = 0
+            var sources: Set<String> = []
+        }
+        let seen = Monitor(Seen())
+
+        func take(_ m: ReceivedMedia) {
+            switch m {
+            case .video(let v):
+                let p = v.picture
+                // The first stripe's middle (white) and the blue after it, below the stamp row.
+                let white = p.y[360 * p.width + 16]
+                let blue = p.y[360 * p.width + 80]
+                let ok = p.width == 1280 && white > 200 && blue < 80
+                seen.withLock {
+                    if let s = FrameStamp.read(p) { $0.stamps.append(s) }
+                    if !ok { $0.wrongContent += 1 }
+                    if let source = v.source { $0.sources.insert(source.rawValue) }
+                }
+            case .audio: seen.withLock { $0.audioFrames += 1 }
+            }
+        }
+    }
+
+    /// Waits (a hang guard, not a measure) until `done` holds.
+    func until(_ what: String, seconds: Double = 30, _ done: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !done() {
+            guard Date() < deadline else { throw AtriumError(code: "timeout", message: "\(what) within \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func run(room name: String, publisherDrops: Int, viewerDrops: Int) async throws -> (
+        NativePublisher, NativeSubscriber, Pictures
+    ) {
+        let sharer = AtriumRoom(url: server.url, token: try server.token(name, "bot"))
+        try await sharer.join(JoinOptions(autoSubscribe: false))
+        let publisher = try NativePublisher(video: StripesPattern(framesPerSecond: 15), tone: 440)
+        publisher.dropEvery = publisherDrops
+        await sharer.attach(NativeMediaSession(publisher: publisher, subscriber: nil))
+        try await sharer.publishMedia([
+            LocalSource(.screenShare, name: "pattern", width: 1280, height: 720), LocalSource(.screenShareAudio),
+        ])
+        let pictures = Pictures()
+        let viewer = AtriumRoom(url: server.url, token: try server.token(name, "viewer"))
+        try await viewer.join()
+        let subscriber = try NativeSubscriber(dropEvery: viewerDrops) { pictures.take($0) }
+        await viewer.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        try await until("60 pictures decoded") { pictures.seen.withLock { $0.stamps.count >= 60 } }
+        await viewer.leave()
+        await sharer.leave()
+        await publisher.close()
+        await subscriber.close()
+        return (publisher, subscriber, pictures)
+    }
+
+    /// Stamps that only go forward: the pattern's frames in the order they were sent.
+    func inOrder(_ stamps: [UInt32]) -> Bool { zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 } }
+
+    @Test func aNativeViewerDecodesTheNativeSharersPattern() async throws {
+        let (publisher, subscriber, pictures) = try await run(room: "native-clean", publisherDrops: 0, viewerDrops: 0)
+        let seen = pictures.seen.withLock { $0 }
+        let counts = subscriber.counts
+        #expect(seen.wrongContent == 0, "pictures that are not the stripes")
+        #expect(inOrder(seen.stamps), "\(seen.stamps.prefix(20))")
+        #expect(seen.sources == ["screen_share"])
+        #expect(seen.audioFrames > 0, "the share's audio was decoded too")
+        #expect(counts.decodeErrors == 0 && counts.keyFrames >= 1 && counts.width == 1280 && counts.height == 720)
+        #expect(publisher.counts.frames >= seen.stamps.count)
+    }
+
+    @Test func lossOnEitherLegIsRepairedByNACK() async throws {
+        let (publisher, subscriber, pictures) = try await run(room: "native-lossy", publisherDrops: 23, viewerDrops: 17)
+        let seen = pictures.seen.withLock { $0 }
+        let counts = subscriber.counts
+        // The publisher's dropped packets came back on the server's NACKs; the viewer's on its own,
+        // from the server's retransmission (RTX), and every picture is whole.
+        #expect(publisher.counts.retransmitted > 0, "the server NACKed the publisher's losses")
+        #expect(counts.dropped > 0 && counts.nacksSent > 0, "the viewer dropped packets and NACKed them")
+        #expect(counts.repaired > 0, "the server resent them (RTX) and they filled the gaps")
+        #expect(seen.wrongContent == 0 && counts.decodeErrors == 0)
+        #expect(inOrder(seen.stamps), "\(seen.stamps.prefix(20))")
+        // Repaired rather than skipped: no gap was given up.
+        #expect(counts.framesGivenUp == 0, "\(counts)")
+    }
+}
