@@ -184,7 +184,7 @@ let package = Package(
             name: "atrium",
             dependencies: [
                 "AtriumServer", "AtriumConfig", "AtriumAuth", "AtriumLog", "AtriumJSON", "AtriumModel", "AtriumKit",
-                "AtriumNative", "AtriumProtocol",
+                "AtriumNative", "AtriumProtocol", "AtriumCodecs", "AtriumSync",
             ],
             swiftSettings: strict
         ),

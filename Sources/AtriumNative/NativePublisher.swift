@@ -140,7 +140,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var seq = UInt16.random(in: 0...0x7FFF)
         var audioSeq = UInt16.random(in: 0...0x7FFF)
         var picture: UInt16 = UInt16.random(in: 0...0x7FFF)
+        // Frames sent (the RTP clock) and the source's frame to send next.
         var frame = 0
+        var index = 0
         var samples = 0
         var forceKey = true
         var ring = RetransmitRing()
@@ -169,8 +171,14 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                 if now >= nextFrame {
                     nextFrame += frameInterval
                     let ts = UInt32(truncatingIfNeeded: UInt64(frame) * 90000 / UInt64(max(1, video.framesPerSecond)))
-                    if let out = try? encoder.encode(
-                        video.picture(frame), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey)
+                    if forceKey, video.encoded(0) != nil {
+                        // A file of encoded frames cannot make a key frame: it goes back to its last one.
+                        while index > 0, let f = video.encoded(index), !VP8Payload.isKeyFrame(f) { index -= 1 }
+                    }
+                    let coded = video.encoded(index).map { (bytes: $0, isKey: VP8Payload.isKeyFrame($0)) }
+                    if let out = coded
+                        ?? (try? encoder.encode(
+                            video.picture(index), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey))
                     {
                         forceKey = false
                         let payloads = VP8Payload.packetize(out.bytes, pictureID: picture & 0x7FFF, maxPayload: 1100)
@@ -192,6 +200,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                         }
                     }
                     frame += 1
+                    index += 1
                 }
                 while now >= nextAudio {
                     nextAudio += 20_000_000
@@ -224,6 +233,44 @@ public protocol VideoSource: Sendable {
     var framesPerSecond: Int { get }
     /// Picture `n` (from 0).
     func picture(_ n: Int) -> I420Frame
+    /// Frame `n` already encoded (VP8), for a file of encoded frames; nil: `picture(n)` is encoded.
+    func encoded(_ n: Int) -> [UInt8]?
+}
+
+extension VideoSource {
+    public func encoded(_ n: Int) -> [UInt8]? { nil }
+}
+
+/// Pictures from a Y4M file (4:2:0), looping.
+public struct Y4MSource: VideoSource {
+    let reader: Y4MReader
+    public let framesPerSecond: Int
+    public var width: Int { reader.width }
+    public var height: Int { reader.height }
+
+    public init(path: String, framesPerSecond: Int? = nil) throws(MediaFileError) {
+        reader = try Y4MReader(path: path)
+        self.framesPerSecond = framesPerSecond ?? reader.framesPerSecond
+    }
+
+    public func picture(_ n: Int) -> I420Frame { reader.picture(n) }
+}
+
+/// Encoded VP8 frames from an IVF file, sent as they are, looping (the file should start with a key
+/// frame; a PLI sends the file's last key frame again and goes on from there).
+public struct IVFSource: VideoSource {
+    let reader: IVFReader
+    public let framesPerSecond: Int
+    public var width: Int { reader.width }
+    public var height: Int { reader.height }
+
+    public init(path: String, framesPerSecond: Int? = nil) throws(MediaFileError) {
+        reader = try IVFReader(path: path)
+        self.framesPerSecond = framesPerSecond ?? reader.framesPerSecond
+    }
+
+    public func picture(_ n: Int) -> I420Frame { I420Frame(width: width, height: height, y: 16, u: 128, v: 128) }
+    public func encoded(_ n: Int) -> [UInt8]? { reader.frame(n) }
 }
 
 /// The test pattern of the e2e clients' screen (media_peer.py): a blue screen with white stripes

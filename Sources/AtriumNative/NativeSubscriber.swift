@@ -17,6 +17,8 @@ public struct ReceivedVideo: Sendable {
     /// The track, as the server's offer said (nil for a stream it did not name).
     public var track: TrackID?
     public var source: TrackSource?
+    /// Whose track it is.
+    public var publisher: ParticipantID?
     public var picture: I420Frame
     /// The VP8 frame as it came (for a file of the encoded stream).
     public var encoded: [UInt8]
@@ -47,6 +49,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var rtxSSRC: UInt32?
         var track: TrackID?
         var source: TrackSource?
+        var publisher: ParticipantID?
     }
 
     struct Shared {
@@ -196,7 +199,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 Stream(
                     mid: mid, isVideo: m.kind == .video, ssrc: primary,
                     rtxSSRC: rtx != nil ? fid?.ssrcs.dropFirst().first : nil, track: track?.track,
-                    source: track?.source))
+                    source: track?.source, publisher: track?.publisher))
         }
         var head = ["v=0", "o=- \(UInt32.random(in: 1...UInt32.max)) 2 IN IP4 127.0.0.1", "s=-", "t=0 0"]
         if !bundled.isEmpty { head.append("a=group:BUNDLE " + bundled.joined(separator: " ")) }
@@ -381,7 +384,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         out.append(
             .video(
                 ReceivedVideo(
-                    track: v.stream.track, source: v.stream.source, picture: picture, encoded: f.bytes,
+                    track: v.stream.track, source: v.stream.source, publisher: v.stream.publisher, picture: picture,
+                    encoded: f.bytes,
                     timestamp: f.timestamp, isKeyFrame: f.isKeyFrame)))
     }
 

@@ -8,7 +8,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// `atrium share`: a native participant that shares a test pattern (VP8, with an Opus tone), prints
+/// `atrium share`: a native participant that shares a test pattern, a Y4M file or an IVF file (VP8,
+/// with an Opus tone), prints
 /// the room's share events as JSON lines, pauses on SIGUSR1 and resumes on SIGUSR2, and stops its
 /// share (`user_stopped`) and leaves on SIGINT or SIGTERM, or after `--seconds`.
 struct ShareOptions: Sendable {
@@ -19,6 +20,8 @@ struct ShareOptions: Sendable {
     var tone = 0.0
     var seconds = 0.0
     var dropEvery = 0
+    var y4m: String?
+    var ivf: String?
 }
 
 func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
@@ -32,7 +35,9 @@ func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
         switch a {
         case "--url": o.url = value()
         case "--token": o.token = value()
-        case "--pattern": break
+        case "--pattern": (o.y4m, o.ivf) = (nil, nil)
+        case "--y4m": o.y4m = value()
+        case "--ivf": o.ivf = value()
         case "--camera": o.source = .camera
         case "--fps":
             guard let n = Int(value()), (1...60).contains(n) else { fail("share: --fps 1 to 60") }
@@ -62,19 +67,31 @@ func share(_ args: ArraySlice<String>) -> Int32 {
     guard let o = shareOptions(args) else { return 0 }
     let (url, token, source, fps, tone, seconds) = (o.url, o.token, o.source, o.fps, o.tone, o.seconds)
     let dropEvery = o.dropEvery
+    let video: any VideoSource
+    do {
+        if let path = o.ivf {
+            video = try IVFSource(path: path)
+        } else if let path = o.y4m {
+            video = try Y4MSource(path: path)
+        } else {
+            video = StripesPattern(framesPerSecond: fps)
+        }
+    } catch {
+        fail("share: \(error)")
+    }
     ShareSignals.install()
     let done = Mutex<Int32?>(nil)
     let run: @Sendable () async -> Int32 = {
         do {
             let room = AtriumRoom(url: url, token: token)
             try await room.join(JoinOptions(autoSubscribe: false))
-            let session = try NativePublisher(video: StripesPattern(framesPerSecond: fps), tone: tone)
+            let session = try NativePublisher(video: video, tone: tone)
             session.dropEvery = dropEvery
             await room.attach(session)
             let answer = try await room.publishMedia(
-                [LocalSource(source, name: "pattern", width: 1280, height: 720)]
+                [LocalSource(source, name: "pattern", width: video.width, height: video.height)]
                     + (tone > 0 ? [LocalSource(source == .screenShare ? .screenShareAudio : .microphone)] : []))
-            print("{\"event\":\"published\",\"tracks\":\(answer.tracks.count)}")
+            emitLine("{\"event\":\"published\",\"tracks\":\(answer.tracks.count)}")
             Task {
                 for await e in room.events {
                     if case .shareStatus(let s) = e {
@@ -82,7 +99,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
                         let line =
                             "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
                             + "\"mine\":\(s.isMine),\"reason\":\"\(reason)\"}"
-                        print(line)
+                        emitLine(line)
                     }
                 }
             }
@@ -97,7 +114,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            print(
+            emitLine(
                 "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames),\"retransmitted\":\(session.counts.retransmitted)}"
             )
             if source == .screenShare { try? await room.stopScreenShare() }

@@ -7,7 +7,8 @@ enum Usage {
           atrium serve [options]          run the server (atrium serve --help lists every setting)
           atrium token create [options]   mint a participant or admin token (atrium token create --help)
           atrium config check FILE        check a config file (atrium config check --help)
-          atrium share --url U --token T  share a test pattern as a native participant (atrium share --help)
+          atrium share --url U --token T  share a test pattern or a file as a native participant (atrium share --help)
+          atrium watch --url U --token T  receive and decode a share as a native viewer (atrium watch --help)
           atrium version                  print the version
           atrium help                     this text
 
@@ -35,18 +36,35 @@ enum Usage {
     }
 
     static let share = """
-        Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern] [--camera] [--fps N] [--tone HZ]
-                            [--seconds S] [--drop-every N]
+        Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern | --y4m FILE | --ivf FILE] [--camera]
+                            [--fps N] [--tone HZ] [--seconds S] [--drop-every N]
 
         Joins the token's room as a native participant (Atrium's own ICE, DTLS and SRTP; libvpx, libopus)
-        and shares a test pattern (blue with white stripes, 1280x720, VP8) until SIGINT or SIGTERM.
-          --pattern         the test pattern (the default source)
+        and shares a video source as VP8 until SIGINT or SIGTERM.
+          --pattern         a test pattern (the default): blue with white stripes, 1280x720, its frame
+                            number stamped in the top row
+          --y4m FILE        the pictures of a Y4M file (4:2:0), looping, at its frame rate
+          --ivf FILE        the VP8 frames of an IVF file as they are, looping (a PLI resends its last key frame)
           --camera          publish it as a camera instead of a screen share
           --fps N           frames per second, 1 to 60; default 15
           --tone HZ         send an Opus tone of that pitch beside it (share audio, or a microphone)
           --seconds S       stop after S seconds; default: never
           --drop-every N    drop every Nth video packet before sending (a lossy path; NACKs repair it)
         SIGUSR1 pauses the share, SIGUSR2 resumes it. Prints the room's share events as JSON lines.
+        """
+
+    static let watch = """
+        Usage: atrium watch --url ws://HOST:PORT --token TOKEN [--source SOURCE] [--participant IDENTITY]
+                            [--out FILE.ivf | FILE.y4m] [--seconds S] [--drop-every N] [--max-bitrate BPS]
+
+        Joins the token's room as a native viewer, receives the room's media (VP8, Opus), decodes it, and
+        prints a JSON line per second: frames, key frames, kbit/s, size, NACKs and PLIs sent.
+          --source SOURCE       the video to watch: screen_share (default) or camera
+          --participant ID      only that participant's (by identity)
+          --out FILE            write it: .ivf keeps the VP8 frames as received, .y4m the decoded pictures
+          --seconds S           leave after S seconds; default: at SIGINT or SIGTERM
+          --drop-every N        drop every Nth video packet received (a lossy path; NACKs repair it)
+          --max-bitrate BPS     the bitrate stated to the server (REMB); default 8000000
         """
 
     static let tokenCreate = """

@@ -9,7 +9,7 @@ import AtriumServer
     import Glibc
 #endif
 
-/// `atrium serve | token create | config check | share | version | help`.
+/// `atrium serve | token create | config check | share | watch | version | help`.
 func fail(_ message: String, code: Int32 = 2) -> Never {
     writeStderr("atrium: " + message + "\n")
     exit(code)
@@ -18,6 +18,13 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
 func writeStderr(_ text: String) {
     let bytes = Array(text.utf8)
     _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// One line to standard output at once (a JSON event of `share` or `watch`), unbuffered: a reader
+/// of the pipe sees each line as it is written.
+func emitLine(_ text: String) {
+    let bytes = Array((text + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 }
 
 func environment() -> [String: String] {
@@ -195,6 +202,7 @@ case "serve": code = serve(argv.dropFirst(2))
 case "token" where argv.count > 2 && argv[2] == "create": code = tokenCreate(argv.dropFirst(3))
 case "config" where argv.count > 2 && argv[2] == "check": code = configCheck(argv.dropFirst(3))
 case "share": code = share(argv.dropFirst(2))
+case "watch": code = watch(argv.dropFirst(2))
 case "version", "--version":
     guard argv.count == 2 else { fail("version: unexpected argument \"\(argv[2])\"") }
     print("atrium \(AtriumServer.version)")

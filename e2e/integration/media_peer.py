@@ -409,8 +409,12 @@ def classify_video(frame):
         body = _mean_rgb(y[below::4, ::4], u[below // 2::4, ::4], v[below // 2::4, ::4])
         if _close(body, RED) and y[below::4, ::4].std() < 10:
             return "camera"
-    if size == (screen["width"], screen["height"]) and _close(rgb, SCREEN_MEAN) and _stripes_match(y):
-        return "screen_share"
+    if size == (screen["width"], screen["height"]):
+        # Below the stamp's rows too (atrium share stamps its frame number there).
+        below = STAMP_BLOCK
+        body = _mean_rgb(y[below::4, ::4], u[below // 2::4, ::4], v[below // 2::4, ::4])
+        if _close(body, SCREEN_MEAN) and _stripes_match(y[below:]):
+            return "screen_share"
     # GStreamer's WHIP publisher (gst_whip.py): a uniform magenta picture (red and blue high, green low,
     # whatever conversion matrix the encoder and decoder use).
     r, g, b = rgb
