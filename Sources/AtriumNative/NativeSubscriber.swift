@@ -7,6 +7,7 @@ public import AtriumProtocol
 import AtriumRTP
 import AtriumSDP
 import AtriumSync
+import AtriumUDP
 
 #if canImport(Glibc)
     import Glibc
@@ -241,6 +242,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var latency = LatencyHistogram()
         var nextREMB: UInt64 = 0
         var received = 0
+        // Woken by a datagram, else every 10 ms for the timers (ICE, DTLS, NACK retries, REMB).
+        let poller = try? EpollPoller()
+        var ready: [UInt64] = []
+        ready.reserveCapacity(EpollPoller.maxEvents)
         while true {
             let (stopped, pending, streams, gen) = state.withLock { s in
                 defer { s.pending = nil }
@@ -248,6 +253,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
             }
             if stopped { break }
             if let pending {
+                if let old = peer { try? poller?.deregister(old.socket) }
+                try? poller?.register(pending.0.socket, token: 0)
                 peer = pending.0
                 video.removeAll()
                 audio.removeAll()
@@ -359,7 +366,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 }
             }
             for m in out { deliver(m) }
-            usleep(2000)
+            if let poller { _ = try? poller.wait(timeout: .milliseconds(10), ready: &ready) } else { usleep(2000) }
         }
     }
 
