@@ -249,7 +249,11 @@ let package = Package(
         .testTarget(name: "AtriumCodecsTests", dependencies: ["AtriumCodecs"], swiftSettings: imports),
         .testTarget(
             name: "AtriumKitTests",
-            dependencies: ["AtriumKit", "AtriumNative", "AtriumCodecs", "AtriumProtocol", "AtriumModel", "AtriumSync"],
+            dependencies: [
+                "AtriumKit", "AtriumNative", "AtriumCodecs", "AtriumProtocol", "AtriumModel", "AtriumSync",
+                "AtriumJSEP",
+                "AtriumSDP",
+            ],
             swiftSettings: imports),
         .testTarget(
             name: "AtriumProtocolTests", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel"],

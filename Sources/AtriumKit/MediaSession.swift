@@ -23,6 +23,35 @@ public protocol MediaSession: AnyObject, Sendable {
     func layersWanted(_ track: TrackID, rids: [String]) async
     /// Ends both connections.
     func close() async
+    /// What the session has sent and received so far.
+    func stats() async -> MediaStats
+    /// Asks the sender of a received track for a key frame (PLI): a renderer that was re-created, a
+    /// decoder that was reset.
+    func requestKeyFrame(_ track: TrackID) async
+}
+
+extension MediaSession {
+    public func stats() async -> MediaStats { MediaStats() }
+    public func requestKeyFrame(_ track: TrackID) async {}
+}
+
+/// A media session's counts (a session counts what it can; the rest stay 0).
+public struct MediaStats: Equatable, Sendable {
+    public var framesSent = 0
+    public var keyFramesSent = 0
+    /// Packets sent again on a NACK.
+    public var retransmitted = 0
+    public var framesReceived = 0
+    public var keyFramesReceived = 0
+    public var bytesReceived = 0
+    public var nacksSent = 0
+    public var keyFrameRequestsSent = 0
+    /// Retransmissions received that filled a gap.
+    public var repaired = 0
+    public var decodeErrors = 0
+    public var audioFramesReceived = 0
+
+    public init() {}
 }
 
 /// A source this participant sends, with what the room is told of it.
@@ -71,6 +100,12 @@ extension AtriumRoom {
         try await media.publisherAnswer(answer.sdp)
         return answer
     }
+
+    /// The attached media session's counts (nil without one).
+    public func mediaStats() async -> MediaStats? { await media?.stats() }
+
+    /// Asks the sender of a received track for a key frame, through the attached media session.
+    public func requestKeyFrame(_ track: TrackID) async { await media?.requestKeyFrame(track) }
 
     /// A `subscriber_offer`: answered by the session, or kept until one is attached.
     func answer(_ offer: SubscriberOffer) async {

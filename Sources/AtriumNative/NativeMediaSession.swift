@@ -39,6 +39,26 @@ public final class NativeMediaSession: MediaSession, Sendable {
 
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
 
+    public func stats() async -> MediaStats {
+        var s = MediaStats()
+        if let p = publisher?.counts {
+            (s.framesSent, s.keyFramesSent, s.retransmitted) = (p.frames, p.keyFrames, p.retransmitted)
+        }
+        if let c = subscriber?.counts {
+            s.framesReceived = c.frames
+            s.keyFramesReceived = c.keyFrames
+            s.bytesReceived = c.bytes
+            s.nacksSent = c.nacksSent
+            s.keyFrameRequestsSent = c.keyFrameRequests
+            s.repaired = c.repaired
+            s.decodeErrors = c.decodeErrors
+            s.audioFramesReceived = c.audioFrames
+        }
+        return s
+    }
+
+    public func requestKeyFrame(_ track: TrackID) async { await subscriber?.requestKeyFrame(track) }
+
     public func close() async {
         await publisher?.close()
         await subscriber?.close()

@@ -58,6 +58,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var pending: (LoadPeer, LoadPeer.Remote)?
         var streams: [Stream] = []
         var generation = 0
+        /// Tracks the app asked a key frame for, until the thread sends the PLIs.
+        var keyFramesWanted: Set<TrackID> = []
         var running = false
         var stopped = false
         var counts = Counts()
@@ -145,6 +147,9 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
 
     public func close() async { state.withLock { $0.stopped = true } }
+
+    /// Asks the sender of a received track for a key frame (a PLI from the receiving thread).
+    public func requestKeyFrame(_ track: TrackID) async { state.withLock { _ = $0.keyFramesWanted.insert(track) } }
 
     // MARK: - The answer
 
@@ -247,9 +252,9 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var ready: [UInt64] = []
         ready.reserveCapacity(EpollPoller.maxEvents)
         while true {
-            let (stopped, pending, streams, gen) = state.withLock { s in
-                defer { s.pending = nil }
-                return (s.stopped, s.pending, s.streams, s.generation)
+            let (stopped, pending, streams, gen, asked) = state.withLock { s in
+                defer { (s.pending, s.keyFramesWanted) = (nil, []) }
+                return (s.stopped, s.pending, s.streams, s.generation, s.keyFramesWanted)
             }
             if stopped { break }
             if let pending {
@@ -334,7 +339,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     for f in v.assembler.giveUp() { decode(f, v, &counts, &out, now: now, peer: peer) }
                     counts.framesGivenUp += v.assembler.framesDropped - before
                 }
-                if actions.keyFrameRequest || (v.assembler.needsKeyFrame && v.repair.keyFrameWanted(now: now)) {
+                let askedFor = v.stream.track.map(asked.contains) ?? false
+                if actions.keyFrameRequest
+                    || ((v.assembler.needsKeyFrame || askedFor) && v.repair.keyFrameWanted(now: now))
+                {
                     sendRTCP(
                         .pictureLossIndication(PictureLossIndication(senderSSRC: ssrc, mediaSSRC: v.stream.ssrc)), peer)
                     counts.keyFrameRequests += 1

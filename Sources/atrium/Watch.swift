@@ -17,6 +17,7 @@ struct WatchOptions: Sendable {
     var token = ""
     var source = TrackSource.screenShare
     var participant: String?
+    var share: String?
     var out: String?
     var seconds = 0.0
     var dropEvery = 0
@@ -41,6 +42,7 @@ func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
             case let v: fail("watch: --source screen_share or camera, not \(v)")
             }
         case "--participant": o.participant = value()
+        case "--share": o.share = value()
         case "--out":
             let path = value()
             guard path.hasSuffix(".ivf") || path.hasSuffix(".y4m") else { fail("watch: --out FILE.ivf or FILE.y4m") }
@@ -72,6 +74,8 @@ func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
 final class WatchSink: Sendable {
     struct State {
         var wanted: Set<ParticipantID>?
+        /// With `--share`: its video track (empty until the share is known).
+        var tracks: Set<TrackID>?
         var ivf: IVFWriter?
         var y4m: Y4MWriter?
         var firstTimestamp: UInt32?
@@ -99,9 +103,10 @@ final class WatchSink: Sendable {
         switch m {
         case .audio: state.withLock { $0.audioFrames += 1 }
         case .video(let v):
-            guard v.source == source else { return }
+            guard v.source == source || state.withLock({ $0.tracks != nil }) else { return }
             state.withLock { s in
                 if let wanted = s.wanted, !(v.publisher.map(wanted.contains) ?? false) { return }
+                if let tracks = s.tracks, !(v.track.map(tracks.contains) ?? false) { return }
                 s.frames += 1
                 s.bytes += v.encoded.count
                 if v.isKeyFrame { s.keyFrames += 1 }
@@ -151,11 +156,17 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
             let room = AtriumRoom(url: o.url, token: o.token)
             try await room.join()
             let sink = WatchSink(source: o.source, out: o.out, onlyFrom: o.participant.map { _ in [] })
+            if o.share != nil { sink.state.withLock { $0.tracks = [] } }
             // The participant's ids, by identity: now, then every second (it may join later or rejoin).
             let resolve: @Sendable () async -> Void = {
-                guard let identity = o.participant else { return }
-                let ids = await room.participants.values.filter { $0.identity == identity }.map(\.id)
-                sink.state.withLock { $0.wanted = Set(ids) }
+                if let identity = o.participant {
+                    let ids = await room.participants.values.filter { $0.identity == identity }.map(\.id)
+                    sink.state.withLock { $0.wanted = Set(ids) }
+                }
+                if let id = o.share {
+                    let track = await room.shares.first { $0.id.rawValue == id }?.trackId
+                    sink.state.withLock { $0.tracks = Set(track.map { [$0] } ?? []) }
+                }
             }
             await resolve()
             let subscriber = try NativeSubscriber(maxBitrate: o.maxBitrate, dropEvery: o.dropEvery) { sink.take($0) }

@@ -105,4 +105,47 @@ import Testing
         // Repaired rather than skipped: no gap was given up.
         #expect(counts.framesGivenUp == 0, "\(counts)")
     }
+
+    @Test func framesPushedByTheAppArriveAndTheAppCanAskForAKeyFrame() async throws {
+        let sharer = AtriumRoom(url: server.url, token: try server.token("native-push", "app"))
+        try await sharer.join(JoinOptions(autoSubscribe: false))
+        let source = PushSource(width: 640, height: 360, framesPerSecond: 15)
+        let publisher = try NativePublisher(video: source)
+        await sharer.attach(NativeMediaSession(publisher: publisher, subscriber: nil))
+        try await sharer.publishMedia([LocalSource(.camera, name: "pushed", width: 640, height: 360)])
+        let stamps = Monitor([UInt32]())
+        let viewer = AtriumRoom(url: server.url, token: try server.token("native-push", "viewer"))
+        try await viewer.join()
+        let subscriber = try NativeSubscriber { m in
+            if case .video(let v) = m, let s = FrameStamp.read(v.picture) { stamps.withLock { $0.append(s) } }
+        }
+        await viewer.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        // The app pushes pictures stamped 5000, 5001, ... as a capture callback would.
+        let pusher = Task {
+            var n: UInt32 = 5000
+            while !Task.isCancelled {
+                var f = I420Frame(width: 640, height: 360, y: 90, u: 128, v: 128)
+                FrameStamp.write(n, into: &f)
+                source.push(f)
+                n += 1
+                try? await Task.sleep(for: .milliseconds(30))
+            }
+        }
+        defer { pusher.cancel() }
+        try await until("30 pushed pictures decoded") { stamps.withLock { $0.filter { $0 >= 5000 }.count >= 30 } }
+        let seen = stamps.withLock { $0 }.filter { $0 >= 5000 }
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 }, "\(seen.prefix(20))")
+        #expect(source.push(I420Frame(width: 320, height: 180, y: 0, u: 0, v: 0)) == false, "another size is refused")
+        // The app asks for a key frame of the track it receives: the viewer sends a PLI.
+        let before = try #require(await viewer.mediaStats())
+        let track = try #require(await viewer.participants.values.first { $0.identity == "app" }?.tracks.first?.id)
+        await viewer.requestKeyFrame(track)
+        try await until("the PLI sent") { subscriber.counts.keyFrameRequests > before.keyFrameRequestsSent }
+        let after = try #require(await viewer.mediaStats())
+        #expect(after.framesReceived >= before.framesReceived && after.framesReceived >= 30)
+        await viewer.leave()
+        await sharer.leave()
+        await publisher.close()
+        await subscriber.close()
+    }
 }

@@ -1,7 +1,8 @@
 """Native participants and the meeting page, both ways: `atrium share` (AtriumKit, Atrium's own ICE,
 DTLS and SRTP, libvpx) shares its stripes pattern and a Chromium meeting page shows it on the share
-stage (the pictures Chromium decodes are the pattern: blue with white stripes); a Chromium page shares
-its drawn screen and `atrium watch` decodes it (the page's stamps, in order)."""
+stage (the pictures Chromium decodes are the pattern, blue with white stripes, and carry its frame
+numbers in order); a Chromium page shares its drawn screen and `atrium watch` decodes it (the page's
+stamps, in order)."""
 import json
 import os
 import signal
@@ -15,14 +16,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from signal_client import mint  # noqa: E402
 
 # Per frame: the mean colour of the first white stripe and of the blue after it (1280 pixels wide:
-# ten periods of 128, the first 32 of each white).
+# ten periods of 128, the first 32 of each white), and the frame number stamped in the top row
+# (FrameStamp: 32 blocks of 16 pixels, 4 in the quarter-size canvas, white for a 1 bit).
 STRIPES = PICTURE_SAMPLER + """
 const video = document.querySelector('[data-testid="stage-video"]');
-const s = await sampleFrames(video, 5, 8000, (meta, d, w, h) => {
-  const period = w / 10;
+const s = await sampleFrames(video, 8, 8000, (meta, d, w, h) => {
+  const period = w / 10, block = w / 80;
+  let stamp = 0;
+  for (let i = 0; i < 32; i++) {
+    const k = (Math.floor(block / 2) * w + Math.floor(i * block + block / 2)) * 4;
+    stamp = stamp * 2 + ((d[k] + d[k + 1] + d[k + 2]) / 3 >= 128 ? 1 : 0);
+  }
   // The first period: white over its first quarter, blue over the rest (edges left out).
   return {white: meanColour(d, w, h, 0.05 * period / w, 0.2 * period / w, 0.2, 0.8),
-          blue: meanColour(d, w, h, 0.4 * period / w, 0.95 * period / w, 0.2, 0.8), width: meta.width};
+          blue: meanColour(d, w, h, 0.4 * period / w, 0.95 * period / w, 0.2, 0.8), width: meta.width, stamp};
 });
 return s.frames;
 """
@@ -49,6 +56,10 @@ def test_atrium_share_plays_on_the_meeting_page(server_dir, browsers, artifacts)
             (wr, wg, wb), (br, bg, bb) = f["white"], f["blue"]
             assert min(wr, wg, wb) > 170, f"no white stripe where the pattern has one: {f}"
             assert bb > 170 and br < 110 and bg < 110, f"no blue where the pattern has it: {f}"
+        # The pictures are the sharer's frames in order: their stamps (frame numbers) go forward.
+        stamps = [f["stamp"] for f in frames]
+        assert all(0 < s < 100000 for s in stamps), stamps
+        assert all(a <= b for a, b in zip(stamps, stamps[1:])) and stamps[-1] > stamps[0], stamps
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0, proc.stderr.read()
         b.wait("return document.querySelector('[data-testid=\"share-stage\"]').hidden", 15, "the stage to go")

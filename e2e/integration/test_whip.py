@@ -112,7 +112,9 @@ def test_whep_players_follow_the_share_from_a_whip_publisher_to_a_participant(se
         player = await WhepPlayer.start(server.port, room, mint(server, room, "fan"))
         pubs = []
         try:
-            e = await gst.event()
+            # Stats come every second from the start; the POST's answer once ICE has gathered.
+            while (e := await gst.event())["event"] == "stats":
+                pass
             assert e["event"] == "playing" and e["status"] == 201, e
             assert player.status == 201, player.error
             pubs.append(await GstWhip.start(url(server, room), mint(server, room, "obs")))
