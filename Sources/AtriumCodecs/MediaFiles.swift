@@ -92,7 +92,6 @@ public final class IVFReader: Sendable {
         height = Int(readLittleEndian(h[14..<16]))
         let rate = readLittleEndian(h[16..<20])
         let scale = readLittleEndian(h[20..<24])
-        framesPerSecond = scale > 0 && rate / scale > 0 && rate / scale <= 120 ? Int(rate / scale) : 30
         let headerSize = max(32, Int(readLittleEndian(h[6..<8])))
         var list: [(Int, Int)] = []
         var at = headerSize
@@ -105,6 +104,20 @@ public final class IVFReader: Sendable {
         }
         guard !list.isEmpty, width > 0, height > 0 else { throw MediaFileError("\(path): no frames") }
         index = list
+        // The header's rate and scale are a frame rate (libvpx's writer) or a time base (90000/1 for
+        // RTP timestamps): then the first frames' timestamps say the rate.
+        if scale > 0, rate / scale > 0, rate / scale <= 120 {
+            framesPerSecond = Int(rate / scale)
+        } else if scale > 0, list.count > 1, let a = file.read(8, at: list[0].0 - 8),
+            let b = file.read(8, at: list[min(list.count, 16) - 1].0 - 8)
+        {
+            let ticks = readLittleEndian(b[...]) &- readLittleEndian(a[...])
+            let frames = UInt64(min(list.count, 16) - 1)
+            let fps = ticks > 0 ? (Double(frames) * Double(rate) / (Double(scale) * Double(ticks))).rounded() : 0
+            framesPerSecond = fps >= 1 && fps <= 120 ? Int(fps) : 30
+        } else {
+            framesPerSecond = 30
+        }
     }
 
     public var count: Int { index.count }
@@ -151,7 +164,7 @@ public final class Y4MReader: Sendable {
 
     public init(path: String) throws(MediaFileError) {
         file = try FileDescriptor(path: path, writing: false)
-        guard let head = file.read(min(256, file.size), at: 0), let eol = head.firstIndex(of: 10),
+        guard let head = file.read(min(1024, file.size), at: 0), let eol = head.firstIndex(of: 10),
             head.starts(with: Array("YUV4MPEG2 ".utf8))
         else { throw MediaFileError("\(path): not a Y4M file") }
         var w = 0
@@ -166,7 +179,10 @@ public final class Y4MReader: Sendable {
                 let p = value.split(separator: ":").compactMap { Int($0) }
                 if p.count == 2, p[1] > 0, p[0] / p[1] > 0, p[0] / p[1] <= 120 { fps = p[0] / p[1] }
             case "C":
-                guard value.hasPrefix("420") else { throw MediaFileError("\(path): only 4:2:0 is read (C\(value))") }
+                // 8-bit 4:2:0 only (not C420p10 and the like: two bytes a sample).
+                guard ["420", "420jpeg", "420paldv", "420mpeg2"].contains(value) else {
+                    throw MediaFileError("\(path): only 8-bit 4:2:0 is read (C\(value))")
+                }
             default: break
             }
         }

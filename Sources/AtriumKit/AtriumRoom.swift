@@ -297,6 +297,8 @@ public actor AtriumRoom {
         ]
         guard !leaving, resumeToken != nil, !terminal.contains(code) else {
             setConnection(.disconnected)
+            // Ended for good: the media's connections and threads end with it.
+            if !leaving { await media?.close() }
             publish(.closed(code: code, reason: reason))
             if !leaving { emit.finish() }
             return

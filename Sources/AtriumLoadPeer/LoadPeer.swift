@@ -75,9 +75,12 @@ public final class LoadPeer {
     static let checkInterval: UInt64 = 50_000_000
     static let consentInterval: UInt64 = 2_000_000_000
 
-    public init(certificate: DTLSCertificate, ufrag: String, password: String, seed: UInt64) throws(UDPError) {
-        socket = try UDPSocket(
-            bindingTo: .loopbackV4(port: 0), batchSize: UDPSocket.maxBatchSize, maxDatagramSize: 1500)
+    /// `bind`: the socket's address (the load clients stay on 127.0.0.1; a native client takes any).
+    public init(
+        certificate: DTLSCertificate, ufrag: String, password: String, seed: UInt64,
+        bind: SocketAddress = .loopbackV4(port: 0)
+    ) throws(UDPError) {
+        socket = try UDPSocket(bindingTo: bind, batchSize: UDPSocket.maxBatchSize, maxDatagramSize: 1500)
         _ = try? socket.setBufferSizes(receive: 4 << 20, send: 1 << 20)
         // The latency counts from when a datagram reached the socket, however long it waited there.
         try? socket.enableReceiveTimestamps()

@@ -39,20 +39,15 @@ public final class NativeMediaSession: MediaSession, Sendable {
 
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
 
+    /// The publisher's sent counts and the subscriber's received ones.
     public func stats() async -> MediaStats {
-        var s = MediaStats()
-        if let p = publisher?.counts {
-            (s.framesSent, s.keyFramesSent, s.retransmitted) = (p.frames, p.keyFrames, p.retransmitted)
-        }
-        if let c = subscriber?.counts {
-            s.framesReceived = c.frames
-            s.keyFramesReceived = c.keyFrames
-            s.bytesReceived = c.bytes
-            s.nacksSent = c.nacksSent
-            s.keyFrameRequestsSent = c.keyFrameRequests
-            s.repaired = c.repaired
-            s.decodeErrors = c.decodeErrors
-            s.audioFramesReceived = c.audioFrames
+        var s = await publisher?.stats() ?? MediaStats()
+        if let r = await subscriber?.stats() {
+            (s.framesReceived, s.keyFramesReceived, s.bytesReceived) = (
+                r.framesReceived, r.keyFramesReceived, r.bytesReceived
+            )
+            (s.nacksSent, s.keyFrameRequestsSent, s.repaired) = (r.nacksSent, r.keyFrameRequestsSent, r.repaired)
+            (s.decodeErrors, s.audioFramesReceived) = (r.decodeErrors, r.audioFramesReceived)
         }
         return s
     }

@@ -34,6 +34,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var framesSent = 0
         var keyFrames = 0
         var retransmitted = 0
+        var failure: String?
     }
 
     /// A diagnostic for tests and demos: drop every `n`th video packet before it is sent (0: none),
@@ -41,7 +42,18 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     public var dropEvery = 0
 
     /// `tone`: the pitch of the audio section (Hz), 0 for silence.
+    /// A source of pictures must be encodable (libvpx: even sizes, 16 to 4096); a file of encoded
+    /// frames is sent as it is.
     public init(video: any VideoSource, tone: Double = 0) throws(AtriumError) {
+        guard
+            video.encoded(0) != nil
+                || ((16...4096).contains(video.width) && (16...4096).contains(video.height) && video.width % 2 == 0
+                    && video.height % 2 == 0)
+        else {
+            throw AtriumError(
+                code: "media_unsupported",
+                message: "a \(video.width)x\(video.height) picture: VP8 here takes even sizes from 16 to 4096")
+        }
         self.video = video
         toneHz = tone
         let credentials = try NativeCredentials()
@@ -92,6 +104,10 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     }
 
     public func publisherAnswer(_ sdp: String) async throws(AtriumError) {
+        // Its thread owns the peer once it runs: a second connection is a new publisher's.
+        guard !state.withLock({ $0.running }) else {
+            throw AtriumError(code: "media_unsupported", message: "a native publisher connects once: make another")
+        }
         let answer = try NativeCredentials.parse(sdp)
         // The server answers passive (a DTLS server) unless we offered passive.
         let setup = answer.media.first(where: { $0.port != 0 })?.setup ?? .passive
@@ -117,6 +133,15 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         state.withLock { $0.stopped = true }
     }
 
+    public func stats() async -> MediaStats {
+        var s = MediaStats()
+        (s.framesSent, s.keyFramesSent, s.retransmitted) = counts
+        return s
+    }
+
+    /// Why the sending thread stopped on its own, if it did.
+    public var failure: String? { state.withLock { $0.failure } }
+
     // MARK: - Sending
 
     func start() {
@@ -130,9 +155,13 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     /// The sending loop: ICE, DTLS and consent timers every 5 ms; a picture every frame interval
     /// (a key frame when asked); 20 ms of Opus on time.
     func run() {
-        guard let encoder = try? VP8Encoder(width: video.width, height: video.height, bitrate: 1500),
-            let opus = try? OpusEncoder(channels: 2, bitrate: 32000)
-        else { return }
+        // A file of encoded frames needs no encoder.
+        let encoder =
+            video.encoded(0) == nil ? try? VP8Encoder(width: video.width, height: video.height, bitrate: 1500) : nil
+        guard video.encoded(0) != nil || encoder != nil, let opus = try? OpusEncoder(channels: 2, bitrate: 32000) else {
+            state.withLock { $0.failure = "the encoders could not start" }
+            return
+        }
         var latency = LatencyHistogram()
         let frameInterval = 1_000_000_000 / UInt64(max(1, video.framesPerSecond))
         var nextFrame: UInt64 = 0
@@ -177,7 +206,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                     }
                     let coded = video.encoded(index).map { (bytes: $0, isKey: VP8Payload.isKeyFrame($0)) }
                     if let out = coded
-                        ?? (try? encoder.encode(
+                        ?? (try? encoder?.encode(
                             video.picture(index), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey))
                     {
                         forceKey = false

@@ -40,7 +40,8 @@ public enum ReceivedMedia: Sendable {
 /// controlling ICE agent and the DTLS client over Atrium's own stack. One thread receives: video
 /// packets (RTX unwrapped) go through a `FrameAssembler`, missing ones are NACKed and a gap given up
 /// for a PLI (`ReceiveRepair`), complete frames are decoded by libvpx; Opus by libopus. Each picture
-/// and audio frame goes to `deliver`, on that thread. A REMB every second states `maxBitrate`.
+/// and audio frame goes to `deliver`, on that thread. It runs no bandwidth estimator: a REMB every second states `estimate` (the server reads
+/// it as any REMB-only receiver's).
 public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     /// A received stream as the offer describes it.
     struct Stream: Equatable {
@@ -58,6 +59,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var pending: (LoadPeer, LoadPeer.Remote)?
         var streams: [Stream] = []
         var generation = 0
+        var answers = 0
         /// Tracks the app asked a key frame for, until the thread sends the PLIs.
         var keyFramesWanted: Set<TrackID> = []
         var running = false
@@ -87,19 +89,20 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     let state = Monitor(Shared())
     let deliver: @Sendable (ReceivedMedia) -> Void
     let ssrc = UInt32.random(in: 1...UInt32.max)
-    /// What the REMB states (bit/s): the server sends no layer above it.
-    public let maxBitrate: UInt64
+    let sessionID = UInt32.random(in: 1...UInt32.max)
+    /// The receive estimate the REMB states (bit/s).
+    public let estimate: UInt64
     /// A diagnostic for tests and demos: drop every `n`th video packet received (0: none), as a
     /// lossy path would; NACKs bring them back.
     public let dropEvery: Int
 
     public init(
-        maxBitrate: UInt64 = 8_000_000, dropEvery: Int = 0, deliver: @escaping @Sendable (ReceivedMedia) -> Void
+        estimate: UInt64 = 8_000_000, dropEvery: Int = 0, deliver: @escaping @Sendable (ReceivedMedia) -> Void
     )
         throws(AtriumError)
     {
         credentials = try NativeCredentials()
-        self.maxBitrate = maxBitrate
+        self.estimate = estimate
         self.dropEvery = max(0, dropEvery)
         self.deliver = deliver
     }
@@ -122,7 +125,13 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         async throws(AtriumError) -> String
     {
         let sdp = try NativeCredentials.parse(offer)
-        let (answer, streams) = Self.answer(sdp, tracks: tracks, credentials: credentials)
+        // One session id for the viewer's life, its version up by one per answer (RFC 3264 section 5).
+        let version = state.withLock { s -> Int in
+            s.answers += 1
+            return s.answers
+        }
+        let (answer, streams) = Self.answer(
+            sdp, tracks: tracks, credentials: credentials, session: (sessionID, version))
         let fresh = state.withLock { $0.pending == nil && !$0.running } || reset
         if fresh {
             // The server offers actpass: we take the DTLS client's part.
@@ -148,6 +157,20 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
 
     public func close() async { state.withLock { $0.stopped = true } }
 
+    public func stats() async -> MediaStats {
+        let c = counts
+        var s = MediaStats()
+        s.framesReceived = c.frames
+        s.keyFramesReceived = c.keyFrames
+        s.bytesReceived = c.bytes
+        s.nacksSent = c.nacksSent
+        s.keyFrameRequestsSent = c.keyFrameRequests
+        s.repaired = c.repaired
+        s.decodeErrors = c.decodeErrors
+        s.audioFramesReceived = c.audioFrames
+        return s
+    }
+
     /// Asks the sender of a received track for a key frame (a PLI from the receiving thread).
     public func requestKeyFrame(_ track: TrackID) async { state.withLock { _ = $0.keyFramesWanted.insert(track) } }
 
@@ -156,9 +179,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     /// The answer to a subscriber offer and the streams it accepts. Each offered section keeps its
     /// mid: VP8 and Opus are received (`recvonly`, with the offer's payload types and RTX), an ended
     /// track stays `inactive` in the bundle, any other codec (or the data channel) is refused.
-    static func answer(_ offer: SessionDescription, tracks: [SubscriberOffer.Track], credentials: NativeCredentials)
-        -> (String, [Stream])
-    {
+    static func answer(
+        _ offer: SessionDescription, tracks: [SubscriberOffer.Track], credentials: NativeCredentials,
+        session: (id: UInt32, version: Int) = (1, 1)
+    ) -> (String, [Stream]) {
         var sections: [[String]] = []
         var bundled: [String] = []
         var streams: [Stream] = []
@@ -178,7 +202,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
             }
             bundled.append(mid)
             let active = m.direction == .sendonly
-            let rtx = m.rtxPayloadType(for: media.payloadType)
+            let rtx = m.kind == .video ? m.rtxPayloadType(for: media.payloadType) : nil
             let pts = [media.payloadType] + (rtx.map { [$0] } ?? [])
             let formats: String = pts.map { String($0) }.joined(separator: " ")
             var lines = ["m=\(kindName(m.kind)) 9 UDP/TLS/RTP/SAVPF \(formats)"]
@@ -207,7 +231,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     rtxSSRC: rtx != nil ? fid?.ssrcs.dropFirst().first : nil, track: track?.track,
                     source: track?.source, publisher: track?.publisher))
         }
-        var head = ["v=0", "o=- \(UInt32.random(in: 1...UInt32.max)) 2 IN IP4 127.0.0.1", "s=-", "t=0 0"]
+        var head = ["v=0", "o=- \(session.id) \(session.version) IN IP4 127.0.0.1", "s=-", "t=0 0"]
         if !bundled.isEmpty { head.append("a=group:BUNDLE " + bundled.joined(separator: " ")) }
         head.append("a=msid-semantic: WMS *")
         return ((head + sections.flatMap { $0 }).joined(separator: "\r\n") + "\r\n", streams)
@@ -253,9 +277,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         ready.reserveCapacity(EpollPoller.maxEvents)
         while true {
             let (stopped, pending, streams, gen, asked) = state.withLock { s in
-                defer { (s.pending, s.keyFramesWanted) = (nil, []) }
+                defer { s.pending = nil }
                 return (s.stopped, s.pending, s.streams, s.generation, s.keyFramesWanted)
             }
+            var askedDone: Set<TrackID> = []
             if stopped { break }
             if let pending {
                 if let old = peer { try? poller?.deregister(old.socket) }
@@ -343,6 +368,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 if actions.keyFrameRequest
                     || ((v.assembler.needsKeyFrame || askedFor) && v.repair.keyFrameWanted(now: now))
                 {
+                    if let t = v.stream.track, askedFor { askedDone.insert(t) }
                     sendRTCP(
                         .pictureLossIndication(PictureLossIndication(senderSSRC: ssrc, mediaSSRC: v.stream.ssrc)), peer)
                     counts.keyFrameRequests += 1
@@ -352,9 +378,15 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 nextREMB = now + 1_000_000_000
                 sendRTCP(
                     .receiverEstimatedMaximumBitrate(
-                        ReceiverEstimatedMaximumBitrate(senderSSRC: ssrc, bitrate: maxBitrate, ssrcs: Array(video.keys))
+                        ReceiverEstimatedMaximumBitrate(senderSSRC: ssrc, bitrate: estimate, ssrcs: Array(video.keys))
                     ),
                     peer)
+            }
+            // The app's key-frame requests: done once sent; one for a track no longer received is
+            // dropped; one held back by the PLI interval waits for the next pass.
+            if !asked.isEmpty {
+                let known = Set(video.values.compactMap(\.stream.track))
+                state.withLock { $0.keyFramesWanted.subtract(askedDone.union(asked.subtracting(known))) }
             }
             peer.flush()
             if counts != Counts() {
@@ -383,7 +415,11 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         now: UInt64, peer: LoadPeer
     ) {
         counts.bytes += f.bytes.count
-        guard let decoder = v.decoder, let picture = try? decoder.decode(f.bytes) else {
+        let decoded: I420Frame??
+        do { decoded = try v.decoder?.decode(f.bytes) } catch { decoded = nil }
+        // A frame that is not shown (an alt-ref) decodes to no picture: not an error.
+        if case .some(.none) = decoded { return }
+        guard let picture = decoded ?? nil else {
             counts.decodeErrors += 1
             // A decoder that cannot go on needs a key frame.
             if v.repair.keyFrameWanted(now: now) {

@@ -27,10 +27,13 @@ struct NativeCredentials {
         password = String((0..<24).map { _ in alphabet.randomElement(using: &rng) ?? "a" })
     }
 
-    /// A connection's peer (its own UDP socket on 127.0.0.1).
+    /// A connection's peer: its own UDP socket on every IPv4 address (the server may be on this host
+    /// or another; the kernel picks the source address per destination).
     func peer(seed: UInt64) throws(AtriumError) -> LoadPeer {
         do {
-            return try LoadPeer(certificate: certificate, ufrag: ufrag, password: password, seed: seed)
+            return try LoadPeer(
+                certificate: certificate, ufrag: ufrag, password: password, seed: seed,
+                bind: .ipv4(0, 0, 0, 0, port: 0))
         } catch {
             throw AtriumError(code: "media_failed", message: "UDP: \(error)")
         }

@@ -88,7 +88,9 @@ public enum FrameStamp {
     public static let block = 16
 
     public static func write(_ value: UInt32, into f: inout I420Frame) {
-        guard f.width >= bits * block, f.height >= block else { return }
+        guard f.width >= bits * block, f.height >= block, f.y.count >= f.width * block,
+            f.u.count >= (f.width / 2) * (block / 2), f.v.count >= (f.width / 2) * (block / 2)
+        else { return }
         for row in 0..<block {
             for col in 0..<f.width {
                 let bit = col / block
@@ -135,8 +137,8 @@ public final class PushSource: VideoSource, Sendable {
     /// Sets the picture to send next; one of another size (or with short planes) is refused (false).
     @discardableResult
     public func push(_ f: I420Frame) -> Bool {
-        guard f.width == width, f.height == height, f.y.count >= width * height,
-            f.u.count >= width * height / 4, f.v.count >= width * height / 4
+        guard f.width == width, f.height == height, f.y.count == width * height,
+            f.u.count == width * height / 4, f.v.count == width * height / 4
         else { return false }
         latest.withLock { $0 = f }
         return true

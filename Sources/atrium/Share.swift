@@ -101,6 +101,10 @@ func share(_ args: ArraySlice<String>) -> Int32 {
                             + "\"mine\":\(s.isMine),\"reason\":\"\(reason)\"}"
                         emitLine(line)
                     }
+                    if case .closed(let code, _) = e {
+                        emitLine("{\"event\":\"closed\",\"code\":\(code)}")
+                        ShareSignals.stop.store(true, ordering: .relaxed)
+                    }
                 }
             }
             let started = ContinuousClock.now

@@ -56,17 +56,18 @@ enum Usage {
     static let watch = """
         Usage: atrium watch --url ws://HOST:PORT --token TOKEN [--source SOURCE] [--participant IDENTITY]
                             [--share SHARE_ID] [--out FILE.ivf | FILE.y4m] [--seconds S] [--drop-every N]
-                            [--max-bitrate BPS]
+                            [--estimate BPS]
 
         Joins the token's room as a native viewer, receives the room's media (VP8, Opus), decodes it, and
         prints a JSON line per second: frames, key frames, kbit/s, size, NACKs and PLIs sent.
           --source SOURCE       the video to watch: screen_share (default) or camera
-          --participant ID      only that participant's (by identity)
+          --participant IDENTITY  only that participant's
           --share SHARE_ID      only that share's video (one of several at once)
           --out FILE            write it: .ivf keeps the VP8 frames as received, .y4m the decoded pictures
+                                (the first video that matches is followed)
           --seconds S           leave after S seconds; default: at SIGINT or SIGTERM
           --drop-every N        drop every Nth video packet received (a lossy path; NACKs repair it)
-          --max-bitrate BPS     the bitrate stated to the server (REMB); default 8000000
+          --estimate BPS        the receive estimate stated by REMB (no estimator runs here); default 8000000
         """
 
     static let tokenCreate = """

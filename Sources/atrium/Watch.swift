@@ -21,7 +21,7 @@ struct WatchOptions: Sendable {
     var out: String?
     var seconds = 0.0
     var dropEvery = 0
-    var maxBitrate: UInt64 = 8_000_000
+    var estimate: UInt64 = 8_000_000
 }
 
 func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
@@ -53,11 +53,11 @@ func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
         case "--drop-every":
             guard let n = Int(value()), (0...1000).contains(n) else { fail("watch: --drop-every 0 to 1000") }
             o.dropEvery = n
-        case "--max-bitrate":
+        case "--estimate":
             guard let n = UInt64(value()), (50_000...100_000_000).contains(n) else {
-                fail("watch: --max-bitrate 50000 to 100000000")
+                fail("watch: --estimate 50000 to 100000000")
             }
-            o.maxBitrate = n
+            o.estimate = n
         case "--help":
             print(Usage.watch)
             return nil
@@ -71,14 +71,20 @@ func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
 }
 
 /// What the watched video came to, on the subscriber's thread: the file and this second's counts.
+/// It follows the first video track that matches (the source, `--participant`, `--share`).
 final class WatchSink: Sendable {
     struct State {
         var wanted: Set<ParticipantID>?
         /// With `--share`: its video track (empty until the share is known).
         var tracks: Set<TrackID>?
+        /// The track followed: the first that matched.
+        var following: TrackID?
         var ivf: IVFWriter?
         var y4m: Y4MWriter?
+        /// The first picture, until the second says the frame rate (Y4M has no timestamps).
+        var firstPicture: ReceivedVideo?
         var firstTimestamp: UInt32?
+        var written = 0
         var frames = 0
         var keyFrames = 0
         var bytes = 0
@@ -103,10 +109,12 @@ final class WatchSink: Sendable {
         switch m {
         case .audio: state.withLock { $0.audioFrames += 1 }
         case .video(let v):
-            guard v.source == source || state.withLock({ $0.tracks != nil }) else { return }
             state.withLock { s in
+                guard v.source == source || s.tracks != nil, let track = v.track else { return }
                 if let wanted = s.wanted, !(v.publisher.map(wanted.contains) ?? false) { return }
-                if let tracks = s.tracks, !(v.track.map(tracks.contains) ?? false) { return }
+                if let tracks = s.tracks, !tracks.contains(track) { return }
+                if s.following == nil { s.following = track }
+                guard s.following == track else { return }
                 s.frames += 1
                 s.bytes += v.encoded.count
                 if v.isKeyFrame { s.keyFrames += 1 }
@@ -117,7 +125,8 @@ final class WatchSink: Sendable {
         }
     }
 
-    /// The file opens with the first picture (its size is the file's).
+    /// The file opens with the first picture (its size is the file's; a Y4M file's frame rate from
+    /// the first two pictures' timestamps).
     func write(_ v: ReceivedVideo, _ s: inout State) {
         guard let out, s.fileError == nil else { return }
         do {
@@ -126,15 +135,41 @@ final class WatchSink: Sendable {
                 let first = s.firstTimestamp ?? v.timestamp
                 s.firstTimestamp = first
                 try s.ivf?.append(v.encoded, timestamp: UInt64(v.timestamp &- first))
-            } else {
-                if s.y4m == nil {
-                    s.y4m = try Y4MWriter(
-                        path: out, width: v.picture.width, height: v.picture.height, framesPerSecond: 30)
+                s.written += 1
+                return
+            }
+            if s.y4m == nil {
+                guard let first = s.firstPicture else {
+                    s.firstPicture = v
+                    return
                 }
-                if v.picture.width == s.y4m?.width && v.picture.height == s.y4m?.height { try s.y4m?.append(v.picture) }
+                let ticks = v.timestamp &- first.timestamp
+                let fps = ticks > 0 && ticks < 90000 ? max(1, min(120, Int((90000 + ticks / 2) / ticks))) : 30
+                try openY4M(first, fps: fps, &s)
+            }
+            if v.picture.width == s.y4m?.width && v.picture.height == s.y4m?.height {
+                try s.y4m?.append(v.picture)
+                s.written += 1
             }
         } catch {
             s.fileError = "\(error)"
+        }
+    }
+
+    func openY4M(_ first: ReceivedVideo, fps: Int, _ s: inout State) throws(MediaFileError) {
+        guard let out else { return }
+        s.y4m = try Y4MWriter(
+            path: out, width: first.picture.width, height: first.picture.height, framesPerSecond: fps)
+        try s.y4m?.append(first.picture)
+        s.written += 1
+        s.firstPicture = nil
+    }
+
+    /// A Y4M file of one picture is written at the end.
+    func finish() {
+        state.withLock { s in
+            guard let first = s.firstPicture, s.y4m == nil, s.fileError == nil else { return }
+            do { try openY4M(first, fps: 30, &s) } catch { s.fileError = "\(error)" }
         }
     }
 
@@ -169,7 +204,7 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
                 }
             }
             await resolve()
-            let subscriber = try NativeSubscriber(maxBitrate: o.maxBitrate, dropEvery: o.dropEvery) { sink.take($0) }
+            let subscriber = try NativeSubscriber(estimate: o.estimate, dropEvery: o.dropEvery) { sink.take($0) }
             await room.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
             emitLine("{\"event\":\"joined\"}")
             Task {
@@ -209,9 +244,10 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
                 }
                 last = c
             }
+            await subscriber.close()
+            sink.finish()
             let c = subscriber.counts
-            let s = sink.second()
-            let written = s.ivf?.frames ?? s.y4m?.frames ?? 0
+            let written = sink.second().written
             emitLine(
                 "{\"event\":\"stopping\",\"frames\":\(c.frames),\"keyFrames\":\(c.keyFrames),"
                     + "\"written\":\(written),\"nacks\":\(c.nacksSent),\"repaired\":\(c.repaired),"

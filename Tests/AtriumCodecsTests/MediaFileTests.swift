@@ -57,4 +57,20 @@ import Testing
         #expect(throws: MediaFileError.self) { try IVFReader(path: p) }
         #expect(throws: MediaFileError.self) { try IVFReader(path: "/nonexistent/file.ivf") }
     }
+
+    @Test func anRTPTimeBaseGivesTheRateFromTheTimestamps() throws {
+        let p = Self.path("rtp.ivf")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        let w = try IVFWriter(path: p, width: 64, height: 64)
+        for n in 0..<20 { try w.append([0x10, 1, 2, UInt8(n)], timestamp: UInt64(n) * 6000) }
+        #expect(try IVFReader(path: p).framesPerSecond == 15, "6000 ticks of 90 kHz a frame")
+    }
+
+    @Test func aY4MOfWideSamplesIsRefused() throws {
+        let p = Self.path("wide.y4m")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        try Data(("YUV4MPEG2 W64 H32 F10:1 C420p10\nFRAME\n" + String(repeating: "x", count: 6144)).utf8)
+            .write(to: URL(fileURLWithPath: p))
+        #expect(throws: MediaFileError.self) { try Y4MReader(path: p) }
+    }
 }
