@@ -1,0 +1,375 @@
+public import AtriumDTLS
+import AtriumRTP
+import AtriumSRTP
+public import AtriumSync
+public import AtriumUDP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One end of a relay link between two nodes: the pipes between media workers (`PipeLink`) carried
+/// over UDP from a room's owner node to an edge node. The owner's end takes the place of a far
+/// worker (it pops the packets a home worker piped, and pushes back the feedback that came over
+/// the link); the edge's end takes the place of a home worker (it pushes the packets that came,
+/// and pops its workers' feedback to send).
+///
+/// - Nothing crosses in clear: DTLS between the two nodes (each one's certificate fingerprint as the
+///   cluster published it; the node with the smaller id is the client), then SRTP keyed by it.
+/// - A datagram not from the expected address is a stranger's: dropped and counted, as is one that
+///   does not authenticate or does not parse.
+/// - One thread per link; its packet path allocates nothing (preallocated send slots, SRTP in place).
+/// - Pings every second measure the RTT; gaps in the link's own sequence numbers count as loss.
+public final class RelayLink: @unchecked Sendable {
+    public enum Side: Sendable, Equatable {
+        /// The room's owner: sends media, receives feedback.
+        case owner
+        /// An edge: receives media, sends feedback.
+        case edge
+    }
+
+    public enum State: String, Sendable, Equatable {
+        case handshaking, connected, failed, closed
+    }
+
+    /// The link's figures, as the thread last published them.
+    public struct Counters: Sendable, Equatable {
+        public var state = State.handshaking
+        public var packetsOut = 0
+        public var bytesOut = 0
+        public var packetsIn = 0
+        public var bytesIn = 0
+        public var feedbackOut = 0
+        public var feedbackIn = 0
+        /// Datagrams from an address that is not the other node's.
+        public var strangers = 0
+        /// Datagrams that failed SRTP authentication (or came before the keys).
+        public var unauthenticated = 0
+        public var malformed = 0
+        /// Packets a full ring refused (the far worker behind).
+        public var ringFull = 0
+        /// Gaps in the other end's sequence numbers.
+        public var lost = 0
+        public var rttMilliseconds: Double?
+        public var failure: String?
+    }
+
+    struct Lane {
+        var id: UInt8
+        var link: PipeLink
+    }
+
+    struct Shared {
+        var added: [Lane] = []
+        var stopped = false
+        var counters = Counters()
+    }
+
+    public let side: Side
+    public let socket: UDPSocket
+    /// Wakes the link's thread: a home worker's `PipeLink` on the owner is made with it as `wakeFar`,
+    /// an edge worker's with it as `wakeHome`.
+    public var wakeup: Wakeup { poller.wakeup }
+    /// The other node's relay address (set by `start`).
+    public private(set) var remote: SocketAddress = .loopbackV4(port: 0)
+    let poller: EpollPoller
+    let dtls: DTLSEndpoint
+    let shared = Monitor(Shared())
+    let ssrc: UInt32
+    var thread: JoinableThread?
+
+    /// Outgoing slots, filled in place; the link's sequence number; SRTP once the handshake is done.
+    var tx: [Datagram]
+    var count = 0
+    var sequence: UInt16
+    var srtpIn: SRTPSession?
+    var srtpOut: SRTPSession?
+    var lanes: [Lane] = []
+    var counters = Counters()
+    var highest: UInt16?
+    var nextPing: UInt64 = 0
+
+    public static let maxDatagram = 2048
+
+    /// `bind`: this node's relay address (port 0: any); `client`: this end starts the handshake (the
+    /// node with the smaller id).
+    public init(
+        side: Side, bind: SocketAddress, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint,
+        client: Bool
+    ) throws {
+        self.side = side
+        socket = try UDPSocket(bindingTo: bind, batchSize: 32, maxDatagramSize: Self.maxDatagram)
+        _ = try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
+        poller = try EpollPoller()
+        try poller.register(socket, token: 0)
+        dtls = try DTLSEndpoint(
+            role: client ? .client : .server, certificate: certificate, remoteFingerprint: remoteFingerprint,
+            options: DTLSOptions(initialRetransmitTimeout: .milliseconds(200)))
+        tx = (0..<32).map { _ in Datagram(capacity: Self.maxDatagram) }
+        var rng = SystemRandomNumberGenerator()
+        ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
+        sequence = UInt16.random(in: 0...UInt16.max, using: &rng)
+    }
+
+    /// A pipe through the link, numbered alike at both ends. Safe from any thread.
+    public func add(lane: UInt8, _ link: PipeLink) {
+        shared.withLock { $0.added.append(Lane(id: lane, link: link)) }
+        wakeup.wake()
+    }
+
+    public var figures: Counters { shared.withLock { $0.counters } }
+
+    /// Starts the thread, talking to the other node's relay address `remote`.
+    public func start(remote: SocketAddress) throws(ThreadStartError) {
+        self.remote = remote
+        thread = try JoinableThread.start { [self] in run() }
+    }
+
+    /// Ends the thread (joined) and the link.
+    public func stop() {
+        shared.withLock { $0.stopped = true }
+        wakeup.wake()
+        thread?.join()
+        thread = nil
+    }
+
+    // MARK: - The thread
+
+    func run() {
+        if dtls.role == .client {
+            do { for d in try dtls.start() { queue(d) } } catch { fail("DTLS start: \(error)") }
+        }
+        var ready: [UInt64] = []
+        ready.reserveCapacity(EpollPoller.maxEvents)
+        while true {
+            let (stopped, added) = shared.withLock { s in
+                defer { s.added.removeAll() }
+                return (s.stopped, s.added)
+            }
+            if stopped { break }
+            if !added.isEmpty { lanes += added }
+            let now = MonotonicNanoseconds.now()
+            receive(now: now)
+            timers(now: now)
+            if counters.state == .connected { pump() }
+            flush()
+            for lane in lanes {
+                if side == .owner { lane.link.wakeHomeIfPending() } else { lane.link.wakeFarIfPending() }
+            }
+            shared.withLock { $0.counters = counters }
+            let wait: Duration = counters.state == .handshaking ? .milliseconds(20) : .milliseconds(100)
+            _ = try? poller.wait(timeout: wait, ready: &ready)
+        }
+        counters.state = .closed
+        shared.withLock { $0.counters = counters }
+    }
+
+    func fail(_ why: String) {
+        counters.state = .failed
+        counters.failure = why
+    }
+
+    /// Everything waiting on the socket, each datagram where the kernel put it.
+    func receive(now: UInt64) {
+        while true {
+            let n = try? socket.receiveInPlace { index, bytes in
+                guard socket.receivedSource(index) == remote else {
+                    counters.strangers += 1
+                    return
+                }
+                handle(bytes, now: now)
+            }
+            guard let n, n == socket.batchSize else { return }
+        }
+    }
+
+    func handle(_ bytes: UnsafeMutableRawBufferPointer, now: UInt64) {
+        guard bytes.count > 12 else {
+            counters.malformed += 1
+            return
+        }
+        // RFC 7983: 20-63 DTLS, 128-191 RTP.
+        if bytes[0] >= 20 && bytes[0] <= 63 {
+            handshake(Array(bytes))
+            return
+        }
+        guard bytes[0] >= 128 && bytes[0] <= 191, let srtpIn else {
+            counters.unauthenticated += 1
+            return
+        }
+        let length: Int
+        do { length = try srtpIn.unprotect(srtp: bytes, length: bytes.count) } catch {
+            counters.unauthenticated += 1
+            return
+        }
+        let plain = UnsafeRawBufferPointer(rebasing: bytes[0..<min(length, bytes.count)])
+        guard let h = try? RTPHeader(parsing: plain), h.payloadRange.upperBound <= plain.count else {
+            counters.malformed += 1
+            return
+        }
+        if let last = highest {
+            let gap = h.sequenceNumber &- last
+            if gap > 0 && gap < 0x8000 {
+                counters.lost += Int(gap) - 1
+                highest = h.sequenceNumber
+            }
+        } else {
+            highest = h.sequenceNumber
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: plain[h.payloadRange])
+        switch h.payloadType {
+        case RelayFrame.media where side == .edge: receiveMedia(payload)
+        case RelayFrame.feedback where side == .owner: receiveFeedback(payload)
+        case RelayFrame.ping where payload.count == 8:
+            send(RelayFrame.pong) { out, at in
+                for i in 0..<8 { out[at + i] = payload[i] }
+                return 8
+            }
+        case RelayFrame.pong where payload.count == 8:
+            let sent = RelayFrame.get64(payload, 0)
+            if now >= sent { counters.rttMilliseconds = Double(now - sent) / 1_000_000 }
+        default: counters.malformed += 1
+        }
+    }
+
+    func receiveMedia(_ payload: UnsafeRawBufferPointer) {
+        guard let (id, header, range) = RelayFrame.readMedia(payload), let lane = lanes.first(where: { $0.id == id })
+        else {
+            counters.malformed += 1
+            return
+        }
+        counters.packetsIn += 1
+        counters.bytesIn += payload.count
+        if lane.link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
+            lane.link.farPending = true
+        } else {
+            counters.ringFull += 1
+        }
+    }
+
+    func receiveFeedback(_ payload: UnsafeRawBufferPointer) {
+        guard let (id, f) = RelayFrame.readFeedback(payload), let lane = lanes.first(where: { $0.id == id }) else {
+            counters.malformed += 1
+            return
+        }
+        counters.feedbackIn += 1
+        if lane.link.feedback.push(f) { lane.link.homePending = true } else { counters.ringFull += 1 }
+    }
+
+    func handshake(_ datagram: [UInt8]) {
+        guard counters.state != .failed else { return }
+        do {
+            let out = try dtls.receive(datagram)
+            for d in out.datagrams { queue(d) }
+            for case .connected(let keys) in out.events {
+                srtpIn = try keys.inboundSession()
+                srtpOut = try keys.outboundSession()
+                counters.state = .connected
+            }
+        } catch { fail("DTLS: \(error)") }
+    }
+
+    func timers(now: UInt64) {
+        if counters.state == .handshaking, let t = dtls.nextTimeout, t < .milliseconds(1) {
+            do { for d in try dtls.timeout() { queue(d) } } catch { fail("DTLS: \(error)") }
+        }
+        if counters.state == .connected && now >= nextPing {
+            nextPing = now + 1_000_000_000
+            send(RelayFrame.ping) { out, at in
+                RelayFrame.put64(now, out, at)
+                return 8
+            }
+        }
+    }
+
+    /// Owner: the packets the home workers piped; edge: the feedback the edge's workers pushed.
+    func pump() {
+        for lane in lanes {
+            if side == .owner {
+                var n = 0
+                while n < lane.link.packets.capacity,
+                    lane.link.packets.pop({ h, bytes in
+                        send(RelayFrame.media) { out, at in
+                            guard bytes.count + RelayFrame.mediaHeaderSize <= out.count - at else { return -1 }
+                            RelayFrame.writeMedia(lane: lane.id, h, into: out, at: at)
+                            if let base = bytes.baseAddress, let dst = out.baseAddress, bytes.count > 0 {
+                                (dst + at + RelayFrame.mediaHeaderSize).copyMemory(from: base, byteCount: bytes.count)
+                            }
+                            return RelayFrame.mediaHeaderSize + bytes.count
+                        }
+                        counters.packetsOut += 1
+                        counters.bytesOut += bytes.count
+                    })
+                {
+                    n += 1
+                }
+            } else {
+                while let f = lane.link.feedback.pop() {
+                    send(RelayFrame.feedback) { out, at in
+                        RelayFrame.writeFeedback(lane: lane.id, f, into: out, at: at)
+                        return RelayFrame.feedbackSize
+                    }
+                    counters.feedbackOut += 1
+                }
+            }
+        }
+    }
+
+    /// A DTLS record to send as it is.
+    func queue(_ d: [UInt8]) {
+        if count == tx.count { flush() }
+        tx[count].address = remote
+        tx[count].payload.removeAll(keepingCapacity: true)
+        tx[count].payload.append(contentsOf: d)
+        count += 1
+    }
+
+    /// An SRTP packet of the link: its RTP header, the payload `fill` writes at the offset it is
+    /// given (returning its length, or -1 to drop it), then SRTP in place.
+    func send(_ payloadType: UInt8, _ fill: (UnsafeMutableRawBufferPointer, Int) -> Int) {
+        guard let srtpOut else { return }
+        if count == tx.count { flush() }
+        let i = count
+        tx[i].address = remote
+        // The slot's full size, in place: the bytes are overwritten below.
+        let room = Self.maxDatagram
+        if tx[i].payload.count < room {
+            tx[i].payload.append(contentsOf: repeatElement(0, count: room - tx[i].payload.count))
+        }
+        sequence &+= 1
+        let seq = sequence
+        let ok = tx[i].payload.withUnsafeMutableBytes { out -> Int in
+            out[0] = 0x80
+            out[1] = payloadType
+            out[2] = UInt8(truncatingIfNeeded: seq >> 8)
+            out[3] = UInt8(truncatingIfNeeded: seq)
+            RelayFrame.put32(0, out, 4)
+            RelayFrame.put32(ssrc, out, 8)
+            // Room for the SRTP tag after the payload.
+            let body = fill(UnsafeMutableRawBufferPointer(rebasing: out[0..<(room - 32)]), 12)
+            guard body >= 0 else { return -1 }
+            return (try? srtpOut.protect(rtp: out, length: 12 + body)) ?? -1
+        }
+        guard ok > 0 else {
+            counters.malformed += 1
+            return
+        }
+        tx[i].payload.removeLast(room - ok)
+        count += 1
+    }
+
+    func flush() {
+        guard count > 0 else { return }
+        _ = try? socket.send(tx[0..<count])
+        count = 0
+    }
+}
+
+/// The monotonic clock in nanoseconds.
+enum MonotonicNanoseconds {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

@@ -1,0 +1,185 @@
+import AtriumDTLS
+import AtriumUDP
+import Foundation
+import Testing
+
+@testable import AtriumMedia
+
+/// The relay link between two nodes: its frames read back what was written and refuse what is not
+/// one; two ends on 127.0.0.1 shake hands over DTLS with each other's fingerprint, then carry a
+/// home worker's piped packets to the edge's pipe unchanged and in order, and the edge's feedback
+/// back; a stranger's datagram, one that does not authenticate and a wrong certificate are refused
+/// and counted.
+@Suite(.serialized) struct RelayLinkTests {
+    @Test func framesReadBackWhatWasWritten() {
+        var h = PipePacket(kind: .rtp, tag: 0xDEAD_BEEF, stream: 2)
+        h.recovered = true
+        h.twccExtensionID = 5
+        h.rtpTimestamp = 90_000
+        h.ntp = 3_900_000_000.25
+        var buffer = [UInt8](repeating: 0, count: 64)
+        buffer.withUnsafeMutableBytes { RelayFrame.writeMedia(lane: 7, h, into: $0, at: 0) }
+        let read = buffer.withUnsafeBytes { RelayFrame.readMedia($0) }
+        #expect(read?.lane == 7 && read?.packet == 24..<64)
+        #expect(
+            read.map { ($0.header.tag, $0.header.stream, $0.header.recovered) } ?? (0, 0, false) == (
+                0xDEAD_BEEF, 2, true
+            ))
+        #expect(read?.header.twccExtensionID == 5 && read?.header.rtpTimestamp == 90_000)
+        #expect(read?.header.ntp == 3_900_000_000.25 && read?.header.kind == .rtp)
+        for f in [PipeFeedback(tag: 9, kind: .keyFrame(stream: 1)), PipeFeedback(tag: 10, kind: .wanted(mask: 5))] {
+            var b = [UInt8](repeating: 0, count: 8)
+            b.withUnsafeMutableBytes { RelayFrame.writeFeedback(lane: 3, f, into: $0, at: 0) }
+            let r = b.withUnsafeBytes { RelayFrame.readFeedback($0) }
+            #expect(r?.lane == 3 && r?.feedback.tag == f.tag)
+            switch (r?.feedback.kind, f.kind) {
+            case (.keyFrame(let a)?, .keyFrame(let b)): #expect(a == b)
+            case (.wanted(let a)?, .wanted(let b)): #expect(a == b)
+            default: Issue.record("feedback kind changed: \(String(describing: r))")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("too short", [UInt8](repeating: 0, count: 23)),
+        ("an unknown kind", [0, 9] + [UInt8](repeating: 0, count: 22)),
+        ("unknown flags", [0, 0, 0, 2] + [UInt8](repeating: 0, count: 20)),
+        (
+            "an NTP time that is not a number",
+            [0, 0, 0, 0] + [UInt8](repeating: 0, count: 12) + [0x7F, 0xF8] + [0, 0, 0, 0, 0, 0]
+        ),
+    ])
+    func mediaThatIsNotOneIsRefused(_ name: String, _ bytes: [UInt8]) {
+        #expect(bytes.withUnsafeBytes { RelayFrame.readMedia($0) } == nil, "\(name)")
+    }
+
+    @Test func feedbackThatIsNotOneIsRefused() {
+        #expect([UInt8](repeating: 0, count: 7).withUnsafeBytes { RelayFrame.readFeedback($0) } == nil)
+        #expect(([0, 2] + [UInt8](repeating: 0, count: 6)).withUnsafeBytes { RelayFrame.readFeedback($0) } == nil)
+    }
+
+    /// Waits (a hang guard, not a measure) until `done` holds.
+    static func until(_ what: String, seconds: Double = 15, _ done: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !done() {
+            guard Date() < deadline else { throw RelayTestError(what: what) }
+            usleep(5000)
+        }
+    }
+
+    struct RelayTestError: Error { var what: String }
+
+    static func rtp(_ n: Int) -> [UInt8] {
+        [0x80, 96, UInt8(n >> 8), UInt8(n & 0xFF), 0, 0, 0, 1, 0, 0, 0, 42]
+            + [UInt8](repeating: UInt8(n & 0xFF), count: 100 + n % 900)
+    }
+
+    @Test func twoNodesCarryPipedPacketsAndFeedbackEncrypted() throws {
+        let ownerCert = try DTLSCertificate()
+        let edgeCert = try DTLSCertificate()
+        let owner = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: ownerCert, remoteFingerprint: edgeCert.fingerprint,
+            client: true)
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: edgeCert, remoteFingerprint: ownerCert.fingerprint,
+            client: false)
+        // The owner's end stands for a far worker of the home worker (this thread); the edge's for the
+        // home worker of a far worker (this thread too).
+        let ownerPipe = PipeLink(from: 0, to: 1, wakeFar: owner.wakeup, wakeHome: nil)
+        let edgePipe = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: edge.wakeup)
+        owner.add(lane: 3, ownerPipe)
+        edge.add(lane: 3, edgePipe)
+        try owner.start(remote: edge.socket.localAddress)
+        try edge.start(remote: owner.socket.localAddress)
+        defer {
+            owner.stop()
+            edge.stop()
+        }
+        try Self.until("both ends connected") { owner.figures.state == .connected && edge.figures.state == .connected }
+
+        var sent: [(PipePacket, [UInt8])] = []
+        for n in 0..<200 {
+            var h = PipePacket(kind: n % 50 == 0 ? .senderReport : .rtp, tag: 42, stream: UInt8(n % 3))
+            h.rtpTimestamp = UInt32(n * 3000)
+            h.ntp = Double(n) + 0.5
+            let bytes = h.kind == .rtp ? Self.rtp(n) : []
+            while !bytes.withUnsafeBytes({ ownerPipe.packets.push($0, h) }) { usleep(1000) }
+            ownerPipe.farPending = true
+            ownerPipe.wakeFarIfPending()
+            sent.append((h, bytes))
+        }
+        var received: [(PipePacket, [UInt8])] = []
+        try Self.until("200 packets at the edge") {
+            while edgePipe.packets.pop({ h, b in received.append((h, Array(b))) }) {}
+            return received.count >= 200
+        }
+        #expect(received.count == 200)
+        for (a, b) in zip(sent, received) {
+            #expect(a.0.kind == b.0.kind && a.0.tag == b.0.tag && a.0.stream == b.0.stream, "header")
+            #expect(a.0.rtpTimestamp == b.0.rtpTimestamp && a.0.ntp == b.0.ntp)
+            #expect(a.1 == b.1, "the packet's bytes")
+        }
+        // Feedback from the edge's viewers goes home.
+        #expect(edgePipe.feedback.push(PipeFeedback(tag: 42, kind: .keyFrame(stream: 2))))
+        #expect(edgePipe.feedback.push(PipeFeedback(tag: 42, kind: .wanted(mask: 0b101))))
+        edgePipe.homePending = true
+        edgePipe.wakeHomeIfPending()
+        var feedback: [PipeFeedback] = []
+        try Self.until("feedback at the owner") {
+            while let f = ownerPipe.feedback.pop() { feedback.append(f) }
+            return feedback.count >= 2
+        }
+        #expect(feedback.count == 2 && feedback.allSatisfy { $0.tag == 42 })
+        try Self.until("a ping answered") {
+            owner.figures.rttMilliseconds != nil && edge.figures.rttMilliseconds != nil
+        }
+        let o = owner.figures
+        let e = edge.figures
+        #expect(o.packetsOut == 200 && e.packetsIn == 200 && e.feedbackOut == 2 && o.feedbackIn == 2)
+        #expect(e.lost == 0 && e.unauthenticated == 0 && e.malformed == 0 && e.strangers == 0)
+
+        // A stranger's datagram (another address), even a well-formed RTP packet, is dropped and counted.
+        let stranger = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 1, maxDatagramSize: 1500)
+        _ = try stranger.send([
+            Datagram(address: edge.socket.localAddress, payload: Self.rtp(1) + [UInt8](repeating: 0, count: 10))
+        ])
+        try Self.until("the stranger counted") { edge.figures.strangers == 1 }
+        #expect(edge.figures.packetsIn == 200)
+    }
+
+    @Test func aDatagramThatDoesNotAuthenticateIsDropped() throws {
+        let a = try DTLSCertificate()
+        let b = try DTLSCertificate()
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: a, remoteFingerprint: b.fingerprint, client: false)
+        // The expected node's address, but no handshake and a forged packet: nothing authenticates.
+        let forger = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 1, maxDatagramSize: 1500)
+        try edge.start(remote: forger.localAddress)
+        defer { edge.stop() }
+        _ = try forger.send([
+            Datagram(address: edge.socket.localAddress, payload: Self.rtp(5) + [UInt8](repeating: 7, count: 10))
+        ])
+        try Self.until("the forged packet counted") { edge.figures.unauthenticated == 1 }
+        #expect(edge.figures.packetsIn == 0 && edge.figures.state == .handshaking)
+    }
+
+    @Test func aNodeWithAnotherCertificateIsRefused() throws {
+        let ownerCert = try DTLSCertificate()
+        let edgeCert = try DTLSCertificate()
+        let impostor = try DTLSCertificate()
+        let owner = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: impostor, remoteFingerprint: edgeCert.fingerprint,
+            client: true)
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: edgeCert, remoteFingerprint: ownerCert.fingerprint,
+            client: false)
+        try owner.start(remote: edge.socket.localAddress)
+        try edge.start(remote: owner.socket.localAddress)
+        defer {
+            owner.stop()
+            edge.stop()
+        }
+        try Self.until("the edge refuses the handshake") { edge.figures.state == .failed }
+        #expect(owner.figures.state != .connected)
+    }
+}
