@@ -1,4 +1,6 @@
 import AtriumDTLS
+import AtriumForwarding
+import AtriumRTP
 import AtriumUDP
 import Foundation
 import Testing
@@ -181,5 +183,91 @@ import Testing
         }
         try Self.until("the edge refuses the handshake") { edge.figures.state == .failed }
         #expect(owner.figures.state != .connected)
+    }
+
+    /// The media path through a relay link: a publisher on the owner node's engine, a viewer on the
+    /// edge node's; between them the home worker's pipe, the two ends of the link (encrypted UDP on
+    /// 127.0.0.1) and the edge engine's pipe producer. The viewer gets every frame in order; its
+    /// key-frame request crosses the link home and reaches the publisher as a PLI.
+    @Test func aViewerOnAnEdgeNodeGetsTheOwnersPublisherThroughTheLink() throws {
+        let ownerCert = try DTLSCertificate()
+        let edgeCert = try DTLSCertificate()
+        let ownerEnd = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: ownerCert, remoteFingerprint: edgeCert.fingerprint,
+            client: true)
+        let edgeEnd = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: edgeCert, remoteFingerprint: ownerCert.fingerprint,
+            client: false)
+        let ownerPipe = PipeLink(from: 0, to: 1, wakeFar: ownerEnd.wakeup, wakeHome: nil)
+        let edgePipe = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: edgeEnd.wakeup)
+        ownerEnd.add(lane: 0, ownerPipe)
+        edgeEnd.add(lane: 0, edgePipe)
+        try ownerEnd.start(remote: edgeEnd.socket.localAddress)
+        try edgeEnd.start(remote: ownerEnd.socket.localAddress)
+        defer {
+            ownerEnd.stop()
+            edgeEnd.stop()
+        }
+        try Self.until("the link up") { ownerEnd.figures.state == .connected && edgeEnd.figures.state == .connected }
+
+        let home = try EmbeddedMedia(seed: 7)
+        let far = try EmbeddedMedia(seed: 8)
+        let publisher = try EmbeddedPeer(
+            port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+        try publisher.connect(to: home, midExtensionID: 1)
+        home.apply(.addProducer(PipeTests.camera))
+        far.apply(.addPipeProducer(PipeTests.camera, router: "room", link: edgePipe, tag: 1))
+        home.apply(.pipeProducer(id: "cam", link: ownerPipe, tag: 1))
+        let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 46_000, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil)))
+        func pump(_ m: EmbeddedMedia) {
+            m.engine.drainPipes()
+            m.engine.flush()
+            m.collect()
+        }
+        func plis() throws -> Int {
+            try publisher.receive(from: home)
+            defer { publisher.rtcp.removeAll() }
+            return publisher.rtcp.filter {
+                if case .pictureLossIndication(let p) = $0 { p.sources.mediaSSRC == 4242 } else { false }
+            }.count
+        }
+        // The new viewer's wait for a key frame: asked over the link, sent to the publisher by home.
+        var asked = 0
+        try Self.until("the edge viewer's key-frame request at the publisher") {
+            pump(far)
+            pump(home)
+            asked += (try? plis()) ?? 0
+            return asked >= 1
+        }
+        var sequence: UInt16 = 100
+        for frame in 0..<5 {
+            var payload: [UInt8] = [0x10]
+            payload += frame == 0 ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
+            payload += [UInt8](repeating: UInt8(frame), count: 50)
+            try publisher.send(
+                rtp: RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: sequence, timestamp: UInt32(frame) * 3000, ssrc: 4242,
+                    marker: true, payload: payload), to: home)
+            sequence &+= 1
+        }
+        home.engine.wakePipes()
+        var frames: [UInt8] = []
+        try Self.until("five frames at the edge viewer") {
+            pump(far)
+            try? v.receive(from: far)
+            frames = v.rtp.compactMap { p in (try? RTPHeader(parsing: p)).map { p[$0.payloadRange.upperBound - 1] } }
+            return frames.count >= 5
+        }
+        #expect(frames == [0, 1, 2, 3, 4])
+        // The key-frame request came over the link (the edge's feedback, the owner's ring).
+        #expect(edgeEnd.figures.feedbackOut >= 1 && ownerEnd.figures.feedbackIn >= 1)
+        #expect(ownerEnd.figures.packetsOut >= 5 && edgeEnd.figures.packetsIn >= 5)
+        #expect(home.engine.counters.pipePacketsOut == 5 && far.engine.counters.pipePacketsIn == 5)
     }
 }
