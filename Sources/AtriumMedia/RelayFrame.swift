@@ -4,12 +4,12 @@
 ///
 /// | PT | payload |
 /// |---|---|
-/// | 96 media | lane, kind, stream, flags (bit 0: recovered), TWCC extension id, 3 zero bytes, tag (u32), RTP timestamp (u32), NTP (f64 bits, u64): 24 bytes; then the relayed packet (empty for a sender report) |
-/// | 97 feedback | lane, kind (0 key frame, 1 wanted), stream or mask, 0, tag (u32): 8 bytes |
+/// | 96 media | 0, kind, stream, flags (bit 0: recovered), TWCC extension id, 3 zero bytes, tag (u32), RTP timestamp (u32), NTP (f64 bits, u64): 24 bytes; then the relayed packet (empty for a sender report) |
+/// | 97 feedback | 0, kind (0 key frame, 1 wanted), stream or mask, 0, tag (u32): 8 bytes |
 /// | 98 ping, 99 pong | the sender's clock in nanoseconds (u64), echoed by the pong: the link's RTT |
 ///
-/// Big-endian. A lane is one pipe (`PipeLink`) through the link: one per media worker at the far
-/// end, numbered alike on both nodes by whoever made them.
+/// Big-endian. The tag (the pipe producer's, unique on the owner) says which pipe (`PipeLink`) a
+/// packet or a request belongs to at either end.
 enum RelayFrame {
     static let media: UInt8 = 96
     static let feedback: UInt8 = 97
@@ -19,8 +19,8 @@ enum RelayFrame {
     static let feedbackSize = 8
 
     /// The media header of a relayed packet, written into `out` at `at` (which has room).
-    static func writeMedia(lane: UInt8, _ h: PipePacket, into out: UnsafeMutableRawBufferPointer, at: Int) {
-        out[at] = lane
+    static func writeMedia(_ h: PipePacket, into out: UnsafeMutableRawBufferPointer, at: Int) {
+        out[at] = 0
         out[at + 1] = h.kind.rawValue
         out[at + 2] = h.stream
         out[at + 3] = h.recovered ? 1 : 0
@@ -33,8 +33,8 @@ enum RelayFrame {
         put64(h.ntp.bitPattern, out, at + 16)
     }
 
-    /// The lane, the pipe header and where the packet lies, or nil for a payload that is not one.
-    static func readMedia(_ p: UnsafeRawBufferPointer) -> (lane: UInt8, header: PipePacket, packet: Range<Int>)? {
+    /// The pipe header and where the packet lies, or nil for a payload that is not one.
+    static func readMedia(_ p: UnsafeRawBufferPointer) -> (header: PipePacket, packet: Range<Int>)? {
         guard p.count >= mediaHeaderSize, let kind = PipePacket.Kind(rawValue: p[1]), p[3] <= 1 else { return nil }
         var h = PipePacket(kind: kind, tag: get32(p, 8), stream: p[2])
         h.recovered = p[3] == 1
@@ -42,11 +42,11 @@ enum RelayFrame {
         h.rtpTimestamp = get32(p, 12)
         h.ntp = Double(bitPattern: get64(p, 16))
         guard h.ntp.isFinite else { return nil }
-        return (p[0], h, mediaHeaderSize..<p.count)
+        return (h, mediaHeaderSize..<p.count)
     }
 
-    static func writeFeedback(lane: UInt8, _ f: PipeFeedback, into out: UnsafeMutableRawBufferPointer, at: Int) {
-        out[at] = lane
+    static func writeFeedback(_ f: PipeFeedback, into out: UnsafeMutableRawBufferPointer, at: Int) {
+        out[at] = 0
         switch f.kind {
         case .keyFrame(let stream):
             out[at + 1] = 0
@@ -59,7 +59,7 @@ enum RelayFrame {
         put32(f.tag, out, at + 4)
     }
 
-    static func readFeedback(_ p: UnsafeRawBufferPointer) -> (lane: UInt8, feedback: PipeFeedback)? {
+    static func readFeedback(_ p: UnsafeRawBufferPointer) -> PipeFeedback? {
         guard p.count == feedbackSize else { return nil }
         let kind: PipeFeedback.Kind
         switch p[1] {
@@ -67,7 +67,7 @@ enum RelayFrame {
         case 1: kind = .wanted(mask: p[2])
         default: return nil
         }
-        return (p[0], PipeFeedback(tag: get32(p, 4), kind: kind))
+        return PipeFeedback(tag: get32(p, 4), kind: kind)
     }
 
     static func put32(_ v: UInt32, _ out: UnsafeMutableRawBufferPointer, _ at: Int) {

@@ -54,13 +54,9 @@ public final class RelayLink: @unchecked Sendable {
         public var failure: String?
     }
 
-    struct Lane {
-        var id: UInt8
-        var link: PipeLink
-    }
-
     struct Shared {
-        var added: [Lane] = []
+        /// Routes to add (a pipe) or remove (nil), in order.
+        var changes: [(tag: UInt32, link: PipeLink?)] = []
         var stopped = false
         var counters = Counters()
     }
@@ -84,7 +80,9 @@ public final class RelayLink: @unchecked Sendable {
     var sequence: UInt16
     var srtpIn: SRTPSession?
     var srtpOut: SRTPSession?
-    var lanes: [Lane] = []
+    /// The pipe of each tag, and each pipe once (the thread's own copies).
+    var routes: [UInt32: PipeLink] = [:]
+    var links: [PipeLink] = []
     var counters = Counters()
     var highest: UInt16?
     var nextPing: UInt64 = 0
@@ -111,9 +109,16 @@ public final class RelayLink: @unchecked Sendable {
         sequence = UInt16.random(in: 0...UInt16.max, using: &rng)
     }
 
-    /// A pipe through the link, numbered alike at both ends. Safe from any thread.
-    public func add(lane: UInt8, _ link: PipeLink) {
-        shared.withLock { $0.added.append(Lane(id: lane, link: link)) }
+    /// Pipe producer `tag`'s packets (owner: popped from `link`; edge: pushed into it) and its
+    /// requests (the other way) go through this link. Safe from any thread.
+    public func route(tag: UInt32, _ link: PipeLink) {
+        shared.withLock { $0.changes.append((tag, link)) }
+        wakeup.wake()
+    }
+
+    /// The tag's pipe producer is gone: what still comes for it is dropped (counted as malformed).
+    public func unroute(tag: UInt32) {
+        shared.withLock { $0.changes.append((tag, nil)) }
         wakeup.wake()
     }
 
@@ -142,19 +147,23 @@ public final class RelayLink: @unchecked Sendable {
         var ready: [UInt64] = []
         ready.reserveCapacity(EpollPoller.maxEvents)
         while true {
-            let (stopped, added) = shared.withLock { s in
-                defer { s.added.removeAll() }
-                return (s.stopped, s.added)
+            let (stopped, changes) = shared.withLock { s in
+                defer { s.changes.removeAll() }
+                return (s.stopped, s.changes)
             }
             if stopped { break }
-            if !added.isEmpty { lanes += added }
+            if !changes.isEmpty {
+                for c in changes { routes[c.tag] = c.link }
+                links.removeAll()
+                for l in routes.values where !links.contains(where: { $0 === l }) { links.append(l) }
+            }
             let now = MonotonicNanoseconds.now()
             receive(now: now)
             timers(now: now)
             if counters.state == .connected { pump() }
             flush()
-            for lane in lanes {
-                if side == .owner { lane.link.wakeHomeIfPending() } else { lane.link.wakeFarIfPending() }
+            for link in links {
+                if side == .owner { link.wakeHomeIfPending() } else { link.wakeFarIfPending() }
             }
             shared.withLock { $0.counters = counters }
             let wait: Duration = counters.state == .handshaking ? .milliseconds(20) : .milliseconds(100)
@@ -233,27 +242,26 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     func receiveMedia(_ payload: UnsafeRawBufferPointer) {
-        guard let (id, header, range) = RelayFrame.readMedia(payload), let lane = lanes.first(where: { $0.id == id })
-        else {
+        guard let (header, range) = RelayFrame.readMedia(payload), let link = routes[header.tag] else {
             counters.malformed += 1
             return
         }
         counters.packetsIn += 1
         counters.bytesIn += payload.count
-        if lane.link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
-            lane.link.farPending = true
+        if link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
+            link.farPending = true
         } else {
             counters.ringFull += 1
         }
     }
 
     func receiveFeedback(_ payload: UnsafeRawBufferPointer) {
-        guard let (id, f) = RelayFrame.readFeedback(payload), let lane = lanes.first(where: { $0.id == id }) else {
+        guard let f = RelayFrame.readFeedback(payload), let link = routes[f.tag] else {
             counters.malformed += 1
             return
         }
         counters.feedbackIn += 1
-        if lane.link.feedback.push(f) { lane.link.homePending = true } else { counters.ringFull += 1 }
+        if link.feedback.push(f) { link.homePending = true } else { counters.ringFull += 1 }
     }
 
     func handshake(_ datagram: [UInt8]) {
@@ -284,14 +292,14 @@ public final class RelayLink: @unchecked Sendable {
 
     /// Owner: the packets the home workers piped; edge: the feedback the edge's workers pushed.
     func pump() {
-        for lane in lanes {
+        for link in links {
             if side == .owner {
                 var n = 0
-                while n < lane.link.packets.capacity,
-                    lane.link.packets.pop({ h, bytes in
+                while n < link.packets.capacity,
+                    link.packets.pop({ h, bytes in
                         send(RelayFrame.media) { out, at in
                             guard bytes.count + RelayFrame.mediaHeaderSize <= out.count - at else { return -1 }
-                            RelayFrame.writeMedia(lane: lane.id, h, into: out, at: at)
+                            RelayFrame.writeMedia(h, into: out, at: at)
                             if let base = bytes.baseAddress, let dst = out.baseAddress, bytes.count > 0 {
                                 (dst + at + RelayFrame.mediaHeaderSize).copyMemory(from: base, byteCount: bytes.count)
                             }
@@ -304,9 +312,9 @@ public final class RelayLink: @unchecked Sendable {
                     n += 1
                 }
             } else {
-                while let f = lane.link.feedback.pop() {
+                while let f = link.feedback.pop() {
                     send(RelayFrame.feedback) { out, at in
-                        RelayFrame.writeFeedback(lane: lane.id, f, into: out, at: at)
+                        RelayFrame.writeFeedback(f, into: out, at: at)
                         return RelayFrame.feedbackSize
                     }
                     counters.feedbackOut += 1

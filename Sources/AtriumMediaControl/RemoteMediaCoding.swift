@@ -5,7 +5,7 @@ public import AtriumMedia
 /// The media commands and events that cross between a room's owner node and an edge node, as JSON
 /// (docs/cluster.md): what an edge's media plane runs for viewers placed there (their transports,
 /// consumers, allocations, data; the pipe producers fed by the relay link) and what it reports back
-/// of them. A pipe is named by its lane on the relay link (`lane`, `link`), not by the object.
+/// of them. A pipe producer's pipe is the relay link's: the edge finds its own by the tag and room.
 /// Decoding checks every field and its range: a message from another node is outside input too.
 public enum RemoteMediaCoding {
     public struct DecodeError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -17,8 +17,9 @@ public enum RemoteMediaCoding {
     // MARK: - Commands
 
     /// The command as it crosses, or nil for one that never does (a publisher's transport and tracks,
-    /// recorders, and a pipe without a lane stay on the owner).
-    public static func encode(_ c: MediaCommand, lane: (PipeLink) -> UInt8?) -> JSONValue? {
+    /// recorders, and pipes between the owner's own workers stay on the owner). `relayed`: whether a
+    /// pipe is one into a relay link.
+    public static func encode(_ c: MediaCommand, relayed: (PipeLink) -> Bool) -> JSONValue? {
         switch c {
         case .openTransport(let t): return op("openTransport", ["transport": transport(t)])
         case .updateTransport(let id, let remote, let ufrag, let password):
@@ -43,13 +44,9 @@ public enum RemoteMediaCoding {
                     "payload": .string(String(decoding: payload, as: UTF8.self)),
                 ])
         case .addPipeProducer(let spec, let router, let link, let tag):
-            guard let l = lane(link) else { return nil }
+            guard relayed(link) else { return nil }
             return op(
-                "addPipeProducer",
-                [
-                    "producer": producer(spec), "router": .string(router), "lane": .int(Int64(l)),
-                    "tag": .int(Int64(tag)),
-                ])
+                "addPipeProducer", ["producer": producer(spec), "router": .string(router), "tag": .int(Int64(tag))])
         case .pauseProducer(let id, let paused):
             return op("pauseProducer", ["id": .string(id), "paused": .bool(paused)])
         case .closeProducer(let id): return op("closeProducer", ["id": .string(id)])
@@ -58,8 +55,11 @@ public enum RemoteMediaCoding {
         }
     }
 
-    /// A command from the owner; `link` gives the edge's pipe of a lane (nil: unknown, refused).
-    public static func decode(_ v: JSONValue, link: (UInt8) -> PipeLink?) throws(DecodeError) -> MediaCommand {
+    /// A command from the owner; `link` gives the edge's pipe for a pipe producer's tag and room (nil:
+    /// none can be made, refused).
+    public static func decode(_ v: JSONValue, link: (UInt32, String) -> PipeLink?) throws(DecodeError)
+        -> MediaCommand
+    {
         let r = Fields(v, "command")
         switch try r.string("op") {
         case "openTransport": return .openTransport(try transport(r.object("transport")))
@@ -79,11 +79,9 @@ public enum RemoteMediaCoding {
                 transport: try r.string("transport"), lossy: try r.bool("lossy"),
                 payload: Array(try r.string("payload").utf8))
         case "addPipeProducer":
-            let lane = try r.int("lane", UInt8.self)
-            guard let l = link(lane) else { throw DecodeError("command: no pipe on lane \(lane)") }
-            return .addPipeProducer(
-                try producer(r.object("producer")), router: try r.string("router"), link: l,
-                tag: try r.int("tag", UInt32.self))
+            let (tag, router) = (try r.int("tag", UInt32.self), try r.string("router"))
+            guard let l = link(tag, router) else { throw DecodeError("command: no pipe for \(tag) in \(router)") }
+            return .addPipeProducer(try producer(r.object("producer")), router: router, link: l, tag: tag)
         case "pauseProducer": return .pauseProducer(id: try r.string("id"), paused: try r.bool("paused"))
         case "closeProducer": return .closeProducer(id: try r.string("id"))
         case let other: throw DecodeError("command: unknown op \(other)")

@@ -20,9 +20,9 @@ import Testing
         h.rtpTimestamp = 90_000
         h.ntp = 3_900_000_000.25
         var buffer = [UInt8](repeating: 0, count: 64)
-        buffer.withUnsafeMutableBytes { RelayFrame.writeMedia(lane: 7, h, into: $0, at: 0) }
+        buffer.withUnsafeMutableBytes { RelayFrame.writeMedia(h, into: $0, at: 0) }
         let read = buffer.withUnsafeBytes { RelayFrame.readMedia($0) }
-        #expect(read?.lane == 7 && read?.packet == 24..<64)
+        #expect(read?.packet == 24..<64)
         #expect(
             read.map { ($0.header.tag, $0.header.stream, $0.header.recovered) } ?? (0, 0, false) == (
                 0xDEAD_BEEF, 2, true
@@ -31,10 +31,10 @@ import Testing
         #expect(read?.header.ntp == 3_900_000_000.25 && read?.header.kind == .rtp)
         for f in [PipeFeedback(tag: 9, kind: .keyFrame(stream: 1)), PipeFeedback(tag: 10, kind: .wanted(mask: 5))] {
             var b = [UInt8](repeating: 0, count: 8)
-            b.withUnsafeMutableBytes { RelayFrame.writeFeedback(lane: 3, f, into: $0, at: 0) }
+            b.withUnsafeMutableBytes { RelayFrame.writeFeedback(f, into: $0, at: 0) }
             let r = b.withUnsafeBytes { RelayFrame.readFeedback($0) }
-            #expect(r?.lane == 3 && r?.feedback.tag == f.tag)
-            switch (r?.feedback.kind, f.kind) {
+            #expect(r?.tag == f.tag)
+            switch (r?.kind, f.kind) {
             case (.keyFrame(let a)?, .keyFrame(let b)): #expect(a == b)
             case (.wanted(let a)?, .wanted(let b)): #expect(a == b)
             default: Issue.record("feedback kind changed: \(String(describing: r))")
@@ -89,8 +89,8 @@ import Testing
         // home worker of a far worker (this thread too).
         let ownerPipe = PipeLink(from: 0, to: 1, wakeFar: owner.wakeup, wakeHome: nil)
         let edgePipe = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: edge.wakeup)
-        owner.add(lane: 3, ownerPipe)
-        edge.add(lane: 3, edgePipe)
+        owner.route(tag: 42, ownerPipe)
+        edge.route(tag: 42, edgePipe)
         try owner.start(remote: edge.socket.localAddress)
         try edge.start(remote: owner.socket.localAddress)
         defer {
@@ -200,8 +200,8 @@ import Testing
             client: false)
         let ownerPipe = PipeLink(from: 0, to: 1, wakeFar: ownerEnd.wakeup, wakeHome: nil)
         let edgePipe = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: edgeEnd.wakeup)
-        ownerEnd.add(lane: 0, ownerPipe)
-        edgeEnd.add(lane: 0, edgePipe)
+        ownerEnd.route(tag: 1, ownerPipe)
+        edgeEnd.route(tag: 1, edgePipe)
         try ownerEnd.start(remote: edgeEnd.socket.localAddress)
         try edgeEnd.start(remote: ownerEnd.socket.localAddress)
         defer {

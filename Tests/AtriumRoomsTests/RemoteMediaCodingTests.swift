@@ -6,7 +6,7 @@ import Testing
 @testable import AtriumMediaControl
 
 /// The media commands and events that cross between an owner node and an edge node: each reads back
-/// as it was written (the pipe by its lane), a command that stays on the owner is not written, and a
+/// as it was written (the pipe found by its tag and room), a command that stays on the owner is not written, and a
 /// message that is not one is refused by name, never trapped on.
 @Suite struct RemoteMediaCodingTests {
     static let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil, capacity: 4)
@@ -54,18 +54,20 @@ import Testing
         .pauseProducer(id: "pr_1", paused: true), .closeProducer(id: "pr_1"),
     ]
 
-    static func encode(_ c: MediaCommand) -> JSONValue? { RemoteMediaCoding.encode(c, lane: { $0 === link ? 3 : nil }) }
+    static func encode(_ c: MediaCommand) -> JSONValue? { RemoteMediaCoding.encode(c, relayed: { $0 === link }) }
 
     @Test func commandsReadBackAsTheyWereWritten() throws {
         for c in Self.commands {
             let written = try #require(Self.encode(c), "\(c)")
             // Through text, as it crosses.
             let read = try RemoteMediaCoding.decode(
-                try JSONParser.parse(written.serialized()), link: { $0 == 3 ? Self.link : nil })
+                try JSONParser.parse(written.serialized()),
+                link: { tag, room in tag == 77 && room == "room" ? Self.link : nil })
             #expect(Self.encode(read) == written, "\(c)")
         }
-        // The pipe is the edge's own, found by its lane.
-        let read = try RemoteMediaCoding.decode(try #require(Self.encode(Self.commands[10])), link: { _ in Self.link })
+        // The pipe is the edge's own, found by the tag and room.
+        let read = try RemoteMediaCoding.decode(
+            try #require(Self.encode(Self.commands[10])), link: { _, _ in Self.link })
         guard case .addPipeProducer(let spec, "room", let link, 77) = read else {
             Issue.record("\(read)")
             return
@@ -112,7 +114,7 @@ import Testing
             #"{"op":"allocate","transport":"t","allocation":{"allocated":-1,"wanted":1,"needed":1,"entries":[]}}"#
         ),
         ("no id", #"{"op":"closeProducer"}"#),
-        ("a lane with no pipe", #"{"op":"addPipeProducer","lane":9,"tag":1,"router":"r","producer":{}}"#),
+        ("a pipe the edge cannot make", #"{"op":"addPipeProducer","tag":1,"router":"r","producer":{}}"#),
         (
             "a short fingerprint",
             #"{"op":"updateTransport","id":"t","ufrag":"u","password":"p","remote":{"ufrag":"a","password":"b","fingerprint":"abcd","dtlsClient":true}}"#
@@ -124,7 +126,7 @@ import Testing
     ])
     func aCommandThatIsNotOneIsRefused(_ name: String, _ text: String) throws {
         #expect(throws: RemoteMediaCoding.DecodeError.self, "\(name)") {
-            try RemoteMediaCoding.decode(try JSONParser.parse(text), link: { _ in nil })
+            try RemoteMediaCoding.decode(try JSONParser.parse(text), link: { _, _ in nil })
         }
     }
 
