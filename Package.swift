@@ -119,7 +119,7 @@ let package = Package(
             name: "AtriumCluster",
             dependencies: [
                 "AtriumRedis", "AtriumModel", "AtriumStore", "AtriumJSON", "AtriumRooms", "AtriumHTTP", "AtriumRouting",
-                "AtriumProtocol", "AtriumSync",
+                "AtriumProtocol", "AtriumSync", "AtriumCrypto", "AtriumSRTP",
             ],
             swiftSettings: strict),
         .target(

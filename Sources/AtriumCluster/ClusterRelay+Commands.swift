@@ -18,10 +18,10 @@ extension ClusterRelay {
             return .failure(.clusterUnavailable("the node running the room cannot be reached"))
         }
         let answer = subscriber.take(within: callTimeoutMillis) { m in
-            guard case .commandReply(let call, _) = RelayMessage(bytes: m.payload) else { return false }
+            guard case .commandReply(let call, _) = message(m.payload) else { return false }
             return call == id
         }
-        return CommandOutcome.result(of: answer.flatMap { RelayMessage(bytes: $0.payload) })
+        return CommandOutcome.result(of: answer.flatMap { message($0.payload) })
     }
 
     /// Applies a command sent by another node to a room live here and sends the answer back.

@@ -56,10 +56,20 @@ public final class ClusterRelay: SignalRelay {
     /// Inbox messages that were not valid relay messages, or for sessions gone.
     public private(set) var dropped = 0
 
-    public init(node: ClusterNode, redis: RedisClient, keys: ClusterKeys) {
+    /// `seal`: what every message published on an inbox goes through (the cluster's key).
+    public init(node: ClusterNode, redis: RedisClient, keys: ClusterKeys, seal: RelaySeal) {
         self.node = node
         self.redis = redis
         self.keys = keys
+        self.seal = seal
+    }
+
+    let seal: RelaySeal
+
+    /// A message from this node's inbox: opened, then decoded; nil when it is not one sealed for this
+    /// node (another cluster's key, tampered with, or plain).
+    func message(_ payload: [UInt8]) -> RelayMessage? {
+        seal.open(payload, at: me).flatMap { RelayMessage(bytes: $0) }
     }
 
     var me: String { node.id.rawValue }
@@ -147,7 +157,7 @@ public final class ClusterRelay: SignalRelay {
                 flushBacklogs()
             }
             for m in subscriber.drain() {
-                guard let r = RelayMessage(bytes: m.payload) else {
+                guard let r = message(m.payload) else {
                     dropped += 1
                     continue
                 }
@@ -315,10 +325,10 @@ public final class ClusterRelay: SignalRelay {
             return Self.unavailable("the node running the room cannot be reached")
         }
         let answer = subscriber.take(within: callTimeoutMillis) { m in
-            guard case .httpReply(let call, _, _, _) = RelayMessage(bytes: m.payload) else { return false }
+            guard case .httpReply(let call, _, _, _) = message(m.payload) else { return false }
             return call == id
         }
-        guard let answer, case .httpReply(_, let status, let headers, let body) = RelayMessage(bytes: answer.payload)
+        guard let answer, case .httpReply(_, let status, let headers, let body) = message(answer.payload)
         else { return Self.unavailable("the node running the room did not answer in time") }
         return HTTPResponse(
             status: status, headers: headers.filter { $0.0 != "content-length" }.map { (name: $0.0, value: $0.1) },
@@ -357,7 +367,9 @@ public final class ClusterRelay: SignalRelay {
     }
 
     func publish(to target: String, _ payload: String) -> Bool {
-        guard let n = try? redis.run(["PUBLISH", keys.inbox(NodeID(target)), payload]).integer else { return false }
+        guard let sealed = seal.seal(payload, for: target),
+            let n = try? redis.run(["PUBLISH", keys.inbox(NodeID(target)), sealed]).integer
+        else { return false }
         return n > 0
     }
 

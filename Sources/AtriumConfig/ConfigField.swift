@@ -281,6 +281,15 @@ struct ConfigField: Sendable {
             return nil
         },
         ConfigField(
+            path: "cluster.secret", env: "ATRIUM_CLUSTER_SECRET", flag: "--cluster-secret",
+            help:
+                "the key of what nodes send each other through Redis (at least 32 characters, the same on every node); derived from the API keys when unset"
+        ) { c, raw in
+            guard let s = text(raw), s.utf8.count >= 32 else { return "expected at least 32 characters" }
+            c.clusterSecret = s
+            return nil
+        },
+        ConfigField(
             path: "webhooks", env: "ATRIUM_WEBHOOKS", flag: "--webhooks",
             help: "webhook endpoints, a JSON array of {\"url\", \"secret\"} (and \"chat\": true for chat messages)"
         ) { c, raw in

@@ -80,6 +80,9 @@ public struct ServerConfig: Equatable, Sendable {
     /// Where clients and the other nodes reach this node's HTTP and WebSocket; from the bind address
     /// and port when nil.
     public var publicURL: String?
+    /// The secret every node seals its messages to the others with (`RelaySeal`); from the API keys
+    /// when nil.
+    public var clusterSecret: String?
     /// Where room events are POSTed, each endpoint with its own signing secret (docs/webhooks.md).
     public var webhooks: [WebhookSetting] = []
     /// Seconds one webhook attempt may take before it is retried.

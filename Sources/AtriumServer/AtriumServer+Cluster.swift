@@ -40,7 +40,10 @@ final class ClusterParts {
         node = ClusterNode(
             id: id, directory: directory, info: info, monotonic: Clock.monotonic, now: Clock.unixSeconds,
             random: { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) })
-        relay = ClusterRelay(node: node, redis: redis, keys: keys)
+        let secret = config.clusterSecret.map { Array($0.utf8) } ?? RelaySeal.secret(apiKeys: config.keys)
+        do { relay = ClusterRelay(node: node, redis: redis, keys: keys, seal: try RelaySeal(secret: secret)) } catch {
+            throw .startup("the cluster's seal: \(error)")
+        }
         // A relayed session's frames wait for Redis at most as long as its owner would keep it for a
         // resume; past that, the client is told `moved` and resumes through any node.
         relay.outageLimit = Double(max(1, min(config.resumeWindow, config.signalIdleTimeout)))
@@ -137,7 +140,8 @@ final class ClusterParts {
             help: "Relayed sessions given up: their frames overflowed the backlog or waited past the limit."
         ) { Double(relay.givenUp) }
         metrics.counter(
-            "atrium_cluster_relay_dropped_total", help: "Inbox messages that were malformed or for sessions gone."
+            "atrium_cluster_relay_dropped_total",
+            help: "Inbox messages that did not open or parse, or were for sessions gone."
         ) { Double(relay.dropped) }
     }
 

@@ -122,7 +122,7 @@ import Testing
 @Test func everySettingHasItsDefaultInTheHelp() {
     let optional: Set<String> = [
         "keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks", "cluster.redis",
-        "cluster.nodeId", "cluster.publicUrl",
+        "cluster.nodeId", "cluster.publicUrl", "cluster.secret",
     ]
     for f in ConfigLoader.settingFlags {
         #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")

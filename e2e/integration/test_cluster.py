@@ -7,6 +7,9 @@ rides out a Redis outage and the loss of a node.
 Runs alone with `python3 -m pytest e2e/integration/test_cluster.py`.
 """
 import asyncio
+import json
+import string
+import subprocess
 import time
 
 import pytest
@@ -98,8 +101,24 @@ def test_a_room_created_on_node_1_is_listed_by_nodes_2_and_3(cluster):
     assert n3.request("GET", "/v1/rooms/listed-everywhere")[3]["shareLocked"] is True
 
 
+def inbox_listener(cluster):
+    """redis-cli subscribed to every node's inbox: what the nodes publish to each other."""
+    return subprocess.Popen(["redis-cli", "-h", "127.0.0.1", "-p", str(cluster.redis.port), "--raw", "SUBSCRIBE",
+                             "atrium:inbox:n1", "atrium:inbox:n2", "atrium:inbox:n3"],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def inbox_payloads(listener):
+    """The payloads the listener saw (its output: "message", the channel, the payload, per message)."""
+    listener.terminate()
+    lines = listener.communicate(timeout=10)[0].splitlines()
+    return [lines[i + 2] for i in range(len(lines) - 2) if lines[i] == "message" and lines[i + 1].startswith("atrium:inbox:")]
+
+
 def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
     n1, n2, _ = cluster.nodes
+    listener = inbox_listener(cluster)
+    time.sleep(0.3)
 
     async def go():
         async with Opened() as opened:
@@ -129,7 +148,17 @@ def test_two_clients_through_different_nodes_meet_and_exchange_media(cluster):
             await sub_a.wait_frames([screen], 20, timeout=20)
             assert_carries(sub_a, screen, bob.participant_id, "screen_share")
 
-    run(go(), TEST_TIMEOUT)
+    try:
+        run(go(), TEST_TIMEOUT)
+    finally:
+        payloads = inbox_payloads(listener)
+    # One of the two joined through a node that does not run the room: its session (token, join,
+    # SDP) crossed Redis, sealed: no payload is JSON, each is "s1." and base64url (docs/cluster.md).
+    assert payloads, "no message crossed Redis"
+    for p in payloads:
+        assert p.startswith("s1.") and set(p[3:]) <= set(string.ascii_letters + string.digits + "-_"), p[:80]
+        with pytest.raises(ValueError):
+            json.loads(p)
 
 
 def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_share_stop(cluster):
