@@ -1,5 +1,5 @@
 public import AtriumHTTP
-import AtriumJSON
+public import AtriumJSON
 import AtriumModel
 import AtriumProtocol
 public import AtriumRedis
@@ -65,6 +65,14 @@ public final class ClusterRelay: SignalRelay {
     }
 
     let seal: RelaySeal
+
+    /// Media commands, events and relay-link setup from another node (`ClusterMediaPlane`).
+    public var onMedia: ((String, JSONValue) -> Void)?
+
+    /// Publishes a media message on `node`'s inbox; false when it could not be sent.
+    public func sendMedia(_ body: JSONValue, to node: String) -> Bool {
+        publish(to: node, .media(from: me, body: body))
+    }
 
     /// A message from this node's inbox: opened, then decoded; nil when it is not one sealed for this
     /// node (another cluster's key, tampered with, or plain).
@@ -203,6 +211,8 @@ public final class ClusterRelay: SignalRelay {
             answer(call, from: from, request)
         case .command(let from, let call, let body):
             answerCommand(call, from: from, body)
+        case .media(let from, let body):
+            if let onMedia { onMedia(from, body) } else { dropped += 1 }
         case .httpReply, .commandReply:
             dropped += 1  // its caller gave up waiting
         }

@@ -7,6 +7,9 @@ public struct NodeInfo: Equatable, Sendable {
     public var url: String
     /// The media addresses it announces as ICE candidates (`host:port`): media goes there directly.
     public var mediaAddresses: [String]
+    /// The SHA-256 digest (hex) of its media plane's DTLS certificate: viewers placed on it see it in
+    /// their offers, and relay links to it check it; empty without media.
+    public var mediaFingerprint = ""
     public var load: NodeLoad
     /// Draining (SIGTERM): it takes no new rooms.
     public var draining: Bool
@@ -30,7 +33,7 @@ public struct NodeInfo: Equatable, Sendable {
     public var json: JSONValue {
         .object([
             "id": .string(id.rawValue), "url": .string(url),
-            "mediaAddresses": .array(mediaAddresses.map { .string($0) }),
+            "mediaAddresses": .array(mediaAddresses.map { .string($0) }), "mediaFingerprint": .string(mediaFingerprint),
             "load": load.json, "draining": .bool(draining), "startedAt": .int(startedAt), "updatedAt": .int(updatedAt),
         ])
     }
@@ -44,6 +47,10 @@ public struct NodeInfo: Equatable, Sendable {
             id: NodeID(id), url: url, mediaAddresses: v["mediaAddresses"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             load: load, draining: v["draining"]?.boolValue ?? false, startedAt: v["startedAt"]?.int64Value ?? 0,
             updatedAt: v["updatedAt"]?.int64Value ?? 0)
+        let fp = v["mediaFingerprint"]?.stringValue ?? ""
+        mediaFingerprint =
+            fp.utf8.count == 64 && fp.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            ? fp : ""
     }
 }
 

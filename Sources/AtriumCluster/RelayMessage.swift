@@ -17,6 +17,9 @@ public enum RelayMessage: Equatable, Sendable {
     /// by `commandReply` (an encoded `CommandOutcome`).
     case command(from: String, call: String, body: JSONValue)
     case commandReply(call: String, body: JSONValue)
+    /// Either way between a room's owner and an edge node: media commands (owner to edge) and events
+    /// (edge to owner), and the relay link's setup (docs/cluster.md, one room across nodes).
+    case media(from: String, body: JSONValue)
 
     public static func == (a: RelayMessage, b: RelayMessage) -> Bool { a.json == b.json }
 
@@ -49,6 +52,8 @@ public enum RelayMessage: Equatable, Sendable {
             .object(["op": "cmd", "from": .string(from), "call": .string(call), "body": body])
         case .commandReply(let call, let body):
             .object(["op": "cmd_reply", "call": .string(call), "body": body])
+        case .media(let from, let body):
+            .object(["op": "media", "from": .string(from), "body": body])
         }
     }
 
@@ -85,6 +90,9 @@ public enum RelayMessage: Equatable, Sendable {
         case "cmd_reply":
             guard let call = v["call"]?.stringValue, let body = v["body"] else { return nil }
             self = .commandReply(call: call, body: body)
+        case "media":
+            guard NodeID.isValid(from), let body = v["body"] else { return nil }
+            self = .media(from: from, body: body)
         default: return nil
         }
     }

@@ -55,8 +55,8 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     struct Shared {
-        /// Routes to add (a pipe) or remove (nil), in order.
-        var changes: [(tag: UInt32, link: PipeLink?)] = []
+        /// Routes to add (a pipe and the tag on this node) or remove (nil), in order.
+        var changes: [(tag: UInt32, link: PipeLink?, local: UInt32)] = []
         var stopped = false
         var counters = Counters()
     }
@@ -80,8 +80,10 @@ public final class RelayLink: @unchecked Sendable {
     var sequence: UInt16
     var srtpIn: SRTPSession?
     var srtpOut: SRTPSession?
-    /// The pipe of each tag, and each pipe once (the thread's own copies).
-    var routes: [UInt32: PipeLink] = [:]
+    /// The pipe of each tag on the link and the tag it has on this node (an edge numbers the pipe
+    /// producers of every owner in one space), the way back, and each pipe once (the thread's own).
+    var routes: [UInt32: (link: PipeLink, local: UInt32)] = [:]
+    var linkTags: [UInt32: UInt32] = [:]
     var links: [PipeLink] = []
     var counters = Counters()
     var highest: UInt16?
@@ -110,15 +112,16 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     /// Pipe producer `tag`'s packets (owner: popped from `link`; edge: pushed into it) and its
-    /// requests (the other way) go through this link. Safe from any thread.
-    public func route(tag: UInt32, _ link: PipeLink) {
-        shared.withLock { $0.changes.append((tag, link)) }
+    /// requests (the other way) go through this link; on this node the pipe producer is `local`
+    /// (the same tag on the owner). Safe from any thread.
+    public func route(tag: UInt32, _ link: PipeLink, local: UInt32? = nil) {
+        shared.withLock { $0.changes.append((tag, link, local ?? tag)) }
         wakeup.wake()
     }
 
     /// The tag's pipe producer is gone: what still comes for it is dropped (counted as malformed).
     public func unroute(tag: UInt32) {
-        shared.withLock { $0.changes.append((tag, nil)) }
+        shared.withLock { $0.changes.append((tag, nil, tag)) }
         wakeup.wake()
     }
 
@@ -153,9 +156,13 @@ public final class RelayLink: @unchecked Sendable {
             }
             if stopped { break }
             if !changes.isEmpty {
-                for c in changes { routes[c.tag] = c.link }
+                for c in changes {
+                    if let old = routes[c.tag] { linkTags[old.local] = nil }
+                    routes[c.tag] = c.link.map { ($0, c.local) }
+                    if c.link != nil { linkTags[c.local] = c.tag }
+                }
                 links.removeAll()
-                for l in routes.values where !links.contains(where: { $0 === l }) { links.append(l) }
+                for r in routes.values where !links.contains(where: { $0 === r.link }) { links.append(r.link) }
             }
             let now = MonotonicNanoseconds.now()
             receive(now: now)
@@ -242,26 +249,29 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     func receiveMedia(_ payload: UnsafeRawBufferPointer) {
-        guard let (header, range) = RelayFrame.readMedia(payload), let link = routes[header.tag] else {
+        guard let (read, range) = RelayFrame.readMedia(payload), let route = routes[read.tag] else {
             counters.malformed += 1
             return
         }
         counters.packetsIn += 1
         counters.bytesIn += payload.count
-        if link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
-            link.farPending = true
+        var header = read
+        header.tag = route.local
+        if route.link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
+            route.link.farPending = true
         } else {
             counters.ringFull += 1
         }
     }
 
     func receiveFeedback(_ payload: UnsafeRawBufferPointer) {
-        guard let f = RelayFrame.readFeedback(payload), let link = routes[f.tag] else {
+        guard var f = RelayFrame.readFeedback(payload), let route = routes[f.tag] else {
             counters.malformed += 1
             return
         }
         counters.feedbackIn += 1
-        if link.feedback.push(f) { link.homePending = true } else { counters.ringFull += 1 }
+        f.tag = route.local
+        if route.link.feedback.push(f) { route.link.homePending = true } else { counters.ringFull += 1 }
     }
 
     func handshake(_ datagram: [UInt8]) {
@@ -312,7 +322,10 @@ public final class RelayLink: @unchecked Sendable {
                     n += 1
                 }
             } else {
-                while let f = link.feedback.pop() {
+                while var f = link.feedback.pop() {
+                    // The edge's tag back to the link's (the owner's).
+                    guard let tag = linkTags[f.tag] else { continue }
+                    f.tag = tag
                     send(RelayFrame.feedback) { out, at in
                         RelayFrame.writeFeedback(f, into: out, at: at)
                         return RelayFrame.feedbackSize

@@ -150,8 +150,11 @@ public final class MediaCoordinator {
     }
 
     func local(_ ufrag: String, _ password: String, room: RoomID, transport: String) -> LocalTransport {
-        LocalTransport(
-            ufrag: ufrag, password: password, fingerprint: fingerprint,
+        let digest = plane.fingerprint(transport: transport)
+        return LocalTransport(
+            ufrag: ufrag, password: password,
+            fingerprint: digest == fingerprint.bytes
+                ? fingerprint : Fingerprint(hashFunction: "sha-256", bytes: digest),
             candidates: candidates(for: room, transport: transport))
     }
 

@@ -8,6 +8,8 @@ public import AtriumUDP
 public protocol MediaPlane: AnyObject {
     /// SHA-256 digest of the DTLS certificate every transport presents (`a=fingerprint`).
     var fingerprint: [UInt8] { get }
+    /// The digest transport `transport` presents: another node's, for a viewer placed on an edge.
+    func fingerprint(transport: String) -> [UInt8]
     /// The addresses written into every answer's and offer's host candidates, in order.
     var candidateAddresses: [SocketAddress] { get }
     /// The addresses of the passive ICE-TCP candidates (RFC 6544), after the UDP ones; empty without.
@@ -45,6 +47,7 @@ extension MediaPlane {
         tcpCandidateAddresses(room: room)
     }
     public var pipeWakeup: Wakeup? { nil }
+    public func fingerprint(transport: String) -> [UInt8] { fingerprint }
 }
 
 extension MediaWorker: MediaPlane {

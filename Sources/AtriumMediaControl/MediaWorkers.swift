@@ -38,6 +38,7 @@ public final class MediaWorkers: MediaPlane {
     private var links: [Int: PipeLink] = [:]
     private var nextTag: UInt32 = 0
     private var loads: [WorkerPlacement.Load]
+    private var pinned: Set<String> = []
 
     /// `workers` must not be empty; they share one DTLS certificate, so one fingerprint.
     public init(_ workers: [any MediaPlane], spread: Int = 0) {
@@ -70,6 +71,13 @@ public final class MediaWorkers: MediaPlane {
     }
 
     public var pipeWakeup: Wakeup? { nil }
+
+    /// The worker that owns a room (its home), placing it when it has none.
+    public func home(ofRoom room: String) -> Int { place(room) }
+
+    /// Keeps every transport of a room on its home worker (an edge node's relayed room: its pipe
+    /// producers live there, fed by the relay link, and are not piped on).
+    public func pin(room: String) { pinned.insert(room) }
 
     /// The worker that owns a room (its home), if it is placed.
     public func worker(ofRoom room: String) -> Int? { roomWorkers[room]?.first?.worker }
@@ -113,6 +121,7 @@ public final class MediaWorkers: MediaPlane {
             let on = workers(ofRoom: id)
             if on.isEmpty { route(command, nil) }
             for w in on { workers[w].submit(command) }
+            pinned.remove(id)
             if let placed = roomWorkers.removeValue(forKey: id), let home = placed.first {
                 loads[home.worker].rooms -= 1
                 for (t, r) in transportRoom where r == id { forgetTransport(t) }
@@ -177,7 +186,7 @@ public final class MediaWorkers: MediaPlane {
     private func open(_ spec: TransportSpec) -> Int {
         let home = place(spec.router)
         var w = home
-        if spec.role == .subscriber, let room = roomWorkers[spec.router] {
+        if spec.role == .subscriber, !pinned.contains(spec.router), let room = roomWorkers[spec.router] {
             w = WorkerPlacement.subscriber(room: room, loads: loads, spread: spread) ?? home
         }
         if let i = roomWorkers[spec.router]?.firstIndex(where: { $0.worker == w }) {

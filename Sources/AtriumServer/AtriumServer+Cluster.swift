@@ -86,6 +86,10 @@ final class ClusterParts {
         api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
         node.info.url = publicURL
         node.info.mediaAddresses = media.flatMap(\.candidateAddresses).map { "\($0)" }
+        node.info.mediaFingerprint =
+            media.first.map { w in
+                w.fingerprint.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined()
+            } ?? ""
         node.liveRooms = { Array(hub.rooms.keys) }
         node.load = { [self] in
             NodeLoad(

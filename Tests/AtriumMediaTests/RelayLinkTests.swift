@@ -200,8 +200,9 @@ import Testing
             client: false)
         let ownerPipe = PipeLink(from: 0, to: 1, wakeFar: ownerEnd.wakeup, wakeHome: nil)
         let edgePipe = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: edgeEnd.wakeup)
+        // The edge numbers the pipe producer 901 (its own space); the link carries the owner's 1.
         ownerEnd.route(tag: 1, ownerPipe)
-        edgeEnd.route(tag: 1, edgePipe)
+        edgeEnd.route(tag: 1, edgePipe, local: 901)
         try ownerEnd.start(remote: edgeEnd.socket.localAddress)
         try edgeEnd.start(remote: ownerEnd.socket.localAddress)
         defer {
@@ -216,7 +217,7 @@ import Testing
             port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
         try publisher.connect(to: home, midExtensionID: 1)
         home.apply(.addProducer(PipeTests.camera))
-        far.apply(.addPipeProducer(PipeTests.camera, router: "room", link: edgePipe, tag: 1))
+        far.apply(.addPipeProducer(PipeTests.camera, router: "room", link: edgePipe, tag: 901))
         home.apply(.pipeProducer(id: "cam", link: ownerPipe, tag: 1))
         let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
         try v.connect(to: far)
