@@ -137,7 +137,7 @@ let package = Package(
             dependencies: [
                 "AtriumMedia", "AtriumJSEP", "AtriumSDP", "AtriumRooms", "AtriumModel", "AtriumJSON", "AtriumICE",
                 "AtriumUDP", "AtriumForwarding", "AtriumCongestion", "AtriumRoomCoding", "AtriumProtocol",
-                "AtriumMetrics",
+                "AtriumMetrics", "AtriumDTLS",
             ],
             swiftSettings: strict
         ),

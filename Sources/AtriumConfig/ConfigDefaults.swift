@@ -30,6 +30,7 @@ enum ConfigDefaults {
         case "media.workers":
             return "\(c.mediaWorkers) (the cores the process may use, at most \(MediaPortPlan.defaultMaxWorkers))"
         case "media.roomSpread": return String(c.mediaRoomSpread)
+        case "cluster.edgeAfter": return String(c.edgeAfter)
         case "media.announce": return "the bind address"
         case "media.testLossPercent": return String(c.mediaLossPercent)
         case "media.maxPublishBitrate": return String(c.maxPublishBitrate)

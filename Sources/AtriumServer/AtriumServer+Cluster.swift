@@ -6,6 +6,7 @@ import AtriumEdge
 import AtriumHTTP
 import AtriumLog
 import AtriumMedia
+import AtriumMediaControl
 import AtriumMetrics
 import AtriumModel
 import AtriumProtocol
@@ -13,6 +14,7 @@ import AtriumRedis
 import AtriumRooms
 import AtriumSignal
 import AtriumStore
+import AtriumUDP
 
 #if canImport(Glibc)
     import Glibc
@@ -121,6 +123,26 @@ final class ClusterParts {
             ("registered", String(node.isConnected)))
     }
 
+    /// The plane that spreads big rooms over nodes: its media messages go through the relay, and
+    /// it places viewers on the other live nodes.
+    func attach(plane: ClusterMediaPlane) {
+        let relay = relay, node = node
+        relay.onMedia = { [weak plane] from, body in plane?.receive(from: from, body) }
+        plane.send = { [weak relay] body, target in relay?.sendMedia(body, to: target) ?? false }
+        plane.random = { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) }
+        plane.peers = { [weak node] in
+            guard let node else { return [] }
+            return node.knownNodes.compactMap { n -> ClusterMediaPlane.Peer? in
+                guard n.id != node.id, !n.draining, let digest = ClusterMediaPlane.bytes(hex: n.mediaFingerprint),
+                    digest.count == 32
+                else { return nil }
+                let addresses = n.mediaAddresses.compactMap { try? SocketAddress(parsing: $0) }
+                return ClusterMediaPlane.Peer(
+                    id: n.id.rawValue, mediaAddresses: addresses, fingerprint: digest, load: n.load.score)
+            }
+        }
+    }
+
     /// The cluster's gauges and counters on `/metrics` (docs/admin-api.md).
     func register(_ metrics: MetricsRegistry) {
         let node = node, relay = relay
@@ -199,5 +221,60 @@ struct CPUMeter {
         }
         guard lastWall > 0, wall > lastWall else { return 0 }
         return max(0, (cpu - lastCPU) / (wall - lastWall) * 100)
+    }
+}
+
+extension AtriumServer {
+    /// Each relay link's figures on `/metrics`, by the other node (docs/cluster.md).
+    static func relayMetrics(_ links: [(node: String, side: RelayLink.Side, figures: RelayLink.Counters)]) -> String {
+        var out = [
+            "# HELP atrium_relay_link_packets_total Media packets over relay links, by the other node and direction.",
+            "# TYPE atrium_relay_link_packets_total counter",
+        ]
+        for l in links {
+            let n = "node=\"\(l.node)\""
+            out.append("atrium_relay_link_packets_total{\(n),direction=\"out\"} \(l.figures.packetsOut)")
+            out.append("atrium_relay_link_packets_total{\(n),direction=\"in\"} \(l.figures.packetsIn)")
+        }
+        out += [
+            "# HELP atrium_relay_link_bytes_total Media bytes over relay links, by the other node and direction.",
+            "# TYPE atrium_relay_link_bytes_total counter",
+        ]
+        for l in links {
+            let n = "node=\"\(l.node)\""
+            out.append("atrium_relay_link_bytes_total{\(n),direction=\"out\"} \(l.figures.bytesOut)")
+            out.append("atrium_relay_link_bytes_total{\(n),direction=\"in\"} \(l.figures.bytesIn)")
+        }
+        out += [
+            "# HELP atrium_relay_link_dropped_total Relay datagrams dropped, by the other node and reason.",
+            "# TYPE atrium_relay_link_dropped_total counter",
+        ]
+        for l in links {
+            let n = "node=\"\(l.node)\""
+            let f = l.figures
+            for (reason, count) in [
+                ("stranger", f.strangers), ("unauthenticated", f.unauthenticated), ("malformed", f.malformed),
+                ("ring_full", f.ringFull), ("lost", f.lost),
+            ] {
+                out.append("atrium_relay_link_dropped_total{\(n),reason=\"\(reason)\"} \(count)")
+            }
+        }
+        out += [
+            "# HELP atrium_relay_link_up 1 while a relay link's handshake is done and it carries.",
+            "# TYPE atrium_relay_link_up gauge",
+        ]
+        for l in links {
+            out.append("atrium_relay_link_up{node=\"\(l.node)\"} \(l.figures.state == .connected ? 1 : 0)")
+        }
+        out += [
+            "# HELP atrium_relay_link_rtt_seconds A relay link's last round trip (its pings).",
+            "# TYPE atrium_relay_link_rtt_seconds gauge",
+        ]
+        for l in links {
+            if let rtt = l.figures.rttMilliseconds {
+                out.append("atrium_relay_link_rtt_seconds{node=\"\(l.node)\"} \(rtt / 1000)")
+            }
+        }
+        return out.joined(separator: "\n") + "\n"
     }
 }

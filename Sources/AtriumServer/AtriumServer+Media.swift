@@ -47,7 +47,7 @@ extension AtriumServer {
 
     /// Makes the DTLS certificate once, binds every worker's sockets and starts their threads; a
     /// worker that cannot start stops the ones before it.
-    func makeMediaWorkers() throws(ServerError) -> [MediaWorker] {
+    func makeMediaWorkers() throws(ServerError) -> ([MediaWorker], DTLSCertificate) {
         let plan = try mediaPortPlan()
         var announced: [SocketAddress] = []
         do throws(UDPError) {
@@ -75,7 +75,7 @@ extension AtriumServer {
         if config.mediaLossPercent > 0 {
             logger.warn("testing loss is on", ("percent", String(config.mediaLossPercent)))
         }
-        return workers
+        return (workers, certificate)
     }
 
     private func startWorker(

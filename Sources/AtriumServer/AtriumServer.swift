@@ -44,6 +44,8 @@ public final class AtriumServer {
     var devCredentials: DevCredentials?
     /// The media workers, each a thread with its own sockets; empty with `--udp-port -1`.
     var media: [MediaWorker] = []
+    /// With `--redis` and `--edge-after`: the plane that spreads big rooms over nodes.
+    var clusterPlane: ClusterMediaPlane?
     var cluster: ClusterParts?
     var signalEndpoint: SignalEndpoint?
     var hub: Hub?
@@ -76,6 +78,7 @@ public final class AtriumServer {
         streams?.shutdown()
         edge?.shutdown()
         for w in media { w.stop() }
+        clusterPlane?.stop()
         webhooks?.stop()
         if webhooks != nil {
             cluster?.releaseWebhookLeases(config.webhooks.compactMap { WebhookURL($0.url)?.description })
@@ -161,6 +164,7 @@ public final class AtriumServer {
         cluster?.attach(
             hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
             waker: edge.waker, logger: logger)
+        if let cluster, let clusterPlane { cluster.attach(plane: clusterPlane) }
         whip.nodes = api.nodes
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }
@@ -234,10 +238,25 @@ public final class AtriumServer {
 
     /// The media workers behind the coordinator that follows the rooms, and the recordings they feed.
     func startMedia(signal: SignalEndpoint, hub: Hub, api: AdminAPI, metrics: MetricsRegistry) throws(ServerError) {
-        let workers = try makeMediaWorkers()
+        let (workers, certificate) = try makeMediaWorkers()
         media = workers
         let plane = MediaWorkers(workers, spread: config.mediaRoomSpread)
-        let coordinator = MediaCoordinator(plane: plane)
+        var top: any MediaPlane = plane
+        if let cluster, config.edgeAfter > 0 {
+            let announce = config.mediaAnnounce.first ?? config.mediaBind
+            do throws(UDPError) {
+                let p = ClusterMediaPlane(
+                    local: plane, me: cluster.node.id.rawValue, edgeAfter: config.edgeAfter, certificate: certificate,
+                    relayBind: try SocketAddress(parsing: Self.hostPort(config.mediaBind, 0)), relayAnnounce: announce)
+                p.log = { [logger] in logger.warn("relay", ("detail", $0)) }
+                metrics.text { [weak p] in p.map { Self.relayMetrics($0.links) } ?? "" }
+                clusterPlane = p
+                top = p
+            } catch {
+                throw .startup("relay address: \(error)")
+            }
+        }
+        let coordinator = MediaCoordinator(plane: top)
         signal.media = coordinator
         metrics.gauge("atrium_media_workers", help: "Media worker threads.") { Double(workers.count) }
         metrics.text { MediaStats.prometheus(workers: workers.map(\.stats)) }
@@ -245,7 +264,7 @@ public final class AtriumServer {
         coordinator.registerMetrics(metrics)
         let rec = RecordingManager(
             directory: Self.absolute(config.dataDir) + "/recordings", ffmpeg: config.ffmpeg,
-            plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
+            plane: MediaRecordingPlane(coordinator: coordinator, plane: top), logger: logger,
             now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
             makeID: { "rec_" + Base64URL.encode(SecureRandom.bytes(9)) },
             random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) })
@@ -258,7 +277,7 @@ public final class AtriumServer {
         recordings = rec
         let live = StreamManager(
             directory: Self.absolute(config.dataDir) + "/streams", ffmpeg: config.ffmpeg,
-            plane: MediaRecordingPlane(coordinator: coordinator, plane: plane), logger: logger,
+            plane: MediaRecordingPlane(coordinator: coordinator, plane: top), logger: logger,
             now: { Int64(Clock.unixMillis()) }, monotonic: Clock.monotonic,
             makeID: { "str_" + Base64URL.encode(SecureRandom.bytes(9)) },
             random32: { UInt32(truncatingIfNeeded: SecureRandom.uint64()) }, rooms: { [unowned hub] in hub.state($0) })

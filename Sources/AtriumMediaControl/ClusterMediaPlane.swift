@@ -1,0 +1,429 @@
+public import AtriumDTLS
+public import AtriumJSON
+public import AtriumMedia
+public import AtriumUDP
+
+/// A node's media plane in a cluster whose big rooms spread over nodes (docs/cluster.md, one room
+/// across nodes). Both roles at once:
+///
+/// - **Owner** of a room: once the room has `edgeAfter` transports on this node, its next viewer's
+///   transport opens on another node (an *edge*, the less loaded of two drawn), and every command
+///   about that viewer (its transport, consumers, allocation, data) goes there as a media message.
+///   A producer a viewer there consumes is piped to the edge once, through the relay link to it
+///   (made on first use: this node's end bound here, the edge's address from its answer).
+/// - **Edge** for rooms other nodes own: it runs what their messages say on its own workers (the
+///   room pinned to one of them), feeds the pipe producers from the relay link, and sends back the
+///   events of the transports it runs for them.
+///
+/// Everything else is the local workers' (`local`). It lives on the service thread, like them.
+public final class ClusterMediaPlane: MediaPlane {
+    /// Another live node as placement sees it.
+    public struct Peer: Sendable, Equatable {
+        public var id: String
+        public var mediaAddresses: [SocketAddress]
+        /// SHA-256 digest of its media certificate (viewers placed there see it; its relay links show it).
+        public var fingerprint: [UInt8]
+        public var load: Double
+
+        public init(id: String, mediaAddresses: [SocketAddress], fingerprint: [UInt8], load: Double) {
+            self.id = id
+            self.mediaAddresses = mediaAddresses
+            self.fingerprint = fingerprint
+            self.load = load
+        }
+    }
+
+    public let local: MediaWorkers
+    public let me: String
+    /// A room's transports on this node before its next viewer goes to an edge (0: never).
+    public let edgeAfter: Int
+    let certificate: DTLSCertificate
+    /// Where relay links bind (port 0: any), and the address announced for them.
+    let relayBind: SocketAddress
+    let relayAnnounce: String
+    /// Publishes a media message on a node's inbox.
+    public var send: (JSONValue, String) -> Bool = { _, _ in false }
+    /// The other live, non-draining nodes with media.
+    public var peers: () -> [Peer] = { [] }
+    public var random: (Int) -> Int = { Int.random(in: 0..<max(1, $0)) }
+    /// Why something failed, for the log.
+    public var log: (String) -> Void = { _ in }
+
+    // MARK: Owner
+
+    struct Edge {
+        var peer: Peer
+        let link: RelayLink
+        var started = false
+        /// This node's pipe into the link from each home worker.
+        var pipes: [Int: PipeLink] = [:]
+    }
+
+    var edges: [String: Edge] = [:]
+    /// Transports opened on an edge, by the edge's id; consumers on them likewise.
+    var remoteTransports: [String: String] = [:]
+    var remoteConsumers: [String: (node: String, transport: String)] = [:]
+    /// Rooms (routers) with each local transport, and the count per room.
+    var localTransportRoom: [String: String] = [:]
+    var roomTransportsHere: [String: Int] = [:]
+    var producerSpecs: [String: ProducerSpec] = [:]
+    var producerRoom: [String: String] = [:]
+    /// Each producer's tag on each edge it is piped to.
+    var piped: [String: [String: UInt32]] = [:]
+    /// Above the workers' own pipe tags (`MediaWorkers` counts from 1): the two never meet in a
+    /// home worker's table.
+    var nextTag: UInt32 = 0x8000_0000
+    var remoteEvents: [MediaEvent] = []
+
+    // MARK: Edge
+
+    struct Owner {
+        let link: RelayLink
+        var pipes: [Int: PipeLink] = [:]
+        /// The owner's tag of each pipe producer here, by producer id, and ours.
+        var tags: [String: (owner: UInt32, local: UInt32, worker: Int)] = [:]
+    }
+
+    var owners: [String: Owner] = [:]
+    /// Transports run here for another node, by that node's id.
+    var hostedTransports: [String: String] = [:]
+    var nextLocalTag: UInt32 = 0xC000_0000
+
+    public init(
+        local: MediaWorkers, me: String, edgeAfter: Int, certificate: DTLSCertificate, relayBind: SocketAddress,
+        relayAnnounce: String
+    ) {
+        self.local = local
+        self.me = me
+        self.edgeAfter = edgeAfter
+        self.certificate = certificate
+        self.relayBind = relayBind
+        self.relayAnnounce = relayAnnounce
+    }
+
+    /// Stops every relay link's thread.
+    public func stop() {
+        for e in edges.values { e.link.stop() }
+        for o in owners.values { o.link.stop() }
+    }
+
+    /// Each relay link's figures, by the other node's id and this node's part in it.
+    public var links: [(node: String, side: RelayLink.Side, figures: RelayLink.Counters)] {
+        edges.map { ($0.key, RelayLink.Side.owner, $0.value.link.figures) }
+            + owners.map { ($0.key, RelayLink.Side.edge, $0.value.link.figures) }
+    }
+
+    /// The edges each room's viewers are on, with how many transports each.
+    public var roomEdges: [String: [String: Int]] {
+        var out: [String: [String: Int]] = [:]
+        for (t, node) in remoteTransports { out[remoteRoom[t] ?? "", default: [:]][node, default: 0] += 1 }
+        return out
+    }
+
+    var remoteRoom: [String: String] = [:]
+
+    // MARK: - MediaPlane
+
+    public var fingerprint: [UInt8] { local.fingerprint }
+    public var candidateAddresses: [SocketAddress] { local.candidateAddresses }
+    public var tcpCandidateAddresses: [SocketAddress] { local.tcpCandidateAddresses }
+    public var pipeWakeup: Wakeup? { nil }
+    public var transportStats: [TransportStats] { local.transportStats }
+
+    public func candidateAddresses(room: String) -> [SocketAddress] { local.candidateAddresses(room: room) }
+    public func tcpCandidateAddresses(room: String) -> [SocketAddress] { local.tcpCandidateAddresses(room: room) }
+
+    public func candidateAddresses(room: String, transport: String) -> [SocketAddress] {
+        if let node = remoteTransports[transport] { return edges[node]?.peer.mediaAddresses ?? [] }
+        return local.candidateAddresses(room: room, transport: transport)
+    }
+
+    public func tcpCandidateAddresses(room: String, transport: String) -> [SocketAddress] {
+        remoteTransports[transport] != nil ? [] : local.tcpCandidateAddresses(room: room, transport: transport)
+    }
+
+    public func fingerprint(transport: String) -> [UInt8] {
+        if let node = remoteTransports[transport], let e = edges[node] { return e.peer.fingerprint }
+        return local.fingerprint
+    }
+
+    /// The local workers' events but those of transports run here for other nodes (sent to them),
+    /// then the events edges sent about this node's viewers there.
+    public func events() -> [MediaEvent] {
+        var out: [MediaEvent] = []
+        for e in local.events() {
+            if let id = Self.transport(of: e), let owner = hostedTransports[id] {
+                if let body = RemoteMediaCoding.encode(e) { _ = send(.object(["op": "event", "event": body]), owner) }
+                if case .transportState(_, .closed) = e { hostedTransports[id] = nil }
+                continue
+            }
+            out.append(e)
+        }
+        out += remoteEvents
+        remoteEvents.removeAll()
+        return out
+    }
+
+    static func transport(of e: MediaEvent) -> String? {
+        switch e {
+        case .transportState(let id, _), .estimate(let id, _), .bottleneck(let id, _), .dataChannel(let id, _, _, _),
+            .dataMessage(let id, _, _):
+            id
+        case .audioLevels, .producerEnded, .layersWanted, .layers: nil
+        }
+    }
+
+    public func submit(_ command: MediaCommand) {
+        switch command {
+        case .openTransport(let spec):
+            if let node = edgeFor(spec) {
+                remoteTransports[spec.id] = node
+                remoteRoom[spec.id] = spec.router
+                toEdge(command, node)
+            } else {
+                localTransportRoom[spec.id] = spec.router
+                roomTransportsHere[spec.router, default: 0] += 1
+                local.submit(command)
+            }
+        case .updateTransport(let id, _, _, _), .allocate(let id, _), .sendData(let id, _, _), .reject(let id, _, _):
+            if let node = remoteTransports[id] { toEdge(command, node) } else { local.submit(command) }
+        case .closeTransport(let id):
+            if let node = remoteTransports.removeValue(forKey: id) {
+                remoteRoom[id] = nil
+                // Its consumers end with it on the edge.
+                remoteConsumers = remoteConsumers.filter { $0.value.transport != id }
+                toEdge(command, node)
+            } else {
+                if let room = localTransportRoom.removeValue(forKey: id) { roomTransportsHere[room, default: 1] -= 1 }
+                local.submit(command)
+            }
+        case .closeRouter(let id):
+            local.submit(command)
+            roomTransportsHere[id] = nil
+            for node in remoteNodes(ofRoom: id) { toEdge(command, node) }
+            for (t, r) in remoteRoom where r == id {
+                remoteRoom[t] = nil
+                remoteTransports[t] = nil
+                remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
+            }
+        case .addProducer(let spec):
+            local.submit(command)
+            producerSpecs[spec.id] = spec
+            producerRoom[spec.id] = localTransportRoom[spec.transport]
+        case .pauseProducer(let id, let paused):
+            local.submit(command)
+            producerSpecs[id]?.paused = paused
+            for node in piped[id].map({ Array($0.keys) }) ?? [] { toEdge(command, node) }
+        case .closeProducer(let id):
+            local.submit(command)
+            for (node, tag) in piped.removeValue(forKey: id) ?? [:] {
+                toEdge(command, node)
+                edges[node]?.link.unroute(tag: tag)
+            }
+            producerSpecs[id] = nil
+            producerRoom[id] = nil
+        case .addConsumer(let spec):
+            guard let node = remoteTransports[spec.transport] else {
+                local.submit(command)
+                return
+            }
+            pipe(spec.producer, to: node)
+            remoteConsumers[spec.id] = (node, spec.transport)
+            toEdge(command, node)
+        case .setPreference(let id, _):
+            if let c = remoteConsumers[id] { toEdge(command, c.node) } else { local.submit(command) }
+        case .closeConsumer(let id):
+            if let c = remoteConsumers.removeValue(forKey: id) {
+                toEdge(command, c.node)
+            } else {
+                local.submit(command)
+            }
+        default: local.submit(command)
+        }
+    }
+
+    func remoteNodes(ofRoom room: String) -> [String] {
+        Array(Set(remoteRoom.compactMap { t, r in r == room ? remoteTransports[t] : nil }))
+    }
+
+    /// The edge for a new transport, if it goes to one: a viewer of a room with `edgeAfter`
+    /// transports here, to the less loaded of two other nodes drawn at random.
+    func edgeFor(_ spec: TransportSpec) -> String? {
+        guard edgeAfter > 0, spec.role == .subscriber, roomTransportsHere[spec.router, default: 0] >= edgeAfter else {
+            return nil
+        }
+        let live = peers().filter { $0.id != me && !$0.mediaAddresses.isEmpty && $0.fingerprint.count == 32 }
+        guard !live.isEmpty else { return nil }
+        let a = live[abs(random(live.count)) % live.count]
+        let b = live[abs(random(live.count)) % live.count]
+        let pick = a.load <= b.load ? a : b
+        if edges[pick.id] == nil {
+            guard openLink(to: pick) else { return nil }
+        }
+        edges[pick.id]?.peer = pick
+        return pick.id
+    }
+
+    /// This node's end of a relay link to `peer`, and the message that asks the edge for its end.
+    func openLink(to peer: Peer) -> Bool {
+        let fingerprint: DTLSFingerprint
+        do {
+            fingerprint = try DTLSFingerprint(
+                sdp: "sha-256 " + peer.fingerprint.map { Self.hex2($0) }.joined(separator: ":"))
+            let link = try RelayLink(
+                side: .owner, bind: relayBind, certificate: certificate, remoteFingerprint: fingerprint,
+                client: me < peer.id)
+            edges[peer.id] = Edge(peer: peer, link: link)
+            let address = announced(link)
+            _ = send(
+                .object([
+                    "op": "link", "address": .string(address),
+                    "fingerprint": .string(Self.hex(certificate.fingerprint.digest)),
+                ]),
+                peer.id)
+            return true
+        } catch {
+            log("relay link to \(peer.id): \(error)")
+            return false
+        }
+    }
+
+    /// Feeds producer `id` to an edge's pipe producer, once: a pipe from its home worker into the
+    /// link, the home worker told to copy into it, the edge told to make the pipe producer.
+    func pipe(_ id: String, to node: String) {
+        guard piped[id]?[node] == nil, var edge = edges[node], let spec = producerSpecs[id],
+            let room = producerRoom[id],
+            let home = local.worker(ofProducer: id)
+        else { return }
+        let pipe =
+            edge.pipes[home]
+            ?? PipeLink(from: home, to: -1, wakeFar: edge.link.wakeup, wakeHome: local.workers[home].pipeWakeup)
+        edge.pipes[home] = pipe
+        edges[node] = edge
+        nextTag &+= 1
+        let tag = nextTag
+        piped[id, default: [:]][node] = tag
+        edge.link.route(tag: tag, pipe)
+        // The edge makes the pipe producer before the consumer that follows.
+        toEdge(.addPipeProducer(spec, router: room, link: pipe, tag: tag), node)
+        local.workers[home].submit(.pipeProducer(id: id, link: pipe, tag: tag))
+    }
+
+    func toEdge(_ command: MediaCommand, _ node: String) {
+        guard let body = RemoteMediaCoding.encode(command, relayed: { _ in true }) else { return }
+        if !send(.object(["op": "cmd", "command": body]), node) { log("a media command to \(node) was not sent") }
+    }
+
+    // MARK: - Messages from other nodes
+
+    /// A media message from node `from`: a relay link asked for or answered, a command (this node is
+    /// the edge), an event (this node is the owner).
+    public func receive(from: String, _ body: JSONValue) {
+        switch body["op"]?.stringValue {
+        case "link":
+            guard owners[from] == nil,
+                let address = body["address"]?.stringValue.flatMap({ try? SocketAddress(parsing: $0) }),
+                let fp = body["fingerprint"]?.stringValue, let digest = Self.bytes(hex: fp), digest.count == 32
+            else {
+                log("a relay link request from \(from) that is not one")
+                return
+            }
+            do {
+                let link = try RelayLink(
+                    side: .edge, bind: relayBind, certificate: certificate,
+                    remoteFingerprint: try DTLSFingerprint(
+                        sdp: "sha-256 " + digest.map { Self.hex2($0) }.joined(separator: ":")),
+                    client: me < from)
+                try link.start(remote: address)
+                owners[from] = Owner(link: link)
+                _ = send(
+                    .object(["op": "linked", "address": .string(announced(link))]),
+                    from)
+            } catch {
+                log("relay link from \(from): \(error)")
+            }
+        case "linked":
+            guard var e = edges[from], !e.started,
+                let address = body["address"]?.stringValue.flatMap({ try? SocketAddress(parsing: $0) })
+            else { return }
+            do {
+                try e.link.start(remote: address)
+                e.started = true
+                edges[from] = e
+            } catch {
+                log("relay link to \(from): \(error)")
+            }
+        case "cmd":
+            guard let c = body["command"] else { return }
+            run(c, for: from)
+        case "event":
+            guard let e = body["event"], let event = try? RemoteMediaCoding.decodeEvent(e) else { return }
+            // Only about a transport this node placed on that node.
+            if let id = Self.transport(of: event), remoteTransports[id] == from { remoteEvents.append(event) }
+        default: log("a media message from \(from) that is not one")
+        }
+    }
+
+    /// A command an owner sent: run on the local workers, its room pinned to one of them.
+    func run(_ body: JSONValue, for owner: String) {
+        guard var o = owners[owner] else { return }
+        var made: (local: UInt32, worker: Int)?
+        let command: MediaCommand
+        do {
+            command = try RemoteMediaCoding.decode(body) { tag, router in
+                let w = local.home(ofRoom: router)
+                local.pin(room: router)
+                let pipe =
+                    o.pipes[w]
+                    ?? PipeLink(from: -1, to: w, wakeFar: local.workers[w].pipeWakeup, wakeHome: o.link.wakeup)
+                o.pipes[w] = pipe
+                nextLocalTag &+= 1
+                made = (nextLocalTag, w)
+                o.link.route(tag: tag, pipe, local: nextLocalTag)
+                return pipe
+            }
+        } catch {
+            log("a media command from \(owner): \(error)")
+            return
+        }
+        switch command {
+        case .addPipeProducer(let spec, let router, let link, let tag):
+            guard let made else { return }
+            o.tags[spec.id] = (tag, made.local, made.worker)
+            local.workers[made.worker].submit(.addPipeProducer(spec, router: router, link: link, tag: made.local))
+        case .openTransport(let spec):
+            local.pin(room: spec.router)
+            hostedTransports[spec.id] = owner
+            local.submit(command)
+        case .closeProducer(let id):
+            local.submit(command)
+            if let t = o.tags.removeValue(forKey: id) { o.link.unroute(tag: t.owner) }
+        default: local.submit(command)
+        }
+        owners[owner] = o
+    }
+
+    /// A link's address as the other node reaches it.
+    func announced(_ link: RelayLink) -> String {
+        let port = link.socket.localAddress.port
+        return relayAnnounce.contains(":") ? "[\(relayAnnounce)]:\(port)" : "\(relayAnnounce):\(port)"
+    }
+
+    static func hex2(_ b: UInt8) -> String {
+        let h = String(b, radix: 16, uppercase: true)
+        return h.count == 1 ? "0" + h : h
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { hex2($0).lowercased() }.joined() }
+
+    public static func bytes(hex: String) -> [UInt8]? {
+        let u = Array(hex.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: u.count, by: 2) {
+            guard let b = UInt8(String(decoding: u[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            out.append(b)
+        }
+        return out
+    }
+}
