@@ -10,6 +10,8 @@ public struct NodeInfo: Equatable, Sendable {
     /// The SHA-256 digest (hex) of its media plane's DTLS certificate: viewers placed on it see it in
     /// their offers, and relay links to it check it; empty without media.
     public var mediaFingerprint = ""
+    /// It runs viewers of rooms other nodes own (`--edge-after`): only such a node is given them.
+    public var takesEdges = false
     public var load: NodeLoad
     /// Draining (SIGTERM): it takes no new rooms.
     public var draining: Bool
@@ -34,6 +36,7 @@ public struct NodeInfo: Equatable, Sendable {
         .object([
             "id": .string(id.rawValue), "url": .string(url),
             "mediaAddresses": .array(mediaAddresses.map { .string($0) }), "mediaFingerprint": .string(mediaFingerprint),
+            "takesEdges": .bool(takesEdges),
             "load": load.json, "draining": .bool(draining), "startedAt": .int(startedAt), "updatedAt": .int(updatedAt),
         ])
     }
@@ -47,6 +50,7 @@ public struct NodeInfo: Equatable, Sendable {
             id: NodeID(id), url: url, mediaAddresses: v["mediaAddresses"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             load: load, draining: v["draining"]?.boolValue ?? false, startedAt: v["startedAt"]?.int64Value ?? 0,
             updatedAt: v["updatedAt"]?.int64Value ?? 0)
+        takesEdges = v["takesEdges"]?.boolValue ?? false
         let fp = v["mediaFingerprint"]?.stringValue ?? ""
         mediaFingerprint =
             fp.utf8.count == 64 && fp.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })

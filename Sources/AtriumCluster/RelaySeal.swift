@@ -7,13 +7,20 @@ import AtriumSRTP
 /// admin call and a hub command thus cross Redis encrypted; a message that does not open is dropped
 /// and counted like one that does not parse.
 ///
-/// The text published: `s1.` and the base64url of nonce, ciphertext and tag.
+/// The text published: `s1.` and the base64url of nonce, ciphertext and tag. The sealed text starts
+/// with the sender's clock (milliseconds): a message more than `window` from the receiver's clock is
+/// refused, so a captured message cannot be replayed later (within the window it can: the nodes'
+/// clocks must agree to well within it, as NTP keeps them).
 public final class RelaySeal: Sendable {
     let seal: MessageSeal
+    let now: @Sendable () -> Int64
     static let prefix = Array("s1.".utf8)
+    public static let windowMillis: Int64 = 60_000
 
-    /// The secret: `--cluster-secret`, else derived from the API keys every node shares.
-    public init(secret: [UInt8]) throws {
+    /// The secret: `--cluster-secret`, else derived from the API keys every node shares; `now`: the
+    /// wall clock in milliseconds.
+    public init(secret: [UInt8], now: @escaping @Sendable () -> Int64) throws {
+        self.now = now
         seal = try MessageSeal(
             key: Array(HMACSHA256.authenticate(Array("atrium cluster relay v1".utf8), key: secret).prefix(16)))
     }
@@ -26,7 +33,11 @@ public final class RelaySeal: Sendable {
 
     /// The text to publish on `node`'s inbox.
     public func seal(_ text: String, for node: String) -> String? {
-        guard let sealed = try? seal.seal(Array(text.utf8), aad: Array("inbox:\(node)".utf8)) else { return nil }
+        let stamp = UInt64(bitPattern: now())
+        let clock = (0..<8).map { UInt8(truncatingIfNeeded: stamp >> (56 - 8 * UInt64($0))) }
+        guard let sealed = try? seal.seal(clock + Array(text.utf8), aad: Array("inbox:\(node)".utf8)) else {
+            return nil
+        }
         return "s1." + Base64URL.encode(sealed)
     }
 
@@ -34,6 +45,10 @@ public final class RelaySeal: Sendable {
     public func open(_ payload: [UInt8], at node: String) -> [UInt8]? {
         guard payload.starts(with: Self.prefix), let sealed = Base64URL.decode(payload.dropFirst(Self.prefix.count))
         else { return nil }
-        return seal.open(sealed, aad: Array("inbox:\(node)".utf8))
+        guard let opened = seal.open(sealed, aad: Array("inbox:\(node)".utf8)), opened.count >= 8 else { return nil }
+        let sent = Int64(bitPattern: opened[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let (age, overflow) = now().subtractingReportingOverflow(sent)
+        guard !overflow, age.magnitude <= UInt64(Self.windowMillis) else { return nil }
+        return Array(opened[8...])
     }
 }

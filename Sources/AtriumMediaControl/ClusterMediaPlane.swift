@@ -74,6 +74,8 @@ public final class ClusterMediaPlane: MediaPlane {
     /// home worker's table.
     var nextTag: UInt32 = 0x8000_0000
     var remoteEvents: [MediaEvent] = []
+    /// Transports closed here whose edge has not reported them closed yet.
+    var closingRemote: [String: String] = [:]
 
     // MARK: Edge
 
@@ -153,7 +155,9 @@ public final class ClusterMediaPlane: MediaPlane {
         var out: [MediaEvent] = []
         for e in local.events() {
             if let id = Self.transport(of: e), let owner = hostedTransports[id] {
-                if let body = RemoteMediaCoding.encode(e) { _ = send(.object(["op": "event", "event": body]), owner) }
+                if let body = RemoteMediaCoding.encode(Self.unscoped(e, owner)) {
+                    _ = send(.object(["op": "event", "event": body]), owner)
+                }
                 if case .transportState(_, .closed) = e { hostedTransports[id] = nil }
                 continue
             }
@@ -190,6 +194,7 @@ public final class ClusterMediaPlane: MediaPlane {
         case .closeTransport(let id):
             if let node = remoteTransports.removeValue(forKey: id) {
                 remoteRoom[id] = nil
+                closingRemote[id] = node
                 // Its consumers end with it on the edge.
                 remoteConsumers = remoteConsumers.filter { $0.value.transport != id }
                 toEdge(command, node)
@@ -257,6 +262,12 @@ public final class ClusterMediaPlane: MediaPlane {
         let a = live[abs(random(live.count)) % live.count]
         let b = live[abs(random(live.count)) % live.count]
         let pick = a.load <= b.load ? a : b
+        if let e = edges[pick.id], e.link.figures.state == .failed {
+            // A failed link is made again (the edge replaces its end); what was piped through it is not.
+            e.link.stop()
+            edges[pick.id] = nil
+            for p in piped.keys { piped[p]?[pick.id] = nil }
+        }
         if edges[pick.id] == nil {
             guard openLink(to: pick) else { return nil }
         }
@@ -273,14 +284,18 @@ public final class ClusterMediaPlane: MediaPlane {
             let link = try RelayLink(
                 side: .owner, bind: relayBind, certificate: certificate, remoteFingerprint: fingerprint,
                 client: me < peer.id)
-            edges[peer.id] = Edge(peer: peer, link: link)
             let address = announced(link)
-            _ = send(
+            let sent = send(
                 .object([
                     "op": "link", "address": .string(address),
                     "fingerprint": .string(Self.hex(certificate.fingerprint.digest)),
                 ]),
                 peer.id)
+            guard sent else {
+                log("the relay link request to \(peer.id) was not sent")
+                return false
+            }
+            edges[peer.id] = Edge(peer: peer, link: link)
             return true
         } catch {
             log("relay link to \(peer.id): \(error)")
@@ -321,8 +336,7 @@ public final class ClusterMediaPlane: MediaPlane {
     public func receive(from: String, _ body: JSONValue) {
         switch body["op"]?.stringValue {
         case "link":
-            guard owners[from] == nil,
-                let address = body["address"]?.stringValue.flatMap({ try? SocketAddress(parsing: $0) }),
+            guard let address = body["address"]?.stringValue.flatMap({ try? SocketAddress(parsing: $0) }),
                 let fp = body["fingerprint"]?.stringValue, let digest = Self.bytes(hex: fp), digest.count == 32
             else {
                 log("a relay link request from \(from) that is not one")
@@ -335,10 +349,12 @@ public final class ClusterMediaPlane: MediaPlane {
                         sdp: "sha-256 " + digest.map { Self.hex2($0) }.joined(separator: ":")),
                     client: me < from)
                 try link.start(remote: address)
+                // A new link from that owner (it restarted, or gave the old one up) replaces the old.
+                owners.removeValue(forKey: from)?.link.stop()
                 owners[from] = Owner(link: link)
-                _ = send(
-                    .object(["op": "linked", "address": .string(announced(link))]),
-                    from)
+                if !send(.object(["op": "linked", "address": .string(announced(link))]), from) {
+                    log("the answer to \(from)'s relay link was not sent")
+                }
             } catch {
                 log("relay link from \(from): \(error)")
             }
@@ -358,15 +374,75 @@ public final class ClusterMediaPlane: MediaPlane {
             run(c, for: from)
         case "event":
             guard let e = body["event"], let event = try? RemoteMediaCoding.decodeEvent(e) else { return }
-            // Only about a transport this node placed on that node.
-            if let id = Self.transport(of: event), remoteTransports[id] == from { remoteEvents.append(event) }
+            // Only about a transport this node placed on that node (or closed there, until it says so).
+            guard let id = Self.transport(of: event) else { return }
+            if remoteTransports[id] == from {
+                remoteEvents.append(event)
+            } else if closingRemote[id] == from {
+                remoteEvents.append(event)
+                if case .transportState(_, .closed) = event { closingRemote[id] = nil }
+            }
         default: log("a media message from \(from) that is not one")
         }
     }
 
-    /// A command an owner sent: run on the local workers, its room pinned to one of them.
+    /// An owner's id for something it made here: its own, under its node's id, so that two owners'
+    /// (or this node's own) transports, consumers and producers never share one.
+    static func scope(_ id: String, _ owner: String) -> String { "\(owner)/\(id)" }
+
+    /// A command of `owner` with its ids scoped.
+    static func scoped(_ c: MediaCommand, _ owner: String) -> MediaCommand {
+        let s = { (id: String) in scope(id, owner) }
+        switch c {
+        case .openTransport(var spec):
+            spec.id = s(spec.id)
+            return .openTransport(spec)
+        case .updateTransport(let id, let remote, let ufrag, let password):
+            return .updateTransport(id: s(id), remote: remote, localUfrag: ufrag, localPassword: password)
+        case .closeTransport(let id): return .closeTransport(id: s(id))
+        case .allocate(let t, var a):
+            for i in a.entries.indices { a.entries[i].consumer = s(a.entries[i].consumer) }
+            return .allocate(transport: s(t), a)
+        case .addConsumer(var spec):
+            (spec.id, spec.transport, spec.producer) = (s(spec.id), s(spec.transport), s(spec.producer))
+            return .addConsumer(spec)
+        case .setPreference(let id, let p): return .setPreference(consumer: s(id), p)
+        case .closeConsumer(let id): return .closeConsumer(id: s(id))
+        case .sendData(let t, let lossy, let payload): return .sendData(transport: s(t), lossy: lossy, payload: payload)
+        case .addPipeProducer(var spec, let router, let link, let tag):
+            spec.id = s(spec.id)
+            return .addPipeProducer(spec, router: router, link: link, tag: tag)
+        case .pauseProducer(let id, let paused): return .pauseProducer(id: s(id), paused: paused)
+        case .closeProducer(let id): return .closeProducer(id: s(id))
+        default: return c
+        }
+    }
+
+    /// An event of a transport run here for `owner`, with the owner's own id.
+    static func unscoped(_ e: MediaEvent, _ owner: String) -> MediaEvent {
+        let prefix = scope("", owner)
+        let u = { (id: String) in id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id }
+        switch e {
+        case .transportState(let id, let state): return .transportState(id: u(id), state: state)
+        case .estimate(let id, let b): return .estimate(transport: u(id), bitrate: b)
+        case .bottleneck(let id, let b): return .bottleneck(transport: u(id), suspected: b)
+        case .dataChannel(let id, let label, let lossy, let open):
+            return .dataChannel(transport: u(id), label: label, lossy: lossy, open: open)
+        case .dataMessage(let id, let lossy, let payload):
+            return .dataMessage(transport: u(id), lossy: lossy, payload: payload)
+        default: return e
+        }
+    }
+
+    /// A command an owner sent: run on the local workers, its room pinned to one of them, its ids
+    /// scoped to the owner. Only a pipe producer needs the owner's relay link.
     func run(_ body: JSONValue, for owner: String) {
-        guard var o = owners[owner] else { return }
+        guard var o = owners[owner] else {
+            if let c = try? RemoteMediaCoding.decode(body, link: { _, _ in nil }) {
+                apply(Self.scoped(c, owner), owner)
+            }
+            return
+        }
         var made: (local: UInt32, worker: Int)?
         let command: MediaCommand
         do {
@@ -386,19 +462,15 @@ public final class ClusterMediaPlane: MediaPlane {
             log("a media command from \(owner): \(error)")
             return
         }
-        switch command {
+        switch Self.scoped(command, owner) {
         case .addPipeProducer(let spec, let router, let link, let tag):
             guard let made else { return }
             o.tags[spec.id] = (tag, made.local, made.worker)
             local.workers[made.worker].submit(.addPipeProducer(spec, router: router, link: link, tag: made.local))
-        case .openTransport(let spec):
-            local.pin(room: spec.router)
-            hostedTransports[spec.id] = owner
-            local.submit(command)
         case .closeProducer(let id):
-            local.submit(command)
+            local.submit(.closeProducer(id: id))
             if let t = o.tags.removeValue(forKey: id) { o.link.unroute(tag: t.owner) }
-        default: local.submit(command)
+        case let c: apply(c, owner)
         }
         owners[owner] = o
     }
@@ -407,6 +479,16 @@ public final class ClusterMediaPlane: MediaPlane {
     func announced(_ link: RelayLink) -> String {
         let port = link.socket.localAddress.port
         return relayAnnounce.contains(":") ? "[\(relayAnnounce)]:\(port)" : "\(relayAnnounce):\(port)"
+    }
+
+    /// A scoped command that needs no link.
+    func apply(_ c: MediaCommand, _ owner: String) {
+        if case .openTransport(let spec) = c {
+            local.pin(room: spec.router)
+            hostedTransports[spec.id] = owner
+        }
+        if case .addPipeProducer = c { return }
+        local.submit(c)
     }
 
     static func hex2(_ b: UInt8) -> String {

@@ -125,7 +125,7 @@ public enum RemoteMediaCoding {
             return .transportState(id: try r.string("id"), state: state)
         case "estimate":
             let b = try r.double("bitrate")
-            guard b >= 0 else { throw DecodeError("event: a negative estimate") }
+            guard b >= 0, b <= maxRate else { throw DecodeError("event: an estimate out of range") }
             return .estimate(transport: try r.string("transport"), bitrate: b)
         case "bottleneck": return .bottleneck(transport: try r.string("transport"), suspected: try r.bool("suspected"))
         case "dataChannel":
@@ -139,6 +139,10 @@ public enum RemoteMediaCoding {
         case let other: throw DecodeError("event: unknown op \(other)")
         }
     }
+
+    /// The highest rate a message may carry (bits per second): what the engine may turn into an
+    /// integer later stays far from overflowing.
+    static let maxRate = 1e12
 
     // MARK: - Specs
 
@@ -320,7 +324,9 @@ public enum RemoteMediaCoding {
                     consumer: try f.string("consumer"), ceiling: ceiling, paused: try f.bool("paused")))
         }
         let figures = (try r.double("allocated"), try r.double("wanted"), try r.double("needed"))
-        guard figures.0 >= 0, figures.1 >= 0, figures.2 >= 0 else { throw DecodeError("allocation: a negative rate") }
+        guard [figures.0, figures.1, figures.2].allSatisfy({ $0 >= 0 && $0 <= maxRate }) else {
+            throw DecodeError("allocation: a rate out of range")
+        }
         return TransportAllocation(allocated: figures.0, wanted: figures.1, needed: figures.2, entries: entries)
     }
 }

@@ -43,7 +43,11 @@ final class ClusterParts {
             id: id, directory: directory, info: info, monotonic: Clock.monotonic, now: Clock.unixSeconds,
             random: { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) })
         let secret = config.clusterSecret.map { Array($0.utf8) } ?? RelaySeal.secret(apiKeys: config.keys)
-        do { relay = ClusterRelay(node: node, redis: redis, keys: keys, seal: try RelaySeal(secret: secret)) } catch {
+        do {
+            relay = ClusterRelay(
+                node: node, redis: redis, keys: keys,
+                seal: try RelaySeal(secret: secret, now: { Int64(clamping: Clock.unixMillis()) }))
+        } catch {
             throw .startup("the cluster's seal: \(error)")
         }
         // A relayed session's frames wait for Redis at most as long as its owner would keep it for a
@@ -127,13 +131,15 @@ final class ClusterParts {
     /// it places viewers on the other live nodes.
     func attach(plane: ClusterMediaPlane) {
         let relay = relay, node = node
+        node.info.takesEdges = true
         relay.onMedia = { [weak plane] from, body in plane?.receive(from: from, body) }
         plane.send = { [weak relay] body, target in relay?.sendMedia(body, to: target) ?? false }
         plane.random = { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) }
         plane.peers = { [weak node] in
             guard let node else { return [] }
             return node.knownNodes.compactMap { n -> ClusterMediaPlane.Peer? in
-                guard n.id != node.id, !n.draining, let digest = ClusterMediaPlane.bytes(hex: n.mediaFingerprint),
+                guard n.id != node.id, !n.draining, n.takesEdges,
+                    let digest = ClusterMediaPlane.bytes(hex: n.mediaFingerprint),
                     digest.count == 32
                 else { return nil }
                 let addresses = n.mediaAddresses.compactMap { try? SocketAddress(parsing: $0) }
@@ -232,7 +238,7 @@ extension AtriumServer {
             "# TYPE atrium_relay_link_packets_total counter",
         ]
         for l in links {
-            let n = "node=\"\(l.node)\""
+            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
             out.append("atrium_relay_link_packets_total{\(n),direction=\"out\"} \(l.figures.packetsOut)")
             out.append("atrium_relay_link_packets_total{\(n),direction=\"in\"} \(l.figures.packetsIn)")
         }
@@ -241,7 +247,7 @@ extension AtriumServer {
             "# TYPE atrium_relay_link_bytes_total counter",
         ]
         for l in links {
-            let n = "node=\"\(l.node)\""
+            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
             out.append("atrium_relay_link_bytes_total{\(n),direction=\"out\"} \(l.figures.bytesOut)")
             out.append("atrium_relay_link_bytes_total{\(n),direction=\"in\"} \(l.figures.bytesIn)")
         }
@@ -250,7 +256,7 @@ extension AtriumServer {
             "# TYPE atrium_relay_link_dropped_total counter",
         ]
         for l in links {
-            let n = "node=\"\(l.node)\""
+            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
             let f = l.figures
             for (reason, count) in [
                 ("stranger", f.strangers), ("unauthenticated", f.unauthenticated), ("malformed", f.malformed),
@@ -272,7 +278,8 @@ extension AtriumServer {
         ]
         for l in links {
             if let rtt = l.figures.rttMilliseconds {
-                out.append("atrium_relay_link_rtt_seconds{node=\"\(l.node)\"} \(rtt / 1000)")
+                let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
+                out.append("atrium_relay_link_rtt_seconds{\(n)} \(rtt / 1000)")
             }
         }
         return out.joined(separator: "\n") + "\n"

@@ -161,10 +161,11 @@ public final class AtriumServer {
             "listening", ("url", base), ("port", String(port)),
             ("store", config.redis == nil ? config.store.rawValue : "redis"),
             ("version", Self.version))
+        // Before the first heartbeat: the node record says it takes edges from the start.
+        if let cluster, let clusterPlane { cluster.attach(plane: clusterPlane) }
         cluster?.attach(
             hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
             waker: edge.waker, logger: logger)
-        if let cluster, let clusterPlane { cluster.attach(plane: clusterPlane) }
         whip.nodes = api.nodes
         if let creds = devCredentials { printDevBanner(creds, base: base, keys: keys) }
     }

@@ -113,6 +113,10 @@ import Testing
             "a negative rate",
             #"{"op":"allocate","transport":"t","allocation":{"allocated":-1,"wanted":1,"needed":1,"entries":[]}}"#
         ),
+        (
+            "a rate past any link",
+            #"{"op":"allocate","transport":"t","allocation":{"allocated":1e300,"wanted":1,"needed":1,"entries":[]}}"#
+        ),
         ("no id", #"{"op":"closeProducer"}"#),
         ("a pipe the edge cannot make", #"{"op":"addPipeProducer","tag":1,"router":"r","producer":{}}"#),
         (
