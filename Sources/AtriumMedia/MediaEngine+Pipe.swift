@@ -15,12 +15,33 @@ extension MediaEngine {
 
     // MARK: - Commands
 
-    /// Home: starts handing producer `id`'s packets to `link`'s far worker.
+    /// Home: starts handing producer `id`'s packets to `link`'s far worker, first the picture each
+    /// stream's key-frame cache holds (its key frame and every packet since): the far pipe producer
+    /// then has a picture for its first viewer and its own cache, even of a share whose sender
+    /// answers no key-frame request, and the live packets follow on from it.
     func pipeProducer(id: String, link: PipeLink, tag: UInt32) {
         guard let p = producers[id], p.pipeInput == nil, !p.pipes.contains(where: { $0.tag == tag }) else { return }
         p.pipes.append(PipeOutput(link: link, tag: tag))
         pipeTags[tag] = p
         if !pipesOut.contains(where: { $0 === link }) { pipesOut.append(link) }
+        guard p.isVideo, !p.paused else { return }
+        for k in p.streams.indices where p.streams[k].cache.isServable(now: now) {
+            var header = PipePacket(kind: .rtp, tag: tag, stream: UInt8(truncatingIfNeeded: k))
+            header.twccExtensionID = p.transport.twccExtensionID ?? 0
+            for i in 0..<p.streams[k].cache.count {
+                let pushed =
+                    p.streams[k].cache.withPacket(i) { slice in
+                        slice.withUnsafeBytes { link.packets.push($0, header) }
+                    } ?? false
+                if pushed {
+                    counters.pipePacketsOut += 1
+                    link.farPending = true
+                } else {
+                    counters.drop(.pipeFull)
+                }
+            }
+        }
+        link.wakeFarIfPending()
     }
 
     /// Far: a pipe producer on the room's pipe transport from `link.from`.

@@ -107,6 +107,45 @@ import Testing
         )
     }
 
+    /// A producer piped after its key frame (a viewer on another worker, or node, came later): the
+    /// home worker first hands the far one its cached picture, so the far viewer decodes from it
+    /// without a key-frame request, even of a sender that answers none.
+    @Test func aProducerPipedLaterHandsTheFarWorkerItsCachedPictureFirst() throws {
+        let home = try EmbeddedMedia(seed: 7)
+        let far = try EmbeddedMedia(seed: 8)
+        let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil, capacity: 64)
+        let publisher = try EmbeddedPeer(
+            port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+        try publisher.connect(to: home, midExtensionID: 1)
+        home.apply(.addProducer(Self.camera))
+        for frame in 0..<3 {
+            var payload: [UInt8] = [0x10]
+            payload += frame == 0 ? [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x07, 0x38, 0x04] : [0x51]
+            payload += [UInt8](repeating: UInt8(frame), count: 50)
+            try publisher.send(
+                rtp: RTPPacketWriter.packet(
+                    payloadType: 96, sequenceNumber: UInt16(100 + frame), timestamp: UInt32(frame) * 3000, ssrc: 4242,
+                    marker: true, payload: payload), to: home)
+        }
+        far.apply(.addPipeProducer(Self.camera, router: "room", link: link, tag: 1))
+        home.apply(.pipeProducer(id: "cam", link: link, tag: 1))
+        #expect(link.packets.count == 3, "the key frame and the two deltas since")
+        let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.engine.drainPipes()
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 46_000, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil)))
+        far.engine.flush()
+        far.collect()
+        try v.receive(from: far)
+        #expect(try Self.frames(v) == [0, 1, 2])
+        // The far viewer started from the far worker's own cache: nothing went home.
+        #expect(link.feedback.pop() == nil)
+    }
+
     @Test func aFullPipeRefusesAndAClosedPipeProducerDropsWhatIsStillInTheRing() throws {
         let s = try Spread()
         _ = try s.viewer(46_001)

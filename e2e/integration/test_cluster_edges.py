@@ -67,3 +67,45 @@ def test_viewers_past_the_owners_share_of_a_room_watch_it_from_edge_nodes(cluste
                 await asyncio.sleep(0.2)
 
     run(go(), TEST_TIMEOUT)
+
+
+def test_a_late_viewer_on_an_edge_starts_from_the_edges_cache(cluster):
+    """A share whose sender answers no key-frame request (it sent one key frame): the first viewer
+    placed on an edge gets the owner's cached picture through the link; a later viewer there starts
+    from the edge's own cache, and the sharer is asked for nothing."""
+    n1, n2, n3 = cluster.nodes
+
+    async def go():
+        async with Opened() as opened:
+            alice = opened.add(await joined(n1, "sharer", room="static-share"))
+            alice.start_keepalive(5)
+            owner = cluster.node(cluster.owner(alice.snapshot["room"]["id"]))
+            pub = opened.add(await Publisher.start(alice, ["screen_share"], ignore_key_frame_requests=["screen_share"]))
+            screen = pub.track_id("screen_share")
+            edges = [n for n in cluster.nodes if n is not owner]
+            subs = []
+            for i, entry in enumerate([n2, n3, n1]):
+                v = opened.add(await joined(entry, f"early{i}", room="static-share"))
+                v.start_keepalive(5)
+                subs.append(opened.add(Subscriber(v)))
+            for sub in subs:
+                await sub.wait_frames([screen], 5, timeout=40)
+                assert_carries(sub, screen, alice.participant_id, "screen_share")
+            asked = (await pub.stats())["keyFrameRequests"].get("screen_share", 0)
+            served = sum(e.metric("atrium_media_key_frame_cache_starts_total", result="served") for e in edges)
+            # Two more, past the owner's share of the room: on edges, started from their caches.
+            for i, entry in enumerate([n3, n2]):
+                v = opened.add(await joined(entry, f"late{i}", room="static-share"))
+                v.start_keepalive(5)
+                sub = opened.add(Subscriber(v))
+                await sub.wait_frames([screen], 5, timeout=40)
+                assert_carries(sub, screen, alice.participant_id, "screen_share")
+            deadline = time.time() + 30
+            while sum(e.metric("atrium_media_key_frame_cache_starts_total", result="served") for e in edges) < served + 2:
+                assert time.time() < deadline, "the late viewers did not start from an edge's cache"
+                await asyncio.sleep(0.2)
+            stats = await pub.stats()
+            assert stats["keyFramesSent"]["screen_share"] == 1, stats
+            assert stats["keyFrameRequests"].get("screen_share", 0) == asked, (asked, stats)
+
+    run(go(), TEST_TIMEOUT)
