@@ -165,6 +165,29 @@ public final class ClusterMediaPlane: MediaPlane {
         }
         out += remoteEvents
         remoteEvents.removeAll()
+        out += edgesGone()
+        return out
+    }
+
+    /// An edge that left the cluster (its record expired: killed, cut off) takes its viewers'
+    /// transports with it: each is reported failed, as a transport whose peer went silent is, and the
+    /// coordinator tells its participant (who reconnects, and is placed again). Its link ends.
+    func edgesGone() -> [MediaEvent] {
+        guard !edges.isEmpty else { return [] }
+        let live = Set(peers().map(\.id))
+        var out: [MediaEvent] = []
+        for (node, e) in edges where !live.contains(node) {
+            log("edge \(node) left the cluster; its viewers' transports failed")
+            e.link.stop()
+            edges[node] = nil
+            for p in piped.keys { piped[p]?[node] = nil }
+            for (t, n) in remoteTransports where n == node {
+                out.append(.transportState(id: t, state: .failed))
+                remoteTransports[t] = nil
+                remoteRoom[t] = nil
+                remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
+            }
+        }
         return out
     }
 

@@ -1,0 +1,129 @@
+import AtriumDTLS
+import AtriumJSON
+import AtriumMedia
+import AtriumUDP
+import Testing
+
+@testable import AtriumMediaControl
+
+/// The plane that spreads a room's viewers over nodes, on fakes: what stays on the local workers,
+/// what goes to an edge and in which order, what comes back, and an edge that leaves the cluster.
+@Suite(.serialized) struct ClusterMediaPlaneTests {
+    final class World {
+        let worker = FakeMediaPlane()
+        let plane: ClusterMediaPlane
+        var sent: [(node: String, body: JSONValue)] = []
+        var live: [ClusterMediaPlane.Peer]
+
+        init() throws {
+            plane = ClusterMediaPlane(
+                local: MediaWorkers([worker]), me: "n1", edgeAfter: 2, certificate: try DTLSCertificate(),
+                relayBind: .loopbackV4(port: 0), relayAnnounce: "127.0.0.1")
+            live = [
+                ClusterMediaPlane.Peer(
+                    id: "n2", mediaAddresses: [.loopbackV4(port: 41_000)], fingerprint: Array(repeating: 7, count: 32),
+                    load: 1)
+            ]
+            plane.send = { [unowned self] body, node in
+                sent.append((node, body))
+                return true
+            }
+            plane.peers = { [unowned self] in live }
+            plane.random = { _ in 0 }
+        }
+
+        func transport(_ id: String, _ role: TransportRole) -> MediaCommand {
+            .openTransport(
+                TransportSpec(
+                    id: id, router: "room", label: id, localUfrag: "u", localPassword: "p", remote: nil, role: role))
+        }
+
+        /// The ops sent to a node since the last call, with the command's op for `cmd`.
+        func ops() -> [String] {
+            defer { sent.removeAll() }
+            return sent.map { s in
+                let op = s.body["op"]?.stringValue ?? "?"
+                return op == "cmd" ? "\(s.node) cmd \(s.body["command"]?["op"]?.stringValue ?? "?")" : "\(s.node) \(op)"
+            }
+        }
+    }
+
+    static let screen = ProducerSpec(
+        id: "tr_share", transport: "pub", mid: "0", source: "screen_share", kind: .video, videoCodec: "VP8",
+        clockRate: 90_000, payloadType: 96, rtxPayloadType: nil, ssrc: 1, rtxSSRC: nil, audioLevelID: nil,
+        absSendTimeID: nil, paused: false)
+
+    static func consumer(_ id: String, on transport: String) -> MediaCommand {
+        .addConsumer(
+            ConsumerSpec(
+                id: id, producer: "tr_share", transport: transport, ssrc: 9, rtxSSRC: nil, payloadType: 96,
+                rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil))
+    }
+
+    @Test func viewersPastTheOwnersShareGoToAnEdgeWithThePipeFirst() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(.addProducer(Self.screen))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(Self.consumer("c1", on: "sub-1"))
+        // Two transports here: the next viewer's goes to n2, the link asked for first.
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        w.plane.submit(Self.consumer("c2", on: "sub-2"))
+        #expect(w.ops() == ["n2 link", "n2 cmd openTransport", "n2 cmd addPipeProducer", "n2 cmd addConsumer"])
+        // The local worker got the publisher, the first viewer and the pipe into the link.
+        let local = w.worker.take()
+        #expect(local.compactMap(\.openedTransport).map(\.id) == ["pub", "sub-1"])
+        #expect(
+            local.contains { if case .pipeProducer("tr_share", _, let tag) = $0 { tag >= 0x8000_0000 } else { false } })
+        // The viewer's offer names n2's addresses and certificate.
+        #expect(w.plane.candidateAddresses(room: "room", transport: "sub-2") == [.loopbackV4(port: 41_000)])
+        #expect(w.plane.fingerprint(transport: "sub-2") == Array(repeating: 7, count: 32))
+        #expect(w.plane.fingerprint(transport: "sub-1") == w.worker.fingerprint)
+        // A second consumer of the same producer on n2 is not piped again.
+        w.plane.submit(w.transport("sub-3", .subscriber))
+        w.plane.submit(Self.consumer("c3", on: "sub-3"))
+        #expect(w.ops() == ["n2 cmd openTransport", "n2 cmd addConsumer"])
+    }
+
+    @Test func eventsComeBackOnlyForWhatThatEdgeRuns() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        let event = { (id: String) -> JSONValue in
+            .object(["op": "event", "event": RemoteMediaCoding.encode(.estimate(transport: id, bitrate: 1e6)) ?? .null])
+        }
+        w.plane.receive(from: "n2", event("sub-2"))
+        w.plane.receive(from: "n3", event("sub-2"))  // not the node it is on
+        w.plane.receive(from: "n2", event("sub-1"))  // a local transport
+        #expect(w.plane.events() == [.estimate(transport: "sub-2", bitrate: 1e6)])
+    }
+
+    @Test func anEdgeThatLeavesTheClusterFailsItsViewersTransports() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        #expect(w.plane.events().isEmpty)
+        w.live = []
+        #expect(w.plane.events() == [.transportState(id: "sub-2", state: .failed)])
+        // The next viewer stays here: no other node.
+        w.plane.submit(w.transport("sub-3", .subscriber))
+        #expect(w.worker.take().compactMap(\.openedTransport).map(\.id).last == "sub-3")
+    }
+
+    @Test func anEdgeScopesWhatAnOwnerMakes() {
+        let c = ClusterMediaPlane.scoped(Self.consumer("c1", on: "sub-1"), "n1")
+        guard case .addConsumer(let spec) = c else {
+            Issue.record("\(c)")
+            return
+        }
+        #expect(spec.id == "n1/c1" && spec.transport == "n1/sub-1" && spec.producer == "n1/tr_share")
+        #expect(
+            ClusterMediaPlane.unscoped(.transportState(id: "n1/sub-1", state: .connected), "n1")
+                == .transportState(id: "sub-1", state: .connected))
+    }
+}
