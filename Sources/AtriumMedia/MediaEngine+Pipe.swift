@@ -25,7 +25,7 @@ extension MediaEngine {
         pipeTags[tag] = p
         if !pipesOut.contains(where: { $0 === link }) { pipesOut.append(link) }
         guard p.isVideo, !p.paused else { return }
-        for k in p.streams.indices where p.streams[k].cache.isServable(now: now) {
+        for k in p.streams.indices where p.streams[k].cache.isServable(now: now) && (!p.isSimulcast || k == 0) {
             var header = PipePacket(kind: .rtp, tag: tag, stream: UInt8(truncatingIfNeeded: k))
             header.twccExtensionID = p.transport.twccExtensionID ?? 0
             for i in 0..<p.streams[k].cache.count {
@@ -87,13 +87,16 @@ extension MediaEngine {
 
     // MARK: - Home side
 
-    /// Hands `packet` (`rx[i]`'s, decrypted, an RTX repair restored, borrowed) to every far worker of `p`.
+    /// Hands `packet` (`rx[i]`'s, decrypted, an RTX repair restored, borrowed) to every far worker of
+    /// `p` whose viewers want its stream: of a simulcast producer, only the streams some far viewer's
+    /// preference asks for cross (the bottom one always), as the far worker last said.
     func pipe(_ packet: UnsafeRawBufferPointer, producer p: Producer, stream k: Int, recovered: Bool, on t: Transport) {
         var header = PipePacket()
         header.stream = UInt8(truncatingIfNeeded: k)
         header.recovered = recovered
         header.twccExtensionID = t.twccExtensionID ?? 0
-        for o in p.pipes {
+        let bit: UInt8 = k < 8 ? 1 << UInt8(k) : 0
+        for o in p.pipes where !p.isSimulcast || o.wanted & bit != 0 {
             header.tag = o.tag
             if o.link.packets.push(packet, header) {
                 counters.pipePacketsOut += 1

@@ -201,6 +201,50 @@ import Testing
         #expect(wanted() == [["q"]])
     }
 
+    /// Of a simulcast producer only the streams a far viewer's preference asks for cross the pipe
+    /// (the bottom one always): a low viewer there gets stream 0 piped; a high one adds stream 2, not 1.
+    @Test func onlyTheStreamsFarViewersWantCrossThePipe() throws {
+        let home = try EmbeddedMedia(seed: 7)
+        let far = try EmbeddedMedia(seed: 8)
+        let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil, capacity: 256)
+        let publisher = try EmbeddedPeer(
+            port: 40_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+        try publisher.connect(to: home, midExtensionID: 1)
+        home.apply(.addProducer(SimulcastEngineTests.camera))
+        far.apply(.addPipeProducer(SimulcastEngineTests.camera, router: "room", link: link, tag: 5))
+        home.apply(.pipeProducer(id: "cam", link: link, tag: 5))
+        let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 7, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil, preference: .low)))
+        var frame = 0
+        /// A frame on each stream; what crossed the pipe, by stream.
+        func frames(_ count: Int) throws -> Set<UInt8> {
+            for _ in 0..<count {
+                for k in 0..<3 {
+                    try publisher.send(
+                        rtp: SimulcastEngineTests.vp8Packet(
+                            stream: k, sequence: SimulcastEngineTests.sequenceBase[k] &+ UInt16(frame),
+                            timestamp: SimulcastEngineTests.timestampBase[k] &+ UInt32(frame) * 3000,
+                            picture: UInt16(frame), tid: 0, key: frame == 0, rid: SimulcastEngineTests.rids[k]),
+                        to: home)
+                }
+                frame += 1
+            }
+            var streams: Set<UInt8> = []
+            while link.packets.pop({ h, _ in streams.insert(h.stream) }) {}
+            return streams
+        }
+        #expect(try frames(3) == [0])
+        // The far viewer now prefers the top layer: the far worker says so, the home worker pipes it too.
+        far.apply(.setPreference(consumer: "c", LayerPreference(quality: .high)))
+        home.engine.drainPipes()
+        #expect(try frames(3) == [0, 2])
+    }
+
     @Test func thePacketRingKeepsOrderRefusesWhenFullAndRefusesOversizedPackets() {
         let ring = PacketRing(capacity: 3, slotSize: 8)
         #expect(ring.capacity == 4)
