@@ -74,6 +74,8 @@ public final class ClusterMediaPlane: MediaPlane {
     /// home worker's table.
     var nextTag: UInt32 = 0x8000_0000
     var remoteEvents: [MediaEvent] = []
+    /// Pipes to an edge waiting for it to say it made the pipe producer (`piped`), by node and tag.
+    var awaitingEdge: [String: [UInt32: (producer: String, home: Int, pipe: PipeLink)]] = [:]
     /// Transports closed here whose edge has not reported them closed yet.
     var closingRemote: [String: String] = [:]
 
@@ -180,6 +182,7 @@ public final class ClusterMediaPlane: MediaPlane {
             log("edge \(node) left the cluster; its viewers' transports failed")
             e.link.stop()
             edges[node] = nil
+            awaitingEdge[node] = nil
             for p in piped.keys { piped[p]?[node] = nil }
             for (t, n) in remoteTransports where n == node {
                 out.append(.transportState(id: t, state: .failed))
@@ -344,7 +347,10 @@ public final class ClusterMediaPlane: MediaPlane {
         edge.link.route(tag: tag, pipe)
         // The edge makes the pipe producer before the consumer that follows.
         toEdge(.addPipeProducer(spec, router: room, link: pipe, tag: tag), node)
-        local.workers[home].submit(.pipeProducer(id: id, link: pipe, tag: tag))
+        // The home worker starts piping (its cached picture first) once the edge says its pipe
+        // producer and route are in place: a packet before would find no route there and be lost,
+        // and a sharer that answers no key-frame request would never send another.
+        awaitingEdge[node, default: [:]][tag] = (id, home, pipe)
     }
 
     func toEdge(_ command: MediaCommand, _ node: String) {
@@ -381,6 +387,11 @@ public final class ClusterMediaPlane: MediaPlane {
             } catch {
                 log("relay link from \(from): \(error)")
             }
+        case "piped":
+            guard let tag = body["tag"]?.int64Value.flatMap({ UInt32(exactly: $0) }),
+                let p = awaitingEdge[from]?.removeValue(forKey: tag), piped[p.producer]?[from] == tag
+            else { return }
+            local.workers[p.home].submit(.pipeProducer(id: p.producer, link: p.pipe, tag: tag))
         case "linked":
             guard var e = edges[from], !e.started,
                 let address = body["address"]?.stringValue.flatMap({ try? SocketAddress(parsing: $0) })
@@ -490,6 +501,10 @@ public final class ClusterMediaPlane: MediaPlane {
             guard let made else { return }
             o.tags[spec.id] = (tag, made.local, made.worker)
             local.workers[made.worker].submit(.addPipeProducer(spec, router: router, link: link, tag: made.local))
+            // The owner may start piping: the route and the pipe producer are in place.
+            if !send(.object(["op": "piped", "tag": .int(Int64(tag))]), owner) {
+                log("the answer to \(owner)'s pipe producer was not sent")
+            }
         case .closeProducer(let id):
             local.submit(.closeProducer(id: id))
             if let t = o.tags.removeValue(forKey: id) { o.link.unroute(tag: t.owner) }

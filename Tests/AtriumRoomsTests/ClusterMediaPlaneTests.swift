@@ -38,6 +38,12 @@ import Testing
                     id: id, router: "room", label: id, localUfrag: "u", localPassword: "p", remote: nil, role: role))
         }
 
+        /// The tag of the last pipe producer sent.
+        var sentTag: UInt32? {
+            sent.last { $0.body["command"]?["op"]?.stringValue == "addPipeProducer" }
+                .flatMap { $0.body["command"]?["tag"]?.int64Value }.flatMap { UInt32(exactly: $0) }
+        }
+
         /// The ops sent to a node since the last call, with the command's op for `cmd`.
         func ops() -> [String] {
             defer { sent.removeAll() }
@@ -70,12 +76,20 @@ import Testing
         // Two transports here: the next viewer's goes to n2, the link asked for first.
         w.plane.submit(w.transport("sub-2", .subscriber))
         w.plane.submit(Self.consumer("c2", on: "sub-2"))
+        let tag = try #require(w.sentTag)
         #expect(w.ops() == ["n2 link", "n2 cmd openTransport", "n2 cmd addPipeProducer", "n2 cmd addConsumer"])
-        // The local worker got the publisher, the first viewer and the pipe into the link.
-        let local = w.worker.take()
+        // The local worker got the publisher and the first viewer; it pipes into the link only once
+        // the edge says its pipe producer is in place.
+        var local = w.worker.take()
         #expect(local.compactMap(\.openedTransport).map(\.id) == ["pub", "sub-1"])
-        #expect(
-            local.contains { if case .pipeProducer("tr_share", _, let tag) = $0 { tag >= 0x8000_0000 } else { false } })
+        #expect(!local.contains { if case .pipeProducer = $0 { true } else { false } })
+        w.plane.receive(from: "n2", .object(["op": "piped", "tag": .int(Int64(tag) + 1)]))  // not that pipe
+        w.plane.receive(from: "n3", .object(["op": "piped", "tag": .int(Int64(tag))]))  // not that node
+        #expect(w.worker.take().isEmpty)
+        w.plane.receive(from: "n2", .object(["op": "piped", "tag": .int(Int64(tag))]))
+        local = w.worker.take()
+        #expect(local.count == 1 && tag >= 0x8000_0000)
+        #expect(local.contains { if case .pipeProducer("tr_share", _, tag) = $0 { true } else { false } })
         // The viewer's offer names n2's addresses and certificate.
         #expect(w.plane.candidateAddresses(room: "room", transport: "sub-2") == [.loopbackV4(port: 41_000)])
         #expect(w.plane.fingerprint(transport: "sub-2") == Array(repeating: 7, count: 32))
