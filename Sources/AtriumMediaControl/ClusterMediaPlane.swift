@@ -303,10 +303,8 @@ public final class ClusterMediaPlane: MediaPlane {
 
     /// This node's end of a relay link to `peer`, and the message that asks the edge for its end.
     func openLink(to peer: Peer) -> Bool {
-        let fingerprint: DTLSFingerprint
+        let fingerprint = DTLSFingerprint(hashFunction: "sha-256", digest: peer.fingerprint)
         do {
-            fingerprint = try DTLSFingerprint(
-                sdp: "sha-256 " + peer.fingerprint.map { Self.hex2($0) }.joined(separator: ":"))
             let link = try RelayLink(
                 side: .owner, bind: relayBind, certificate: certificate, remoteFingerprint: fingerprint,
                 client: me < peer.id)
@@ -374,8 +372,7 @@ public final class ClusterMediaPlane: MediaPlane {
             do {
                 let link = try RelayLink(
                     side: .edge, bind: relayBind, certificate: certificate,
-                    remoteFingerprint: try DTLSFingerprint(
-                        sdp: "sha-256 " + digest.map { Self.hex2($0) }.joined(separator: ":")),
+                    remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: digest),
                     client: me < from)
                 try link.start(remote: address)
                 // A new link from that owner (it restarted, or gave the old one up) replaces the old.
@@ -529,12 +526,10 @@ public final class ClusterMediaPlane: MediaPlane {
         local.submit(c)
     }
 
-    static func hex2(_ b: UInt8) -> String {
-        let h = String(b, radix: 16, uppercase: true)
-        return h.count == 1 ? "0" + h : h
+    /// Lower-case hex, two digits a byte (node records, relay link requests, media messages).
+    public static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined()
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { hex2($0).lowercased() }.joined() }
 
     public static func bytes(hex: String) -> [UInt8]? {
         let u = Array(hex.utf8)

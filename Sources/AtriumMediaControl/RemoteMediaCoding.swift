@@ -175,24 +175,15 @@ public enum RemoteMediaCoding {
     static func remote(_ s: RemoteSpec) -> JSONValue {
         .object([
             "ufrag": .string(s.ufrag), "password": .string(s.password),
-            "fingerprint": .string(
-                s.fingerprint.map { b in
-                    String(b, radix: 16).count == 1 ? "0" + String(b, radix: 16) : String(b, radix: 16)
-                }.joined()),
+            "fingerprint": .string(ClusterMediaPlane.hex(s.fingerprint)),
             "dtlsClient": .bool(s.dtlsClient), "midExtensionID": optional(s.midExtensionID),
             "transportWideCCExtensionID": optional(s.transportWideCCExtensionID), "sctpPort": optional(s.sctpPort),
         ])
     }
 
     static func remote(_ r: Fields) throws(DecodeError) -> RemoteSpec {
-        let hex = Array(try r.string("fingerprint").utf8)
-        guard hex.count == 64 else { throw DecodeError("remote: a fingerprint of 32 bytes in hex") }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: 64, by: 2) {
-            guard let b = UInt8(String(decoding: hex[i..<(i + 2)], as: UTF8.self), radix: 16) else {
-                throw DecodeError("remote: fingerprint not hex")
-            }
-            bytes.append(b)
+        guard let bytes = ClusterMediaPlane.bytes(hex: try r.string("fingerprint")), bytes.count == 32 else {
+            throw DecodeError("remote: a fingerprint of 32 bytes in hex")
         }
         return RemoteSpec(
             ufrag: try r.string("ufrag"), password: try r.string("password"), fingerprint: bytes,

@@ -6,6 +6,7 @@ public import AtriumModel
 public import AtriumProtocol
 import AtriumRTP
 import AtriumSDP
+import AtriumSync
 import AtriumUDP
 import Synchronization
 
@@ -29,7 +30,8 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     let toneHz: Double
 
     struct Shared {
-        var running = false
+        /// The sending thread, once started; joined by `close`.
+        var thread: JoinableThread?
         var stopped = false
         var framesSent = 0
         var keyFrames = 0
@@ -105,7 +107,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
 
     public func publisherAnswer(_ sdp: String) async throws(AtriumError) {
         // Its thread owns the peer once it runs: a second connection is a new publisher's.
-        guard !state.withLock({ $0.running }) else {
+        guard state.withLock({ $0.thread == nil }) else {
             throw AtriumError(code: "media_unsupported", message: "a native publisher connects once: make another")
         }
         let answer = try NativeCredentials.parse(sdp)
@@ -113,7 +115,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         let setup = answer.media.first(where: { $0.port != 0 })?.setup ?? .passive
         let remote = try NativeCredentials.remote(answer, dtlsRole: setup == .active ? .server : .client)
         do {
-            try peer.connect(remote, now: NativeCredentials.nanoseconds())
+            try peer.connect(remote, now: MonotonicClock.nanoseconds())
         } catch {
             throw AtriumError(code: "media_failed", message: "DTLS: \(error)")
         }
@@ -130,7 +132,12 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
 
     public func close() async {
-        state.withLock { $0.stopped = true }
+        let thread = state.withLock { s in
+            s.stopped = true
+            defer { s.thread = nil }
+            return s.thread
+        }
+        thread?.join()
     }
 
     public func stats() async -> MediaStats {
@@ -145,11 +152,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
     // MARK: - Sending
 
     func start() {
-        let first = state.withLock { s -> Bool in
-            defer { s.running = true }
-            return !s.running
+        state.withLock { s in
+            if s.thread == nil { s.thread = try? JoinableThread.start { [self] in run() } }
         }
-        if first { NativeCredentials.detach(self) { $0.run() } }
     }
 
     /// The sending loop: ICE, DTLS and consent timers every 5 ms; a picture every frame interval
@@ -178,7 +183,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var sentVideo = 0
         let drop = dropEvery
         while !state.withLock({ $0.stopped }) {
-            let now = NativeCredentials.nanoseconds()
+            let now = MonotonicClock.nanoseconds()
             peer.tick(now: now)
             _ = peer.receiveWaiting(latency: &latency)
             if !peer.keyFrameRequests.isEmpty {

@@ -62,7 +62,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var answers = 0
         /// Tracks the app asked a key frame for, until the thread sends the PLIs.
         var keyFramesWanted: Set<TrackID> = []
-        var running = false
+        /// The receiving thread, once started; joined by `close`.
+        var thread: JoinableThread?
         var stopped = false
         var counts = Counts()
     }
@@ -132,30 +133,35 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         }
         let (answer, streams) = Self.answer(
             sdp, tracks: tracks, credentials: credentials, session: (sessionID, version))
-        let fresh = state.withLock { $0.pending == nil && !$0.running } || reset
+        let fresh = state.withLock { $0.pending == nil && $0.thread == nil } || reset
         if fresh {
             // The server offers actpass: we take the DTLS client's part.
             let remote = try NativeCredentials.remote(sdp, dtlsRole: .client)
             let peer = try credentials.peer(seed: UInt64(ssrc))
             peer.keepsReceived = true
-            do { try peer.connect(remote, now: NativeCredentials.nanoseconds()) } catch {
+            do { try peer.connect(remote, now: MonotonicClock.nanoseconds()) } catch {
                 throw AtriumError(code: "media_failed", message: "DTLS: \(error)")
             }
             state.withLock { $0.pending = (peer, remote) }
         }
-        let start = state.withLock { s -> Bool in
+        state.withLock { s in
             s.streams = streams
             s.generation += 1
-            defer { s.running = true }
-            return !s.running
+            if s.thread == nil { s.thread = try? JoinableThread.start { [self] in run() } }
         }
-        if start { NativeCredentials.detach(self) { $0.run() } }
         return answer
     }
 
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
 
-    public func close() async { state.withLock { $0.stopped = true } }
+    public func close() async {
+        let thread = state.withLock { s in
+            s.stopped = true
+            defer { s.thread = nil }
+            return s.thread
+        }
+        thread?.join()
+    }
 
     public func stats() async -> MediaStats {
         let c = counts
@@ -309,7 +315,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 }
                 (video, audio) = (v, a)
             }
-            let now = NativeCredentials.nanoseconds()
+            let now = MonotonicClock.nanoseconds()
             peer.tick(now: now)
             _ = peer.receiveWaiting(latency: &latency)
             peer.keyFrameRequests.removeAll()

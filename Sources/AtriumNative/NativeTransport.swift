@@ -62,14 +62,10 @@ struct NativeCredentials {
         guard !candidates.isEmpty else {
             throw AtriumError(code: "sdp_unsupported", message: "the SDP has no IPv4 UDP candidate")
         }
-        let hex = fp.bytes.map { b in
-            let h = String(b, radix: 16, uppercase: true)
-            return h.count == 1 ? "0" + h : h
+        guard fp.bytes.count == 32 else {
+            throw AtriumError(code: "sdp_unsupported", message: "fingerprint: a SHA-256 digest has 32 bytes")
         }
-        let fingerprint: DTLSFingerprint
-        do { fingerprint = try DTLSFingerprint(sdp: "\(fp.hashFunction) \(hex.joined(separator: ":"))") } catch {
-            throw AtriumError(code: "sdp_unsupported", message: "fingerprint: \(error)")
-        }
+        let fingerprint = DTLSFingerprint(hashFunction: fp.hashFunction, digest: fp.bytes)
         return LoadPeer.Remote(
             ufrag: u, password: p, fingerprint: fingerprint, dtlsRole: dtlsRole, controlling: true,
             candidates: candidates)
@@ -80,29 +76,4 @@ struct NativeCredentials {
             throw AtriumError(code: "invalid_sdp", message: "the SDP does not parse: \(error)")
         }
     }
-
-    static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    /// Runs `body` on a new detached thread that holds `owner` until it returns.
-    static func detach<T: AnyObject>(_ owner: T, _ body: @escaping (T) -> Void) {
-        let box = Unmanaged.passRetained(ThreadBody { body(owner) })
-        var t = pthread_t()
-        let rc = pthread_create(
-            &t, nil,
-            { raw in
-                if let raw { Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().run() }
-                return nil
-            }, box.toOpaque())
-        if rc == 0 { pthread_detach(t) } else { box.release() }
-    }
-}
-
-/// A thread's body, passed through `pthread_create`'s one pointer.
-final class ThreadBody {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
 }

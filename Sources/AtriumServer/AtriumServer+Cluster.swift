@@ -92,10 +92,7 @@ final class ClusterParts {
         api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
         node.info.url = publicURL
         node.info.mediaAddresses = media.flatMap(\.candidateAddresses).map { "\($0)" }
-        node.info.mediaFingerprint =
-            media.first.map { w in
-                w.fingerprint.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined()
-            } ?? ""
+        node.info.mediaFingerprint = media.first.map { ClusterMediaPlane.hex($0.fingerprint) } ?? ""
         node.liveRooms = { Array(hub.rooms.keys) }
         node.load = { [self] in
             NodeLoad(
@@ -231,55 +228,46 @@ struct CPUMeter {
 }
 
 extension AtriumServer {
-    /// Each relay link's figures on `/metrics`, by the other node (docs/cluster.md).
+    /// Each relay link's figures on `/metrics`, by the other node and this node's side (docs/cluster.md).
     static func relayMetrics(_ links: [(node: String, side: RelayLink.Side, figures: RelayLink.Counters)]) -> String {
-        var out = [
-            "# HELP atrium_relay_link_packets_total Media packets over relay links, by the other node and direction.",
-            "# TYPE atrium_relay_link_packets_total counter",
+        typealias Samples = (RelayLink.Counters) -> [(labels: String, value: String)]
+        let metrics: [(name: String, type: String, help: String, samples: Samples)] = [
+            (
+                "atrium_relay_link_packets_total", "counter",
+                "Media packets over relay links, by the other node and direction.",
+                { f in [("direction=\"out\"", "\(f.packetsOut)"), ("direction=\"in\"", "\(f.packetsIn)")] }
+            ),
+            (
+                "atrium_relay_link_bytes_total", "counter",
+                "Media bytes over relay links, by the other node and direction.",
+                { f in [("direction=\"out\"", "\(f.bytesOut)"), ("direction=\"in\"", "\(f.bytesIn)")] }
+            ),
+            (
+                "atrium_relay_link_dropped_total", "counter", "Relay datagrams dropped, by the other node and reason.",
+                { f in
+                    [
+                        ("stranger", f.strangers), ("unauthenticated", f.unauthenticated), ("malformed", f.malformed),
+                        ("ring_full", f.ringFull), ("lost", f.lost),
+                    ].map { ("reason=\"\($0.0)\"", "\($0.1)") }
+                }
+            ),
+            (
+                "atrium_relay_link_up", "gauge", "1 while a relay link's handshake is done and it carries.",
+                { f in [("", f.state == .connected ? "1" : "0")] }
+            ),
+            (
+                "atrium_relay_link_rtt_seconds", "gauge", "A relay link's last round trip (its pings).",
+                { f in f.rttMilliseconds.map { [("", "\($0 / 1000)")] } ?? [] }
+            ),
         ]
-        for l in links {
-            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
-            out.append("atrium_relay_link_packets_total{\(n),direction=\"out\"} \(l.figures.packetsOut)")
-            out.append("atrium_relay_link_packets_total{\(n),direction=\"in\"} \(l.figures.packetsIn)")
-        }
-        out += [
-            "# HELP atrium_relay_link_bytes_total Media bytes over relay links, by the other node and direction.",
-            "# TYPE atrium_relay_link_bytes_total counter",
-        ]
-        for l in links {
-            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
-            out.append("atrium_relay_link_bytes_total{\(n),direction=\"out\"} \(l.figures.bytesOut)")
-            out.append("atrium_relay_link_bytes_total{\(n),direction=\"in\"} \(l.figures.bytesIn)")
-        }
-        out += [
-            "# HELP atrium_relay_link_dropped_total Relay datagrams dropped, by the other node and reason.",
-            "# TYPE atrium_relay_link_dropped_total counter",
-        ]
-        for l in links {
-            let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
-            let f = l.figures
-            for (reason, count) in [
-                ("stranger", f.strangers), ("unauthenticated", f.unauthenticated), ("malformed", f.malformed),
-                ("ring_full", f.ringFull), ("lost", f.lost),
-            ] {
-                out.append("atrium_relay_link_dropped_total{\(n),reason=\"\(reason)\"} \(count)")
-            }
-        }
-        out += [
-            "# HELP atrium_relay_link_up 1 while a relay link's handshake is done and it carries.",
-            "# TYPE atrium_relay_link_up gauge",
-        ]
-        for l in links {
-            out.append("atrium_relay_link_up{node=\"\(l.node)\"} \(l.figures.state == .connected ? 1 : 0)")
-        }
-        out += [
-            "# HELP atrium_relay_link_rtt_seconds A relay link's last round trip (its pings).",
-            "# TYPE atrium_relay_link_rtt_seconds gauge",
-        ]
-        for l in links {
-            if let rtt = l.figures.rttMilliseconds {
-                let n = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
-                out.append("atrium_relay_link_rtt_seconds{\(n)} \(rtt / 1000)")
+        var out: [String] = []
+        for m in metrics {
+            out += ["# HELP \(m.name) \(m.help)", "# TYPE \(m.name) \(m.type)"]
+            for l in links {
+                let link = "node=\"\(l.node)\",side=\"\(l.side == .owner ? "owner" : "edge")\""
+                for s in m.samples(l.figures) {
+                    out.append("\(m.name){\(link)\(s.labels.isEmpty ? "" : "," + s.labels)} \(s.value)")
+                }
             }
         }
         return out.joined(separator: "\n") + "\n"

@@ -80,65 +80,48 @@ func share(_ args: ArraySlice<String>) -> Int32 {
         fail("share: \(error)")
     }
     ShareSignals.install()
-    let done = Mutex<Int32?>(nil)
-    let run: @Sendable () async -> Int32 = {
-        do {
-            let room = AtriumRoom(url: url, token: token)
-            try await room.join(JoinOptions(autoSubscribe: false))
-            let session = try NativePublisher(video: video, tone: tone)
-            session.dropEvery = dropEvery
-            await room.attach(session)
-            let answer = try await room.publishMedia(
-                [LocalSource(source, name: "pattern", width: video.width, height: video.height)]
-                    + (tone > 0 ? [LocalSource(source == .screenShare ? .screenShareAudio : .microphone)] : []))
-            emitLine("{\"event\":\"published\",\"tracks\":\(answer.tracks.count)}")
-            Task {
-                for await e in room.events {
-                    if case .shareStatus(let s) = e {
-                        let reason = s.reason?.rawValue ?? ""
-                        let line =
-                            "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
-                            + "\"mine\":\(s.isMine),\"reason\":\"\(reason)\"}"
-                        emitLine(line)
-                    }
-                    if case .closed(let code, _) = e {
-                        emitLine("{\"event\":\"closed\",\"code\":\(code)}")
-                        ShareSignals.stop.store(true, ordering: .relaxed)
-                    }
+    return runNative("share") {
+        let room = AtriumRoom(url: url, token: token)
+        try await room.join(JoinOptions(autoSubscribe: false))
+        let session = try NativePublisher(video: video, tone: tone)
+        session.dropEvery = dropEvery
+        await room.attach(session)
+        let answer = try await room.publishMedia(
+            [LocalSource(source, name: "pattern", width: video.width, height: video.height)]
+                + (tone > 0 ? [LocalSource(source == .screenShare ? .screenShareAudio : .microphone)] : []))
+        emitLine("{\"event\":\"published\",\"tracks\":\(answer.tracks.count)}")
+        Task {
+            for await e in room.events {
+                if case .shareStatus(let s) = e {
+                    let reason = s.reason?.rawValue ?? ""
+                    let line =
+                        "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
+                        + "\"mine\":\(s.isMine),\"reason\":\"\(reason)\"}"
+                    emitLine(line)
+                }
+                if case .closed(let code, _) = e {
+                    emitLine("{\"event\":\"closed\",\"code\":\(code)}")
+                    ShareSignals.stop.store(true, ordering: .relaxed)
                 }
             }
-            let started = ContinuousClock.now
-            var paused = false
-            while !ShareSignals.stop.load(ordering: .relaxed) {
-                if seconds > 0 && ContinuousClock.now - started > .milliseconds(Int(seconds * 1000)) { break }
-                let want = ShareSignals.paused.load(ordering: .relaxed)
-                if want != paused, source == .screenShare {
-                    paused = want
-                    if want { try await room.pauseScreenShare() } else { try await room.resumeScreenShare() }
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            emitLine(
-                "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames),\"retransmitted\":\(session.counts.retransmitted)}"
-            )
-            if source == .screenShare { try? await room.stopScreenShare() }
-            await room.leave()
-            return 0
-        } catch let e as AtriumError {
-            writeStderr("atrium share: \(e.code): \(e.message)\n")
-            return 1
-        } catch {
-            writeStderr("atrium share: \(error)\n")
-            return 1
         }
-    }
-    Task {
-        let code = await run()
-        done.withLock { $0 = code }
-    }
-    while true {
-        if let c = done.withLock({ $0 }) { return c }
-        usleep(20_000)
+        let started = ContinuousClock.now
+        var paused = false
+        while !ShareSignals.stop.load(ordering: .relaxed) {
+            if seconds > 0 && ContinuousClock.now - started > .milliseconds(Int(seconds * 1000)) { break }
+            let want = ShareSignals.paused.load(ordering: .relaxed)
+            if want != paused, source == .screenShare {
+                paused = want
+                if want { try await room.pauseScreenShare() } else { try await room.resumeScreenShare() }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        emitLine(
+            "{\"event\":\"stopping\",\"framesSent\":\(session.counts.frames),\"keyFrames\":\(session.counts.keyFrames),\"retransmitted\":\(session.counts.retransmitted)}"
+        )
+        if source == .screenShare { try? await room.stopScreenShare() }
+        await room.leave()
+        return 0
     }
 }
 
@@ -153,5 +136,28 @@ enum ShareSignals {
         signal(SIGUSR1) { _ in ShareSignals.paused.store(true, ordering: .relaxed) }
         signal(SIGUSR2) { _ in ShareSignals.paused.store(false, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// Runs a native participant's command (`share`, `watch`) on the concurrency runtime while the main
+/// thread waits for its exit code; an error ends it with 1 and a line on standard error.
+func runNative(_ name: String, _ body: @escaping @Sendable () async throws -> Int32) -> Int32 {
+    let done = Mutex<Int32?>(nil)
+    Task {
+        let code: Int32
+        do {
+            code = try await body()
+        } catch let e as AtriumError {
+            writeStderr("atrium \(name): \(e.code): \(e.message)\n")
+            code = 1
+        } catch {
+            writeStderr("atrium \(name): \(error)\n")
+            code = 1
+        }
+        done.withLock { $0 = code }
+    }
+    while true {
+        if let c = done.withLock({ $0 }) { return c }
+        usleep(20_000)
     }
 }

@@ -185,90 +185,72 @@ final class WatchSink: Sendable {
 func watch(_ args: ArraySlice<String>) -> Int32 {
     guard let o = watchOptions(args) else { return 0 }
     ShareSignals.install()
-    let done = Mutex<Int32?>(nil)
-    let run: @Sendable () async -> Int32 = {
-        do {
-            let room = AtriumRoom(url: o.url, token: o.token)
-            try await room.join()
-            let sink = WatchSink(source: o.source, out: o.out, onlyFrom: o.participant.map { _ in [] })
-            if o.share != nil { sink.state.withLock { $0.tracks = [] } }
-            // The participant's ids, by identity: now, then every second (it may join later or rejoin).
-            let resolve: @Sendable () async -> Void = {
-                if let identity = o.participant {
-                    let ids = await room.participants.values.filter { $0.identity == identity }.map(\.id)
-                    sink.state.withLock { $0.wanted = Set(ids) }
-                }
-                if let id = o.share {
-                    let track = await room.shares.first { $0.id.rawValue == id }?.trackId
-                    sink.state.withLock { $0.tracks = Set(track.map { [$0] } ?? []) }
-                }
+    return runNative("watch") {
+        let room = AtriumRoom(url: o.url, token: o.token)
+        try await room.join()
+        let sink = WatchSink(source: o.source, out: o.out, onlyFrom: o.participant.map { _ in [] })
+        if o.share != nil { sink.state.withLock { $0.tracks = [] } }
+        // The participant's ids, by identity: now, then every second (it may join later or rejoin).
+        let resolve: @Sendable () async -> Void = {
+            if let identity = o.participant {
+                let ids = await room.participants.values.filter { $0.identity == identity }.map(\.id)
+                sink.state.withLock { $0.wanted = Set(ids) }
             }
-            await resolve()
-            let subscriber = try NativeSubscriber(estimate: o.estimate, dropEvery: o.dropEvery) { sink.take($0) }
-            await room.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
-            emitLine("{\"event\":\"joined\"}")
-            Task {
-                for await e in room.events {
-                    if case .shareStatus(let s) = e {
-                        emitLine(
-                            "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
-                                + "\"reason\":\"\(s.reason?.rawValue ?? "")\"}")
-                    }
-                    if case .closed(let code, _) = e {
-                        emitLine("{\"event\":\"closed\",\"code\":\(code)}")
-                        ShareSignals.stop.store(true, ordering: .relaxed)
-                    }
-                }
+            if let id = o.share {
+                let track = await room.shares.first { $0.id.rawValue == id }?.trackId
+                sink.state.withLock { $0.tracks = Set(track.map { [$0] } ?? []) }
             }
-            let started = ContinuousClock.now
-            var last = subscriber.counts
-            var second = 0
-            while !ShareSignals.stop.load(ordering: .relaxed) {
-                if o.seconds > 0 && ContinuousClock.now - started > .milliseconds(Int(o.seconds * 1000)) { break }
-                try await Task.sleep(for: .seconds(1))
-                await resolve()
-                second += 1
-                let s = sink.second()
-                let c = subscriber.counts
-                let stamp = s.stamp.map { String($0) } ?? "null"
-                emitLine(
-                    "{\"event\":\"second\",\"second\":\(second),\"frames\":\(s.frames),\"keyFrames\":\(s.keyFrames),"
-                        + "\"kbps\":\(s.bytes * 8 / 1000),\"width\":\(s.width),\"height\":\(s.height),"
-                        + "\"audioFrames\":\(s.audioFrames),\"nacks\":\(c.nacksSent - last.nacksSent),"
-                        + "\"plis\":\(c.keyFrameRequests - last.keyFrameRequests),"
-                        + "\"repaired\":\(c.repaired - last.repaired),\"decodeErrors\":\(c.decodeErrors),"
-                        + "\"stamp\":\(stamp)}")
-                if let e = s.fileError {
-                    writeStderr("atrium watch: \(o.out ?? ""): \(e)\n")
-                    return 1
-                }
-                last = c
-            }
-            await subscriber.close()
-            sink.finish()
-            let c = subscriber.counts
-            let written = sink.second().written
-            emitLine(
-                "{\"event\":\"stopping\",\"frames\":\(c.frames),\"keyFrames\":\(c.keyFrames),"
-                    + "\"written\":\(written),\"nacks\":\(c.nacksSent),\"repaired\":\(c.repaired),"
-                    + "\"decodeErrors\":\(c.decodeErrors)}")
-            await room.leave()
-            await subscriber.close()
-            return 0
-        } catch let e as AtriumError {
-            writeStderr("atrium watch: \(e.code): \(e.message)\n")
-            return 1
-        } catch {
-            writeStderr("atrium watch: \(error)\n")
-            return 1
         }
-    }
-    Task {
-        let code = await run()
-        done.withLock { $0 = code }
-    }
-    while true {
-        if let c = done.withLock({ $0 }) { return c }
-        usleep(20_000)
+        await resolve()
+        let subscriber = try NativeSubscriber(estimate: o.estimate, dropEvery: o.dropEvery) { sink.take($0) }
+        await room.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        emitLine("{\"event\":\"joined\"}")
+        Task {
+            for await e in room.events {
+                if case .shareStatus(let s) = e {
+                    emitLine(
+                        "{\"event\":\"share_\(s.change.rawValue)\",\"shareId\":\"\(s.share.id.rawValue)\","
+                            + "\"reason\":\"\(s.reason?.rawValue ?? "")\"}")
+                }
+                if case .closed(let code, _) = e {
+                    emitLine("{\"event\":\"closed\",\"code\":\(code)}")
+                    ShareSignals.stop.store(true, ordering: .relaxed)
+                }
+            }
+        }
+        let started = ContinuousClock.now
+        var last = subscriber.counts
+        var second = 0
+        while !ShareSignals.stop.load(ordering: .relaxed) {
+            if o.seconds > 0 && ContinuousClock.now - started > .milliseconds(Int(o.seconds * 1000)) { break }
+            try await Task.sleep(for: .seconds(1))
+            await resolve()
+            second += 1
+            let s = sink.second()
+            let c = subscriber.counts
+            let stamp = s.stamp.map { String($0) } ?? "null"
+            emitLine(
+                "{\"event\":\"second\",\"second\":\(second),\"frames\":\(s.frames),\"keyFrames\":\(s.keyFrames),"
+                    + "\"kbps\":\(s.bytes * 8 / 1000),\"width\":\(s.width),\"height\":\(s.height),"
+                    + "\"audioFrames\":\(s.audioFrames),\"nacks\":\(c.nacksSent - last.nacksSent),"
+                    + "\"plis\":\(c.keyFrameRequests - last.keyFrameRequests),"
+                    + "\"repaired\":\(c.repaired - last.repaired),\"decodeErrors\":\(c.decodeErrors),"
+                    + "\"stamp\":\(stamp)}")
+            if let e = s.fileError {
+                writeStderr("atrium watch: \(o.out ?? ""): \(e)\n")
+                return 1
+            }
+            last = c
+        }
+        await subscriber.close()
+        sink.finish()
+        let c = subscriber.counts
+        let written = sink.second().written
+        emitLine(
+            "{\"event\":\"stopping\",\"frames\":\(c.frames),\"keyFrames\":\(c.keyFrames),"
+                + "\"written\":\(written),\"nacks\":\(c.nacksSent),\"repaired\":\(c.repaired),"
+                + "\"decodeErrors\":\(c.decodeErrors)}")
+        await room.leave()
+        return 0
     }
 }
