@@ -16,32 +16,44 @@ extension MediaEngine {
     // MARK: - Commands
 
     /// Home: starts handing producer `id`'s packets to `link`'s far worker, first the picture each
-    /// stream's key-frame cache holds (its key frame and every packet since): the far pipe producer
-    /// then has a picture for its first viewer and its own cache, even of a share whose sender
-    /// answers no key-frame request, and the live packets follow on from it.
+    /// piped stream's key-frame cache holds (its key frame and every packet since): the far pipe
+    /// producer then has a picture for its first viewer and its own cache, even of a share whose
+    /// sender answers no key-frame request, and the live packets follow on from it. A stream with no
+    /// such picture has a key frame asked of its publisher here: the far side asks for none of a
+    /// stream before the pipe has carried some of it.
     func pipeProducer(id: String, link: PipeLink, tag: UInt32) {
         guard let p = producers[id], p.pipeInput == nil, !p.pipes.contains(where: { $0.tag == tag }) else { return }
         p.pipes.append(PipeOutput(link: link, tag: tag))
         pipeTags[tag] = p
         if !pipesOut.contains(where: { $0 === link }) { pipesOut.append(link) }
         guard p.isVideo, !p.paused else { return }
-        for k in p.streams.indices where p.streams[k].cache.isServable(now: now) && (!p.isSimulcast || k == 0) {
-            var header = PipePacket(kind: .rtp, tag: tag, stream: UInt8(truncatingIfNeeded: k))
-            header.twccExtensionID = p.transport.twccExtensionID ?? 0
-            for i in 0..<p.streams[k].cache.count {
-                let pushed =
-                    p.streams[k].cache.withPacket(i) { slice in
-                        slice.withUnsafeBytes { link.packets.push($0, header) }
-                    } ?? false
-                if pushed {
-                    counters.pipePacketsOut += 1
-                    link.farPending = true
-                } else {
-                    counters.drop(.pipeFull)
-                }
-            }
+        for k in p.streams.indices where !p.isSimulcast || k == 0 {
+            startPipedStream(p, stream: k, link: link, tag: tag)
         }
         link.wakeFarIfPending()
+    }
+
+    /// Home: the first picture of stream `k` toward one far worker, from the cache, or else a key
+    /// frame asked of the publisher.
+    func startPipedStream(_ p: Producer, stream k: Int, link: PipeLink, tag: UInt32) {
+        guard p.streams[k].cache.isServable(now: now) else {
+            requestKeyFrameNow(p, stream: k)
+            return
+        }
+        var header = PipePacket(kind: .rtp, tag: tag, stream: UInt8(truncatingIfNeeded: k))
+        header.twccExtensionID = p.transport.twccExtensionID ?? 0
+        for i in 0..<p.streams[k].cache.count {
+            let pushed =
+                p.streams[k].cache.withPacket(i) { slice in
+                    slice.withUnsafeBytes { link.packets.push($0, header) }
+                } ?? false
+            if pushed {
+                counters.pipePacketsOut += 1
+                link.farPending = true
+            } else {
+                counters.drop(.pipeFull)
+            }
+        }
     }
 
     /// Far: a pipe producer on the room's pipe transport from `link.from`.
@@ -132,8 +144,13 @@ extension MediaEngine {
         switch f.kind {
         case .keyFrame(let k): requestKeyFrameNow(p, stream: k)
         case .wanted(let mask):
+            let gained = mask & ~p.pipes[o].wanted
             p.pipes[o].wanted = mask
             reportWanted(p)
+            guard gained != 0, p.isVideo, !p.paused else { return }
+            for k in p.streams.indices where k < 8 && gained & (1 << UInt8(k)) != 0 {
+                startPipedStream(p, stream: k, link: p.pipes[o].link, tag: f.tag)
+            }
         }
     }
 
@@ -197,6 +214,7 @@ extension MediaEngine {
             }
             // The stream's SSRC as the publisher sends it (learned at home from the mid and rid).
             if p.streams[k].ssrc != header.ssrc { p.streams[k].ssrc = header.ssrc }
+            p.streams[k].pipeCarried = true
             t.twccExtensionID = h.twccExtensionID == 0 ? nil : h.twccExtensionID
             counters.pipePacketsIn += 1
             let length = bytes.count
@@ -218,10 +236,12 @@ extension MediaEngine {
         }
     }
 
-    /// A pipe producer's wanted streams go home when they changed.
+    /// A pipe producer's wanted streams go home when they changed. A stream dropped from them stops
+    /// crossing; when it is wanted again its home sends its first picture.
     func pipeWanted(_ p: Producer, _ input: PipeInput, mask: UInt8) {
         guard mask != p.pipeWanted else { return }
         if input.link.feedback.push(PipeFeedback(tag: input.tag, kind: .wanted(mask: mask))) {
+            for k in p.streams.indices where k < 8 && mask & (1 << UInt8(k)) == 0 { p.streams[k].pipeCarried = false }
             p.pipeWanted = mask
             input.link.homePending = true
         } else {

@@ -133,8 +133,10 @@ extension MediaEngine {
         p.streams[k].keyFrameWanted = false
         p.streams[k].lastKeyFrameRequest = t0
         if let input = p.pipeInput {
-            // Asked of the home worker, which throttles and sends the PLI to the publisher.
-            pipeKeyFrameRequest(input, stream: k)
+            // Asked of the home worker, which throttles and sends the PLI to the publisher; not before
+            // the pipe carried some of the stream: its home is sending the picture it holds first (or
+            // asked for one itself), and a sharer may answer no request.
+            if p.streams[k].pipeCarried { pipeKeyFrameRequest(input, stream: k) }
             return
         }
         p.plisSent += 1

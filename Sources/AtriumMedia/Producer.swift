@@ -151,6 +151,8 @@ struct ReceiveStream {
     var pendingRequestAt: Double?
     var answers = ViewerStart.Answers.unknown
     var packetsIn = 0
+    /// A pipe producer's stream: the pipe carried some of it since it was last wanted.
+    var pipeCarried = false
     /// The last packet of this stream (engine seconds); nil before the first.
     var lastPacketAt: Double?
     /// The last sender report: its NTP time in seconds and the RTP timestamp it maps to.

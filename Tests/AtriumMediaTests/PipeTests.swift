@@ -82,7 +82,10 @@ import Testing
     @Test func aViewerOnTheFarWorkerDecodesThePublishersPacketsAndItsKeyFrameRequestsReachThePublisher() throws {
         let s = try Spread()
         let v = try s.viewer(46_000)
-        // The new viewer waits for a key frame: asked of the home worker through the pipe.
+        // Nothing cached when the pipe started: the home worker asked the publisher for a key frame
+        // itself. The far viewer waits for one and asks nothing before the pipe carried some.
+        s.far.advance(by: 1.2)
+        #expect(s.link.feedback.pop() == nil)
         s.pump(s.home)
         #expect(try s.plis() == 1)
         for _ in 0..<5 { try s.sendFrame() }
@@ -239,9 +242,15 @@ import Testing
             return streams
         }
         #expect(try frames(3) == [0])
-        // The far viewer now prefers the top layer: the far worker says so, the home worker pipes it too.
+        // The far viewer now prefers the top layer: the far worker says so, the home worker hands it
+        // the top stream's cached picture (three frames since its key frame) without asking the
+        // publisher, then pipes it too.
+        let asked = home.engine.counters.plisSent
         far.apply(.setPreference(consumer: "c", LayerPreference(quality: .high)))
         home.engine.drainPipes()
+        var cached: [UInt8] = []
+        while link.packets.pop({ h, _ in cached.append(h.stream) }) {}
+        #expect(cached == [2, 2, 2] && home.engine.counters.plisSent == asked)
         #expect(try frames(3) == [0, 2])
     }
 

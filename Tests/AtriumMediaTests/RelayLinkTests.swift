@@ -189,8 +189,10 @@ import Testing
 
     /// The media path through a relay link: a publisher on the owner node's engine, a viewer on the
     /// edge node's; between them the home worker's pipe, the two ends of the link (encrypted UDP on
-    /// 127.0.0.1) and the edge engine's pipe producer. The viewer gets every frame in order; its
-    /// key-frame request crosses the link home and reaches the publisher as a PLI.
+    /// 127.0.0.1) and the edge engine's pipe producer. With nothing cached, the owner asks the
+    /// publisher for a key frame as it starts piping (the edge asks for none before the pipe carried
+    /// something); the viewer gets every frame in order; its own key-frame request then crosses the
+    /// link home and reaches the publisher as a PLI.
     @Test func aViewerOnAnEdgeNodeGetsTheOwnersPublisherThroughTheLink() throws {
         let ownerCert = try DTLSCertificate()
         let edgeCert = try DTLSCertificate()
@@ -240,14 +242,15 @@ import Testing
                 if case .pictureLossIndication(let p) = $0 { p.sources.mediaSSRC == 4242 } else { false }
             }.count
         }
-        // The new viewer's wait for a key frame: asked over the link, sent to the publisher by home.
+        // Nothing cached to start the pipe with: the owner asked, and nothing came over the link.
         var asked = 0
-        try Self.until("the edge viewer's key-frame request at the publisher") {
+        try Self.until("the owner's key-frame request at the publisher") {
             pump(far)
             pump(home)
             asked += (try? plis()) ?? 0
             return asked >= 1
         }
+        #expect(edgeEnd.figures.feedbackOut == 0)
         var sequence: UInt16 = 100
         for frame in 0..<5 {
             var payload: [UInt8] = [0x10]
@@ -268,7 +271,18 @@ import Testing
             return frames.count >= 5
         }
         #expect(frames == [0, 1, 2, 3, 4])
-        // The key-frame request came over the link (the edge's feedback, the owner's ring).
+        // Now the pipe carried the stream: the viewer's PLI goes over the link (the edge's feedback,
+        // the owner's ring) and reaches the publisher, past the owner's throttle.
+        home.advance(by: 0.4)
+        far.advance(by: 0.4)
+        try v.send(rtcp: [.pictureLossIndication(PictureLossIndication(senderSSRC: 1, mediaSSRC: 46_000))], to: far)
+        try Self.until("the edge viewer's key-frame request at the publisher") {
+            far.advance(by: 0.02)
+            pump(far)
+            pump(home)
+            asked += (try? plis()) ?? 0
+            return asked >= 2
+        }
         #expect(edgeEnd.figures.feedbackOut >= 1 && ownerEnd.figures.feedbackIn >= 1)
         #expect(ownerEnd.figures.packetsOut >= 5 && edgeEnd.figures.packetsIn >= 5)
         #expect(home.engine.counters.pipePacketsOut == 5 && far.engine.counters.pipePacketsIn == 5)

@@ -72,7 +72,7 @@ def test_viewers_past_the_owners_share_of_a_room_watch_it_from_edge_nodes(cluste
 def test_a_late_viewer_on_an_edge_starts_from_the_edges_cache(cluster):
     """A share whose sender answers no key-frame request (it sent one key frame): the first viewer
     placed on an edge gets the owner's cached picture through the link; a later viewer there starts
-    from the edge's own cache, and the sharer sends no other key frame."""
+    from the edge's own cache: the sharer sends no other key frame and is asked for none."""
     n1, n2, n3 = cluster.nodes
 
     async def go():
@@ -92,6 +92,7 @@ def test_a_late_viewer_on_an_edge_starts_from_the_edges_cache(cluster):
                 await sub.wait_frames([screen], 5, timeout=40)
                 assert_carries(sub, screen, alice.participant_id, "screen_share")
             served = sum(e.metric("atrium_media_key_frame_cache_starts_total", result="served") for e in edges)
+            asked = (await pub.stats())["keyFrameRequests"].get("screen_share", 0)
             # Two more, past the owner's share of the room: on edges, started from their caches.
             for i, entry in enumerate([n3, n2]):
                 v = opened.add(await joined(entry, f"late{i}", room="static-share"))
@@ -103,11 +104,10 @@ def test_a_late_viewer_on_an_edge_starts_from_the_edges_cache(cluster):
             while sum(e.metric("atrium_media_key_frame_cache_starts_total", result="served") for e in edges) < served + 2:
                 assert time.time() < deadline, "the late viewers did not start from an edge's cache"
                 await asyncio.sleep(0.2)
-            # The sharer sent its one key frame and nothing more: every picture came from caches.
-            # (A key-frame request may still reach it: an edge's pipe producer does not know that its
-            # sharer answers none, and an edge's first viewer asks before the owner's cached picture
-            # is there; docs/cluster.md lists it.)
+            # The sharer sent its one key frame and nothing more: every picture came from caches, and
+            # no key-frame request reached it for the late viewers.
             stats = await pub.stats()
             assert stats["keyFramesSent"]["screen_share"] == 1, stats
+            assert stats["keyFrameRequests"].get("screen_share", 0) == asked, stats
 
     run(go(), TEST_TIMEOUT)
