@@ -88,16 +88,24 @@ public final class RelayLink: @unchecked Sendable {
     var counters = Counters()
     var highest: UInt16?
     var nextPing: UInt64 = 0
+    /// The last datagram from the other node that authenticated (or took the handshake on).
+    var lastHeard: UInt64 = 0
+    /// A link with nothing heard for this long (nanoseconds; pings go every second) has failed.
+    let silence: UInt64
 
     public static let maxDatagram = 2048
+    /// Five pings missed.
+    public static let defaultSilence = 5.0
 
     /// `bind`: this node's relay address (port 0: any); `client`: this end starts the handshake (the
-    /// node with the smaller id).
+    /// node with the smaller id); `silence`: seconds without an authenticated datagram (or a
+    /// handshake message) from the other node after which the link has failed.
     public init(
         side: Side, bind: SocketAddress, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint,
-        client: Bool
+        client: Bool, silence: Double = RelayLink.defaultSilence
     ) throws {
         self.side = side
+        self.silence = UInt64(min(max(silence, 0.1), 3600) * 1e9)
         socket = try UDPSocket(bindingTo: bind, batchSize: 32, maxDatagramSize: Self.maxDatagram)
         _ = try? socket.setBufferSizes(receive: 4 << 20, send: 4 << 20)
         poller = try EpollPoller()
@@ -144,6 +152,7 @@ public final class RelayLink: @unchecked Sendable {
     // MARK: - The thread
 
     func run() {
+        lastHeard = MonotonicNanoseconds.now()
         if dtls.role == .client {
             do { for d in try dtls.start() { queue(d) } } catch { fail("DTLS start: \(error)") }
         }
@@ -206,6 +215,7 @@ public final class RelayLink: @unchecked Sendable {
         }
         // RFC 7983: 20-63 DTLS, 128-191 RTP.
         if bytes[0] >= 20 && bytes[0] <= 63 {
+            if counters.state == .handshaking { lastHeard = now }
             handshake(Array(bytes))
             return
         }
@@ -218,6 +228,7 @@ public final class RelayLink: @unchecked Sendable {
             counters.unauthenticated += 1
             return
         }
+        lastHeard = now
         let plain = UnsafeRawBufferPointer(rebasing: bytes[0..<min(length, bytes.count)])
         guard let h = try? RTPHeader(parsing: plain), h.payloadRange.upperBound <= plain.count else {
             counters.malformed += 1
@@ -288,6 +299,9 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     func timers(now: UInt64) {
+        if counters.state != .failed && now > lastHeard && now - lastHeard > silence {
+            fail("nothing heard from the other node for \(Double(silence) / 1e9) s")
+        }
         if counters.state == .handshaking, let t = dtls.nextTimeout, t < .milliseconds(1) {
             do { for d in try dtls.timeout() { queue(d) } } catch { fail("DTLS: \(error)") }
         }

@@ -171,15 +171,22 @@ public final class ClusterMediaPlane: MediaPlane {
         return out
     }
 
-    /// An edge that left the cluster (its record expired: killed, cut off) takes its viewers'
-    /// transports with it: each is reported failed, as a transport whose peer went silent is, and the
-    /// coordinator tells its participant (who reconnects, and is placed again). Its link ends.
+    /// An edge that left the cluster (its record expired: killed, cut off), or whose relay link
+    /// failed (nothing heard from it for `RelayLink.defaultSilence`, or a handshake refused), takes its
+    /// viewers' transports with it: each is reported failed, as a transport whose peer went silent
+    /// is, and the coordinator renews its participant's subscriber connection (placed again, on a live
+    /// node). Its link ends.
     func edgesGone() -> [MediaEvent] {
         guard !edges.isEmpty else { return [] }
         let live = Set(peers().map(\.id))
         var out: [MediaEvent] = []
-        for (node, e) in edges where !live.contains(node) {
-            log("edge \(node) left the cluster; its viewers' transports failed")
+        for (node, e) in edges {
+            let link = e.link.figures
+            guard !live.contains(node) || link.state == .failed else { continue }
+            log(
+                live.contains(node)
+                    ? "the relay link to edge \(node) failed (\(link.failure ?? "")); its viewers' transports failed"
+                    : "edge \(node) left the cluster; its viewers' transports failed")
             e.link.stop()
             edges[node] = nil
             awaitingEdge[node] = nil

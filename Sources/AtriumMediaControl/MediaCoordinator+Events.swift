@@ -77,6 +77,7 @@ extension MediaCoordinator {
                         push(pid, .mediaState(target: target, state: state))
                     }
                 }
+                if state == .failed { renewSubscriber(transport: id) }
                 continue
             }
             guard case .audioLevels(let report, let worker) = event else { continue }

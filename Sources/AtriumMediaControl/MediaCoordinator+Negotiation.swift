@@ -26,29 +26,7 @@ extension MediaCoordinator {
         var reset = sub.resetPending
         if sub.sections.filter({ !$0.active }).count >= Self.maxEndedSections {
             reset = true
-            plane.submit(.closeTransport(id: sub.transport))
-            let (u, pw) = credentials()
-            sub.transport = nextID("sub-")
-            (sub.ufrag, sub.password) = (u, pw)
-            plane.submit(
-                .openTransport(
-                    TransportSpec(
-                        id: sub.transport, router: peer.room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
-                        localPassword: pw, remote: nil, role: .subscriber))
-            )
-            sub.usedPayloadTypes = []
-            sub.freedCodecs = [:]
-            sub.nextMid = 0
-            sub.sections = sub.sections.filter(\.active).map { s in
-                var n = s
-                n.mid = String(sub.nextMid)
-                sub.nextMid += 1
-                n.codec = Self.allocate(Self.serverDefault(s.codec), in: &sub.usedPayloadTypes)
-                n.consumer = nil
-                n.ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
-                n.rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
-                return n
-            }
+            replaceTransport(&sub, pid, room: peer.room)
         }
         // Nothing live to offer on the new connection yet: the reset goes with the next offer.
         if reset && sub.sections.isEmpty && !sub.data {
@@ -78,6 +56,51 @@ extension MediaCoordinator {
         peer.subscriber = sub
         peers[pid] = peer
         push(pid, message)
+    }
+
+    /// A new subscriber connection in place of `sub`'s: the old transport closed, a new one opened
+    /// (placed afresh: on an edge node of a big room, the one chosen now), the live sections kept with
+    /// new mids, payload types and SSRCs, their consumers made again on the answer.
+    func replaceTransport(_ sub: inout Subscriber, _ pid: ParticipantID, room: RoomID) {
+        plane.submit(.closeTransport(id: sub.transport))
+        let (u, pw) = credentials()
+        sub.transport = nextID("sub-")
+        (sub.ufrag, sub.password) = (u, pw)
+        plane.submit(
+            .openTransport(
+                TransportSpec(
+                    id: sub.transport, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
+                    localPassword: pw, remote: nil, role: .subscriber))
+        )
+        sub.usedPayloadTypes = []
+        sub.freedCodecs = [:]
+        sub.nextMid = 0
+        sub.sections = sub.sections.filter(\.active).map { s in
+            var n = s
+            n.mid = String(sub.nextMid)
+            sub.nextMid += 1
+            n.codec = Self.allocate(Self.serverDefault(s.codec), in: &sub.usedPayloadTypes)
+            n.consumer = nil
+            n.ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
+            n.rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
+            return n
+        }
+    }
+
+    /// A subscriber connection that failed (the edge node carrying it left the cluster or its link
+    /// went silent; or the client was silent past ICE consent) is renewed by the server: a new
+    /// connection, offered with `reset` (an offer still waiting for its answer is void: its answer
+    /// is `stale_revision`).
+    func renewSubscriber(transport: String) {
+        guard let (pid, peer) = peers.first(where: { $0.value.subscriber?.transport == transport }),
+            var sub = peer.subscriber, sub.player == nil
+        else { return }
+        replaceTransport(&sub, pid, room: peer.room)
+        sub.pending = nil
+        sub.dirty = false
+        sub.resetPending = true
+        peers[pid]?.subscriber = sub
+        negotiate(pid)
     }
 
     /// The subscriber's answer: the transport learns the peer, accepted sections get their consumers.

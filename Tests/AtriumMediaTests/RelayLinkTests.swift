@@ -187,6 +187,27 @@ import Testing
         #expect(owner.figures.state != .connected)
     }
 
+    /// A link whose other end stops (its node killed) fails once nothing was heard from it for its
+    /// silence bound, which the node's plane takes for the other node lost.
+    @Test func aLinkWhoseOtherEndGoesSilentFails() throws {
+        let ownerCert = try DTLSCertificate()
+        let edgeCert = try DTLSCertificate()
+        let owner = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: ownerCert, remoteFingerprint: edgeCert.fingerprint,
+            client: true, silence: 1.5)
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: edgeCert, remoteFingerprint: ownerCert.fingerprint,
+            client: false, silence: 1.5)
+        try owner.start(remote: edge.socket.localAddress)
+        try edge.start(remote: owner.socket.localAddress)
+        defer { edge.stop() }
+        try Self.until("the link up") { owner.figures.state == .connected && edge.figures.state == .connected }
+        owner.stop()
+        #expect(owner.figures.state == .closed)
+        try Self.until("the edge's end failed") { edge.figures.state == .failed }
+        #expect(edge.figures.failure?.hasPrefix("nothing heard") == true)
+    }
+
     /// The media path through a relay link: a publisher on the owner node's engine, a viewer on the
     /// edge node's; between them the home worker's pipe, the two ends of the link (encrypted UDP on
     /// 127.0.0.1) and the edge engine's pipe producer. With nothing cached, the owner asks the

@@ -236,6 +236,54 @@ extension MediaCommand {
         #expect(b.sent.count == before, "only the publisher hears it")
     }
 
+    /// A subscriber connection that failed (its edge node lost, or its client silent past consent)
+    /// is renewed by the server: the old transport closed, a new one opened, an offer with `reset`
+    /// for the live tracks (mids from 0 again); the answer to the void offer is refused as stale, the
+    /// new one's answer makes the consumers on the new transport. A publisher's failure renews nothing.
+    @Test func aFailedSubscriberConnectionIsRenewedWithAResetOffer() throws {
+        let w = World()
+        let a = w.connect("alice")
+        let b = w.connect("bob")
+        _ = try w.publish(a, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: Self.simulcastTracks)
+        let transports = w.plane.take().compactMap(\.openedTransport)
+        let pub = try #require(transports.first { $0.label.hasSuffix("/pub") })
+        let sub = try #require(transports.first { $0.label.hasSuffix("/sub") })
+        let first = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
+        w.plane.queued = [.transportState(id: pub.id, state: .failed)]
+        w.endpoint.drainMedia()
+        #expect(w.plane.take().isEmpty)
+        w.plane.queued = [.transportState(id: sub.id, state: .failed)]
+        w.endpoint.drainMedia()
+        let commands = w.plane.take()
+        #expect(commands.compactMap(\.closedTransport) == [sub.id])
+        let renewed = try #require(commands.compactMap(\.openedTransport).first)
+        #expect(renewed.id != sub.id && renewed.role == .subscriber && renewed.router == sub.router)
+        let offer = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
+        #expect(offer["reset"] == .bool(true))
+        #expect(offer["tracks"]?.arrayValue?.compactMap { $0["mid"]?.stringValue } == ["0", "1"])
+        #expect(b.sent.contains { $0["type"] == .string("media_state") && $0["state"] == .string("failed") })
+        // The old offer's answer is stale; the new one's adds the consumers on the new transport.
+        let old = try SessionDescription.parse(try #require(first["sdp"]?.stringValue))
+        w.send(
+            b,
+            [
+                "type": "subscriber_answer", "id": .int(7), "revision": try #require(first["revision"]),
+                "sdp": .string(SDPFixtures.answer(to: old)),
+            ])
+        #expect(b.sent.last?["error"]?["code"] == .string("stale_revision"))
+        let sdp = try SessionDescription.parse(try #require(offer["sdp"]?.stringValue))
+        _ = try w.request(
+            b,
+            [
+                "type": "subscriber_answer", "id": .int(8), "revision": try #require(offer["revision"]),
+                "sdp": .string(SDPFixtures.answer(to: sdp)),
+            ])
+        let consumers = w.plane.take().compactMap { c -> ConsumerSpec? in
+            if case .addConsumer(let spec) = c { spec } else { nil }
+        }
+        #expect(consumers.count == 2 && consumers.allSatisfy { $0.transport == renewed.id })
+    }
+
     @Test func aMutedTrackStartsPausedAndResumesOnUnmute() throws {
         let w = World()
         let a = w.connect("alice")
