@@ -168,7 +168,31 @@ public final class ClusterMediaPlane: MediaPlane {
         out += remoteEvents
         remoteEvents.removeAll()
         out += edgesGone()
+        ownersGone()
         return out
+    }
+
+    /// Edge: an owner that left the cluster, or whose relay link failed, leaves nothing behind here:
+    /// the transports and pipe producers run for it are closed (their viewers are renewed by whichever
+    /// node runs the room now) and its link ends.
+    func ownersGone() {
+        guard !owners.isEmpty else { return }
+        let live = Set(peers().map(\.id))
+        for (node, o) in owners {
+            let link = o.link.figures
+            guard !live.contains(node) || link.state == .failed else { continue }
+            log(
+                live.contains(node)
+                    ? "the relay link from owner \(node) failed (\(link.failure ?? "")); what ran for it closed"
+                    : "owner \(node) left the cluster; what ran for it closed")
+            o.link.stop()
+            owners[node] = nil
+            for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
+            for (t, owner) in hostedTransports where owner == node {
+                local.submit(.closeTransport(id: t))
+                hostedTransports[t] = nil
+            }
+        }
     }
 
     /// An edge that left the cluster (its record expired: killed, cut off), or whose relay link

@@ -129,6 +129,37 @@ import Testing
         #expect(w.worker.take().compactMap(\.openedTransport).map(\.id).last == "sub-3")
     }
 
+    /// As an edge: an owner that leaves the cluster leaves nothing running here for it; its
+    /// transports and pipe producers are closed, its link ended; the node's own are kept.
+    @Test func anOwnerThatLeavesTheClusterLeavesNothingRunningForItOnItsEdge() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        let owner = try DTLSCertificate()
+        w.plane.receive(
+            from: "n2",
+            .object([
+                "op": "link", "address": "127.0.0.1:9",
+                "fingerprint": .string(ClusterMediaPlane.hex(owner.fingerprint.digest)),
+            ]))
+        #expect(w.ops() == ["n2 linked"])
+        let pipe = PipeLink(from: 0, to: -1, wakeFar: nil, wakeHome: nil)
+        for c in [
+            w.transport("sub-9", .subscriber), .addPipeProducer(Self.screen, router: "room", link: pipe, tag: 77),
+            Self.consumer("c1", on: "sub-9"),
+        ] {
+            let body = try #require(RemoteMediaCoding.encode(c, relayed: { _ in true }))
+            w.plane.receive(from: "n2", .object(["op": "cmd", "command": body]))
+        }
+        w.plane.submit(w.transport("own", .subscriber))
+        #expect(w.plane.events().isEmpty && w.worker.take().count == 4)
+        w.live = []
+        _ = w.plane.events()
+        let closed = w.worker.take()
+        #expect(closed.compactMap(\.closedTransport) == ["n2/sub-9"])
+        #expect(closed.compactMap(\.closedProducer) == ["n2/tr_share"])
+        #expect(w.plane.links.isEmpty)
+    }
+
     @Test func anEdgeScopesWhatAnOwnerMakes() {
         let c = ClusterMediaPlane.scoped(Self.consumer("c1", on: "sub-1"), "n1")
         guard case .addConsumer(let spec) = c else {
