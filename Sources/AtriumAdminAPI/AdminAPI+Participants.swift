@@ -54,11 +54,18 @@ extension AdminAPI {
     }
 
     func listParticipants(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
-        let (_, state) = try liveRoom(request, params, write: false)
+        let (room, state) = try liveRoom(request, params, write: false)
         let list = (state?.orderedParticipants ?? []).map {
             HubCoding.participant($0, tracks: state?.tracks(of: $0.id) ?? [])
         }
-        return Self.json(200, ["participants": .array(list)])
+        var body: JSONObject = ["participants": .array(list)]
+        if let mediaNodes, state != nil {
+            body["mediaNodes"] = .array(
+                mediaNodes(room.id).sorted { $0.key < $1.key }.map { node, transports in
+                    .object(["node": .string(node), "transports": .int(Int64(transports))])
+                })
+        }
+        return Self.json(200, body)
     }
 
     func getParticipant(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {

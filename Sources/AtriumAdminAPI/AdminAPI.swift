@@ -44,6 +44,9 @@ public final class AdminAPI: HTTPHandler {
     /// This node's recordings (ffmpeg processes); nil without a media plane.
     public var recordings: RecordingManager?
     public var streams: StreamManager?
+    /// In a cluster whose rooms spread over nodes: a live room's media transports by node (this one
+    /// and its edges), listed with its participants.
+    public var mediaNodes: ((RoomID) -> [String: Int])?
 
     public init(
         store: any RoomStore, verifier: TokenVerifier, metrics: MetricsRegistry, corsOrigins: [String],

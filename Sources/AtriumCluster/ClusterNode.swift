@@ -20,6 +20,9 @@ public final class ClusterNode: RoomRouter {
     /// The rooms live here and the load to report, supplied by the composition root.
     public var liveRooms: () -> [RoomID] = { [] }
     public var load: () -> NodeLoad = { NodeLoad() }
+    /// The rooms of other nodes whose viewers this node runs (its record's `edgeRooms`, and their sum
+    /// its load's `edgeViewers`).
+    public var edgeRooms: () -> [NodeInfo.EdgeRoom] = { [] }
     /// Told when a heartbeat finds this node's record gone although it beat in time (Redis restarted
     /// empty, or lost it): the owner writes its live rooms' settings back.
     public var onRecordLost: () -> Void = {}
@@ -75,6 +78,9 @@ public final class ClusterNode: RoomRouter {
         guard force || t - lastBeat >= period else { return }
         lastBeat = t
         info.load = load()
+        let edges = edgeRooms()
+        info.load.edgeViewers = edges.reduce(0) { $0 + $1.viewers }
+        info.edgeRooms = Array(edges.sorted { $0.viewers > $1.viewers }.prefix(NodeInfo.maxEdgeRooms))
         info.updatedAt = now()
         do throws(RedisError) {
             let existed = try directory.register(info)

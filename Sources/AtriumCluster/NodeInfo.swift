@@ -12,6 +12,8 @@ public struct NodeInfo: Equatable, Sendable {
     public var mediaFingerprint = ""
     /// It runs viewers of rooms other nodes own (`--edge-after`): only such a node is given them.
     public var takesEdges = false
+    /// The rooms other nodes own whose viewers it runs, the largest first (at most `maxEdgeRooms`).
+    public var edgeRooms: [EdgeRoom] = []
     public var load: NodeLoad
     /// Draining (SIGTERM): it takes no new rooms.
     public var draining: Bool
@@ -37,6 +39,7 @@ public struct NodeInfo: Equatable, Sendable {
             "id": .string(id.rawValue), "url": .string(url),
             "mediaAddresses": .array(mediaAddresses.map { .string($0) }), "mediaFingerprint": .string(mediaFingerprint),
             "takesEdges": .bool(takesEdges),
+            "edgeRooms": .array(edgeRooms.map(\.json)),
             "load": load.json, "draining": .bool(draining), "startedAt": .int(startedAt), "updatedAt": .int(updatedAt),
         ])
     }
@@ -51,10 +54,41 @@ public struct NodeInfo: Equatable, Sendable {
             load: load, draining: v["draining"]?.boolValue ?? false, startedAt: v["startedAt"]?.int64Value ?? 0,
             updatedAt: v["updatedAt"]?.int64Value ?? 0)
         takesEdges = v["takesEdges"]?.boolValue ?? false
+        edgeRooms = (v["edgeRooms"]?.arrayValue ?? []).prefix(Self.maxEdgeRooms).compactMap(EdgeRoom.init(json:))
         let fp = v["mediaFingerprint"]?.stringValue ?? ""
         mediaFingerprint =
             fp.utf8.count == 64 && fp.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
             ? fp : ""
+    }
+}
+
+extension NodeInfo {
+    /// A record lists at most this many edge rooms (the largest): a node record stays small.
+    public static let maxEdgeRooms = 64
+
+    /// A room another node owns, some of whose viewers this node runs.
+    public struct EdgeRoom: Equatable, Sendable {
+        public var room: String
+        public var owner: String
+        /// Viewer connections (subscriber transports) here.
+        public var viewers: Int
+
+        public init(room: String, owner: String, viewers: Int) {
+            self.room = room
+            self.owner = owner
+            self.viewers = viewers
+        }
+
+        var json: JSONValue {
+            .object(["room": .string(room), "owner": .string(owner), "viewers": .int(Int64(viewers))])
+        }
+
+        init?(json v: JSONValue) {
+            guard let room = v["room"]?.stringValue, let owner = v["owner"]?.stringValue, NodeID.isValid(owner),
+                let n = v["viewers"]?.int64Value, n >= 0
+            else { return nil }
+            self.init(room: room, owner: owner, viewers: Int(clamping: n))
+        }
     }
 }
 
@@ -66,23 +100,29 @@ public struct NodeLoad: Equatable, Sendable {
     public var forwardedPackets: UInt64 = 0
     /// Process CPU over the last heartbeat period, percent of one core.
     public var cpuPercent = 0.0
+    /// Viewer connections it runs for rooms other nodes own (as an edge).
+    public var edgeViewers = 0
 
-    public init(rooms: Int = 0, participants: Int = 0, forwardedPackets: UInt64 = 0, cpuPercent: Double = 0) {
+    public init(
+        rooms: Int = 0, participants: Int = 0, forwardedPackets: UInt64 = 0, cpuPercent: Double = 0,
+        edgeViewers: Int = 0
+    ) {
+        self.edgeViewers = edgeViewers
         self.rooms = rooms
         self.participants = participants
         self.forwardedPackets = forwardedPackets
         self.cpuPercent = cpuPercent
     }
 
-    /// One number to compare nodes by: participants weigh most (each is signaling and media), then
-    /// rooms, then CPU beyond what those explain.
-    public var score: Double { Double(participants) + 5 * Double(rooms) + cpuPercent }
+    /// One number to compare nodes by: participants weigh most (each is signaling and media), and a
+    /// viewer run for another node's room as one; then rooms, then CPU beyond what those explain.
+    public var score: Double { Double(participants) + Double(edgeViewers) + 5 * Double(rooms) + cpuPercent }
 
     public var json: JSONValue {
         .object([
             "rooms": .int(Int64(rooms)), "participants": .int(Int64(participants)),
             "forwardedPackets": .int(Int64(clamping: forwardedPackets)),
-            "cpuPercent": .double((cpuPercent * 10).rounded() / 10),
+            "cpuPercent": .double((cpuPercent * 10).rounded() / 10), "edgeViewers": .int(Int64(edgeViewers)),
         ])
     }
 
@@ -91,6 +131,7 @@ public struct NodeLoad: Equatable, Sendable {
         rooms = Int(clamping: r)
         participants = Int(clamping: p)
         forwardedPackets = UInt64(clamping: v["forwardedPackets"]?.int64Value ?? 0)
+        edgeViewers = Int(clamping: max(0, v["edgeViewers"]?.int64Value ?? 0))
         switch v["cpuPercent"] {
         case .double(let d): cpuPercent = d
         case .int(let n): cpuPercent = Double(n)

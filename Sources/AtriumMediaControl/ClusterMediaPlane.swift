@@ -89,8 +89,9 @@ public final class ClusterMediaPlane: MediaPlane {
     }
 
     var owners: [String: Owner] = [:]
-    /// Transports run here for another node, by that node's id.
+    /// Transports run here for another node, by that node's id, and their rooms.
     var hostedTransports: [String: String] = [:]
+    var hostedRoom: [String: String] = [:]
     var nextLocalTag: UInt32 = 0xC000_0000
 
     public init(
@@ -126,6 +127,24 @@ public final class ClusterMediaPlane: MediaPlane {
 
     var remoteRoom: [String: String] = [:]
 
+    /// The rooms other nodes own whose viewers run here, with their owner and viewer count.
+    public var edgeRooms: [(room: String, owner: String, viewers: Int)] {
+        var count: [String: (owner: String, viewers: Int)] = [:]
+        for (t, owner) in hostedTransports {
+            let room = hostedRoom[t] ?? ""
+            count[room, default: (owner, 0)].viewers += 1
+        }
+        return count.map { ($0.key, $0.value.owner, $0.value.viewers) }
+    }
+
+    /// This node's transports of a room it owns and the room's viewers on each edge, by node id
+    /// (empty for a room not live here).
+    public func mediaNodes(ofRoom room: String) -> [String: Int] {
+        var out = roomEdges[room] ?? [:]
+        if let here = roomTransportsHere[room], here > 0 { out[me] = here }
+        return out
+    }
+
     // MARK: - MediaPlane
 
     public var fingerprint: [UInt8] { local.fingerprint }
@@ -160,7 +179,10 @@ public final class ClusterMediaPlane: MediaPlane {
                 if let body = RemoteMediaCoding.encode(Self.unscoped(e, owner)) {
                     _ = send(.object(["op": "event", "event": body]), owner)
                 }
-                if case .transportState(_, .closed) = e { hostedTransports[id] = nil }
+                if case .transportState(_, .closed) = e {
+                    hostedTransports[id] = nil
+                    hostedRoom[id] = nil
+                }
                 continue
             }
             out.append(e)
@@ -191,6 +213,7 @@ public final class ClusterMediaPlane: MediaPlane {
             for (t, owner) in hostedTransports where owner == node {
                 local.submit(.closeTransport(id: t))
                 hostedTransports[t] = nil
+                hostedRoom[t] = nil
             }
         }
     }
@@ -552,6 +575,7 @@ public final class ClusterMediaPlane: MediaPlane {
         if case .openTransport(let spec) = c {
             local.pin(room: spec.router)
             hostedTransports[spec.id] = owner
+            hostedRoom[spec.id] = spec.router
         }
         if case .addPipeProducer = c { return }
         local.submit(c)

@@ -129,6 +129,9 @@ final class ClusterParts {
     func attach(plane: ClusterMediaPlane) {
         let relay = relay, node = node
         node.info.takesEdges = true
+        node.edgeRooms = { [weak plane] in
+            (plane?.edgeRooms ?? []).map { NodeInfo.EdgeRoom(room: $0.room, owner: $0.owner, viewers: $0.viewers) }
+        }
         relay.onMedia = { [weak plane] from, body in plane?.receive(from: from, body) }
         plane.send = { [weak relay] body, target in relay?.sendMedia(body, to: target) ?? false }
         plane.random = { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) }

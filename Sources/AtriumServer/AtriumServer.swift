@@ -162,7 +162,10 @@ public final class AtriumServer {
             ("store", config.redis == nil ? config.store.rawValue : "redis"),
             ("version", Self.version))
         // Before the first heartbeat: the node record says it takes edges from the start.
-        if let cluster, let clusterPlane { cluster.attach(plane: clusterPlane) }
+        if let cluster, let clusterPlane {
+            cluster.attach(plane: clusterPlane)
+            api.mediaNodes = { [weak clusterPlane] room in clusterPlane?.mediaNodes(ofRoom: room.rawValue) ?? [:] }
+        }
         cluster?.attach(
             hub: hub, signal: signal, http: web, api: api, store: store, media: media, url: config.publicURL ?? base,
             waker: edge.waker, logger: logger)

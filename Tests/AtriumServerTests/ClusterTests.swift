@@ -36,6 +36,15 @@ func node(_ id: String, participants: Int = 0, rooms: Int = 0, draining: Bool = 
         Row(nodes: [node("b"), node("a")], draws: [0, 0], expected: "a"),
         // A draining node is never drawn.
         Row(nodes: [node("a", draining: true), node("b", participants: 50)], draws: [0, 0], expected: "b"),
+        // A viewer run for another node's room weighs as a participant.
+        Row(
+            nodes: [
+                NodeInfo(
+                    id: NodeID("a"), url: "u", mediaAddresses: [], load: NodeLoad(edgeViewers: 3), startedAt: 0,
+                    updatedAt: 0),
+                node("b", participants: 2),
+            ],
+            draws: [0, 1], expected: "b"),
         // Draws out of range or negative are folded into range, never trap.
         Row(nodes: [node("a"), node("b", participants: 3)], draws: [-7, Int.max], expected: "a"),
     ])
@@ -76,6 +85,26 @@ func node(_ id: String, participants: Int = 0, rooms: Int = 0, draining: Bool = 
         #expect(
             NodeInfo(json: try JSONParser.parse(#"{"id":"a/b","url":"u","load":{"rooms":0,"participants":0}}"#)) == nil)
         #expect(!NodeID.isValid("") && !NodeID.isValid(String(repeating: "a", count: 65)) && NodeID.isValid("n-1.a_B"))
+    }
+
+    /// An edge's rooms and viewers round-trip; entries that are not ones are dropped, not the record;
+    /// no more than `maxEdgeRooms` are read.
+    @Test func edgeRoomsRoundTripAndBadEntriesAreDropped() throws {
+        var n = node("n2")
+        n.load.edgeViewers = 5
+        n.edgeRooms = [NodeInfo.EdgeRoom(room: "ro_a", owner: "n1", viewers: 5)]
+        #expect(NodeInfo(json: try JSONParser.parse(n.json.bytes())) == n)
+        let bad =
+            #"[{"room":"r","owner":"a/b","viewers":1},{"room":"r","owner":"n1","viewers":-1},{"room":7},"#
+            + #"{"room":"ok","owner":"n1","viewers":2}]"#
+        let text =
+            #"{"id":"n2","url":"u","load":{"rooms":0,"participants":0,"edgeViewers":-4},"edgeRooms":"# + bad + "}"
+        let read = try #require(NodeInfo(json: try JSONParser.parse(Array(text.utf8))))
+        #expect(
+            read.edgeRooms == [NodeInfo.EdgeRoom(room: "ok", owner: "n1", viewers: 2)] && read.load.edgeViewers == 0)
+        let many = (0..<100).map { #"{"room":"r\#($0)","owner":"n1","viewers":1}"# }.joined(separator: ",")
+        let long = #"{"id":"n2","url":"u","load":{"rooms":0,"participants":0},"edgeRooms":["# + many + "]}"
+        #expect(NodeInfo(json: try JSONParser.parse(Array(long.utf8)))?.edgeRooms.count == NodeInfo.maxEdgeRooms)
     }
 }
 

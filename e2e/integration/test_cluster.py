@@ -64,7 +64,7 @@ def test_every_node_lists_the_three_nodes_with_their_addresses(cluster):
             # One address per media worker (two on every node of the fixture), each its own port.
             addresses = n["mediaAddresses"]
             assert len(set(addresses)) == 2 and all(a.startswith("127.0.0.1:") for a in addresses), addresses
-            assert set(n["load"]) == {"rooms", "participants", "forwardedPackets", "cpuPercent"}
+            assert set(n["load"]) == {"rooms", "participants", "forwardedPackets", "cpuPercent", "edgeViewers"}
             assert n["draining"] is False
     # The metrics count the nodes as of each node's last heartbeat (every 5 s).
     for node in cluster.nodes:

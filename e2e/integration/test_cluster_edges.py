@@ -46,6 +46,21 @@ def test_viewers_past_the_owners_share_of_a_room_watch_it_from_edge_nodes(cluste
                 await sub.wait_frames([screen], 20, timeout=40)
                 assert_carries(sub, screen, alice.participant_id, "screen_share")
             edges = [n for n in cluster.nodes if n is not owner]
+            # The room's admin view (any node: relayed to the owner) names its nodes: the owner's two
+            # transports, the rest on edges; each edge's record lists the room and its viewers there.
+            status, _, _, body = n2.request("GET", f"/v1/rooms/{room_id}/participants")
+            assert status == 200, body
+            nodes = {m["node"]: m["transports"] for m in body["mediaNodes"]}
+            assert nodes.pop(owner.node_id) == 2 and sum(nodes.values()) == 4, body["mediaNodes"]
+            deadline = time.time() + 30
+            while True:
+                listed = {n["id"]: n for n in n1.request("GET", "/v1/nodes")[3]["nodes"]}
+                edge_rooms = {i: {r["room"]: (r["owner"], r["viewers"]) for r in n["edgeRooms"]} for i, n in listed.items()}
+                if all(edge_rooms[i].get(room_id) == (owner.node_id, v) for i, v in nodes.items()):
+                    break
+                assert time.time() < deadline, f"node records do not list the room's edges {nodes}: {edge_rooms}"
+                await asyncio.sleep(0.5)
+            assert all(listed[i]["load"]["edgeViewers"] >= v for i, v in nodes.items()), listed
             # The owner sent the share over its links; the edges received it, and every link is up.
             assert owner.metric("atrium_relay_link_packets_total", direction="out") > 0
             assert sum(e.metric("atrium_relay_link_packets_total", direction="in") for e in edges) > 0
