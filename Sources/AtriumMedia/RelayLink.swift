@@ -52,6 +52,35 @@ public final class RelayLink: @unchecked Sendable {
         public var lost = 0
         public var rttMilliseconds: Double?
         public var failure: String?
+        /// Media packets by the stream (simulcast layer) they are of, streams 0 to 3.
+        public var streamPackets = StreamCounts()
+        /// Pipe producers (tracks) routed through the link.
+        public var tracks = 0
+    }
+
+    /// Four counters, by stream index.
+    public struct StreamCounts: Sendable, Equatable {
+        public var s0 = 0, s1 = 0, s2 = 0, s3 = 0
+
+        public subscript(k: Int) -> Int {
+            switch k {
+            case 0: s0
+            case 1: s1
+            case 2: s2
+            case 3: s3
+            default: 0
+            }
+        }
+
+        mutating func count(_ k: UInt8) {
+            switch k {
+            case 0: s0 += 1
+            case 1: s1 += 1
+            case 2: s2 += 1
+            case 3: s3 += 1
+            default: break
+            }
+        }
     }
 
     struct Shared {
@@ -172,6 +201,7 @@ public final class RelayLink: @unchecked Sendable {
                 }
                 links.removeAll()
                 for r in routes.values where !links.contains(where: { $0 === r.link }) { links.append(r.link) }
+                counters.tracks = routes.count
             }
             let now = MonotonicNanoseconds.now()
             receive(now: now)
@@ -266,6 +296,7 @@ public final class RelayLink: @unchecked Sendable {
         }
         counters.packetsIn += 1
         counters.bytesIn += payload.count
+        counters.streamPackets.count(read.stream)
         var header = read
         header.tag = route.local
         if route.link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
@@ -331,6 +362,7 @@ public final class RelayLink: @unchecked Sendable {
                         }
                         counters.packetsOut += 1
                         counters.bytesOut += bytes.count
+                        counters.streamPackets.count(h.stream)
                     })
                 {
                     n += 1

@@ -255,6 +255,15 @@ extension AtriumServer {
                 }
             ),
             (
+                "atrium_relay_link_stream_packets_total", "counter",
+                "Media packets over relay links by simulcast stream (0 the lowest), by the other node.",
+                { f in (0..<4).map { ("stream=\"\($0)\"", "\(f.streamPackets[$0])") } }
+            ),
+            (
+                "atrium_relay_link_tracks", "gauge", "Tracks (piped producers) routed through a relay link.",
+                { f in [("", "\(f.tracks)")] }
+            ),
+            (
                 "atrium_relay_link_up", "gauge", "1 while a relay link's handshake is done and it carries.",
                 { f in [("", f.state == .connected ? "1" : "0")] }
             ),
