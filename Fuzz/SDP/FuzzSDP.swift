@@ -37,5 +37,7 @@ import FuzzSupport
             _ = try? SessionDescription.parse(player.answer(local: local, streamID: "s", sessionID: 1).serialized())
         }
         _ = try? SubscriberNegotiation.answer(text: text, offer: offer)
+        // A kept connection's offer, as a client joining again sends it.
+        _ = try? KeptSubscriberConnection(offer: text)
     }
 }

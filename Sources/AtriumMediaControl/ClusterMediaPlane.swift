@@ -48,6 +48,8 @@ public final class ClusterMediaPlane: MediaPlane {
     public var random: (Int) -> Int = { Int.random(in: 0..<max(1, $0)) }
     /// Why something failed, for the log.
     public var log: (String) -> Void = { _ in }
+    /// Monotonic seconds, for the bounds of kept connections (`orphanGrace`, `adoptionBound`).
+    public var now: () -> Double = { 0 }
 
     // MARK: Owner
 
@@ -92,6 +94,21 @@ public final class ClusterMediaPlane: MediaPlane {
     /// Transports run here for another node, by that node's id, and their rooms.
     var hostedTransports: [String: String] = [:]
     var hostedRoom: [String: String] = [:]
+    /// The local ICE credentials of each transport run here for another node: a client that kept its
+    /// connection proves it with them when its room's new owner takes the connection over.
+    var hostedCredentials: [String: (ufrag: String, password: String)] = [:]
+    /// Transports whose owner was lost, kept for `orphanGrace` for the room's new owner to take over
+    /// (their clients keep their connections), by when they were orphaned.
+    var orphans: [String: Double] = [:]
+
+    // MARK: Taken over
+
+    /// A transport taken over by another name than the one it was opened with (a new owner's, scoped
+    /// on an edge, or this node's own): commands name it so, the workers know the first.
+    var aliases: [String: String] = [:]
+    var aliasOf: [String: String] = [:]
+    /// Owner: take-overs asked of an edge, by transport id, with when they fail unanswered.
+    var pendingAdoptions: [String: Double] = [:]
     var nextLocalTag: UInt32 = 0xC000_0000
 
     public init(
@@ -158,7 +175,7 @@ public final class ClusterMediaPlane: MediaPlane {
 
     public func candidateAddresses(room: String, transport: String) -> [SocketAddress] {
         if let node = remoteTransports[transport] { return edges[node]?.peer.mediaAddresses ?? [] }
-        return local.candidateAddresses(room: room, transport: transport)
+        return local.candidateAddresses(room: room, transport: aliases[transport] ?? transport)
     }
 
     public func tcpCandidateAddresses(room: String, transport: String) -> [SocketAddress] {
@@ -174,19 +191,31 @@ public final class ClusterMediaPlane: MediaPlane {
     /// then the events edges sent about this node's viewers there.
     public func events() -> [MediaEvent] {
         var out: [MediaEvent] = []
-        for e in local.events() {
-            if let id = Self.transport(of: e), let owner = hostedTransports[id] {
+        for raw in local.events() {
+            let engineID = Self.transport(of: raw)
+            var e = raw
+            if let id = engineID, let alias = aliasOf[id] {
+                e = Self.withTransport(raw) { _ in alias }
+                if case .transportState(_, .closed) = raw {
+                    aliasOf[id] = nil
+                    aliases[alias] = nil
+                }
+            }
+            if let id = engineID, orphans[id] != nil {
+                // Its owner is gone and no one took it over yet: nobody to tell.
+                if case .transportState(_, .closed) = raw { forgetHosted(id) }
+                continue
+            }
+            if let id = engineID, let owner = hostedTransports[id] {
                 if let body = RemoteMediaCoding.encode(Self.unscoped(e, owner)) {
                     _ = send(.object(["op": "event", "event": body]), owner)
                 }
-                if case .transportState(_, .closed) = e {
-                    hostedTransports[id] = nil
-                    hostedRoom[id] = nil
-                }
+                if case .transportState(_, .closed) = e { forgetHosted(id) }
                 continue
             }
             out.append(e)
         }
+        adoptionsDue()
         out += remoteEvents
         remoteEvents.removeAll()
         out += edgesGone()
@@ -194,10 +223,24 @@ public final class ClusterMediaPlane: MediaPlane {
         return out
     }
 
-    /// Edge: an owner that left the cluster, or whose relay link failed, leaves nothing behind here:
-    /// the transports and pipe producers run for it are closed (their viewers are renewed by whichever
-    /// node runs the room now) and its link ends.
+    func forgetHosted(_ id: String) {
+        hostedTransports[id] = nil
+        hostedRoom[id] = nil
+        hostedCredentials[id] = nil
+        orphans[id] = nil
+    }
+
+    /// Edge: an owner that left the cluster, or whose relay link failed, leaves nothing behind here
+    /// but its viewers' connections: its pipe producers are closed (their consumers end), its link
+    /// ends, and the transports it ran here are kept for `orphanGrace`, for the room's new owner to
+    /// take over when their clients join again; those not taken over by then are closed.
     func ownersGone() {
+        let t0 = now()
+        for (t, since) in orphans where t0 - since > Self.orphanGrace {
+            log("a viewer's connection kept for its room's new owner was not taken over; closed")
+            local.submit(.closeTransport(id: t))
+            forgetHosted(t)
+        }
         guard !owners.isEmpty else { return }
         let live = Set(peers().map(\.id))
         for (node, o) in owners {
@@ -205,15 +248,15 @@ public final class ClusterMediaPlane: MediaPlane {
             guard !live.contains(node) || link.state == .failed else { continue }
             log(
                 live.contains(node)
-                    ? "the relay link from owner \(node) failed (\(link.failure ?? "")); what ran for it closed"
-                    : "owner \(node) left the cluster; what ran for it closed")
+                    ? "the relay link from owner \(node) failed (\(link.failure ?? "")); its viewers' connections kept"
+                    : "owner \(node) left the cluster; its viewers' connections kept")
             o.link.stop()
             owners[node] = nil
             for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
             for (t, owner) in hostedTransports where owner == node {
-                local.submit(.closeTransport(id: t))
                 hostedTransports[t] = nil
-                hostedRoom[t] = nil
+                orphans[t] = t0
+                if let alias = aliasOf.removeValue(forKey: t) { aliases[alias] = nil }
             }
         }
     }
@@ -258,6 +301,7 @@ public final class ClusterMediaPlane: MediaPlane {
     }
 
     public func submit(_ command: MediaCommand) {
+        let command = aliases.isEmpty ? command : Self.withTransports(command) { aliases[$0] ?? $0 }
         switch command {
         case .openTransport(let spec):
             if let node = edgeFor(spec) {
@@ -342,17 +386,8 @@ public final class ClusterMediaPlane: MediaPlane {
         let a = live[abs(random(live.count)) % live.count]
         let b = live[abs(random(live.count)) % live.count]
         let pick = a.load <= b.load ? a : b
-        if let e = edges[pick.id], e.link.figures.state == .failed {
-            // A failed link is made again (the edge replaces its end); what was piped through it is not.
-            e.link.stop()
-            edges[pick.id] = nil
-            for p in piped.keys { piped[p]?[pick.id] = nil }
-        }
-        if edges[pick.id] == nil {
-            guard openLink(to: pick) else { return nil }
-        }
-        edges[pick.id]?.peer = pick
-        return pick.id
+        // A failed link is made again (the edge replaces its end); what was piped through it is not.
+        return ensureLink(to: pick) ? pick.id : nil
     }
 
     /// This node's end of a relay link to `peer`, and the message that asks the edge for its end.
@@ -457,6 +492,8 @@ public final class ClusterMediaPlane: MediaPlane {
         case "cmd":
             guard let c = body["command"] else { return }
             run(c, for: from)
+        case "adopt": adoptAsked(from: from, body)
+        case "adopted", "adopt_refused": adoptionAnswered(from: from, body)
         case "event":
             guard let e = body["event"], let event = try? RemoteMediaCoding.decodeEvent(e) else { return }
             // Only about a transport this node placed on that node (or closed there, until it says so).
@@ -506,16 +543,36 @@ public final class ClusterMediaPlane: MediaPlane {
     /// An event of a transport run here for `owner`, with the owner's own id.
     static func unscoped(_ e: MediaEvent, _ owner: String) -> MediaEvent {
         let prefix = scope("", owner)
-        let u = { (id: String) in id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id }
+        return withTransport(e) { id in id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id }
+    }
+
+    /// An event with its transport id changed by `f` (events about no transport as they are).
+    static func withTransport(_ e: MediaEvent, _ f: (String) -> String) -> MediaEvent {
         switch e {
-        case .transportState(let id, let state): return .transportState(id: u(id), state: state)
-        case .estimate(let id, let b): return .estimate(transport: u(id), bitrate: b)
-        case .bottleneck(let id, let b): return .bottleneck(transport: u(id), suspected: b)
+        case .transportState(let id, let state): .transportState(id: f(id), state: state)
+        case .estimate(let id, let b): .estimate(transport: f(id), bitrate: b)
+        case .bottleneck(let id, let b): .bottleneck(transport: f(id), suspected: b)
         case .dataChannel(let id, let label, let lossy, let open):
-            return .dataChannel(transport: u(id), label: label, lossy: lossy, open: open)
+            .dataChannel(transport: f(id), label: label, lossy: lossy, open: open)
         case .dataMessage(let id, let lossy, let payload):
-            return .dataMessage(transport: u(id), lossy: lossy, payload: payload)
-        default: return e
+            .dataMessage(transport: f(id), lossy: lossy, payload: payload)
+        case .audioLevels, .producerEnded, .layersWanted, .layers: e
+        }
+    }
+
+    /// A command with the transport ids it names changed by `f`.
+    static func withTransports(_ c: MediaCommand, _ f: (String) -> String) -> MediaCommand {
+        switch c {
+        case .updateTransport(let id, let remote, let ufrag, let password):
+            return .updateTransport(id: f(id), remote: remote, localUfrag: ufrag, localPassword: password)
+        case .closeTransport(let id): return .closeTransport(id: f(id))
+        case .reject(let t, let mids, let ssrcs): return .reject(transport: f(t), mids: mids, ssrcs: ssrcs)
+        case .addConsumer(var spec):
+            spec.transport = f(spec.transport)
+            return .addConsumer(spec)
+        case .allocate(let t, let a): return .allocate(transport: f(t), a)
+        case .sendData(let t, let lossy, let payload): return .sendData(transport: f(t), lossy: lossy, payload: payload)
+        default: return c
         }
     }
 
@@ -571,11 +628,17 @@ public final class ClusterMediaPlane: MediaPlane {
     }
 
     /// A scoped command that needs no link.
-    func apply(_ c: MediaCommand, _ owner: String) {
-        if case .openTransport(let spec) = c {
+    func apply(_ command: MediaCommand, _ owner: String) {
+        let c = aliases.isEmpty ? command : Self.withTransports(command) { aliases[$0] ?? $0 }
+        switch c {
+        case .openTransport(let spec):
             local.pin(room: spec.router)
             hostedTransports[spec.id] = owner
             hostedRoom[spec.id] = spec.router
+            hostedCredentials[spec.id] = (spec.localUfrag, spec.localPassword)
+        case .updateTransport(let id, _, let ufrag, let password) where hostedTransports[id] == owner:
+            hostedCredentials[id] = (ufrag, password)
+        default: break
         }
         if case .addPipeProducer = c { return }
         local.submit(c)

@@ -45,7 +45,7 @@ extension MediaCoordinator {
         }
         let offer = SubscriberNegotiation.offer(
             sections: sections, local: local(sub.ufrag, sub.password, room: peer.room, transport: sub.transport),
-            sessionID: sessionID,
+            sessionID: sub.sessionID ?? sessionID,
             version: UInt64(sub.revision), data: sub.data)
         let tracks = sub.sections.filter(\.active).map { s in
             MediaMessage.OfferedTrack(mid: s.mid, track: s.track, publisher: s.publisher, source: s.source)

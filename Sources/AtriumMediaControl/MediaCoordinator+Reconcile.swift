@@ -49,6 +49,7 @@ extension MediaCoordinator {
                 bottlenecks.remove(sub.transport)
             }
             peers[pid] = nil
+            kept[pid] = nil
             viewports[pid] = nil
             allocations[pid] = nil
         }
@@ -83,6 +84,10 @@ extension MediaCoordinator {
     ) {
         var peer = peers[pid] ?? Peer(room: room)
         var changed = false
+        if peer.subscriber == nil, let k = kept.removeValue(forKey: pid) {
+            peer.subscriber = subscriber(continuing: k, pid, room: room, data: data)
+            changed = true
+        }
         if peer.subscriber == nil {
             guard !wanted.isEmpty || data else { return }
             let (u, pw) = credentials()

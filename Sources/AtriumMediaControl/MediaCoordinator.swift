@@ -82,6 +82,9 @@ public final class MediaCoordinator {
         /// A player's connection (WHEP): the client offered it, and its sections follow the room
         /// (`MediaCoordinator+Player`) instead of subscriptions; the server never offers on it.
         var player: Player?
+        /// The session id of its offers' `o=` line, when it goes on from another node's (a kept
+        /// connection); the coordinator's otherwise.
+        var sessionID: UInt64?
     }
 
     struct Peer {
@@ -94,6 +97,9 @@ public final class MediaCoordinator {
     let fingerprint: Fingerprint
     let sessionID: UInt64
     var peers: [ParticipantID: Peer] = [:]
+    /// Subscriber connections participants joining again kept from their room's lost node, until
+    /// their subscriber is made (`MediaCoordinator+Kept`).
+    var kept: [ParticipantID: KeptSubscriberConnection] = [:]
     var producers: [TrackID: ProducerInfo] = [:]
     /// The tile size each viewer shows a track in (`set_viewport`), by viewer and track.
     var viewports: [ParticipantID: [TrackID: LayerChoice.Size]] = [:]

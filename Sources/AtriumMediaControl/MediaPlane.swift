@@ -31,6 +31,11 @@ public protocol MediaPlane: AnyObject {
     func events() -> [MediaEvent]
     /// Each transport's figures as last copied out of the plane (RTT, loss), for `network_quality`.
     var transportStats: [TransportStats] { get }
+    /// Takes over, as transport `id` of `room`, a subscriber connection that another node made and
+    /// its client kept (the room's node was lost; the client joined again): the transport whose ICE
+    /// credentials these are, at one of `addresses` (this node's, or an edge's). False when no plane
+    /// holds it: the coordinator opens a new connection. One that fails later is reported failed.
+    func adopt(id: String, room: String, ufrag: String, password: String, addresses: [SocketAddress]) -> Bool
 }
 
 extension MediaPlane {
@@ -48,6 +53,10 @@ extension MediaPlane {
     }
     public var pipeWakeup: Wakeup? { nil }
     public func fingerprint(transport: String) -> [UInt8] { fingerprint }
+    /// One node: no connection outlives the node that made it.
+    public func adopt(id: String, room: String, ufrag: String, password: String, addresses: [SocketAddress]) -> Bool {
+        false
+    }
 }
 
 extension MediaWorker: MediaPlane {

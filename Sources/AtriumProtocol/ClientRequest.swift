@@ -109,7 +109,8 @@ public enum ClientRequest: Equatable, Sendable {
                     name: try f.optionalString("name", max: 256),
                     metadata: try f.optionalString("metadata", max: 16 * 1024),
                     autoSubscribe: try f.optionalBool("autoSubscribe"),
-                    dataChannels: try f.optionalBool("dataChannels")))
+                    dataChannels: try f.optionalBool("dataChannels"),
+                    subscriberOffer: try f.optionalString("subscriberOffer", max: 65536)))
         case .resume:
             try Self.checkProtocol(f)
             self = .resume(resumeToken: try f.string("resumeToken", max: 128))
@@ -209,6 +210,7 @@ public enum ClientRequest: Equatable, Sendable {
             if let metadata = o.metadata { out["metadata"] = .string(metadata) }
             if let a = o.autoSubscribe { out["autoSubscribe"] = .bool(a) }
             if let d = o.dataChannels { out["dataChannels"] = .bool(d) }
+            if let s = o.subscriberOffer { out["subscriberOffer"] = .string(s) }
             return out
         case .resume(let token): return ["protocol": .int(Int64(v)), "resumeToken": .string(token)]
         case .update(let name, let metadata):
@@ -302,8 +304,16 @@ public struct JoinOptions: Equatable, Sendable {
     /// Default false: the subscriber connection carries a data channel section from its first offer
     /// (sent at once, with or without tracks).
     public var dataChannels: Bool?
+    /// The last subscriber offer the client applied, when it joins again after its room's node was
+    /// lost and kept its subscriber connection: the room's new owner goes on with that connection if
+    /// it can, and otherwise offers a new one (`reset`).
+    public var subscriberOffer: String?
 
-    public init(name: String? = nil, metadata: String? = nil, autoSubscribe: Bool? = nil, dataChannels: Bool? = nil) {
+    public init(
+        name: String? = nil, metadata: String? = nil, autoSubscribe: Bool? = nil, dataChannels: Bool? = nil,
+        subscriberOffer: String? = nil
+    ) {
+        self.subscriberOffer = subscriberOffer
         self.dataChannels = dataChannels
         self.name = name
         self.metadata = metadata

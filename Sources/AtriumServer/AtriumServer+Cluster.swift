@@ -135,6 +135,7 @@ final class ClusterParts {
         relay.onMedia = { [weak plane] from, body in plane?.receive(from: from, body) }
         plane.send = { [weak relay] body, target in relay?.sendMedia(body, to: target) ?? false }
         plane.random = { n in n <= 0 ? 0 : Int(SecureRandom.uint64() % UInt64(n)) }
+        plane.now = { Clock.monotonic() }
         plane.peers = { [weak node] in
             guard let node else { return [] }
             return node.knownNodes.compactMap { n -> ClusterMediaPlane.Peer? in

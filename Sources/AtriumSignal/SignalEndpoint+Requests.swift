@@ -192,7 +192,12 @@ extension SignalEndpoint {
         let request = JoinRequest(
             participant: pid, identity: claims.identity, name: name, metadata: metadata, grants: claims.grants,
             autoSubscribe: autoSubscribe, dataChannels: options.dataChannels ?? false)
+        if let offer = options.subscriberOffer {
+            // Read before the join: the subscriber connection is made (or taken over) in it.
+            do throws(NegotiationError) { try media?.keep(pid, offer: offer) } catch { throw SignalError(error) }
+        }
         do throws(HubError) { try hub.apply(.join(request), in: roomID, by: .participant(pid), now: t) } catch {
+            media?.forgetKept(pid)
             throw .hub(error)
         }
         let token = makeToken()

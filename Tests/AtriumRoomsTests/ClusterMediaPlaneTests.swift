@@ -129,11 +129,14 @@ import Testing
         #expect(w.worker.take().compactMap(\.openedTransport).map(\.id).last == "sub-3")
     }
 
-    /// As an edge: an owner that leaves the cluster leaves nothing running here for it; its
-    /// transports and pipe producers are closed, its link ended; the node's own are kept.
+    /// As an edge: an owner that leaves the cluster leaves nothing running here for it but its
+    /// viewers' connections, kept for the room's new owner: its pipe producers are closed, its link
+    /// ended; the connections are closed after the grace; the node's own are kept.
     @Test func anOwnerThatLeavesTheClusterLeavesNothingRunningForItOnItsEdge() throws {
         let w = try World()
         defer { w.plane.stop() }
+        var clock = 0.0
+        w.plane.now = { clock }
         let owner = try DTLSCertificate()
         w.plane.receive(
             from: "n2",
@@ -155,9 +158,117 @@ import Testing
         w.live = []
         _ = w.plane.events()
         let closed = w.worker.take()
-        #expect(closed.compactMap(\.closedTransport) == ["n2/sub-9"])
+        #expect(closed.compactMap(\.closedTransport).isEmpty)
         #expect(closed.compactMap(\.closedProducer) == ["n2/tr_share"])
         #expect(w.plane.links.isEmpty)
+        clock += ClusterMediaPlane.orphanGrace + 1
+        _ = w.plane.events()
+        #expect(w.worker.take().compactMap(\.closedTransport) == ["n2/sub-9"])
+    }
+
+    /// Runs, as an edge, the commands an owner sends.
+    static func command(_ w: World, _ c: MediaCommand, from owner: String) throws {
+        let body = try #require(RemoteMediaCoding.encode(c, relayed: { _ in true }))
+        w.plane.receive(from: owner, .object(["op": "cmd", "command": body]))
+    }
+
+    static func linkFrom(_ w: World, _ owner: String) throws {
+        w.plane.receive(
+            from: owner,
+            .object([
+                "op": "link", "address": "127.0.0.1:9",
+                "fingerprint": .string(ClusterMediaPlane.hex(try DTLSCertificate().fingerprint.digest)),
+            ]))
+    }
+
+    /// As an edge: the owner lost, its viewer's connection is kept (not closed) for the room's new
+    /// owner, which takes it over with the connection's ICE credentials (a wrong password is
+    /// refused) and runs it under its own id: its commands reach the same transport, the transport's
+    /// events go to it under its id. A kept connection nobody takes over is closed after the grace.
+    @Test func anEdgeKeepsALostOwnersViewersForTheNewOwnerToTakeOver() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        var clock = 100.0
+        w.plane.now = { clock }
+        w.live.append(
+            ClusterMediaPlane.Peer(
+                id: "n3", mediaAddresses: [.loopbackV4(port: 42_000)], fingerprint: Array(repeating: 8, count: 32),
+                load: 1))
+        try Self.linkFrom(w, "n2")
+        try Self.command(w, w.transport("sub-9", .subscriber), from: "n2")
+        try Self.command(w, w.transport("sub-10", .subscriber), from: "n2")
+        _ = w.ops()
+        _ = w.worker.take()
+        w.live.removeAll { $0.id == "n2" }
+        _ = w.plane.events()
+        #expect(w.worker.take().compactMap(\.closedTransport).isEmpty)
+        try Self.linkFrom(w, "n3")
+        _ = w.ops()
+        let ask = { (password: String) -> JSONValue in
+            .object(["op": "adopt", "id": "sub-1", "room": "room", "ufrag": "u", "password": .string(password)])
+        }
+        w.plane.receive(from: "n3", ask("wrong"))
+        #expect(w.ops() == ["n3 adopt_refused"])
+        w.plane.receive(from: "n3", ask("p"))
+        #expect(w.ops() == ["n3 adopted"])
+        // One of the two kept (same credentials in this fake): the other stays kept.
+        try Self.command(w, .closeTransport(id: "sub-1"), from: "n3")
+        let closed = try #require(w.worker.take().compactMap(\.closedTransport).first)
+        #expect(["n2/sub-9", "n2/sub-10"].contains(closed))
+        w.worker.queued = [.estimate(transport: closed, bitrate: 5e5)]
+        _ = w.plane.events()
+        #expect(w.sent.last?.node == "n3")
+        #expect(w.sent.last?.body["event"]?["transport"]?.stringValue == "sub-1")
+        _ = w.ops()
+        clock += ClusterMediaPlane.orphanGrace + 1
+        _ = w.plane.events()
+        #expect(w.worker.take().compactMap(\.closedTransport) == [closed == "n2/sub-9" ? "n2/sub-10" : "n2/sub-9"])
+        #expect(w.ops().isEmpty)
+    }
+
+    /// As the room's new owner: a kept connection this node ran as an edge of the lost owner is
+    /// taken over here (commands and events under the new id); one on another node is asked of that
+    /// node, and a refusal (or no answer in time) reports the transport failed.
+    @Test func theNewOwnerTakesKeptConnectionsOverHereOrAsksTheEdge() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        var clock = 0.0
+        w.plane.now = { clock }
+        try Self.linkFrom(w, "n9")
+        try Self.command(w, w.transport("sub-9", .subscriber), from: "n9")
+        _ = w.worker.take()
+        _ = w.ops()
+        #expect(
+            !w.plane.adopt(id: "sub-5", room: "room", ufrag: "u", password: "x", addresses: [.loopbackV4(port: 40_000)])
+        )
+        #expect(
+            w.plane.adopt(id: "sub-5", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 40_000)]))
+        w.plane.submit(.closeTransport(id: "sub-5"))
+        #expect(w.worker.take().compactMap(\.closedTransport) == ["n9/sub-9"])
+        w.worker.queued = [.transportState(id: "n9/sub-9", state: .closed)]
+        #expect(w.plane.events() == [.transportState(id: "sub-5", state: .closed)])
+        #expect(w.ops().isEmpty, "nothing told to the lost owner")
+
+        // On the edge n2: asked there (its link made first); refused, then failed.
+        #expect(
+            w.plane.adopt(id: "sub-6", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
+        #expect(w.ops() == ["n2 link", "n2 adopt"])
+        w.plane.receive(from: "n2", .object(["op": "adopt_refused", "id": "sub-6"]))
+        #expect(w.plane.events() == [.transportState(id: "sub-6", state: .failed)])
+        // Unanswered within the bound: failed too.
+        #expect(
+            w.plane.adopt(id: "sub-7", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
+        clock += ClusterMediaPlane.adoptionBound + 1
+        #expect(w.plane.events() == [.transportState(id: "sub-7", state: .failed)])
+        // Answered: its commands go to the edge.
+        #expect(
+            w.plane.adopt(id: "sub-8", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
+        w.plane.receive(from: "n2", .object(["op": "adopted", "id": "sub-8"]))
+        clock += ClusterMediaPlane.adoptionBound + 1
+        #expect(w.plane.events().isEmpty)
+        _ = w.ops()
+        w.plane.submit(.closeTransport(id: "sub-8"))
+        #expect(w.ops() == ["n2 cmd closeTransport"])
     }
 
     @Test func anEdgeScopesWhatAnOwnerMakes() {

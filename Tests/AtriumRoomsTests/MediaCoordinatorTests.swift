@@ -25,7 +25,17 @@ final class FakeMediaPlane: MediaPlane {
     /// What `transportStats` reports (`network_quality`).
     var transportStats: [TransportStats] = []
 
+    /// The ICE usernames of the connections it takes over (`adopt`), and those it took.
+    var adoptable: Set<String> = []
+    var adopted: [(id: String, ufrag: String, addresses: [SocketAddress])] = []
+
     func submit(_ command: MediaCommand) { commands.append(command) }
+
+    func adopt(id: String, room: String, ufrag: String, password: String, addresses: [SocketAddress]) -> Bool {
+        guard adoptable.contains(ufrag) else { return false }
+        adopted.append((id, ufrag, addresses))
+        return true
+    }
 
     func events() -> [MediaEvent] {
         defer { queued.removeAll() }
@@ -282,6 +292,61 @@ extension MediaCommand {
             if case .addConsumer(let spec) = c { spec } else { nil }
         }
         #expect(consumers.count == 2 && consumers.allSatisfy { $0.transport == renewed.id })
+    }
+
+    /// A participant joining again with the subscriber offer it kept (its room's node was lost): when
+    /// the plane takes the connection over, the first offer goes on from the kept one (no reset, the
+    /// same ICE credentials and session, the revision after it, the old sections ended, the room's
+    /// tracks after them with payload types of their own); when it cannot, a new connection is offered
+    /// with `reset`. An offer that is not one is refused and the participant not joined.
+    @Test func aKeptSubscriberConnectionIsTakenOverOrRenewed() throws {
+        let before = World()
+        let a0 = before.connect("alice")
+        let b0 = before.connect("bob")
+        _ = try before.publish(a0, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: Self.simulcastTracks)
+        let old = try #require(b0.sent.last { $0["type"] == .string("subscriber_offer") })
+        let oldSDP = try #require(old["sdp"]?.stringValue)
+        let kept = try SessionDescription.parse(oldSDP)
+        let oldRevision = try #require(old["revision"]?.int64Value)
+
+        for adopts in [true, false] {
+            let w = World()
+            w.plane.adoptable = adopts ? [try #require(kept.media.first?.iceUfrag)] : []
+            let a = w.connect("alice")
+            _ = try w.publish(a, fixture: "chrome-156-offer-simulcast-camera-mic.sdp", tracks: Self.simulcastTracks)
+            _ = w.plane.take()
+            let b = w.connect("bob", join: ["subscriberOffer": .string(oldSDP)])
+            let offer = try #require(b.sent.last { $0["type"] == .string("subscriber_offer") })
+            let sdp = try SessionDescription.parse(try #require(offer["sdp"]?.stringValue))
+            #expect(offer["revision"]?.int64Value == oldRevision + 1)
+            let opened = w.plane.take().compactMap(\.openedTransport)
+            if adopts {
+                #expect(offer["reset"] == nil && opened.isEmpty)
+                #expect(w.plane.adopted.map(\.ufrag) == [kept.media.first?.iceUfrag])
+                #expect(w.plane.adopted.first?.addresses == [.loopbackV4(port: 40000)])
+                #expect(sdp.origin.sessionID == kept.origin.sessionID)
+                #expect(sdp.media.map(\.iceUfrag) == sdp.media.map { _ in kept.media.first?.iceUfrag })
+                // The kept sections, ended, then the room's two tracks.
+                #expect(sdp.media.map(\.mid) == ["0", "1", "2", "3"])
+                #expect(sdp.media.map(\.direction) == [.inactive, .inactive, .sendonly, .sendonly])
+                // One codec per payload type across the connection (an ended section's serve a new
+                // one of the same codec, as BUNDLE allows).
+                var names: [UInt8: String] = [:]
+                for m in sdp.media {
+                    for c in m.codecs { #expect(names.updateValue(c.name, forKey: c.payloadType) ?? c.name == c.name) }
+                }
+                #expect(offer["tracks"]?.arrayValue?.compactMap { $0["mid"]?.stringValue } == ["2", "3"])
+            } else {
+                #expect(offer["reset"] == .bool(true) && opened.count == 1)
+                #expect(sdp.media.map(\.mid) == ["0", "1"])
+                #expect(sdp.media.first?.iceUfrag != kept.media.first?.iceUfrag)
+            }
+        }
+        // Not an offer: refused, and nobody joined.
+        let w = World()
+        let c = w.connect("carol", join: ["subscriberOffer": "v=0\r\nhello\r\n"])
+        #expect(c.sent.last?["error"]?["code"] == .string("invalid_sdp"))
+        #expect(w.endpoint.hub.rooms.values.allSatisfy { $0.state.participants.isEmpty })
     }
 
     @Test func aMutedTrackStartsPausedAndResumesOnUnmute() throws {

@@ -45,11 +45,15 @@ class SignalWorld {
     var nextID: UInt64 = 1
 
     /// A new connection of `identity` that has sent its join.
-    func connect(_ identity: String, role: ParticipantRole = .participant, data: Bool = true) -> FakeConnection {
+    func connect(
+        _ identity: String, role: ParticipantRole = .participant, data: Bool = true, join: JSONObject = [:]
+    ) -> FakeConnection {
         let c = FakeConnection(id: nextID, query: [("access_token", Self.token(identity, role: role, data: data))])
         nextID += 1
         endpoint.opened(c)
-        send(c, #"{"type":"join","id":1,"protocol":1}"#)
+        var request: JSONObject = ["type": "join", "id": .int(1), "protocol": .int(1)]
+        for (k, v) in join { request[k] = v }
+        send(c, request)
         return c
     }
 

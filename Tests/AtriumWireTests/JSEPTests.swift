@@ -173,6 +173,48 @@ import Testing
         ]
     }
 
+    /// A subscriber offer the server made, read back (a client that kept its connection sends it when
+    /// it joins again): its ICE credentials, host candidates, session, data section and each media
+    /// section's mid, kind and codec with its payload types, ended or not.
+    @Test func aKeptSubscriberOfferReadsBackWhatTheServerOffered() throws {
+        var custom = ServerCodecs.vp8
+        (custom.payloadType, custom.rtxPayloadType) = (101, 102)
+        var sections = Self.sections()
+        sections[2].codec = custom
+        let offer = SubscriberNegotiation.offer(
+            sections: sections, local: Self.local, sessionID: 9, version: 3, data: true)
+        let kept = try KeptSubscriberConnection(offer: offer.serialized())
+        #expect(kept.ufrag == "srvU" && kept.password == "serverpassword0123456789")
+        #expect(kept.addresses.map(\.host) == ["127.0.0.1"] && kept.addresses.map(\.port) == [8801])
+        #expect(kept.sessionID == 9 && kept.version == 3 && kept.data)
+        #expect(kept.sections.map(\.mid) == ["0", "1", "2"])
+        #expect(kept.sections.map(\.codec) == [ServerCodecs.vp8, ServerCodecs.opus, custom])
+        #expect(kept.sections[1].parameters == [FormatParameter(name: "minptime", value: "10")])
+    }
+
+    @Test(arguments: [
+        "", "v=0\r\nhello\r\n",
+        // No media section.
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n",
+        // A codec the server does not offer.
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:0\r\n"
+            + "a=ice-ufrag:u\r\na=ice-pwd:pppppppppppppppppppppp\r\n"
+            + "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n",
+        // No ICE credentials or no candidates.
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+            + "a=rtpmap:111 opus/48000/2\r\na=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n",
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+            + "a=rtpmap:111 opus/48000/2\r\na=ice-ufrag:u\r\na=ice-pwd:pppppppppppppppppppppp\r\n",
+        // Two sections with one mid.
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+            + "a=rtpmap:111 opus/48000/2\r\na=ice-ufrag:u\r\na=ice-pwd:pppppppppppppppppppppp\r\n"
+            + "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+            + "a=rtpmap:111 opus/48000/2\r\n",
+    ])
+    func whatIsNotAKeptSubscriberOfferIsRefused(_ text: String) {
+        #expect(throws: JSEPError.self) { try KeptSubscriberConnection(offer: text) }
+    }
+
     @Test func subscriberOffersDescribeEachTrackAndKeepEndedOnesInactive() throws {
         let offer = SubscriberNegotiation.offer(sections: Self.sections(), local: Self.local, sessionID: 9, version: 3)
         let parsed = try SessionDescription.parse(offer.serialized())

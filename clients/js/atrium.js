@@ -634,8 +634,14 @@ export class Room extends EventTarget {
     this.wantedLayers.clear();
     this.senderChains.clear();
     this.localTracks.clear();
-    this.subscriber?.close();
-    this.subscriber = null;
+    // The subscriber connection is kept: on a node that outlived the room's (an edge of a room spread
+    // over nodes), the room's new owner takes it over from the last offer it applied; otherwise its
+    // first offer says `reset` and a new connection replaces it.
+    const keptOffer = this.subscriber?.remoteDescription?.sdp;
+    if (!keptOffer) {
+      this.subscriber?.close();
+      this.subscriber = null;
+    }
     for (const r of this.remote.values()) this._emit("track_ended", r);
     this.remote.clear();
     this.offered.clear();
@@ -648,6 +654,8 @@ export class Room extends EventTarget {
         ...(this.options.name ? { name: this.options.name } : {}),
         ...(this.options.metadata ? { metadata: this.options.metadata } : {}),
         ...(this.options.autoSubscribe === false ? { autoSubscribe: false } : {}),
+        ...(this.options.dataChannels === false ? {} : { dataChannels: true }),
+        ...(keptOffer ? { subscriberOffer: keptOffer } : {}),
       });
     } catch {
       for (const t of captures) t.track.stop();
@@ -1107,8 +1115,9 @@ export class Room extends EventTarget {
   async _answerSubscriber(msg) {
     if (this.closed) return;
     if (msg.reset && this.subscriber) {
-      // The server starts a new subscriber connection (the old one gathered too many ended sections):
-      // every received track ends here and comes back on the new connection.
+      // The server starts a new subscriber connection (the old one gathered too many ended sections,
+      // failed, or was not kept when the room moved): every received track ends here and comes back
+      // on the new connection.
       this.subscriber.close();
       this.subscriber = null;
       for (const r of this.remote.values()) this._emit("track_ended", r);

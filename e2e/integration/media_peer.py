@@ -922,6 +922,22 @@ class Subscriber:
         self.pc.on("track", self._on_track)
         self._answering = asyncio.get_running_loop().create_task(self._answer_offers())
 
+    @property
+    def applied_offer(self):
+        """The last subscriber offer this connection applied (`join`'s `subscriberOffer` when the
+        client joins again after its room's node was lost), or None."""
+        d = self.pc.remoteDescription
+        return d.sdp if d is not None else None
+
+    async def continue_with(self, client):
+        """Goes on answering on this connection for `client`, the participant joined again (with
+        `subscriberOffer`) after its room's node was lost: the old client's offers are over."""
+        self._answering.cancel()
+        await asyncio.gather(self._answering, return_exceptions=True)
+        self.client = client
+        self.error = None
+        self._answering = asyncio.get_running_loop().create_task(self._answer_offers())
+
     async def _next_offer(self):
         # `expect` gives up after its timeout; a quiet minute is normal, so wait again.
         while not self.client.is_closed:
