@@ -331,7 +331,10 @@ public final class RelayLink: @unchecked Sendable {
 
     func timers(now: UInt64) {
         if counters.state != .failed && now > lastHeard && now - lastHeard > silence {
-            fail("nothing heard from the other node for \(Double(silence) / 1e9) s")
+            fail(
+                "nothing heard from the other node for \(Double(silence) / 1e9) s (dropped: \(counters.strangers) "
+                    + "from other addresses, \(counters.unauthenticated) unauthenticated, \(counters.malformed) malformed)"
+            )
         }
         if counters.state == .handshaking, let t = dtls.nextTimeout, t < .milliseconds(1) {
             do { for d in try dtls.timeout() { queue(d) } } catch { fail("DTLS: \(error)") }

@@ -50,6 +50,8 @@ public final class ClusterMediaPlane: MediaPlane {
     public var log: (String) -> Void = { _ in }
     /// Monotonic seconds, for the bounds of kept connections (`orphanGrace`, `adoptionBound`).
     public var now: () -> Double = { 0 }
+    /// How long a relay link may hear nothing from the other node before it has failed.
+    public var linkSilence = RelayLink.defaultSilence
 
     // MARK: Owner
 
@@ -230,10 +232,13 @@ public final class ClusterMediaPlane: MediaPlane {
         orphans[id] = nil
     }
 
-    /// Edge: an owner that left the cluster, or whose relay link failed, leaves nothing behind here
-    /// but its viewers' connections: its pipe producers are closed (their consumers end), its link
-    /// ends, and the transports it ran here are kept for `orphanGrace`, for the room's new owner to
-    /// take over when their clients join again; those not taken over by then are closed.
+    /// Edge: an owner whose relay link failed (nothing heard from it for `RelayLink.defaultSilence`:
+    /// killed, cut off, or its link given up) leaves nothing behind here but its viewers'
+    /// connections: its pipe producers are closed (their consumers end), its link ends, and the
+    /// transports it ran here are kept for `orphanGrace`, for the room's new owner to take over when
+    /// their clients join again; those not taken over by then are closed. The link decides, not the
+    /// node records: this node's list of them is as old as its last heartbeat, and may not name an
+    /// owner that started after it.
     func ownersGone() {
         let t0 = now()
         for (t, since) in orphans where t0 - since > Self.orphanGrace {
@@ -242,14 +247,10 @@ public final class ClusterMediaPlane: MediaPlane {
             forgetHosted(t)
         }
         guard !owners.isEmpty else { return }
-        let live = Set(peers().map(\.id))
         for (node, o) in owners {
             let link = o.link.figures
-            guard !live.contains(node) || link.state == .failed else { continue }
-            log(
-                live.contains(node)
-                    ? "the relay link from owner \(node) failed (\(link.failure ?? "")); its viewers' connections kept"
-                    : "owner \(node) left the cluster; its viewers' connections kept")
+            guard link.state == .failed else { continue }
+            log("the relay link from owner \(node) failed (\(link.failure ?? "")); its viewers' connections kept")
             o.link.stop()
             owners[node] = nil
             for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
@@ -396,7 +397,7 @@ public final class ClusterMediaPlane: MediaPlane {
         do {
             let link = try RelayLink(
                 side: .owner, bind: relayBind, certificate: certificate, remoteFingerprint: fingerprint,
-                client: me < peer.id)
+                client: me < peer.id, silence: linkSilence)
             let address = announced(link)
             let sent = send(
                 .object([
@@ -462,7 +463,7 @@ public final class ClusterMediaPlane: MediaPlane {
                 let link = try RelayLink(
                     side: .edge, bind: relayBind, certificate: certificate,
                     remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: digest),
-                    client: me < from)
+                    client: me < from, silence: linkSilence)
                 try link.start(remote: address)
                 // A new link from that owner (it restarted, or gave the old one up) replaces the old.
                 owners.removeValue(forKey: from)?.link.stop()
