@@ -192,6 +192,7 @@ bench: bench-deps
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/late_join.py --source camera --burst 0
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/alloc_per_packet.py
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_relay.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/cluster_fanout.py --runs 3
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/data_fanout.py --runs 3
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/whip_first_frame.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)

@@ -310,8 +310,7 @@ public actor AtriumRoom {
             do throws(AtriumError) {
                 try await connect()
                 if code == SignalCloseCode.moved {
-                    _ = try await enter(.join(joinOptions))
-                    publish(.rejoined)
+                    try await rejoin()
                     return
                 }
                 do throws(AtriumError) {
@@ -319,8 +318,7 @@ public actor AtriumRoom {
                     publish(.resumed)
                 } catch  where error.code == "resume_failed" {
                     // The server forgot the session (restarted, or past the resume window): join again.
-                    _ = try await enter(.join(joinOptions))
-                    publish(.rejoined)
+                    try await rejoin()
                 }
                 return
             } catch {
@@ -332,6 +330,16 @@ public actor AtriumRoom {
         setConnection(.disconnected)
         publish(.closed(code: code, reason: "could not resume: \(reason)"))
         emit.finish()
+    }
+
+    /// Joins again as a new participant, with the subscriber connection the media session keeps: the
+    /// room's new node takes it over when it can (a viewer on a node that outlived the room's), and
+    /// otherwise offers a new one (`reset`).
+    func rejoin() async throws(AtriumError) {
+        var options = joinOptions
+        options.subscriberOffer = await media?.keptSubscriberOffer()
+        _ = try await enter(.join(options))
+        publish(.rejoined)
     }
 }
 

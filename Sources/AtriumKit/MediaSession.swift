@@ -28,11 +28,16 @@ public protocol MediaSession: AnyObject, Sendable {
     /// Asks the sender of a received track for a key frame (PLI): a renderer that was re-created, a
     /// decoder that was reset.
     func requestKeyFrame(_ track: TrackID) async
+    /// The last subscriber offer the session answered, while its subscriber connection is up: the
+    /// room joins again with it when the server lost the session (`join`'s `subscriberOffer`), so
+    /// that the room's new node can take the connection over; nil for none.
+    func keptSubscriberOffer() async -> String?
 }
 
 extension MediaSession {
     public func stats() async -> MediaStats { MediaStats() }
     public func requestKeyFrame(_ track: TrackID) async {}
+    public func keptSubscriberOffer() async -> String? { nil }
 }
 
 /// A media session's counts (a session counts what it can; the rest stay 0).

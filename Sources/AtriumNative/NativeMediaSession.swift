@@ -54,6 +54,8 @@ public final class NativeMediaSession: MediaSession, Sendable {
 
     public func requestKeyFrame(_ track: TrackID) async { await subscriber?.requestKeyFrame(track) }
 
+    public func keptSubscriberOffer() async -> String? { await subscriber?.keptSubscriberOffer() }
+
     public func close() async {
         await publisher?.close()
         await subscriber?.close()

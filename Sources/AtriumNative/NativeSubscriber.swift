@@ -60,6 +60,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var streams: [Stream] = []
         var generation = 0
         var answers = 0
+        /// The last offer answered (the connection's, kept through a rejoin).
+        var lastOffer: String?
         /// Tracks the app asked a key frame for, until the thread sends the PLIs.
         var keyFramesWanted: Set<TrackID> = []
         /// The receiving thread, once started; joined by `close`.
@@ -146,6 +148,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         }
         state.withLock { s in
             s.streams = streams
+            s.lastOffer = offer
             s.generation += 1
             if s.thread == nil { s.thread = try? JoinableThread.start { [self] in run() } }
         }
@@ -153,6 +156,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     }
 
     public func layersWanted(_ track: TrackID, rids: [String]) async {}
+
+    public func keptSubscriberOffer() async -> String? {
+        state.withLock { $0.thread == nil || $0.stopped ? nil : $0.lastOffer }
+    }
 
     public func close() async {
         let thread = state.withLock { s in

@@ -18,8 +18,8 @@ final class LiveServer: @unchecked Sendable {
     var url: String { "ws://127.0.0.1:\(port)" }
 
     /// Another server on `other`'s data directory (its dev key) and on `port`: the first one restarted.
-    convenience init(sameAs other: LiveServer, port: Int) throws {
-        try self.init(dir: other.dir, port: port)
+    convenience init(sameAs other: LiveServer, port: Int, _ extra: [String] = []) throws {
+        try self.init(extra, dir: other.dir, port: port)
     }
 
     init(_ extra: [String] = [], dir existing: URL? = nil, port wanted: Int = 0) throws {

@@ -76,6 +76,54 @@ import Testing
         return (publisher, subscriber, pictures)
     }
 
+    /// A media session that notes the `reset` of each subscriber offer it answers.
+    final class ResetSpy: MediaSession {
+        let inner: NativeMediaSession
+        let resets = Monitor([Bool]())
+
+        init(_ inner: NativeMediaSession) { self.inner = inner }
+
+        func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
+            sdp: String, mids: [TrackSource: String]
+        ) { try await inner.publisherOffer(sending: sources) }
+        func publisherAnswer(_ sdp: String) async throws(AtriumError) { try await inner.publisherAnswer(sdp) }
+        func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
+            async throws(AtriumError) -> String
+        {
+            let answer = try await inner.subscriberAnswer(to: offer, tracks: tracks, reset: reset)
+            resets.withLock { $0.append(reset) }
+            return answer
+        }
+        func layersWanted(_ track: TrackID, rids: [String]) async {}
+        func close() async { await inner.close() }
+        func keptSubscriberOffer() async -> String? { await inner.keptSubscriberOffer() }
+    }
+
+    /// The server forgot the session (restarted): the room joins again with the subscriber
+    /// connection its media session keeps (`subscriberOffer`); one node cannot take it over, so its
+    /// first offer says `reset` and the native viewer makes a new connection for it.
+    @Test func aRejoinOffersTheKeptSubscriberConnectionAndANewOneFollowsWithReset() async throws {
+        let media = ["--udp-port", "0", "--media-bind", "127.0.0.1"]
+        var live = try LiveServer(media)
+        let port = live.port
+        let room = AtriumRoom(
+            url: live.url, token: try live.token("rejoin-media", "viewer"), backoff: [0.2, 0.4, 0.8, 1.6, 3.2])
+        try await room.join(JoinOptions(dataChannels: true))
+        let subscriber = try NativeSubscriber { _ in }
+        let spy = ResetSpy(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        await room.attach(spy)
+        try await until("the first offer answered") { spy.resets.withLock { $0.count } >= 1 }
+        #expect(await spy.keptSubscriberOffer() != nil)
+        live.kept = true
+        live.stop(keepData: true)
+        live = try LiveServer(sameAs: live, port: port, media)
+        try await until("the new server's offer answered") { spy.resets.withLock { $0.count } >= 2 }
+        #expect(spy.resets.withLock { $0 } == [false, true])
+        await room.leave()
+        await subscriber.close()
+        live.stop()
+    }
+
     /// Stamps that only go forward: the pattern's frames in the order they were sent.
     func inOrder(_ stamps: [UInt32]) -> Bool { zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 } }
 
