@@ -78,11 +78,16 @@ enum RelayFrame {
         for i in 0..<8 { out[at + i] = UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64(i))) }
     }
 
+    // Plain loops: a `reduce` with a closure allocates per call in a debug build (the packet path).
     static func get32(_ p: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 << 8 | UInt32(p[at + $1]) }
+        var v: UInt32 = 0
+        for i in 0..<4 { v = v << 8 | UInt32(p[at + i]) }
+        return v
     }
 
     static func get64(_ p: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
-        (0..<8).reduce(0) { $0 << 8 | UInt64(p[at + $1]) }
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v << 8 | UInt64(p[at + i]) }
+        return v
     }
 }

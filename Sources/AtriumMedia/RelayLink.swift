@@ -96,7 +96,7 @@ public final class RelayLink: @unchecked Sendable {
     /// an edge worker's with it as `wakeHome`.
     public var wakeup: Wakeup { poller.wakeup }
     /// The other node's relay address (set by `start`).
-    public private(set) var remote: SocketAddress = .loopbackV4(port: 0)
+    public internal(set) var remote: SocketAddress = .loopbackV4(port: 0)
     let poller: EpollPoller
     let dtls: DTLSEndpoint
     let shared = Monitor(Shared())
@@ -105,15 +105,26 @@ public final class RelayLink: @unchecked Sendable {
 
     /// Outgoing slots, filled in place; the link's sequence number; SRTP once the handshake is done.
     var tx: [Datagram]
+    /// `maxDatagram` zero bytes, to bring a slot back to its full size.
+    let zeros: UnsafeMutableRawBufferPointer
     var count = 0
     var sequence: UInt16
-    var srtpIn: SRTPSession?
-    var srtpOut: SRTPSession?
+    var srtpIn: SRTPSession? {
+        didSet { srtpInRef = srtpIn.map(Borrowed.init) }
+    }
+    var srtpOut: SRTPSession? {
+        didSet { srtpOutRef = srtpOut.map(Borrowed.init) }
+    }
+    /// The sessions as the packet path reaches them: without reference counting each packet.
+    var srtpInRef: Borrowed<SRTPSession>?
+    var srtpOutRef: Borrowed<SRTPSession>?
     /// The pipe of each tag on the link and the tag it has on this node (an edge numbers the pipe
     /// producers of every owner in one space), the way back, and each pipe once (the thread's own).
-    var routes: [UInt32: (link: PipeLink, local: UInt32)] = [:]
+    var routes: [UInt32: (link: Borrowed<PipeLink>, local: UInt32)] = [:]
     var linkTags: [UInt32: UInt32] = [:]
     var links: [PipeLink] = []
+    /// Each route's pipe, strongly.
+    var strong: [UInt32: PipeLink] = [:]
     var counters = Counters()
     var highest: UInt16?
     var nextPing: UInt64 = 0
@@ -143,10 +154,14 @@ public final class RelayLink: @unchecked Sendable {
             role: client ? .client : .server, certificate: certificate, remoteFingerprint: remoteFingerprint,
             options: DTLSOptions(initialRetransmitTimeout: .milliseconds(200)))
         tx = (0..<32).map { _ in Datagram(capacity: Self.maxDatagram) }
+        zeros = .allocate(byteCount: Self.maxDatagram, alignment: 16)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
         var rng = SystemRandomNumberGenerator()
         ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
         sequence = UInt16.random(in: 0...UInt16.max, using: &rng)
     }
+
+    deinit { zeros.deallocate() }
 
     /// Pipe producer `tag`'s packets (owner: popped from `link`; edge: pushed into it) and its
     /// requests (the other way) go through this link; on this node the pipe producer is `local`
@@ -196,11 +211,17 @@ public final class RelayLink: @unchecked Sendable {
             if !changes.isEmpty {
                 for c in changes {
                     if let old = routes[c.tag] { linkTags[old.local] = nil }
-                    routes[c.tag] = c.link.map { ($0, c.local) }
-                    if c.link != nil { linkTags[c.local] = c.tag }
+                    routes[c.tag] = c.link.map { (Borrowed($0), c.local) }
+                    if let l = c.link {
+                        linkTags[c.local] = c.tag
+                        strong[c.tag] = l
+                    } else {
+                        strong[c.tag] = nil
+                    }
                 }
+                // The routes' pipes, held here (the routes only borrow them), each once.
                 links.removeAll()
-                for r in routes.values where !links.contains(where: { $0 === r.link }) { links.append(r.link) }
+                for l in strong.values where !links.contains(where: { $0 === l }) { links.append(l) }
                 counters.tracks = routes.count
             }
             let now = MonotonicNanoseconds.now()
@@ -208,8 +229,10 @@ public final class RelayLink: @unchecked Sendable {
             timers(now: now)
             if counters.state == .connected { pump() }
             flush()
-            for link in links {
-                if side == .owner { link.wakeHomeIfPending() } else { link.wakeFarIfPending() }
+            var k = 0
+            while k < links.count {
+                if side == .owner { links[k].wakeHomeIfPending() } else { links[k].wakeFarIfPending() }
+                k += 1
             }
             shared.withLock { $0.counters = counters }
             let wait: Duration = counters.state == .handshaking ? .milliseconds(20) : .milliseconds(100)
@@ -249,12 +272,14 @@ public final class RelayLink: @unchecked Sendable {
             handshake(Array(bytes))
             return
         }
-        guard bytes[0] >= 128 && bytes[0] <= 191, let srtpIn else {
+        guard bytes[0] >= 128 && bytes[0] <= 191, let srtpInRef else {
             counters.unauthenticated += 1
             return
         }
-        let length: Int
-        do { length = try srtpIn.unprotect(srtp: bytes, length: bytes.count) } catch {
+        let length = srtpInRef.with { session -> Int in
+            do { return try session.unprotect(srtp: bytes, length: bytes.count) } catch { return -1 }
+        }
+        guard length >= 0 else {
             counters.unauthenticated += 1
             return
         }
@@ -299,11 +324,12 @@ public final class RelayLink: @unchecked Sendable {
         counters.streamPackets.count(read.stream)
         var header = read
         header.tag = route.local
-        if route.link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) {
-            route.link.farPending = true
-        } else {
-            counters.ringFull += 1
+        let pushed = route.link.with { link -> Bool in
+            guard link.packets.push(UnsafeRawBufferPointer(rebasing: payload[range]), header) else { return false }
+            link.farPending = true
+            return true
         }
+        if !pushed { counters.ringFull += 1 }
     }
 
     func receiveFeedback(_ payload: UnsafeRawBufferPointer) {
@@ -313,7 +339,12 @@ public final class RelayLink: @unchecked Sendable {
         }
         counters.feedbackIn += 1
         f.tag = route.local
-        if route.link.feedback.push(f) { route.link.homePending = true } else { counters.ringFull += 1 }
+        let pushed = route.link.with { link -> Bool in
+            guard link.feedback.push(f) else { return false }
+            link.homePending = true
+            return true
+        }
+        if !pushed { counters.ringFull += 1 }
     }
 
     func handshake(_ datagram: [UInt8]) {
@@ -350,7 +381,11 @@ public final class RelayLink: @unchecked Sendable {
 
     /// Owner: the packets the home workers piped; edge: the feedback the edge's workers pushed.
     func pump() {
-        for link in links {
+        // By index: a `for ... in` over the array allocates its iterator in a debug build.
+        var k = 0
+        while k < links.count {
+            let link = links[k]
+            k += 1
             if side == .owner {
                 var n = 0
                 while n < link.packets.capacity,
@@ -397,14 +432,16 @@ public final class RelayLink: @unchecked Sendable {
     /// An SRTP packet of the link: its RTP header, the payload `fill` writes at the offset it is
     /// given (returning its length, or -1 to drop it), then SRTP in place.
     func send(_ payloadType: UInt8, _ fill: (UnsafeMutableRawBufferPointer, Int) -> Int) {
-        guard let srtpOut else { return }
+        guard let srtpOutRef else { return }
         if count == tx.count { flush() }
         let i = count
         tx[i].address = remote
         // The slot's full size, in place: the bytes are overwritten below.
         let room = Self.maxDatagram
         if tx[i].payload.count < room {
-            tx[i].payload.append(contentsOf: repeatElement(0, count: room - tx[i].payload.count))
+            // From a buffer made once: a `repeatElement` goes through a generic iterator, which a
+            // debug build allocates for per element.
+            tx[i].payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: zeros[0..<(room - tx[i].payload.count)]))
         }
         sequence &+= 1
         let seq = sequence
@@ -418,7 +455,7 @@ public final class RelayLink: @unchecked Sendable {
             // Room for the SRTP tag after the payload.
             let body = fill(UnsafeMutableRawBufferPointer(rebasing: out[0..<(room - 32)]), 12)
             guard body >= 0 else { return -1 }
-            return (try? srtpOut.protect(rtp: out, length: 12 + body)) ?? -1
+            return srtpOutRef.with { session in (try? session.protect(rtp: out, length: 12 + body)) ?? -1 }
         }
         guard ok > 0 else {
             counters.malformed += 1

@@ -1,6 +1,7 @@
 import AtriumDTLS
 import AtriumForwarding
 import AtriumRTP
+import AtriumSRTP
 import AtriumUDP
 import Foundation
 import Testing
@@ -185,6 +186,62 @@ import Testing
         }
         try Self.until("the edge refuses the handshake") { edge.figures.state == .failed }
         #expect(owner.figures.state != .connected)
+    }
+
+    /// The link's packet path allocates nothing: media from the owner's pipe over SRTP and UDP into
+    /// the edge's pipe, and feedback back, a few thousand packets after a warm-up, on this thread
+    /// (the two ends keyed by hand, their threads not started).
+    @Test func theLinksPacketPathAllocatesNothing() throws {
+        guard AllocationCount.isAvailable else { return }
+        let a = try DTLSCertificate()
+        let b = try DTLSCertificate()
+        let owner = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: a, remoteFingerprint: b.fingerprint, client: true)
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: b, remoteFingerprint: a.fingerprint, client: false)
+        let (k1, s1, k2, s2) = (
+            [UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 12), [UInt8](repeating: 3, count: 16),
+            [UInt8](repeating: 4, count: 12)
+        )
+        let ownerKeys = SRTPKeys(
+            profile: .aeadAES128GCM, localMasterKey: k1, localMasterSalt: s1, remoteMasterKey: k2, remoteMasterSalt: s2)
+        let edgeKeys = SRTPKeys(
+            profile: .aeadAES128GCM, localMasterKey: k2, localMasterSalt: s2, remoteMasterKey: k1, remoteMasterSalt: s1)
+        (owner.srtpIn, owner.srtpOut) = (try ownerKeys.inboundSession(), try ownerKeys.outboundSession())
+        (edge.srtpIn, edge.srtpOut) = (try edgeKeys.inboundSession(), try edgeKeys.outboundSession())
+        (owner.counters.state, edge.counters.state) = (.connected, .connected)
+        (owner.remote, edge.remote) = (edge.socket.localAddress, owner.socket.localAddress)
+        let ownerPipe = PipeLink(from: 0, to: -1, wakeFar: nil, wakeHome: nil)
+        let edgePipe = PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: nil)
+        owner.routes[7] = (Borrowed(ownerPipe), 7)
+        owner.strong[7] = ownerPipe
+        owner.links = [ownerPipe]
+        edge.routes[7] = (Borrowed(edgePipe), 907)
+        edge.linkTags[907] = 7
+        edge.strong[7] = edgePipe
+        edge.links = [edgePipe]
+        let packet = Self.rtp(600)
+        var carried = 0
+        var fedBack = 0
+        func round() {
+            for _ in 0..<32 {
+                _ = packet.withUnsafeBytes { ownerPipe.packets.push($0, PipePacket(kind: .rtp, tag: 7, stream: 0)) }
+            }
+            owner.pump()
+            owner.flush()
+            edge.receive(now: 1)
+            while edgePipe.packets.pop({ h, _ in if h.tag == 907 { carried += 1 } }) {}
+            _ = edgePipe.feedback.push(PipeFeedback(tag: 907, kind: .keyFrame(stream: 0)))
+            edge.pump()
+            edge.flush()
+            owner.receive(now: 1)
+            while let f = ownerPipe.feedback.pop() { if f.tag == 7 { fedBack += 1 } }
+        }
+        for _ in 0..<10 { round() }
+        let count = AllocationCount.measure { for _ in 0..<100 { round() } }
+        #expect(count.allocations == 0, "\(count)")
+        #expect(carried == 110 * 32 && fedBack == 110)
+        #expect(owner.counters.unauthenticated == 0 && edge.counters.unauthenticated == 0)
     }
 
     /// A link whose other end stops (its node killed) fails once nothing was heard from it for its
