@@ -7,6 +7,9 @@ public struct NodeInfo: Equatable, Sendable {
     public var url: String
     /// The media addresses it announces as ICE candidates (`host:port`): media goes there directly.
     public var mediaAddresses: [String]
+    /// Its passive ICE-TCP candidates (`host:port`, `--media-tcp-port`), for viewers placed on it whose
+    /// UDP is blocked; empty without.
+    public var mediaTCPAddresses: [String] = []
     /// The SHA-256 digest (hex) of its media plane's DTLS certificate: viewers placed on it see it in
     /// their offers, and relay links to it check it; empty without media.
     public var mediaFingerprint = ""
@@ -38,6 +41,7 @@ public struct NodeInfo: Equatable, Sendable {
         .object([
             "id": .string(id.rawValue), "url": .string(url),
             "mediaAddresses": .array(mediaAddresses.map { .string($0) }), "mediaFingerprint": .string(mediaFingerprint),
+            "mediaTcpAddresses": .array(mediaTCPAddresses.map { .string($0) }),
             "takesEdges": .bool(takesEdges),
             "edgeRooms": .array(edgeRooms.map(\.json)),
             "load": load.json, "draining": .bool(draining), "startedAt": .int(startedAt), "updatedAt": .int(updatedAt),
@@ -54,6 +58,7 @@ public struct NodeInfo: Equatable, Sendable {
             load: load, draining: v["draining"]?.boolValue ?? false, startedAt: v["startedAt"]?.int64Value ?? 0,
             updatedAt: v["updatedAt"]?.int64Value ?? 0)
         takesEdges = v["takesEdges"]?.boolValue ?? false
+        mediaTCPAddresses = v["mediaTcpAddresses"]?.arrayValue?.compactMap(\.stringValue) ?? []
         edgeRooms = (v["edgeRooms"]?.arrayValue ?? []).prefix(Self.maxEdgeRooms).compactMap(EdgeRoom.init(json:))
         let fp = v["mediaFingerprint"]?.stringValue ?? ""
         mediaFingerprint =

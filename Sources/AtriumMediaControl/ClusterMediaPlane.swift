@@ -24,6 +24,8 @@ public final class ClusterMediaPlane: MediaPlane {
         /// SHA-256 digest of its media certificate (viewers placed there see it; its relay links show it).
         public var fingerprint: [UInt8]
         public var load: Double
+        /// Its passive ICE-TCP candidates, offered beside the UDP ones to the viewers placed on it.
+        public var tcpAddresses: [SocketAddress] = []
 
         public init(id: String, mediaAddresses: [SocketAddress], fingerprint: [UInt8], load: Double) {
             self.id = id
@@ -181,7 +183,8 @@ public final class ClusterMediaPlane: MediaPlane {
     }
 
     public func tcpCandidateAddresses(room: String, transport: String) -> [SocketAddress] {
-        remoteTransports[transport] != nil ? [] : local.tcpCandidateAddresses(room: room, transport: transport)
+        if let node = remoteTransports[transport] { return edges[node]?.peer.tcpAddresses ?? [] }
+        return local.tcpCandidateAddresses(room: room, transport: aliases[transport] ?? transport)
     }
 
     public func fingerprint(transport: String) -> [UInt8] {

@@ -92,6 +92,7 @@ final class ClusterParts {
         api.nodes = ClusterAdmin(node: node, relay: relay, hub: hub)
         node.info.url = publicURL
         node.info.mediaAddresses = media.flatMap(\.candidateAddresses).map { "\($0)" }
+        node.info.mediaTCPAddresses = media.flatMap(\.tcpCandidateAddresses).map { "\($0)" }
         node.info.mediaFingerprint = media.first.map { ClusterMediaPlane.hex($0.fingerprint) } ?? ""
         node.liveRooms = { Array(hub.rooms.keys) }
         node.load = { [self] in
@@ -144,8 +145,10 @@ final class ClusterParts {
                     digest.count == 32
                 else { return nil }
                 let addresses = n.mediaAddresses.compactMap { try? SocketAddress(parsing: $0) }
-                return ClusterMediaPlane.Peer(
+                var peer = ClusterMediaPlane.Peer(
                     id: n.id.rawValue, mediaAddresses: addresses, fingerprint: digest, load: n.load.score)
+                peer.tcpAddresses = n.mediaTCPAddresses.compactMap { try? SocketAddress(parsing: $0) }
+                return peer
             }
         }
     }

@@ -101,6 +101,21 @@ import Testing
         #expect(w.ops() == ["n2 cmd openTransport", "n2 cmd addConsumer"])
     }
 
+    /// A viewer placed on an edge is offered that node's candidates: its UDP ones and its passive
+    /// ICE-TCP ones (for a viewer whose UDP is blocked), and its certificate's fingerprint.
+    @Test func aViewerOnAnEdgeIsOfferedThatNodesCandidates() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.live[0].tcpAddresses = [.loopbackV4(port: 41_001)]
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        #expect(w.plane.candidateAddresses(room: "room", transport: "sub-2") == [.loopbackV4(port: 41_000)])
+        #expect(w.plane.tcpCandidateAddresses(room: "room", transport: "sub-2") == [.loopbackV4(port: 41_001)])
+        #expect(w.plane.fingerprint(transport: "sub-2") == Array(repeating: 7, count: 32))
+        #expect(w.plane.candidateAddresses(room: "room", transport: "sub-1") == [.loopbackV4(port: 40_000)])
+    }
+
     @Test func eventsComeBackOnlyForWhatThatEdgeRuns() throws {
         let w = try World()
         defer { w.plane.stop() }

@@ -93,6 +93,7 @@ func node(_ id: String, participants: Int = 0, rooms: Int = 0, draining: Bool = 
         var n = node("n2")
         n.load.edgeViewers = 5
         n.edgeRooms = [NodeInfo.EdgeRoom(room: "ro_a", owner: "n1", viewers: 5)]
+        n.mediaTCPAddresses = ["127.0.0.1:8802"]
         #expect(NodeInfo(json: try JSONParser.parse(n.json.bytes())) == n)
         let bad =
             #"[{"room":"r","owner":"a/b","viewers":1},{"room":"r","owner":"n1","viewers":-1},{"room":7},"#
