@@ -37,6 +37,9 @@ public enum MediaCommand: Sendable {
     /// Far worker: a pipe producer of router `router` with the producer's spec, fed from `link`
     /// (mediasoup's pipe producer: no publisher transport, no NACK or reports to a publisher).
     case addPipeProducer(ProducerSpec, router: String, link: PipeLink, tag: UInt32)
+    /// A pipe that ends (the relay link behind it was lost): no producer hands it packets any more,
+    /// and its rings are dropped.
+    case unpipe(link: PipeLink)
     /// Sends a text message on the transport's data channel of that kind (the lossy one: unordered,
     /// never retransmitted; else the reliable one). Lossy messages wait in a small queue when the peer
     /// does not keep up, the oldest dropped first.

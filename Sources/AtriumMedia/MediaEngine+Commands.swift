@@ -103,6 +103,7 @@ extension MediaEngine {
         case .openRecorderLine(let spec): openLine(spec)
         case .closeRecorderLine(let id): closeLine(id: id)
         case .pipeProducer(let id, let link, let tag): pipeProducer(id: id, link: link, tag: tag)
+        case .unpipe(let link): unpipe(link)
         case .addPipeProducer(let spec, let router, let link, let tag):
             addPipeProducer(spec, router: router, link: link, tag: tag)
         case .sendData(let id, let lossy, let payload):

@@ -90,6 +90,17 @@ extension MediaEngine {
         return t
     }
 
+    /// A pipe ends: the producers that fed it stop, its pipe producers here forget it (they close with
+    /// their room or owner), and neither ring is polled any more.
+    func unpipe(_ link: PipeLink) {
+        for p in producers.values where !p.pipes.isEmpty {
+            for o in p.pipes where o.link === link && pipeTags[o.tag] === p { pipeTags[o.tag] = nil }
+            p.pipes.removeAll { $0.link === link }
+        }
+        pipesOut.removeAll { $0 === link }
+        pipesIn.removeAll { $0 === link }
+    }
+
     /// A producer leaves the pipe tables with it.
     func forgetPipes(of p: Producer) {
         for o in p.pipes where pipeTags[o.tag] === p { pipeTags[o.tag] = nil }

@@ -89,7 +89,7 @@ extension ClusterMediaPlane {
             return
         }
         pendingAdoptions[id] = nil
-        if body["op"]?.stringValue == "adopt_refused" { failAdoption(id) }
+        if body["op"]?.stringValue == "adopt_refused" { failAdoption(id, cancel: false) }
     }
 
     func adoptionsDue() {
@@ -97,12 +97,14 @@ extension ClusterMediaPlane {
         let t0 = now()
         for (id, deadline) in pendingAdoptions where t0 > deadline {
             pendingAdoptions[id] = nil
-            failAdoption(id)
+            failAdoption(id, cancel: true)
         }
     }
 
-    func failAdoption(_ id: String) {
+    func failAdoption(_ id: String, cancel: Bool) {
         log("a kept viewer's connection was not taken over; renewed")
+        // Unanswered: an edge that answers late must not go on running it for nobody.
+        if cancel, let node = remoteTransports[id] { toEdge(.closeTransport(id: id), node) }
         remoteTransports[id] = nil
         remoteRoom[id] = nil
         remoteEvents.append(.transportState(id: id, state: .failed))
@@ -110,10 +112,10 @@ extension ClusterMediaPlane {
 
     /// A relay link to `peer`, made if there is none or the last one failed.
     func ensureLink(to peer: Peer) -> Bool {
-        if let e = edges[peer.id], e.link.figures.state == .failed {
-            e.link.stop()
-            edges[peer.id] = nil
-            for p in piped.keys { piped[p]?[peer.id] = nil }
+        if let e = edges[peer.id], let why = linkFailure(e) {
+            // As `edgesGone` would at the next round: its viewers there fail (and are renewed).
+            log("the relay link to edge \(peer.id) failed (\(why)); its viewers' transports failed")
+            remoteEvents += dropEdge(peer.id)
         }
         if edges[peer.id] == nil {
             guard openLink(to: peer) else { return false }

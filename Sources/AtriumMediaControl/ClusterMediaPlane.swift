@@ -61,6 +61,8 @@ public final class ClusterMediaPlane: MediaPlane {
         var peer: Peer
         let link: RelayLink
         var started = false
+        /// When the link was asked for (`now`): one the edge never answered fails after `linkSilence`.
+        var openedAt = 0.0
         /// This node's pipe into the link from each home worker.
         var pipes: [Int: PipeLink] = [:]
     }
@@ -91,7 +93,7 @@ public final class ClusterMediaPlane: MediaPlane {
         let link: RelayLink
         var pipes: [Int: PipeLink] = [:]
         /// The owner's tag of each pipe producer here, by producer id, and ours.
-        var tags: [String: (owner: UInt32, local: UInt32, worker: Int)] = [:]
+        var tags: [String: (owner: UInt32, local: UInt32, worker: Int, room: String)] = [:]
     }
 
     var owners: [String: Owner] = [:]
@@ -254,14 +256,20 @@ public final class ClusterMediaPlane: MediaPlane {
             let link = o.link.figures
             guard link.state == .failed else { continue }
             log("the relay link from owner \(node) failed (\(link.failure ?? "")); its viewers' connections kept")
-            o.link.stop()
-            owners[node] = nil
-            for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
-            for (t, owner) in hostedTransports where owner == node {
-                hostedTransports[t] = nil
-                orphans[t] = t0
-                if let alias = aliasOf.removeValue(forKey: t) { aliases[alias] = nil }
-            }
+            dropOwner(node, now: t0)
+        }
+    }
+
+    /// Ends an owner's link here: its pipe producers closed, its viewers' transports kept as orphans.
+    func dropOwner(_ node: String, now t0: Double) {
+        guard let o = owners.removeValue(forKey: node) else { return }
+        o.link.stop()
+        for pipe in o.pipes.values { local.submit(.unpipe(link: pipe)) }
+        for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
+        for (t, owner) in hostedTransports where owner == node {
+            hostedTransports[t] = nil
+            orphans[t] = t0
+            if let alias = aliasOf.removeValue(forKey: t) { aliases[alias] = nil }
         }
     }
 
@@ -275,22 +283,42 @@ public final class ClusterMediaPlane: MediaPlane {
         let live = Set(peers().map(\.id))
         var out: [MediaEvent] = []
         for (node, e) in edges {
-            let link = e.link.figures
-            guard !live.contains(node) || link.state == .failed else { continue }
+            let failure = linkFailure(e)
+            guard !live.contains(node) || failure != nil else { continue }
             log(
                 live.contains(node)
-                    ? "the relay link to edge \(node) failed (\(link.failure ?? "")); its viewers' transports failed"
+                    ? "the relay link to edge \(node) failed (\(failure ?? "")); its viewers' transports failed"
                     : "edge \(node) left the cluster; its viewers' transports failed")
-            e.link.stop()
-            edges[node] = nil
-            awaitingEdge[node] = nil
-            for p in piped.keys { piped[p]?[node] = nil }
-            for (t, n) in remoteTransports where n == node {
-                out.append(.transportState(id: t, state: .failed))
-                remoteTransports[t] = nil
-                remoteRoom[t] = nil
-                remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
-            }
+            out += dropEdge(node)
+        }
+        return out
+    }
+
+    /// Why a link to an edge failed, or nil while it holds (or is still being made, within
+    /// `linkSilence` of the request).
+    func linkFailure(_ e: Edge) -> String? {
+        let f = e.link.figures
+        if f.state == .failed { return f.failure ?? "failed" }
+        if !e.started && now() - e.openedAt > linkSilence { return "the edge never answered the link request" }
+        return nil
+    }
+
+    /// Ends the link to an edge: the viewers' transports there reported failed (and forgotten), what
+    /// was piped there forgotten.
+    func dropEdge(_ node: String) -> [MediaEvent] {
+        guard let e = edges.removeValue(forKey: node) else { return [] }
+        e.link.stop()
+        // The home workers stop copying into the link's pipes.
+        for pipe in e.pipes.values { local.submit(.unpipe(link: pipe)) }
+        awaitingEdge[node] = nil
+        for p in piped.keys { piped[p]?[node] = nil }
+        var out: [MediaEvent] = []
+        for (t, n) in remoteTransports where n == node {
+            out.append(.transportState(id: t, state: .failed))
+            remoteTransports[t] = nil
+            remoteRoom[t] = nil
+            pendingAdoptions[t] = nil
+            remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
         }
         return out
     }
@@ -412,7 +440,7 @@ public final class ClusterMediaPlane: MediaPlane {
                 log("the relay link request to \(peer.id) was not sent")
                 return false
             }
-            edges[peer.id] = Edge(peer: peer, link: link)
+            edges[peer.id] = Edge(peer: peer, link: link, openedAt: now())
             return true
         } catch {
             log("relay link to \(peer.id): \(error)")
@@ -468,8 +496,9 @@ public final class ClusterMediaPlane: MediaPlane {
                     remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: digest),
                     client: me < from, silence: linkSilence)
                 try link.start(remote: address)
-                // A new link from that owner (it restarted, or gave the old one up) replaces the old.
-                owners.removeValue(forKey: from)?.link.stop()
+                // A new link from that owner (it restarted, or gave the old one up) replaces the old:
+                // what ran through the old one goes as for a lost owner (its viewers' connections kept).
+                if owners[from] != nil { dropOwner(from, now: now()) }
                 owners[from] = Owner(link: link)
                 if !send(.object(["op": "linked", "address": .string(announced(link))]), from) {
                     log("the answer to \(from)'s relay link was not sent")
@@ -564,6 +593,17 @@ public final class ClusterMediaPlane: MediaPlane {
         }
     }
 
+    /// The transport a command acts on (nil for one that makes a transport or acts on none).
+    static func transportCommanded(_ c: MediaCommand) -> String? {
+        switch c {
+        case .updateTransport(let id, _, _, _), .closeTransport(let id), .reject(let id, _, _),
+            .allocate(let id, _), .sendData(let id, _, _):
+            id
+        case .addConsumer(let spec): spec.transport
+        default: nil
+        }
+    }
+
     /// A command with the transport ids it names changed by `f`.
     static func withTransports(_ c: MediaCommand, _ f: (String) -> String) -> MediaCommand {
         switch c {
@@ -611,7 +651,7 @@ public final class ClusterMediaPlane: MediaPlane {
         switch Self.scoped(command, owner) {
         case .addPipeProducer(let spec, let router, let link, let tag):
             guard let made else { return }
-            o.tags[spec.id] = (tag, made.local, made.worker)
+            o.tags[spec.id] = (tag, made.local, made.worker, router)
             local.workers[made.worker].submit(.addPipeProducer(spec, router: router, link: link, tag: made.local))
             // The owner may start piping: the route and the pipe producer are in place.
             if !send(.object(["op": "piped", "tag": .int(Int64(tag))]), owner) {
@@ -620,6 +660,13 @@ public final class ClusterMediaPlane: MediaPlane {
         case .closeProducer(let id):
             local.submit(.closeProducer(id: id))
             if let t = o.tags.removeValue(forKey: id) { o.link.unroute(tag: t.owner) }
+        case .closeRouter(let room):
+            for (id, t) in o.tags where t.room == room {
+                local.submit(.closeProducer(id: id))
+                o.link.unroute(tag: t.owner)
+                o.tags[id] = nil
+            }
+            apply(.closeRouter(id: room), owner)
         case let c: apply(c, owner)
         }
         owners[owner] = o
@@ -634,8 +681,25 @@ public final class ClusterMediaPlane: MediaPlane {
     /// A scoped command that needs no link.
     func apply(_ command: MediaCommand, _ owner: String) {
         let c = aliases.isEmpty ? command : Self.withTransports(command) { aliases[$0] ?? $0 }
+        // Only the transport's owner drives it: once another owner took it over, what the old one
+        // still sends for it (under its old name) is dropped.
+        if let t = Self.transportCommanded(c), hostedTransports[t] != owner {
+            log("a media command from \(owner) for a transport it does not run here, dropped")
+            return
+        }
         switch c {
+        case .closeRouter(let room):
+            // The room's router here may hold other owners' transports, or this node's own room:
+            // only what this owner ran in it closes.
+            for (t, o) in hostedTransports where o == owner && hostedRoom[t] == room {
+                local.submit(.closeTransport(id: t))
+            }
+            return
         case .openTransport(let spec):
+            guard hostedTransports[spec.id] == nil, orphans[spec.id] == nil else {
+                log("\(owner) opened a transport whose id is in use here, refused")
+                return
+            }
             local.pin(room: spec.router)
             hostedTransports[spec.id] = owner
             hostedRoom[spec.id] = spec.router

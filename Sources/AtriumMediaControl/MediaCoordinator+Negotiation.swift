@@ -63,6 +63,11 @@ extension MediaCoordinator {
     /// new mids, payload types and SSRCs, their consumers made again on the answer.
     func replaceTransport(_ sub: inout Subscriber, _ pid: ParticipantID, room: RoomID) {
         plane.submit(.closeTransport(id: sub.transport))
+        // What was known of the old one goes with it (a failed edge's transport reports no `closed`).
+        estimates[sub.transport] = nil
+        bottlenecks.remove(sub.transport)
+        transportStates[sub.transport] = nil
+        dataChannels[sub.transport] = nil
         let (u, pw) = credentials()
         sub.transport = nextID("sub-")
         (sub.ufrag, sub.password) = (u, pw)

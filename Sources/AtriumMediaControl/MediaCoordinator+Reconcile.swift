@@ -63,7 +63,11 @@ extension MediaCoordinator {
         }
         // Each participant receives what it is subscribed to among the tracks that have media.
         for pid in state.order {
-            guard let p = state.participants[pid], p.canSubscribe else { continue }
+            guard let p = state.participants[pid], p.canSubscribe else {
+                // Nothing to keep for one that receives nothing.
+                kept[pid] = nil
+                continue
+            }
             if peers[pid]?.subscriber?.player != nil {
                 updatePlayer(pid, state)
                 continue

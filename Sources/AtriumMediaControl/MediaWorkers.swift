@@ -172,6 +172,9 @@ public final class MediaWorkers: MediaPlane {
         case .pipeProducer, .addPipeProducer:
             // The set of workers' own commands, made here.
             break
+        case .unpipe:
+            // Whichever worker holds it.
+            route(command, nil)
         }
     }
 

@@ -50,7 +50,8 @@ public enum RemoteMediaCoding {
         case .pauseProducer(let id, let paused):
             return op("pauseProducer", ["id": .string(id), "paused": .bool(paused)])
         case .closeProducer(let id): return op("closeProducer", ["id": .string(id)])
-        case .reject, .addProducer, .addRecorder, .closeRecorder, .openRecorderLine, .closeRecorderLine, .pipeProducer:
+        case .reject, .addProducer, .addRecorder, .closeRecorder, .openRecorderLine, .closeRecorderLine, .pipeProducer,
+            .unpipe:
             return nil
         }
     }

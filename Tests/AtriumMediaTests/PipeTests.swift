@@ -110,6 +110,24 @@ import Testing
         )
     }
 
+    /// A pipe that ends (its relay link lost) is no longer fed or polled: the home producer stops
+    /// copying into it (nothing more counted, nothing dropped as a full ring), the far side forgets it.
+    @Test func anEndedPipeIsNoLongerFed() throws {
+        let s = try Spread()
+        _ = try s.viewer(46_000)
+        for _ in 0..<3 { try s.sendFrame() }
+        s.pump(s.far)
+        let out = s.home.engine.counters.pipePacketsOut
+        #expect(out == 3)
+        s.home.apply(.unpipe(link: s.link))
+        s.far.apply(.unpipe(link: s.link))
+        for _ in 0..<100 { try s.sendFrame() }
+        #expect(s.home.engine.counters.pipePacketsOut == out)
+        #expect(s.home.engine.counters.dropped[DropReason.pipeFull.rawValue] == 0)
+        #expect(s.home.engine.pipesOut.isEmpty && s.far.engine.pipesIn.isEmpty)
+        #expect(s.home.engine.producers["cam"]?.pipes.isEmpty == true)
+    }
+
     /// A producer piped after its key frame (a viewer on another worker, or node, came later): the
     /// home worker first hands the far one its cached picture, so the far viewer decodes from it
     /// without a key-frame request, even of a sender that answers none.

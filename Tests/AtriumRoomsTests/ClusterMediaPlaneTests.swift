@@ -243,6 +243,14 @@ import Testing
         #expect(w.ops() == ["n3 adopt_refused"])
         w.plane.receive(from: "n3", ask("p"))
         #expect(w.ops() == ["n3 adopted"])
+        // The old owner (back, or never gone) no longer drives it, nor reuses its ids.
+        _ = w.worker.take()
+        try Self.linkFrom(w, "n2")
+        try Self.command(w, .closeTransport(id: "sub-9"), from: "n2")
+        try Self.command(w, .closeTransport(id: "sub-10"), from: "n2")
+        try Self.command(w, w.transport("sub-9", .subscriber), from: "n2")
+        #expect(w.worker.take().isEmpty)
+        _ = w.ops()
         // One of the two kept (same credentials in this fake): the other stays kept.
         try Self.command(w, .closeTransport(id: "sub-1"), from: "n3")
         let closed = try #require(w.worker.take().compactMap(\.closedTransport).first)
@@ -264,6 +272,7 @@ import Testing
     @Test func theNewOwnerTakesKeptConnectionsOverHereOrAsksTheEdge() throws {
         let w = try World()
         defer { w.plane.stop() }
+        w.plane.linkSilence = 600
         var clock = 0.0
         w.plane.now = { clock }
         try Self.linkFrom(w, "n9")
@@ -285,6 +294,7 @@ import Testing
         #expect(
             w.plane.adopt(id: "sub-6", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
         #expect(w.ops() == ["n2 link", "n2 adopt"])
+        w.plane.receive(from: "n2", .object(["op": "linked", "address": "127.0.0.1:9"]))
         w.plane.receive(from: "n2", .object(["op": "adopt_refused", "id": "sub-6"]))
         #expect(w.plane.events() == [.transportState(id: "sub-6", state: .failed)])
         // Unanswered within the bound: failed too.
@@ -292,6 +302,8 @@ import Testing
             w.plane.adopt(id: "sub-7", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
         clock += ClusterMediaPlane.adoptionBound + 1
         #expect(w.plane.events() == [.transportState(id: "sub-7", state: .failed)])
+        // ...and the edge is told to close it, should it answer late.
+        #expect(w.ops() == ["n2 adopt", "n2 cmd closeTransport"])
         // Answered: its commands go to the edge.
         #expect(
             w.plane.adopt(id: "sub-8", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 41_000)]))
@@ -301,6 +313,40 @@ import Testing
         _ = w.ops()
         w.plane.submit(.closeTransport(id: "sub-8"))
         #expect(w.ops() == ["n2 cmd closeTransport"])
+    }
+
+    /// As an edge: an owner closing its room here closes what it ran in it, not the room's router,
+    /// which this node's own transports and another owner's share.
+    @Test func anOwnersRoomClosingHereClosesOnlyWhatItRan() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        try Self.linkFrom(w, "n2")
+        try Self.linkFrom(w, "n3")
+        try Self.command(w, w.transport("sub-9", .subscriber), from: "n2")
+        try Self.command(w, w.transport("sub-9", .subscriber), from: "n3")
+        w.plane.submit(w.transport("own", .subscriber))
+        _ = w.worker.take()
+        try Self.command(w, .closeRouter(id: "room"), from: "n2")
+        let closed = w.worker.take()
+        #expect(closed.compactMap(\.closedTransport) == ["n2/sub-9"])
+        #expect(!closed.contains { if case .closeRouter = $0 { true } else { false } })
+    }
+
+    /// As an owner: a link the edge never answers (its node gone, or the message lost) fails after
+    /// `linkSilence`, and the viewers placed there with it.
+    @Test func aLinkTheEdgeNeverAnswersFailsItsViewers() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        var clock = 0.0
+        w.plane.now = { clock }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        #expect(w.ops() == ["n2 link", "n2 cmd openTransport"])
+        #expect(w.plane.events().isEmpty)
+        clock += w.plane.linkSilence + 1
+        #expect(w.plane.events() == [.transportState(id: "sub-2", state: .failed)])
+        #expect(w.plane.links.isEmpty)
     }
 
     @Test func anEdgeScopesWhatAnOwnerMakes() {

@@ -637,7 +637,8 @@ export class Room extends EventTarget {
     // The subscriber connection is kept: on a node that outlived the room's (an edge of a room spread
     // over nodes), the room's new owner takes it over from the last offer it applied; otherwise its
     // first offer says `reset` and a new connection replaces it.
-    const keptOffer = this.subscriber?.remoteDescription?.sdp;
+    const keptOffer =
+      this.subscriber?.connectionState === "connected" ? this.subscriber.remoteDescription?.sdp : undefined;
     if (!keptOffer) {
       this.subscriber?.close();
       this.subscriber = null;
