@@ -415,11 +415,28 @@ public final class ClusterMediaPlane: MediaPlane {
         }
         let live = peers().filter { $0.id != me && !$0.mediaAddresses.isEmpty && $0.fingerprint.count == 32 }
         guard !live.isEmpty else { return nil }
-        let a = live[abs(random(live.count)) % live.count]
-        let b = live[abs(random(live.count)) % live.count]
-        let pick = a.load <= b.load ? a : b
+        let n = live.count
+        let a = live[(random(n) % n + n) % n]
+        let b = live[(random(n) % n + n) % n]
+        let pick = Self.lessLoaded(a, b, placed: placedOn)
         // A failed link is made again (the edge replaces its end); what was piped through it is not.
         return ensureLink(to: pick) ? pick.id : nil
+    }
+
+    /// The viewers this node placed on each edge that are still there.
+    var placedOn: [String: Int] {
+        var out: [String: Int] = [:]
+        for node in remoteTransports.values { out[node, default: 0] += 1 }
+        return out
+    }
+
+    /// Of two nodes drawn, the one to place a viewer on: the smaller load, counting beside a node's
+    /// record (as old as its last heartbeat, 5 s) the viewers this node has placed there, so that a
+    /// burst of joins between two heartbeats does not all land on one node. A tie goes to the first.
+    static func lessLoaded(_ a: Peer, _ b: Peer, placed: [String: Int]) -> Peer {
+        let la = a.load + Double(placed[a.id] ?? 0)
+        let lb = b.load + Double(placed[b.id] ?? 0)
+        return la <= lb ? a : b
     }
 
     /// This node's end of a relay link to `peer`, and the message that asks the edge for its end.

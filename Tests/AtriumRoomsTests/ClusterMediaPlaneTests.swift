@@ -349,6 +349,37 @@ import Testing
         #expect(w.plane.links.isEmpty)
     }
 
+    /// Viewers placed between two heartbeats spread: the edges' records (the same load here) count
+    /// with the viewers this node placed on each since.
+    @Test func aBurstOfViewersSpreadsOverTheEdgesBetweenHeartbeats() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.live.append(
+            ClusterMediaPlane.Peer(
+                id: "n3", mediaAddresses: [.loopbackV4(port: 42_000)], fingerprint: Array(repeating: 8, count: 32),
+                load: 1))
+        var draw = 0
+        w.plane.random = { _ in
+            draw += 1
+            return draw % 2 == 1 ? 0 : 1
+        }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-0", .subscriber))
+        for i in 1...6 { w.plane.submit(w.transport("sub-\(i)", .subscriber)) }
+        #expect(w.plane.placedOn == ["n2": 3, "n3": 3])
+    }
+
+    @Test(arguments: [
+        // (load a, placed a, load b, placed b) -> a?
+        (1.0, 0, 1.0, 0, true), (1.0, 1, 1.0, 0, false), (3.0, 0, 1.0, 1, false), (1.0, 2, 4.0, 0, true),
+    ])
+    func theLessLoadedCountsWhatThisNodePlaced(_ row: (Double, Int, Double, Int, Bool)) {
+        let a = ClusterMediaPlane.Peer(id: "a", mediaAddresses: [], fingerprint: [], load: row.0)
+        let b = ClusterMediaPlane.Peer(id: "b", mediaAddresses: [], fingerprint: [], load: row.2)
+        let pick = ClusterMediaPlane.lessLoaded(a, b, placed: ["a": row.1, "b": row.3])
+        #expect((pick.id == "a") == row.4)
+    }
+
     @Test func anEdgeScopesWhatAnOwnerMakes() {
         let c = ClusterMediaPlane.scoped(Self.consumer("c1", on: "sub-1"), "n1")
         guard case .addConsumer(let spec) = c else {
