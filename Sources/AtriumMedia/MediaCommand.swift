@@ -40,6 +40,9 @@ public enum MediaCommand: Sendable {
     /// A pipe that ends (the relay link behind it was lost): no producer hands it packets any more,
     /// and its rings are dropped.
     case unpipe(link: PipeLink)
+    /// Reports a transport's state and its open data channels again: a connection another owner
+    /// took over, whose new owner knows nothing of it yet.
+    case restate(transport: String)
     /// Sends a text message on the transport's data channel of that kind (the lossy one: unordered,
     /// never retransmitted; else the reliable one). Lossy messages wait in a small queue when the peer
     /// does not keep up, the oldest dropped first.

@@ -104,6 +104,7 @@ extension MediaEngine {
         case .closeRecorderLine(let id): closeLine(id: id)
         case .pipeProducer(let id, let link, let tag): pipeProducer(id: id, link: link, tag: tag)
         case .unpipe(let link): unpipe(link)
+        case .restate(let id): restate(id)
         case .addPipeProducer(let spec, let router, let link, let tag):
             addPipeProducer(spec, router: router, link: link, tag: tag)
         case .sendData(let id, let lossy, let payload):

@@ -1,4 +1,5 @@
 import AtriumDTLS
+import AtriumICE
 import AtriumLog
 import AtriumSCTP
 import AtriumUDP
@@ -19,6 +20,21 @@ extension MediaEngine {
         t.data = DataSession(association: association)
         dataTransports.append(t)
         serviceData(t)
+    }
+
+    /// The transport's state as the coordinator would have been told it (connected once DTLS is up,
+    /// disconnected or failed as ICE consent says), then its open data channels, by stream.
+    func restate(_ id: String) {
+        guard let t = transports[id], t.pipe == nil else { return }
+        switch t.session.ice.state {
+        case .failed: report(t, .failed)
+        case .disconnected: report(t, .disconnected)
+        case .new, .connected: if t.session.connected { report(t, .connected) }
+        }
+        guard let d = t.data else { return }
+        for (_, c) in d.channels.channels.sorted(by: { $0.key < $1.key }) {
+            events.append(.dataChannel(transport: t.id, label: c.label, lossy: c.isLossy, open: true))
+        }
     }
 
     func stopData(_ t: Transport) {

@@ -25,6 +25,8 @@ extension ClusterMediaPlane {
             localTransportRoom[t] = room
             roomTransportsHere[room, default: 0] += 1
             log("a viewer's connection kept here taken over as \(id)")
+            // Where it stands (connected, its data channels), told again under its new name.
+            local.submit(.restate(transport: t))
             return true
         }
         guard let peer = peers().first(where: { p in p.mediaAddresses.contains(where: addresses.contains) }),
@@ -80,6 +82,8 @@ extension ClusterMediaPlane {
         hostedTransports[t] = owner
         log("a viewer's connection taken over by \(owner)")
         _ = send(.object(["op": "adopted", "id": .string(id)]), owner)
+        // Where it stands (connected, its data channels), told to the new owner under its name.
+        local.submit(.restate(transport: t))
     }
 
     /// Owner: an edge's answer to a take-over. Refused (or, in `adoptionsDue`, unanswered), the

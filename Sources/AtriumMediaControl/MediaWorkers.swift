@@ -175,6 +175,7 @@ public final class MediaWorkers: MediaPlane {
         case .unpipe:
             // Whichever worker holds it.
             route(command, nil)
+        case .restate(let id): route(command, transportWorker[id])
         }
     }
 

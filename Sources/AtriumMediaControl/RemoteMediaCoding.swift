@@ -51,7 +51,7 @@ public enum RemoteMediaCoding {
             return op("pauseProducer", ["id": .string(id), "paused": .bool(paused)])
         case .closeProducer(let id): return op("closeProducer", ["id": .string(id)])
         case .reject, .addProducer, .addRecorder, .closeRecorder, .openRecorderLine, .closeRecorderLine, .pipeProducer,
-            .unpipe:
+            .unpipe, .restate:
             return nil
         }
     }

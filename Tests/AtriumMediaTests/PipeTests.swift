@@ -110,6 +110,17 @@ import Testing
         )
     }
 
+    /// A connection taken over by another owner is restated: its state again (connected), and an
+    /// unknown transport says nothing.
+    @Test func aRestatedTransportReportsItsStateAgain() throws {
+        let s = try Spread()
+        _ = try s.viewer(46_000)
+        _ = s.far.events()
+        s.far.apply(.restate(transport: "sub46000"))
+        s.far.apply(.restate(transport: "nobody"))
+        #expect(s.far.events() == [.transportState(id: "sub46000", state: .connected)])
+    }
+
     /// A pipe that ends (its relay link lost) is no longer fed or polled: the home producer stops
     /// copying into it (nothing more counted, nothing dropped as a full ring), the far side forgets it.
     @Test func anEndedPipeIsNoLongerFed() throws {

@@ -243,6 +243,8 @@ import Testing
         #expect(w.ops() == ["n3 adopt_refused"])
         w.plane.receive(from: "n3", ask("p"))
         #expect(w.ops() == ["n3 adopted"])
+        // The transport tells its new owner where it stands.
+        #expect(w.worker.take().contains { if case .restate = $0 { true } else { false } })
         // The old owner (back, or never gone) no longer drives it, nor reuses its ids.
         _ = w.worker.take()
         try Self.linkFrom(w, "n2")
@@ -284,6 +286,7 @@ import Testing
         )
         #expect(
             w.plane.adopt(id: "sub-5", room: "room", ufrag: "u", password: "p", addresses: [.loopbackV4(port: 40_000)]))
+        #expect(w.worker.take().map { if case .restate(let t) = $0 { t } else { "" } } == ["n9/sub-9"])
         w.plane.submit(.closeTransport(id: "sub-5"))
         #expect(w.worker.take().compactMap(\.closedTransport) == ["n9/sub-9"])
         w.worker.queued = [.transportState(id: "n9/sub-9", state: .closed)]
