@@ -84,6 +84,8 @@ public final class ClusterMediaPlane: MediaPlane {
     var remoteEvents: [MediaEvent] = []
     /// Pipes to an edge waiting for it to say it made the pipe producer (`piped`), by node and tag.
     var awaitingEdge: [String: [UInt32: (producer: String, home: Int, pipe: PipeLink)]] = [:]
+    /// Edges a media message could not be sent to, until when they are given no viewer.
+    var unreachable: [String: Double] = [:]
     /// Transports closed here whose edge has not reported them closed yet.
     var closingRemote: [String: String] = [:]
 
@@ -413,7 +415,11 @@ public final class ClusterMediaPlane: MediaPlane {
         guard edgeAfter > 0, spec.role == .subscriber, roomTransportsHere[spec.router, default: 0] >= edgeAfter else {
             return nil
         }
-        let live = peers().filter { $0.id != me && !$0.mediaAddresses.isEmpty && $0.fingerprint.count == 32 }
+        let t0 = now()
+        unreachable = unreachable.filter { $0.value > t0 }
+        let live = peers().filter {
+            $0.id != me && !$0.mediaAddresses.isEmpty && $0.fingerprint.count == 32 && unreachable[$0.id] == nil
+        }
         guard !live.isEmpty else { return nil }
         let n = live.count
         let a = live[(random(n) % n + n) % n]
@@ -491,8 +497,17 @@ public final class ClusterMediaPlane: MediaPlane {
 
     func toEdge(_ command: MediaCommand, _ node: String) {
         guard let body = RemoteMediaCoding.encode(command, relayed: { _ in true }) else { return }
-        if !send(.object(["op": "cmd", "command": body]), node) { log("a media command to \(node) was not sent") }
+        guard !send(.object(["op": "cmd", "command": body]), node) else { return }
+        // Media messages are not retried: what the edge runs for this node is now unknown. Its
+        // viewers fail (and are renewed), and it is given no viewer for a while (Redis away, most
+        // likely: they go on this node meanwhile).
+        log("a media command to \(node) was not sent; its viewers' transports failed")
+        unreachable[node] = now() + Self.unreachableFor
+        remoteEvents += dropEdge(node)
     }
+
+    /// After a media message to an edge could not be sent, it is given no viewer for this long.
+    static let unreachableFor = 10.0
 
     // MARK: - Messages from other nodes
 

@@ -60,6 +60,9 @@ import Testing
         clockRate: 90_000, payloadType: 96, rtxPayloadType: nil, ssrc: 1, rtxSSRC: nil, audioLevelID: nil,
         absSendTimeID: nil, paused: false)
 
+    static let remote = RemoteSpec(
+        ufrag: "ru", password: "rp", fingerprint: Array(repeating: 1, count: 32), dtlsClient: false)
+
     static func consumer(_ id: String, on transport: String) -> MediaCommand {
         .addConsumer(
             ConsumerSpec(
@@ -381,6 +384,32 @@ import Testing
         let b = ClusterMediaPlane.Peer(id: "b", mediaAddresses: [], fingerprint: [], load: row.2)
         let pick = ClusterMediaPlane.lessLoaded(a, b, placed: ["a": row.1, "b": row.3])
         #expect((pick.id == "a") == row.4)
+    }
+
+    /// A media message that cannot be sent (Redis away): the viewers on that edge fail (their
+    /// participants' connections are renewed), and the edge is given no viewer for a while.
+    @Test func aMediaMessageNotSentFailsThatEdgesViewers() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        var clock = 0.0
+        w.plane.now = { clock }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        #expect(w.ops() == ["n2 link", "n2 cmd openTransport"])
+        w.plane.send = { _, _ in false }
+        w.plane.submit(.updateTransport(id: "sub-2", remote: Self.remote, localUfrag: "u", localPassword: "p"))
+        #expect(w.plane.events() == [.transportState(id: "sub-2", state: .failed)])
+        // The renewed connection stays here while the edge is out of reach, then edges are used again.
+        w.plane.submit(w.transport("sub-3", .subscriber))
+        #expect(w.worker.take().compactMap(\.openedTransport).map(\.id).last == "sub-3")
+        clock += ClusterMediaPlane.unreachableFor + 1
+        w.plane.send = { [unowned w] body, node in
+            w.sent.append((node, body))
+            return true
+        }
+        w.plane.submit(w.transport("sub-4", .subscriber))
+        #expect(w.ops() == ["n2 link", "n2 cmd openTransport"])
     }
 
     @Test func anEdgeScopesWhatAnOwnerMakes() {
