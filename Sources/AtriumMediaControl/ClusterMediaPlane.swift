@@ -627,13 +627,12 @@ public final class ClusterMediaPlane: MediaPlane {
 
     /// The transport a command acts on (nil for one that makes a transport or acts on none).
     static func transportCommanded(_ c: MediaCommand) -> String? {
-        switch c {
-        case .updateTransport(let id, _, _, _), .closeTransport(let id), .reject(let id, _, _),
-            .allocate(let id, _), .sendData(let id, _, _):
-            id
-        case .addConsumer(let spec): spec.transport
-        default: nil
+        var named: String?
+        _ = withTransports(c) { id in
+            named = id
+            return id
         }
+        return named
     }
 
     /// A command with the transport ids it names changed by `f`.

@@ -35,13 +35,7 @@ extension MediaCoordinator {
         let addresses = k.addresses.compactMap { a in try? SocketAddress(parsing: Self.hostPort(a.host, a.port)) }
         guard plane.adopt(id: id, room: room.rawValue, ufrag: k.ufrag, password: k.password, addresses: addresses)
         else {
-            let (u, pw) = credentials()
-            plane.submit(
-                .openTransport(
-                    TransportSpec(
-                        id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw,
-                        remote: nil, role: .subscriber)))
-            var sub = Subscriber(transport: id, ufrag: u, password: pw, data: data)
+            var sub = openSubscriber(pid, room: room, data: data, id: id)
             sub.revision = revision
             sub.resetPending = true
             return sub

@@ -68,15 +68,8 @@ extension MediaCoordinator {
         bottlenecks.remove(sub.transport)
         transportStates[sub.transport] = nil
         dataChannels[sub.transport] = nil
-        let (u, pw) = credentials()
-        sub.transport = nextID("sub-")
-        (sub.ufrag, sub.password) = (u, pw)
-        plane.submit(
-            .openTransport(
-                TransportSpec(
-                    id: sub.transport, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
-                    localPassword: pw, remote: nil, role: .subscriber))
-        )
+        let fresh = openSubscriber(pid, room: room, data: sub.data)
+        (sub.transport, sub.ufrag, sub.password) = (fresh.transport, fresh.ufrag, fresh.password)
         sub.usedPayloadTypes = []
         sub.freedCodecs = [:]
         sub.nextMid = 0
@@ -90,6 +83,19 @@ extension MediaCoordinator {
             n.rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &rng)
             return n
         }
+    }
+
+    /// A new subscriber connection's transport, opened (placed by the plane: here, or on an edge),
+    /// with nothing offered on it yet.
+    func openSubscriber(_ pid: ParticipantID, room: RoomID, data: Bool, id: String? = nil) -> Subscriber {
+        let (u, pw) = credentials()
+        let id = id ?? nextID("sub-")
+        plane.submit(
+            .openTransport(
+                TransportSpec(
+                    id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u, localPassword: pw,
+                    remote: nil, role: .subscriber)))
+        return Subscriber(transport: id, ufrag: u, password: pw, data: data)
     }
 
     /// A subscriber connection that failed (the edge node carrying it left the cluster or its link

@@ -94,14 +94,7 @@ extension MediaCoordinator {
         }
         if peer.subscriber == nil {
             guard !wanted.isEmpty || data else { return }
-            let (u, pw) = credentials()
-            let id = nextID("sub-")
-            plane.submit(
-                .openTransport(
-                    TransportSpec(
-                        id: id, router: room.rawValue, label: "\(pid.rawValue)/sub", localUfrag: u,
-                        localPassword: pw, remote: nil, role: .subscriber)))
-            peer.subscriber = Subscriber(transport: id, ufrag: u, password: pw, data: data)
+            peer.subscriber = openSubscriber(pid, room: room, data: data)
             changed = data
         }
         guard var sub = peer.subscriber else { return }

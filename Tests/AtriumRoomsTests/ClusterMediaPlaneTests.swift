@@ -63,6 +63,10 @@ import Testing
         clockRate: 90_000, payloadType: 96, rtxPayloadType: nil, ssrc: 1, rtxSSRC: nil, audioLevelID: nil,
         absSendTimeID: nil, paused: false)
 
+    /// A second live node besides the World's n2.
+    static let n3 = ClusterMediaPlane.Peer(
+        id: "n3", mediaAddresses: [.loopbackV4(port: 42_000)], fingerprint: Array(repeating: 8, count: 32), load: 1)
+
     static let remote = RemoteSpec(
         ufrag: "ru", password: "rp", fingerprint: Array(repeating: 1, count: 32), dtlsClient: false)
 
@@ -227,10 +231,7 @@ import Testing
         var clock = 100.0
         w.plane.now = { clock }
         w.plane.linkSilence = 0.3
-        w.live.append(
-            ClusterMediaPlane.Peer(
-                id: "n3", mediaAddresses: [.loopbackV4(port: 42_000)], fingerprint: Array(repeating: 8, count: 32),
-                load: 1))
+        w.live.append(Self.n3)
         try Self.linkFrom(w, "n2")
         try Self.command(w, w.transport("sub-9", .subscriber, ufrag: "u9", password: "p9"), from: "n2")
         try Self.command(w, w.transport("sub-10", .subscriber, ufrag: "u10", password: "p10"), from: "n2")
@@ -363,10 +364,7 @@ import Testing
     @Test func aBurstOfViewersSpreadsOverTheEdgesBetweenHeartbeats() throws {
         let w = try World()
         defer { w.plane.stop() }
-        w.live.append(
-            ClusterMediaPlane.Peer(
-                id: "n3", mediaAddresses: [.loopbackV4(port: 42_000)], fingerprint: Array(repeating: 8, count: 32),
-                load: 1))
+        w.live.append(Self.n3)
         var draw = 0
         w.plane.random = { _ in
             draw += 1

@@ -20,7 +20,7 @@ from test_simulcast import CONNECT, inbound, open_page
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import media_peer  # noqa: E402
 import signal_client  # noqa: E402
-from cluster_fixture import Cluster, RedisServer  # noqa: E402
+from cluster_fixture import place_room, running  # noqa: E402
 
 WATCH = """
 const [name] = arguments;
@@ -36,12 +36,7 @@ return peer.subscriber ? peer.subscriber.connectionState : null;
 
 @pytest.fixture
 def cluster():
-    redis = RedisServer().start()
-    c = Cluster(redis, 3, extra=("--web-dir", WEB_DIR, "--edge-after", "1"))
-    c.wait_nodes(3)
-    yield c
-    c.stop()
-    redis.stop()
+    yield from running(3, ("--web-dir", WEB_DIR, "--edge-after", "1"))
 
 
 def test_the_sdk_keeps_its_subscriber_connection_when_the_rooms_node_is_killed(cluster, browsers):
@@ -53,9 +48,7 @@ def test_the_sdk_keeps_its_subscriber_connection_when_the_rooms_node_is_killed(c
 
     async def scenario():
         async with signal_client.Opened() as opened:
-            probe = await signal_client.joined(cluster.nodes[0], "probe", room=room)
-            room_id = probe.snapshot["room"]["id"]
-            await probe.leave()
+            room_id = await place_room(cluster, room)
             owner = cluster.node(cluster.owner(room_id))
             others = [n for n in cluster.nodes if n is not owner]
             alice = opened.add(await signal_client.joined(others[0], "sharer", room=room))

@@ -20,17 +20,12 @@ from test_simulcast_aiortc import classify_canvas
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import media_peer  # noqa: E402
 import signal_client  # noqa: E402
-from cluster_fixture import Cluster, RedisServer  # noqa: E402
+from cluster_fixture import running  # noqa: E402
 
 
 @pytest.fixture
 def cluster():
-    redis = RedisServer().start()
-    c = Cluster(redis, 2, extra=("--web-dir", WEB_DIR, "--edge-after", "2"))
-    c.wait_nodes(2)
-    yield c
-    c.stop()
-    redis.stop()
+    yield from running(2, ("--web-dir", WEB_DIR, "--edge-after", "2"))
 
 
 def stream_packets(node, side):

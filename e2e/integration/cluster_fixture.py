@@ -106,3 +106,25 @@ class Cluster:
                 errors.append(f"{n.node_id}: {e}")
         shutil.rmtree(self.dir, ignore_errors=True)
         assert not errors, "\n".join(errors)
+
+
+def running(count, extra=()):
+    """A redis-server and `count` nodes for one test, stopped after it: `yield from running(...)` in a
+    pytest fixture."""
+    redis = RedisServer().start()
+    c = Cluster(redis, count, extra=extra)
+    try:
+        c.wait_nodes(count)
+        yield c
+    finally:
+        c.stop()
+        redis.stop()
+
+
+async def place_room(cluster, room):
+    """Places `room` (a probe joins through the first node and leaves) and returns its id."""
+    from signal_client import joined
+    probe = await joined(cluster.nodes[0], "probe", room=room)
+    room_id = probe.snapshot["room"]["id"]
+    await probe.leave()
+    return room_id

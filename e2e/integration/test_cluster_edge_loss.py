@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from cluster_fixture import Cluster, RedisServer
+from cluster_fixture import running
 from media_peer import Publisher, Subscriber
 from signal_client import Opened, joined, run
 from test_cluster import assert_carries
@@ -20,12 +20,7 @@ TEST_TIMEOUT = 150
 
 @pytest.fixture
 def cluster():
-    redis = RedisServer().start()
-    c = Cluster(redis, 3, extra=("--edge-after", "4"))
-    c.wait_nodes(3)
-    yield c
-    c.stop()
-    redis.stop()
+    yield from running(3, ("--edge-after", "4"))
 
 
 def media_node(cluster, sub):

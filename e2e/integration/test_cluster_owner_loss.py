@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from cluster_fixture import Cluster, RedisServer
+from cluster_fixture import place_room, running
 from media_peer import Publisher, Subscriber
 from signal_client import Opened, joined, run
 from test_cluster import assert_carries
@@ -24,12 +24,7 @@ TEST_TIMEOUT = 150
 
 @pytest.fixture
 def cluster():
-    redis = RedisServer().start()
-    c = Cluster(redis, 3, extra=("--edge-after", "2"))
-    c.wait_nodes(3)
-    yield c
-    c.stop()
-    redis.stop()
+    yield from running(3, ("--edge-after", "2"))
 
 
 async def wait_for_log(node, text, timeout):
@@ -45,10 +40,8 @@ async def wait_for_log(node, text, timeout):
 def test_viewers_on_surviving_edges_keep_their_connections_when_the_owner_is_killed(cluster):
     async def go():
         async with Opened() as opened:
-            probe = opened.add(await joined(cluster.nodes[0], "probe", room="owner-loss"))
-            room_id = probe.snapshot["room"]["id"]
+            room_id = await place_room(cluster, "owner-loss")
             owner = cluster.node(cluster.owner(room_id))
-            await probe.leave()
             others = [n for n in cluster.nodes if n is not owner]
             alice = opened.add(await joined(others[0], "sharer", room="owner-loss"))
             pub = opened.add(await Publisher.start(alice, ["screen_share"]))
