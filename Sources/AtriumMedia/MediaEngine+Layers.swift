@@ -33,12 +33,13 @@ extension MediaEngine {
         guard p.isSimulcast else { return }
         var wanted: UInt8 = 1
         for c in p.consumers where !c.closed && !c.bandwidthPaused { wanted |= 1 << c.preferredLayer.spatial }
+        // A pipe producer piped on asks for what its own far side wants too.
+        for o in p.pipes { wanted |= o.wanted }
         if let input = p.pipeInput {
             // The home worker tells the publisher, for its viewers and every far worker's together.
             pipeWanted(p, input, mask: wanted)
             return
         }
-        for o in p.pipes { wanted |= o.wanted }
         let rids = p.streams.indices.filter { wanted & (1 << $0) != 0 }.compactMap { p.streams[$0].rid }
         guard rids != p.reportedWanted else { return }
         p.reportedWanted = rids

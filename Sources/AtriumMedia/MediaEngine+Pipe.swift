@@ -22,7 +22,9 @@ extension MediaEngine {
     /// such picture has a key frame asked of its publisher here: the far side asks for none of a
     /// stream before the pipe has carried some of it.
     func pipeProducer(id: String, link: PipeLink, tag: UInt32) {
-        guard let p = producers[id], p.pipeInput == nil, !p.pipes.contains(where: { $0.tag == tag }) else { return }
+        // A pipe producer is piped on too: a publisher on an edge node reaches the owner's viewers
+        // through a pipe producer there, and the other edges' through it.
+        guard let p = producers[id], !p.pipes.contains(where: { $0.tag == tag }) else { return }
         p.pipes.append(PipeOutput(link: link, tag: tag))
         pipeTags[tag] = p
         if !pipesOut.contains(where: { $0 === link }) { pipesOut.append(link) }
@@ -215,6 +217,7 @@ extension MediaEngine {
             p.streams[k].reportNTP = h.ntp
             p.streams[k].reportRTP = h.rtpTimestamp
             p.lastActivity = now
+            if !p.pipes.isEmpty { pipeSenderReport(p, stream: k) }
         case .rtp:
             let i = Self.pipeSlot
             rx[i].payload.removeAll(keepingCapacity: true)

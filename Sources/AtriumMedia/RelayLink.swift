@@ -9,10 +9,12 @@ public import AtriumUDP
 #endif
 
 /// One end of a relay link between two nodes: the pipes between media workers (`PipeLink`) carried
-/// over UDP from a room's owner node to an edge node. The owner's end takes the place of a far
-/// worker (it pops the packets a home worker piped, and pushes back the feedback that came over
-/// the link); the edge's end takes the place of a home worker (it pushes the packets that came,
-/// and pops its workers' feedback to send).
+/// over UDP between a room's owner node and an edge node, both ways. For an outbound route the end
+/// takes the place of a far worker (it pops the packets a home worker here piped, and pushes back
+/// the feedback that came over the link); for an inbound one it takes the place of a home worker
+/// (it pushes the packets that came, and pops the feedback of this node's workers to send). The
+/// owner's viewers' producers flow outbound from it; a publisher on an edge flows outbound from the
+/// edge, up to the owner.
 ///
 /// - Nothing crosses in clear: DTLS between the two nodes (each one's certificate fingerprint as the
 ///   cluster published it; the node with the smaller id is the client), then SRTP keyed by it.
@@ -22,10 +24,18 @@ public import AtriumUDP
 /// - Pings every second measure the RTT; gaps in the link's own sequence numbers count as loss.
 public final class RelayLink: @unchecked Sendable {
     public enum Side: Sendable, Equatable {
-        /// The room's owner: sends media, receives feedback.
+        /// The room's owner: its routes are outbound unless said otherwise.
         case owner
-        /// An edge: receives media, sends feedback.
+        /// An edge: its routes are inbound unless said otherwise.
         case edge
+    }
+
+    /// Which way a route's packets go.
+    public enum Direction: Sendable, Equatable {
+        /// Packets from a home worker here to a pipe producer on the other node; feedback comes back.
+        case outbound
+        /// Packets from the other node into a pipe producer here; its feedback goes back.
+        case inbound
     }
 
     public enum State: String, Sendable, Equatable {
@@ -85,7 +95,7 @@ public final class RelayLink: @unchecked Sendable {
 
     struct Shared {
         /// Routes to add (a pipe and the tag on this node) or remove (nil), in order.
-        var changes: [(tag: UInt32, link: PipeLink?, local: UInt32)] = []
+        var changes: [(tag: UInt32, link: PipeLink?, local: UInt32, direction: Direction)] = []
         var stopped = false
         var counters = Counters()
     }
@@ -118,13 +128,32 @@ public final class RelayLink: @unchecked Sendable {
     /// The sessions as the packet path reaches them: without reference counting each packet.
     var srtpInRef: Borrowed<SRTPSession>?
     var srtpOutRef: Borrowed<SRTPSession>?
-    /// The pipe of each tag on the link and the tag it has on this node (an edge numbers the pipe
-    /// producers of every owner in one space), the way back, and each pipe once (the thread's own).
-    var routes: [UInt32: (link: Borrowed<PipeLink>, local: UInt32)] = [:]
-    var linkTags: [UInt32: UInt32] = [:]
-    var links: [PipeLink] = []
-    /// Each route's pipe, strongly.
-    var strong: [UInt32: PipeLink] = [:]
+    /// Each direction's routes: the pipe of each tag on the link and the tag it has on this node
+    /// (an edge numbers the pipe producers of every owner in one space, a node its piped producers
+    /// in another), the way back from this node's tag, and each pipe once (the thread's own).
+    struct Routes {
+        var byLinkTag: [UInt32: (link: Borrowed<PipeLink>, local: UInt32)] = [:]
+        var linkTags: [UInt32: UInt32] = [:]
+        var links: [PipeLink] = []
+        /// Each route's pipe, strongly.
+        var strong: [UInt32: PipeLink] = [:]
+
+        mutating func apply(tag: UInt32, link: PipeLink?, local: UInt32) {
+            if let old = byLinkTag[tag] { linkTags[old.local] = nil }
+            byLinkTag[tag] = link.map { (Borrowed($0), local) }
+            if let link {
+                linkTags[local] = tag
+                strong[tag] = link
+            } else {
+                strong[tag] = nil
+            }
+            links.removeAll()
+            for l in strong.values where !links.contains(where: { $0 === l }) { links.append(l) }
+        }
+    }
+
+    var outbound = Routes()
+    var inbound = Routes()
     var counters = Counters()
     var highest: UInt16?
     var nextPing: UInt64 = 0
@@ -163,19 +192,23 @@ public final class RelayLink: @unchecked Sendable {
 
     deinit { zeros.deallocate() }
 
-    /// Pipe producer `tag`'s packets (owner: popped from `link`; edge: pushed into it) and its
-    /// requests (the other way) go through this link; on this node the pipe producer is `local`
-    /// (the same tag on the owner). Safe from any thread.
-    public func route(tag: UInt32, _ link: PipeLink, local: UInt32? = nil) {
-        shared.withLock { $0.changes.append((tag, link, local ?? tag)) }
+    /// Pipe producer `tag`'s packets and its requests (the other way) go through this link: popped
+    /// from `link` and sent (outbound: a producer here, the pipe producer on the other node), or
+    /// received and pushed into it (inbound: the pipe producer here, `local` on this node; the
+    /// producer on the other node). An outbound route's `local` is the tag the home worker pushes
+    /// with. `direction` defaults to the side's. Safe from any thread.
+    public func route(tag: UInt32, _ link: PipeLink, local: UInt32? = nil, direction: Direction? = nil) {
+        shared.withLock { $0.changes.append((tag, link, local ?? tag, direction ?? defaultDirection)) }
         wakeup.wake()
     }
 
-    /// The tag's pipe producer is gone: what still comes for it is dropped (counted as malformed).
-    public func unroute(tag: UInt32) {
-        shared.withLock { $0.changes.append((tag, nil, tag)) }
+    /// The tag's route is gone: what still comes for it is dropped (counted as malformed).
+    public func unroute(tag: UInt32, direction: Direction? = nil) {
+        shared.withLock { $0.changes.append((tag, nil, tag, direction ?? defaultDirection)) }
         wakeup.wake()
     }
+
+    var defaultDirection: Direction { side == .owner ? .outbound : .inbound }
 
     public var figures: Counters { shared.withLock { $0.counters } }
 
@@ -210,19 +243,13 @@ public final class RelayLink: @unchecked Sendable {
             if stopped { break }
             if !changes.isEmpty {
                 for c in changes {
-                    if let old = routes[c.tag] { linkTags[old.local] = nil }
-                    routes[c.tag] = c.link.map { (Borrowed($0), c.local) }
-                    if let l = c.link {
-                        linkTags[c.local] = c.tag
-                        strong[c.tag] = l
+                    if c.direction == .outbound {
+                        outbound.apply(tag: c.tag, link: c.link, local: c.local)
                     } else {
-                        strong[c.tag] = nil
+                        inbound.apply(tag: c.tag, link: c.link, local: c.local)
                     }
                 }
-                // The routes' pipes, held here (the routes only borrow them), each once.
-                links.removeAll()
-                for l in strong.values where !links.contains(where: { $0 === l }) { links.append(l) }
-                counters.tracks = routes.count
+                counters.tracks = outbound.byLinkTag.count + inbound.byLinkTag.count
             }
             let now = MonotonicNanoseconds.now()
             receive(now: now)
@@ -230,8 +257,13 @@ public final class RelayLink: @unchecked Sendable {
             if counters.state == .connected { pump() }
             flush()
             var k = 0
-            while k < links.count {
-                if side == .owner { links[k].wakeHomeIfPending() } else { links[k].wakeFarIfPending() }
+            while k < outbound.links.count {
+                outbound.links[k].wakeHomeIfPending()
+                k += 1
+            }
+            k = 0
+            while k < inbound.links.count {
+                inbound.links[k].wakeFarIfPending()
                 k += 1
             }
             shared.withLock { $0.counters = counters }
@@ -300,8 +332,8 @@ public final class RelayLink: @unchecked Sendable {
         }
         let payload = UnsafeRawBufferPointer(rebasing: plain[h.payloadRange])
         switch h.payloadType {
-        case RelayFrame.media where side == .edge: receiveMedia(payload)
-        case RelayFrame.feedback where side == .owner: receiveFeedback(payload)
+        case RelayFrame.media: receiveMedia(payload)
+        case RelayFrame.feedback: receiveFeedback(payload)
         case RelayFrame.ping where payload.count == 8:
             send(RelayFrame.pong) { out, at in
                 for i in 0..<8 { out[at + i] = payload[i] }
@@ -315,7 +347,7 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     func receiveMedia(_ payload: UnsafeRawBufferPointer) {
-        guard let (read, range) = RelayFrame.readMedia(payload), let route = routes[read.tag] else {
+        guard let (read, range) = RelayFrame.readMedia(payload), let route = inbound.byLinkTag[read.tag] else {
             counters.malformed += 1
             return
         }
@@ -333,7 +365,7 @@ public final class RelayLink: @unchecked Sendable {
     }
 
     func receiveFeedback(_ payload: UnsafeRawBufferPointer) {
-        guard var f = RelayFrame.readFeedback(payload), let route = routes[f.tag] else {
+        guard var f = RelayFrame.readFeedback(payload), let route = outbound.byLinkTag[f.tag] else {
             counters.malformed += 1
             return
         }
@@ -379,43 +411,52 @@ public final class RelayLink: @unchecked Sendable {
         }
     }
 
-    /// Owner: the packets the home workers piped; edge: the feedback the edge's workers pushed.
+    /// The packets this node's home workers piped (outbound), then the feedback its pipe producers'
+    /// viewers asked (inbound), each under its tag on the link.
     func pump() {
         // By index: a `for ... in` over the array allocates its iterator in a debug build.
         var k = 0
-        while k < links.count {
-            let link = links[k]
+        while k < outbound.links.count {
+            let link = outbound.links[k]
             k += 1
-            if side == .owner {
-                var n = 0
-                while n < link.packets.capacity,
-                    link.packets.pop({ h, bytes in
-                        send(RelayFrame.media) { out, at in
-                            guard bytes.count + RelayFrame.mediaHeaderSize <= out.count - at else { return -1 }
-                            RelayFrame.writeMedia(h, into: out, at: at)
-                            if let base = bytes.baseAddress, let dst = out.baseAddress, bytes.count > 0 {
-                                (dst + at + RelayFrame.mediaHeaderSize).copyMemory(from: base, byteCount: bytes.count)
-                            }
-                            return RelayFrame.mediaHeaderSize + bytes.count
-                        }
-                        counters.packetsOut += 1
-                        counters.bytesOut += bytes.count
-                        counters.streamPackets.count(h.stream)
-                    })
-                {
-                    n += 1
-                }
-            } else {
-                while var f = link.feedback.pop() {
-                    // The edge's tag back to the link's (the owner's).
-                    guard let tag = linkTags[f.tag] else { continue }
-                    f.tag = tag
-                    send(RelayFrame.feedback) { out, at in
-                        RelayFrame.writeFeedback(f, into: out, at: at)
-                        return RelayFrame.feedbackSize
+            var n = 0
+            while n < link.packets.capacity,
+                link.packets.pop({ h, bytes in
+                    // This node's tag to the link's.
+                    guard let tag = outbound.linkTags[h.tag] else {
+                        counters.malformed += 1
+                        return
                     }
-                    counters.feedbackOut += 1
+                    var header = h
+                    header.tag = tag
+                    send(RelayFrame.media) { out, at in
+                        guard bytes.count + RelayFrame.mediaHeaderSize <= out.count - at else { return -1 }
+                        RelayFrame.writeMedia(header, into: out, at: at)
+                        if let base = bytes.baseAddress, let dst = out.baseAddress, bytes.count > 0 {
+                            (dst + at + RelayFrame.mediaHeaderSize).copyMemory(from: base, byteCount: bytes.count)
+                        }
+                        return RelayFrame.mediaHeaderSize + bytes.count
+                    }
+                    counters.packetsOut += 1
+                    counters.bytesOut += bytes.count
+                    counters.streamPackets.count(h.stream)
+                })
+            {
+                n += 1
+            }
+        }
+        k = 0
+        while k < inbound.links.count {
+            let link = inbound.links[k]
+            k += 1
+            while var f = link.feedback.pop() {
+                guard let tag = inbound.linkTags[f.tag] else { continue }
+                f.tag = tag
+                send(RelayFrame.feedback) { out, at in
+                    RelayFrame.writeFeedback(f, into: out, at: at)
+                    return RelayFrame.feedbackSize
                 }
+                counters.feedbackOut += 1
             }
         }
     }

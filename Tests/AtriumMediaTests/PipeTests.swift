@@ -178,6 +178,91 @@ import Testing
         #expect(link.feedback.pop() == nil)
     }
 
+    /// A pipe producer piped on (a publisher on an edge node: its pipe producer on the owner feeds
+    /// the other edges'): the third engine's viewer gets every frame, received once at home and
+    /// forwarded once per hop; its key-frame request goes up both hops to the publisher; the layers
+    /// the third engine's viewer wants reach the publisher through the middle one.
+    @Test func aPipeProducerPipedOnFeedsAThirdWorkerAndItsRequestsGoUpBothHops() throws {
+        let s = try Spread()
+        let far = try EmbeddedMedia(seed: 9)
+        let onward = PipeLink(from: 1, to: 2, wakeFar: nil, wakeHome: nil, capacity: 64)
+        far.apply(.addPipeProducer(Self.camera, router: "room", link: onward, tag: 2))
+        s.far.apply(.pipeProducer(id: "cam", link: onward, tag: 2))
+        let v = try EmbeddedPeer(port: 47_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 47_000, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil)))
+        // Nothing carried yet: neither the middle nor the far side asks anything; home asked itself.
+        far.advance(by: 1.2)
+        s.far.advance(by: 1.2)
+        s.pump(far)
+        s.pump(s.far)
+        #expect(onward.feedback.pop() == nil && s.link.feedback.pop() == nil)
+        s.pump(s.home)
+        #expect(try s.plis() == 1)
+        for _ in 0..<5 { try s.sendFrame() }
+        s.pump(s.far)
+        s.pump(far)
+        try v.receive(from: far)
+        #expect(try Self.frames(v) == [0, 1, 2, 3, 4])
+        #expect(s.home.engine.counters.packetsIn == 5 && s.home.engine.counters.pipePacketsOut == 5)
+        #expect(s.far.engine.counters.pipePacketsIn == 5 && s.far.engine.counters.pipePacketsOut == 5)
+        #expect(far.engine.counters.pipePacketsIn == 5 && far.engine.counters.packetsIn == 0)
+        // The far viewer's PLI: far asks the middle, the middle asks home, home asks the publisher.
+        try v.send(rtcp: [.pictureLossIndication(PictureLossIndication(senderSSRC: 1, mediaSSRC: 47_000))], to: far)
+        far.advance(by: 0.4)
+        s.pump(far)
+        s.far.advance(by: 0.4)
+        s.pump(s.far)
+        s.home.advance(by: 0.4)
+        s.pump(s.home)
+        #expect(try s.plis() == 1)
+    }
+
+    /// The layers a viewer two hops away wants reach the publisher: the middle pipe producer asks
+    /// its home for them with its own viewers' (none here).
+    @Test func theLayersAViewerTwoHopsAwayWantsReachThePublisher() throws {
+        var spec = Self.camera
+        spec.ssrc = nil
+        spec.encodings = [
+            EncodingSpec(rid: "q", width: 320, height: 180), EncodingSpec(rid: "h", width: 640, height: 360),
+            EncodingSpec(rid: "f", width: 1280, height: 720),
+        ]
+        spec.ridExtensionID = 2
+        let home = try EmbeddedMedia(seed: 7)
+        let mid = try EmbeddedMedia(seed: 8)
+        let far = try EmbeddedMedia(seed: 9)
+        let up = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil)
+        let onward = PipeLink(from: 1, to: 2, wakeFar: nil, wakeHome: nil)
+        let publisher = try EmbeddedPeer(
+            port: 45_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
+        try publisher.connect(to: home, midExtensionID: 1)
+        home.apply(.addProducer(spec))
+        mid.apply(.addPipeProducer(spec, router: "room", link: up, tag: 1))
+        home.apply(.pipeProducer(id: "cam", link: up, tag: 1))
+        far.apply(.addPipeProducer(spec, router: "room", link: onward, tag: 2))
+        mid.apply(.pipeProducer(id: "cam", link: onward, tag: 2))
+        let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
+        try v.connect(to: far)
+        far.apply(
+            .addConsumer(
+                ConsumerSpec(
+                    id: "c", producer: "cam", transport: "sub", ssrc: 7, rtxSSRC: nil, payloadType: 100,
+                    rtxPayloadType: nil, nack: true, audioLevelID: nil, absSendTimeID: nil,
+                    preference: LayerPreference(quality: .high))))
+        mid.engine.drainPipes()
+        home.engine.drainPipes()
+        let wanted = home.events().compactMap { e -> [String]? in
+            if case .layersWanted("cam", let rids) = e { return rids }
+            return nil
+        }
+        #expect(wanted.last == ["q", "f"])
+        #expect(!mid.events().contains { if case .layersWanted = $0 { true } else { false } })
+    }
+
     @Test func aFullPipeRefusesAndAClosedPipeProducerDropsWhatIsStillInTheRing() throws {
         let s = try Spread()
         _ = try s.viewer(46_001)

@@ -11,7 +11,7 @@ import Testing
 /// The relay link between two nodes: its frames read back what was written and refuse what is not
 /// one; two ends on 127.0.0.1 shake hands over DTLS with each other's fingerprint, then carry a
 /// home worker's piped packets to the edge's pipe unchanged and in order, and the edge's feedback
-/// back; a stranger's datagram, one that does not authenticate and a wrong certificate are refused
+/// back, and the same both ways at once (a publisher on the edge); a stranger's datagram, one that does not authenticate and a wrong certificate are refused
 /// and counted.
 @Suite(.serialized) struct RelayLinkTests {
     @Test func framesReadBackWhatWasWritten() {
@@ -143,6 +143,42 @@ import Testing
         #expect(o.packetsOut == 200 && e.packetsIn == 200)
         #expect(e.lost == 0 && e.unauthenticated == 0 && e.malformed == 0 && e.strangers == 0)
 
+        // The other way, on the same link: a publisher on the edge piped up to the owner. The link
+        // tag 42 again, in the other direction's space: the edge's home worker pushes with 77, the
+        // owner's pipe producer reads 88, and its request comes back to the edge as 77.
+        let upPipe = PipeLink(from: 0, to: -1, wakeFar: edge.wakeup, wakeHome: nil)
+        let upOwnerPipe = PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: owner.wakeup)
+        edge.route(tag: 42, upPipe, local: 77, direction: .outbound)
+        owner.route(tag: 42, upOwnerPipe, local: 88, direction: .inbound)
+        try Self.until("both routes in place") { owner.figures.tracks == 2 && edge.figures.tracks == 2 }
+        for n in 0..<50 {
+            let bytes = Self.rtp(n + 1000)
+            while !bytes.withUnsafeBytes({ upPipe.packets.push($0, PipePacket(kind: .rtp, tag: 77, stream: 1)) }) {
+                usleep(1000)
+            }
+            upPipe.farPending = true
+            upPipe.wakeFarIfPending()
+        }
+        var up: [(PipePacket, [UInt8])] = []
+        try Self.until("50 packets up at the owner") {
+            while upOwnerPipe.packets.pop({ h, b in up.append((h, Array(b))) }) {}
+            return up.count >= 50
+        }
+        #expect(up.allSatisfy { $0.0.tag == 88 && $0.0.stream == 1 })
+        #expect(up.map(\.1) == (0..<50).map { Self.rtp($0 + 1000) })
+        // Nothing of it reached the owner-to-edge pipe.
+        #expect(!edgePipe.packets.pop({ _, _ in }))
+        #expect(upOwnerPipe.feedback.push(PipeFeedback(tag: 88, kind: .keyFrame(stream: 1))))
+        upOwnerPipe.homePending = true
+        upOwnerPipe.wakeHomeIfPending()
+        var down: [PipeFeedback] = []
+        try Self.until("the owner's request at the edge's home worker") {
+            while let f = upPipe.feedback.pop() { down.append(f) }
+            return !down.isEmpty
+        }
+        #expect(down.count == 1 && down[0].tag == 77)
+        #expect(ownerPipe.feedback.pop() == nil)
+
         // A stranger's datagram (another address), even a well-formed RTP packet, is dropped and counted.
         let stranger = try UDPSocket(bindingTo: .loopbackV4(port: 0), batchSize: 1, maxDatagramSize: 1500)
         _ = try stranger.send([
@@ -213,34 +249,41 @@ import Testing
         (owner.remote, edge.remote) = (edge.socket.localAddress, owner.socket.localAddress)
         let ownerPipe = PipeLink(from: 0, to: -1, wakeFar: nil, wakeHome: nil)
         let edgePipe = PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: nil)
-        owner.routes[7] = (Borrowed(ownerPipe), 7)
-        owner.strong[7] = ownerPipe
-        owner.links = [ownerPipe]
-        edge.routes[7] = (Borrowed(edgePipe), 907)
-        edge.linkTags[907] = 7
-        edge.strong[7] = edgePipe
-        edge.links = [edgePipe]
+        owner.outbound.apply(tag: 7, link: ownerPipe, local: 7)
+        edge.inbound.apply(tag: 7, link: edgePipe, local: 907)
+        // The other way: a publisher on the edge (its home worker's tag 55) up to the owner (603).
+        let upPipe = PipeLink(from: 0, to: -1, wakeFar: nil, wakeHome: nil)
+        let upOwnerPipe = PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: nil)
+        edge.outbound.apply(tag: 3, link: upPipe, local: 55)
+        owner.inbound.apply(tag: 3, link: upOwnerPipe, local: 603)
         let packet = Self.rtp(600)
         var carried = 0
         var fedBack = 0
+        var carriedUp = 0
+        var fedBackDown = 0
         func round() {
             for _ in 0..<32 {
                 _ = packet.withUnsafeBytes { ownerPipe.packets.push($0, PipePacket(kind: .rtp, tag: 7, stream: 0)) }
+                _ = packet.withUnsafeBytes { upPipe.packets.push($0, PipePacket(kind: .rtp, tag: 55, stream: 0)) }
             }
+            _ = upOwnerPipe.feedback.push(PipeFeedback(tag: 603, kind: .keyFrame(stream: 0)))
             owner.pump()
             owner.flush()
             edge.receive(now: 1)
             while edgePipe.packets.pop({ h, _ in if h.tag == 907 { carried += 1 } }) {}
+            while let f = upPipe.feedback.pop() { if f.tag == 55 { fedBackDown += 1 } }
             _ = edgePipe.feedback.push(PipeFeedback(tag: 907, kind: .keyFrame(stream: 0)))
             edge.pump()
             edge.flush()
             owner.receive(now: 1)
             while let f = ownerPipe.feedback.pop() { if f.tag == 7 { fedBack += 1 } }
+            while upOwnerPipe.packets.pop({ h, _ in if h.tag == 603 { carriedUp += 1 } }) {}
         }
         for _ in 0..<10 { round() }
         let count = AllocationCount.measure { for _ in 0..<100 { round() } }
         #expect(count.allocations == 0, "\(count)")
         #expect(carried == 110 * 32 && fedBack == 110)
+        #expect(carriedUp == 110 * 32 && fedBackDown == 110)
         #expect(owner.counters.unauthenticated == 0 && edge.counters.unauthenticated == 0)
     }
 
