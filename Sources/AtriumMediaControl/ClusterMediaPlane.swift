@@ -65,6 +65,8 @@ public final class ClusterMediaPlane: MediaPlane {
         var openedAt = 0.0
         /// This node's pipe into the link from each home worker.
         var pipes: [Int: PipeLink] = [:]
+        /// The pipe from the link into each worker, for the tracks of publishers placed there.
+        var inPipes: [Int: PipeLink] = [:]
     }
 
     var edges: [String: Edge] = [:]
@@ -88,6 +90,13 @@ public final class ClusterMediaPlane: MediaPlane {
     var unreachable: [String: Double] = [:]
     /// Transports closed here whose edge has not reported them closed yet.
     var closingRemote: [String: String] = [:]
+    /// Producers whose publisher is on an edge, by id: that edge and the tag it pipes them up with.
+    var relayedFrom: [String: (node: String, tag: UInt32)] = [:]
+    /// Each transport's room and participant (`room/participant`, from its label): a participant's
+    /// publisher goes where its subscriber is.
+    var transportParticipant: [String: String] = [:]
+    /// Each edge's key among the audio level reports (one per worker there), apart from this node's.
+    var levelKeys: [String: Int] = [:]
 
     // MARK: Edge
 
@@ -96,12 +105,21 @@ public final class ClusterMediaPlane: MediaPlane {
         var pipes: [Int: PipeLink] = [:]
         /// The owner's tag of each pipe producer here, by producer id, and ours.
         var tags: [String: (owner: UInt32, local: UInt32, worker: Int, room: String)] = [:]
+        /// The pipe from each worker into the link, for the tracks of the owner's publishers here.
+        var upPipes: [Int: PipeLink] = [:]
+        /// Those tracks, by (scoped) producer id: their tag on the link, ours, their transport.
+        var up: [String: (link: UInt32, local: UInt32, transport: String)] = [:]
     }
 
     var owners: [String: Owner] = [:]
     /// Transports run here for another node, by that node's id, and their rooms.
     var hostedTransports: [String: String] = [:]
     var hostedRoom: [String: String] = [:]
+    /// The tracks of owners' publishers here (scoped ids), with their owner and transport: their
+    /// events go to the owner.
+    var hostedProducers: [String: (owner: String, transport: String)] = [:]
+    /// The owners each worker's last audio level report spoke for (an empty report follows them).
+    var levelOwners: [Int: Set<String>] = [:]
     /// The local ICE credentials of each transport run here for another node: a client that kept its
     /// connection proves it with them when its room's new owner takes the connection over.
     var hostedCredentials: [String: (ufrag: String, password: String)] = [:]
@@ -215,6 +233,10 @@ public final class ClusterMediaPlane: MediaPlane {
                 if case .transportState(_, .closed) = raw { forgetHosted(id) }
                 continue
             }
+            if engineID == nil, let kept = toOwners(e) {
+                if let kept { out.append(kept) }
+                continue
+            }
             if let id = engineID, let owner = hostedTransports[id] {
                 if let body = RemoteMediaCoding.encode(Self.unscoped(e, owner)) {
                     _ = send(.object(["op": "event", "event": body]), owner)
@@ -233,6 +255,7 @@ public final class ClusterMediaPlane: MediaPlane {
     }
 
     func forgetHosted(_ id: String) {
+        forgetHostedProducers { $0.transport == id }
         hostedTransports[id] = nil
         hostedRoom[id] = nil
         hostedCredentials[id] = nil
@@ -267,6 +290,7 @@ public final class ClusterMediaPlane: MediaPlane {
         guard let o = owners.removeValue(forKey: node) else { return }
         o.link.stop()
         for pipe in o.pipes.values { local.submit(.unpipe(link: pipe)) }
+        for pipe in o.upPipes.values { local.submit(.unpipe(link: pipe)) }
         for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
         for (t, owner) in hostedTransports where owner == node {
             hostedTransports[t] = nil
@@ -310,17 +334,24 @@ public final class ClusterMediaPlane: MediaPlane {
     func dropEdge(_ node: String) -> [MediaEvent] {
         guard let e = edges.removeValue(forKey: node) else { return [] }
         e.link.stop()
-        // The home workers stop copying into the link's pipes.
+        // The home workers stop copying into the link's pipes, and reading from it.
         for pipe in e.pipes.values { local.submit(.unpipe(link: pipe)) }
+        for pipe in e.inPipes.values { local.submit(.unpipe(link: pipe)) }
         awaitingEdge[node] = nil
         for p in piped.keys { piped[p]?[node] = nil }
+        // Its publishers' tracks end here and on the other edges (a share stops as its capture ended).
         var out: [MediaEvent] = []
+        for (id, from) in relayedFrom where from.node == node {
+            forgetRelayed(id)
+            out.append(.producerEnded(id: id, reason: .inactive))
+        }
         for (t, n) in remoteTransports where n == node {
             out.append(.transportState(id: t, state: .failed))
             remoteTransports[t] = nil
             remoteRoom[t] = nil
             pendingAdoptions[t] = nil
             remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
+            transportParticipant[t] = nil
         }
         return out
     }
@@ -338,6 +369,7 @@ public final class ClusterMediaPlane: MediaPlane {
         let command = aliases.isEmpty ? command : Self.withTransports(command) { aliases[$0] ?? $0 }
         switch command {
         case .openTransport(let spec):
+            transportParticipant[spec.id] = Self.participant(spec)
             if let node = edgeFor(spec) {
                 remoteTransports[spec.id] = node
                 remoteRoom[spec.id] = spec.router
@@ -350,7 +382,10 @@ public final class ClusterMediaPlane: MediaPlane {
         case .updateTransport(let id, _, _, _), .allocate(let id, _), .sendData(let id, _, _), .reject(let id, _, _):
             if let node = remoteTransports[id] { toEdge(command, node) } else { local.submit(command) }
         case .closeTransport(let id):
+            transportParticipant[id] = nil
             if let node = remoteTransports.removeValue(forKey: id) {
+                // Its tracks end with it: their pipe producers here and on the other edges.
+                for (p, spec) in producerSpecs where spec.transport == id && relayedFrom[p] != nil { forgetRelayed(p) }
                 remoteRoom[id] = nil
                 closingRemote[id] = node
                 // Its consumers end with it on the edge.
@@ -364,20 +399,29 @@ public final class ClusterMediaPlane: MediaPlane {
             local.submit(command)
             roomTransportsHere[id] = nil
             for node in remoteNodes(ofRoom: id) { toEdge(command, node) }
+            for (p, room) in producerRoom where room == id && relayedFrom[p] != nil { forgetRelayed(p) }
             for (t, r) in remoteRoom where r == id {
+                transportParticipant[t] = nil
                 remoteRoom[t] = nil
                 remoteTransports[t] = nil
                 remoteConsumers = remoteConsumers.filter { $0.value.transport != t }
             }
         case .addProducer(let spec):
+            if let node = remoteTransports[spec.transport] {
+                relayUp(spec, from: node)
+                return
+            }
             local.submit(command)
             producerSpecs[spec.id] = spec
             producerRoom[spec.id] = localTransportRoom[spec.transport]
         case .pauseProducer(let id, let paused):
             local.submit(command)
             producerSpecs[id]?.paused = paused
+            if let from = relayedFrom[id] { toEdge(command, from.node) }
             for node in piped[id].map({ Array($0.keys) }) ?? [] { toEdge(command, node) }
         case .closeProducer(let id):
+            if let from = relayedFrom[id] { toEdge(command, from.node) }
+            forgetRelayed(id)
             local.submit(command)
             for (node, tag) in piped.removeValue(forKey: id) ?? [:] {
                 toEdge(command, node)
@@ -390,7 +434,8 @@ public final class ClusterMediaPlane: MediaPlane {
                 local.submit(command)
                 return
             }
-            pipe(spec.producer, to: node)
+            // A track published on that edge is consumed there as it is.
+            if relayedFrom[spec.producer]?.node != node { pipe(spec.producer, to: node) }
             remoteConsumers[spec.id] = (node, spec.transport)
             toEdge(command, node)
         case .setPreference(let id, _):
@@ -409,14 +454,20 @@ public final class ClusterMediaPlane: MediaPlane {
         Array(Set(remoteRoom.compactMap { t, r in r == room ? remoteTransports[t] : nil }))
     }
 
-    /// The edge for a new transport, if it goes to one: a viewer of a room with `edgeAfter`
-    /// transports here, to the less loaded of two other nodes drawn at random.
+    /// The edge for a new transport, if it goes to one: where the participant's other transport is
+    /// (a publisher beside its subscriber), or else, in a room with `edgeAfter` transports here, the
+    /// less loaded of two other nodes drawn at random.
     func edgeFor(_ spec: TransportSpec) -> String? {
-        guard edgeAfter > 0, spec.role == .subscriber, roomTransportsHere[spec.router, default: 0] >= edgeAfter else {
-            return nil
-        }
+        guard edgeAfter > 0 else { return nil }
         let t0 = now()
         unreachable = unreachable.filter { $0.value > t0 }
+        if let who = transportParticipant[spec.id],
+            let other = transportParticipant.first(where: { $0.key != spec.id && $0.value == who })?.key
+        {
+            guard let node = remoteTransports[other] else { return nil }
+            if let e = edges[node], linkFailure(e) == nil, unreachable[node] == nil { return node }
+        }
+        guard roomTransportsHere[spec.router, default: 0] >= edgeAfter else { return nil }
         let live = peers().filter {
             $0.id != me && !$0.mediaAddresses.isEmpty && $0.fingerprint.count == 32 && unreachable[$0.id] == nil
         }
@@ -559,10 +610,15 @@ public final class ClusterMediaPlane: MediaPlane {
             run(c, for: from)
         case "adopt": adoptAsked(from: from, body)
         case "adopted", "adopt_refused": adoptionAnswered(from: from, body)
+        case "pipe_up": pipeUp(from: from, body)
         case "event":
             guard let e = body["event"], let event = try? RemoteMediaCoding.decodeEvent(e) else { return }
-            // Only about a transport this node placed on that node (or closed there, until it says so).
-            guard let id = Self.transport(of: event) else { return }
+            // Only about a transport this node placed on that node (or closed there, until it says so),
+            // or a track published there.
+            guard let id = Self.transport(of: event) else {
+                if let kept = fromEdge(event, from) { remoteEvents.append(kept) }
+                return
+            }
             if remoteTransports[id] == from {
                 remoteEvents.append(event)
             } else if closingRemote[id] == from {
@@ -601,6 +657,10 @@ public final class ClusterMediaPlane: MediaPlane {
             return .addPipeProducer(spec, router: router, link: link, tag: tag)
         case .pauseProducer(let id, let paused): return .pauseProducer(id: s(id), paused: paused)
         case .closeProducer(let id): return .closeProducer(id: s(id))
+        case .addProducer(var spec):
+            (spec.id, spec.transport) = (s(spec.id), s(spec.transport))
+            return .addProducer(spec)
+        case .reject(let t, let mids, let ssrcs): return .reject(transport: s(t), mids: mids, ssrcs: ssrcs)
         default: return c
         }
     }
@@ -647,6 +707,9 @@ public final class ClusterMediaPlane: MediaPlane {
             return .addConsumer(spec)
         case .allocate(let t, let a): return .allocate(transport: f(t), a)
         case .sendData(let t, let lossy, let payload): return .sendData(transport: f(t), lossy: lossy, payload: payload)
+        case .addProducer(var spec):
+            spec.transport = f(spec.transport)
+            return .addProducer(spec)
         default: return c
         }
     }
@@ -691,6 +754,8 @@ public final class ClusterMediaPlane: MediaPlane {
         case .closeProducer(let id):
             local.submit(.closeProducer(id: id))
             if let t = o.tags.removeValue(forKey: id) { o.link.unroute(tag: t.owner) }
+            if let u = o.up.removeValue(forKey: id) { o.link.unroute(tag: u.link, direction: .outbound) }
+            hostedProducers[id] = nil
         case .closeRouter(let room):
             for (id, t) in o.tags where t.room == room {
                 local.submit(.closeProducer(id: id))
@@ -737,6 +802,8 @@ public final class ClusterMediaPlane: MediaPlane {
             hostedCredentials[spec.id] = (spec.localUfrag, spec.localPassword)
         case .updateTransport(let id, _, let ufrag, let password) where hostedTransports[id] == owner:
             hostedCredentials[id] = (ufrag, password)
+        case .addProducer(let spec):
+            hostedProducers[spec.id] = (owner, spec.transport)
         default: break
         }
         if case .addPipeProducer = c { return }

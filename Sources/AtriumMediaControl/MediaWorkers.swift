@@ -39,6 +39,9 @@ public final class MediaWorkers: MediaPlane {
     private var nextTag: UInt32 = 0
     private var loads: [WorkerPlacement.Load]
     private var pinned: Set<String> = []
+    /// Producers whose publisher is on another node (a pipe producer fed by a relay link), by id:
+    /// the worker they were made on and their room.
+    private var relayed: [String: (worker: Int, room: String)] = [:]
 
     /// `workers` must not be empty; they share one DTLS certificate, so one fingerprint.
     public init(_ workers: [any MediaPlane], spread: Int = 0) {
@@ -122,6 +125,11 @@ public final class MediaWorkers: MediaPlane {
             if on.isEmpty { route(command, nil) }
             for w in on { workers[w].submit(command) }
             pinned.remove(id)
+            for (p, r) in relayed where r.room == id {
+                relayed[p] = nil
+                producerSpecs[p] = nil
+                pipes[p] = nil
+            }
             if let placed = roomWorkers.removeValue(forKey: id), let home = placed.first {
                 loads[home.worker].rooms -= 1
                 for (t, r) in transportRoom where r == id { forgetTransport(t) }
@@ -147,6 +155,7 @@ public final class MediaWorkers: MediaPlane {
             closePipes(of: id)
             producerTransport[id] = nil
             producerSpecs[id] = nil
+            relayed[id] = nil
         case .addConsumer(let spec):
             let at = transportWorker[spec.transport]
             if at != nil { consumerTransport[spec.id] = spec.transport }
@@ -179,8 +188,20 @@ public final class MediaWorkers: MediaPlane {
         }
     }
 
-    /// The worker a producer was made on, while its transport is open.
-    public func worker(ofProducer id: String) -> Int? { producerTransport[id].flatMap { transportWorker[$0] } }
+    /// The worker a producer was made on, while its transport is open (or, relayed, until closed).
+    public func worker(ofProducer id: String) -> Int? {
+        producerTransport[id].flatMap { transportWorker[$0] } ?? relayed[id]?.worker
+    }
+
+    /// A producer whose publisher is on another node: a pipe producer on the room's home worker, fed
+    /// through `link` (a relay link's, into that worker) under `tag`. Consumed, piped to other
+    /// workers, paused and closed like a local producer.
+    public func addRelayedProducer(_ spec: ProducerSpec, router: String, link: PipeLink, tag: UInt32) {
+        let w = place(router)
+        relayed[spec.id] = (w, router)
+        producerSpecs[spec.id] = spec
+        workers[w].submit(.addPipeProducer(spec, router: router, link: link, tag: tag))
+    }
 
     /// The worker a consumer was made on, while its transport is open.
     public func worker(ofConsumer id: String) -> Int? { consumerTransport[id].flatMap { transportWorker[$0] } }
@@ -215,8 +236,8 @@ public final class MediaWorkers: MediaPlane {
 
     /// Feeds producer `id` of worker `home` to a pipe producer on worker `far`, once.
     private func pipe(_ id: String, from home: Int, to far: Int) {
-        guard pipes[id]?[far] == nil, let spec = producerSpecs[id], let transport = producerTransport[id],
-            let room = transportRoom[transport]
+        guard pipes[id]?[far] == nil, let spec = producerSpecs[id],
+            let room = producerTransport[id].flatMap({ transportRoom[$0] }) ?? relayed[id]?.room
         else { return }
         let link = self.link(from: home, to: far)
         nextTag &+= 1

@@ -16,9 +16,9 @@ public enum RemoteMediaCoding {
 
     // MARK: - Commands
 
-    /// The command as it crosses, or nil for one that never does (a publisher's transport and tracks,
-    /// recorders, and pipes between the owner's own workers stay on the owner). `relayed`: whether a
-    /// pipe is one into a relay link.
+    /// The command as it crosses, or nil for one that never does (recorders and pipes between the
+    /// owner's own workers stay on the owner; a publisher's tracks on an edge are piped up to it).
+    /// `relayed`: whether a pipe is one into a relay link.
     public static func encode(_ c: MediaCommand, relayed: (PipeLink) -> Bool) -> JSONValue? {
         switch c {
         case .openTransport(let t): return op("openTransport", ["transport": transport(t)])
@@ -50,7 +50,15 @@ public enum RemoteMediaCoding {
         case .pauseProducer(let id, let paused):
             return op("pauseProducer", ["id": .string(id), "paused": .bool(paused)])
         case .closeProducer(let id): return op("closeProducer", ["id": .string(id)])
-        case .reject, .addProducer, .addRecorder, .closeRecorder, .openRecorderLine, .closeRecorderLine, .pipeProducer,
+        case .addProducer(let spec): return op("addProducer", ["producer": producer(spec)])
+        case .reject(let t, let mids, let ssrcs):
+            return op(
+                "reject",
+                [
+                    "transport": .string(t), "mids": .array(mids.sorted().map { .string($0) }),
+                    "ssrcs": .array(ssrcs.sorted().map { .int(Int64($0)) }),
+                ])
+        case .addRecorder, .closeRecorder, .openRecorderLine, .closeRecorderLine, .pipeProducer,
             .unpipe, .restate:
             return nil
         }
@@ -85,14 +93,29 @@ public enum RemoteMediaCoding {
             return .addPipeProducer(try producer(r.object("producer")), router: router, link: l, tag: tag)
         case "pauseProducer": return .pauseProducer(id: try r.string("id"), paused: try r.bool("paused"))
         case "closeProducer": return .closeProducer(id: try r.string("id"))
+        case "addProducer": return .addProducer(try producer(r.object("producer")))
+        case "reject":
+            var mids: Set<String> = []
+            for m in try r.array("mids") {
+                guard let mid = m.stringValue else { throw DecodeError("reject: a mid that is not a string") }
+                mids.insert(mid)
+            }
+            var ssrcs: Set<UInt32> = []
+            for v in try r.array("ssrcs") {
+                guard let n = v.int64Value, let ssrc = UInt32(exactly: n) else {
+                    throw DecodeError("reject: an SSRC out of range")
+                }
+                ssrcs.insert(ssrc)
+            }
+            return .reject(transport: try r.string("transport"), mids: mids, ssrcs: ssrcs)
         case let other: throw DecodeError("command: unknown op \(other)")
         }
     }
 
     // MARK: - Events
 
-    /// An edge's event about what it runs for the owner, or nil for one the owner's own workers report
-    /// (a pipe producer's layers and levels are measured at home).
+    /// An edge's event about what it runs for the owner: its viewers' transports, and the tracks of
+    /// a publisher placed there (their layers, levels and end are measured there, at home).
     public static func encode(_ e: MediaEvent) -> JSONValue? {
         switch e {
         case .transportState(let id, let state):
@@ -113,8 +136,60 @@ public enum RemoteMediaCoding {
                     "transport": .string(t), "lossy": .bool(lossy),
                     "payload": .string(String(decoding: payload, as: UTF8.self)),
                 ])
-        case .audioLevels, .producerEnded, .layersWanted, .layers: return nil
+        case .audioLevels(let levels, let worker):
+            return op(
+                "audioLevels",
+                [
+                    "worker": .int(Int64(worker)),
+                    "levels": .array(
+                        levels.map { .object(["producer": .string($0.producer), "dBov": .int(Int64($0.dBov))]) }),
+                ])
+        case .producerEnded(let id, let reason):
+            return op("producerEnded", ["id": .string(id), "reason": .string(reason.rawValue)])
+        case .layersWanted(let id, let rids):
+            return op("layersWanted", ["producer": .string(id), "rids": .array(rids.map { .string($0) })])
+        case .layers(let id, let layers):
+            guard
+                layers.allSatisfy({ l in
+                    l.bitrate.isFinite && l.lastBitrate.isFinite && l.temporal.allSatisfy(\.bitrate.isFinite)
+                })
+            else { return nil }
+            return op("layers", ["producer": .string(id), "layers": .array(layers.map(layer))])
         }
+    }
+
+    static func layer(_ l: LayerStats) -> JSONValue {
+        .object([
+            "bitrate": .double(l.bitrate), "lastBitrate": .double(l.lastBitrate), "width": .int(Int64(l.width)),
+            "height": .int(Int64(l.height)), "framesPerSecond": .int(Int64(l.framesPerSecond)),
+            "arriving": .bool(l.arriving), "keyFrameBytes": .int(Int64(l.keyFrameBytes)),
+            "temporal": .array(
+                l.temporal.map {
+                    .object(["bitrate": .double($0.bitrate), "framesPerSecond": .int(Int64($0.framesPerSecond))])
+                }),
+        ])
+    }
+
+    static func layer(_ r: Fields) throws(DecodeError) -> LayerStats {
+        let rates = (try r.double("bitrate"), try r.double("lastBitrate"))
+        guard rates.0 >= 0, rates.0 <= maxRate, rates.1 >= 0, rates.1 <= maxRate else {
+            throw DecodeError("layers: a rate out of range")
+        }
+        var temporal: [TemporalLayerStats] = []
+        for t in try r.array("temporal") {
+            let f = Fields(t, "temporal layer")
+            let b = try f.double("bitrate")
+            guard b >= 0, b <= maxRate else { throw DecodeError("layers: a rate out of range") }
+            temporal.append(
+                TemporalLayerStats(bitrate: b, framesPerSecond: try f.int("framesPerSecond", UInt16.self, as: Int.self))
+            )
+        }
+        guard temporal.count <= 8 else { throw DecodeError("layers: more than 8 temporal layers") }
+        return LayerStats(
+            bitrate: rates.0, lastBitrate: rates.1, width: try r.int("width", UInt16.self, as: Int.self),
+            height: try r.int("height", UInt16.self, as: Int.self),
+            framesPerSecond: try r.int("framesPerSecond", UInt16.self, as: Int.self), arriving: try r.bool("arriving"),
+            keyFrameBytes: try r.int("keyFrameBytes", UInt32.self, as: Int.self), temporal: temporal)
     }
 
     public static func decodeEvent(_ v: JSONValue) throws(DecodeError) -> MediaEvent {
@@ -137,6 +212,30 @@ public enum RemoteMediaCoding {
             return .dataMessage(
                 transport: try r.string("transport"), lossy: try r.bool("lossy"),
                 payload: Array(try r.string("payload").utf8))
+        case "audioLevels":
+            var levels: [AudioLevel] = []
+            for l in try r.array("levels") {
+                let f = Fields(l, "level")
+                levels.append(
+                    AudioLevel(producer: try f.string("producer"), dBov: try f.int("dBov", UInt8.self, as: Int.self)))
+            }
+            return .audioLevels(levels, worker: try r.int("worker", UInt16.self, as: Int.self))
+        case "producerEnded":
+            let s = try r.string("reason")
+            guard let reason = ProducerEndReason(rawValue: s) else { throw DecodeError("event: reason \(s)") }
+            return .producerEnded(id: try r.string("id"), reason: reason)
+        case "layersWanted":
+            var rids: [String] = []
+            for v in try r.array("rids") {
+                guard let rid = v.stringValue else { throw DecodeError("event: a rid that is not a string") }
+                rids.append(rid)
+            }
+            return .layersWanted(producer: try r.string("producer"), rids: rids)
+        case "layers":
+            var layers: [LayerStats] = []
+            for l in try r.array("layers") { layers.append(try layer(Fields(l, "layer"))) }
+            guard layers.count <= 8 else { throw DecodeError("event: more than 8 layers") }
+            return .layers(producer: try r.string("producer"), layers)
         case let other: throw DecodeError("event: unknown op \(other)")
         }
     }
