@@ -282,7 +282,7 @@ struct ConfigField: Sendable {
         },
         integer(
             "cluster.edgeAfter", "ATRIUM_EDGE_AFTER", "--edge-after",
-            "a room's transports on its node before its next viewers go to other nodes, fed by relay links (0: a room stays on one node)",
+            "a room's transports on its node before its next participants' media goes to other nodes, joined by relay links (0: a room stays on one node)",
             0...1_000_000, "expected a number of transports from 0 to 1000000"
         ) { $0.edgeAfter = $1 },
         ConfigField(

@@ -83,7 +83,7 @@ public struct ServerConfig: Equatable, Sendable {
     /// The secret every node seals its messages to the others with (`RelaySeal`); from the API keys
     /// when nil.
     public var clusterSecret: String?
-    /// A room's transports on its node before its next viewers go to other nodes (0: never).
+    /// A room's transports on its node before its next participants' media goes to other nodes (0: never).
     public var edgeAfter = 0
     /// Where room events are POSTed, each endpoint with its own signing secret (docs/webhooks.md).
     public var webhooks: [WebhookSetting] = []

@@ -6,14 +6,16 @@ public import AtriumUDP
 /// A node's media plane in a cluster whose big rooms spread over nodes (docs/cluster.md, one room
 /// across nodes). Both roles at once:
 ///
-/// - **Owner** of a room: once the room has `edgeAfter` transports on this node, its next viewer's
-///   transport opens on another node (an *edge*, the less loaded of two drawn), and every command
-///   about that viewer (its transport, consumers, allocation, data) goes there as a media message.
-///   A producer a viewer there consumes is piped to the edge once, through the relay link to it
-///   (made on first use: this node's end bound here, the edge's address from its answer).
+/// - **Owner** of a room: once the room has `edgeAfter` transports on this node, its next
+///   participant's transports open on another node (an *edge*, the less loaded of two drawn; a
+///   publisher beside its subscriber), and every command about them (transports, tracks, consumers,
+///   allocation, data) goes there as a media message. A producer a viewer there consumes is piped to
+///   the edge once, through the relay link to it (made on first use: this node's end bound here, the
+///   edge's address from its answer); a track published there comes up the same link
+///   (`ClusterMediaPlane+Publishers`).
 /// - **Edge** for rooms other nodes own: it runs what their messages say on its own workers (the
-///   room pinned to one of them), feeds the pipe producers from the relay link, and sends back the
-///   events of the transports it runs for them.
+///   room pinned to one of them), feeds the pipe producers from the relay link, pipes the tracks
+///   published here up to their owner, and sends back the events of what it runs for them.
 ///
 /// Everything else is the local workers' (`local`). It lives on the service thread, like them.
 public final class ClusterMediaPlane: MediaPlane {
