@@ -410,7 +410,9 @@ public enum MediaEvent: Sendable, Equatable {
 }
 
 public enum ProducerEndReason: String, Sendable {
-    case bye, inactive
+    /// Its sender said so (RTCP BYE); it fell silent; the node that received it (an edge of a room
+    /// spread over nodes) left the cluster.
+    case bye, inactive, nodeLost
 }
 
 public struct AudioLevel: Sendable, Equatable {

@@ -95,9 +95,11 @@ extension MediaEngine {
     /// A pipe ends: the producers that fed it stop, its pipe producers here forget it (they close with
     /// their room or owner), and neither ring is polled any more.
     func unpipe(_ link: PipeLink) {
-        for p in producers.values where !p.pipes.isEmpty {
+        for p in producers.values where p.pipes.contains(where: { $0.link === link }) {
             for o in p.pipes where o.link === link && pipeTags[o.tag] === p { pipeTags[o.tag] = nil }
             p.pipes.removeAll { $0.link === link }
+            // The layers that far side wanted are no longer asked of the publisher.
+            reportWanted(p)
         }
         pipesOut.removeAll { $0 === link }
         pipesIn.removeAll { $0 === link }

@@ -422,8 +422,9 @@ public final class RelayLink: @unchecked Sendable {
             var n = 0
             while n < link.packets.capacity,
                 link.packets.pop({ h, bytes in
-                    // This node's tag to the link's.
-                    guard let tag = outbound.linkTags[h.tag] else {
+                    // This node's tag to the link's; a route added since this pass began is still
+                    // among the changes (its worker may push as soon as the route is asked for).
+                    guard let tag = outbound.linkTags[h.tag] ?? pendingOutboundTag(h.tag) else {
                         counters.malformed += 1
                         return
                     }
@@ -458,6 +459,19 @@ public final class RelayLink: @unchecked Sendable {
                 }
                 counters.feedbackOut += 1
             }
+        }
+    }
+
+    /// The link tag of an outbound route asked for but not applied yet (rare: looked up only on a miss).
+    func pendingOutboundTag(_ local: UInt32) -> UInt32? {
+        shared.withLock { s -> UInt32? in
+            var i = s.changes.count - 1
+            while i >= 0 {
+                let c = s.changes[i]
+                if c.direction == .outbound && c.local == local { return c.link == nil ? nil : c.tag }
+                i -= 1
+            }
+            return nil
         }
     }
 

@@ -35,7 +35,10 @@ extension ClusterMediaPlane {
         toEdge(.addProducer(spec), node)
         guard edges[node] != nil else { return }
         if !send(.object(["op": "pipe_up", "producer": .string(spec.id), "tag": .int(Int64(tag))]), node) {
-            log("the pipe of a track published on \(node) was not asked for")
+            // As a command not sent: what that edge runs for this node is unknown.
+            log("the pipe of a track published on \(node) was not asked for; its transports failed")
+            unreachable[node] = now() + Self.unreachableFor
+            remoteEvents += dropEdge(node)
         }
     }
 
@@ -151,6 +154,7 @@ extension ClusterMediaPlane {
                 key = Self.levelKeyStride * (levelKeys.count + 1)
                 levelKeys[node] = key
             }
+            levelWorkers[node, default: []].insert(worker)
             return .audioLevels(levels.filter { relayedFrom[$0.producer]?.node == node }, worker: key + worker)
         default: return nil
         }

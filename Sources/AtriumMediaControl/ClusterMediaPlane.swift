@@ -99,6 +99,12 @@ public final class ClusterMediaPlane: MediaPlane {
     var transportParticipant: [String: String] = [:]
     /// Each edge's key among the audio level reports (one per worker there), apart from this node's.
     var levelKeys: [String: Int] = [:]
+    /// The workers of each edge that reported audio levels (an empty report ends each when it is lost).
+    var levelWorkers: [String: Set<Int>] = [:]
+    /// Publisher transports opened on an edge, as opened; and those whose edge was lost, until the
+    /// client's next offer (an ICE restart or a new connection) opens them again, placed afresh.
+    var remotePublishers: [String: TransportSpec] = [:]
+    var lostPublishers: [String: TransportSpec] = [:]
 
     // MARK: Edge
 
@@ -294,6 +300,9 @@ public final class ClusterMediaPlane: MediaPlane {
         for pipe in o.pipes.values { local.submit(.unpipe(link: pipe)) }
         for pipe in o.upPipes.values { local.submit(.unpipe(link: pipe)) }
         for id in o.tags.keys { local.submit(.closeProducer(id: id)) }
+        // Its publishers' tracks here run on with their kept connections; nobody to report them to.
+        for (id, h) in hostedProducers where h.owner == node { hostedProducers[id] = nil }
+        for (w, spoken) in levelOwners where spoken.contains(node) { levelOwners[w]?.remove(node) }
         for (t, owner) in hostedTransports where owner == node {
             hostedTransports[t] = nil
             orphans[t] = t0
@@ -345,10 +354,15 @@ public final class ClusterMediaPlane: MediaPlane {
         var out: [MediaEvent] = []
         for (id, from) in relayedFrom where from.node == node {
             forgetRelayed(id)
-            out.append(.producerEnded(id: id, reason: .inactive))
+            out.append(.producerEnded(id: id, reason: .nodeLost))
+        }
+        // Its last audio level reports speak for nobody now.
+        if let key = levelKeys[node] {
+            for w in levelWorkers.removeValue(forKey: node) ?? [] { out.append(.audioLevels([], worker: key + w)) }
         }
         for (t, n) in remoteTransports where n == node {
             out.append(.transportState(id: t, state: .failed))
+            if let spec = remotePublishers.removeValue(forKey: t) { lostPublishers[t] = spec }
             remoteTransports[t] = nil
             remoteRoom[t] = nil
             pendingAdoptions[t] = nil
@@ -372,19 +386,28 @@ public final class ClusterMediaPlane: MediaPlane {
         switch command {
         case .openTransport(let spec):
             transportParticipant[spec.id] = Self.participant(spec)
+            lostPublishers[spec.id] = nil
             if let node = edgeFor(spec) {
                 remoteTransports[spec.id] = node
                 remoteRoom[spec.id] = spec.router
+                if spec.role == .publisher { remotePublishers[spec.id] = spec }
                 toEdge(command, node)
             } else {
                 localTransportRoom[spec.id] = spec.router
                 roomTransportsHere[spec.router, default: 0] += 1
                 local.submit(command)
             }
+        case .updateTransport(let id, let remote, let ufrag, let password) where lostPublishers[id] != nil:
+            // A publisher whose edge was lost offers again: its transport opens again, placed afresh.
+            guard var spec = lostPublishers.removeValue(forKey: id) else { return }
+            (spec.remote, spec.localUfrag, spec.localPassword) = (remote, ufrag, password)
+            submit(.openTransport(spec))
         case .updateTransport(let id, _, _, _), .allocate(let id, _), .sendData(let id, _, _), .reject(let id, _, _):
             if let node = remoteTransports[id] { toEdge(command, node) } else { local.submit(command) }
         case .closeTransport(let id):
             transportParticipant[id] = nil
+            lostPublishers[id] = nil
+            remotePublishers[id] = nil
             if let node = remoteTransports.removeValue(forKey: id) {
                 // Its tracks end with it: their pipe producers here and on the other edges.
                 for (p, spec) in producerSpecs where spec.transport == id && relayedFrom[p] != nil { forgetRelayed(p) }
@@ -402,7 +425,9 @@ public final class ClusterMediaPlane: MediaPlane {
             roomTransportsHere[id] = nil
             for node in remoteNodes(ofRoom: id) { toEdge(command, node) }
             for (p, room) in producerRoom where room == id && relayedFrom[p] != nil { forgetRelayed(p) }
+            lostPublishers = lostPublishers.filter { $0.value.router != id }
             for (t, r) in remoteRoom where r == id {
+                remotePublishers[t] = nil
                 transportParticipant[t] = nil
                 remoteRoom[t] = nil
                 remoteTransports[t] = nil
@@ -422,8 +447,12 @@ public final class ClusterMediaPlane: MediaPlane {
             if let from = relayedFrom[id] { toEdge(command, from.node) }
             for node in piped[id].map({ Array($0.keys) }) ?? [] { toEdge(command, node) }
         case .closeProducer(let id):
-            if let from = relayedFrom[id] { toEdge(command, from.node) }
-            forgetRelayed(id)
+            if let from = relayedFrom[id] {
+                // Closed on its edge; its pipe producer here and on the other edges with it.
+                toEdge(command, from.node)
+                forgetRelayed(id)
+                return
+            }
             local.submit(command)
             for (node, tag) in piped.removeValue(forKey: id) ?? [:] {
                 toEdge(command, node)

@@ -56,8 +56,14 @@ extension MediaCoordinator {
                 reallocate = true
                 continue
             }
-            if case .producerEnded(let id, _) = event {
-                if let change = captureEnded(TrackID(id), rooms: rooms) { changes.append(change) }
+            if case .producerEnded(let id, let reason) = event {
+                if reason == .nodeLost, let info = producers[TrackID(id)] {
+                    // Its media is gone with the node (its capture may live on): a share stops, any
+                    // other track is unpublished, with `connection_lost`.
+                    changes.append(.unpublish(TrackID(id), by: info.owner, in: info.room))
+                } else if let change = captureEnded(TrackID(id), rooms: rooms) {
+                    changes.append(change)
+                }
                 continue
             }
             if case .layersWanted(let id, let rids) = event {

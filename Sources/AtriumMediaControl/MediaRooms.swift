@@ -15,4 +15,8 @@ extension Hub: MediaRooms {}
 package enum RoomChange: Equatable, Sendable {
     /// A share whose capture stopped without a word stops with `capture_ended`, on its sharer's behalf.
     case stopShare(ShareID, by: ParticipantID, in: RoomID, reason: ShareStopReason)
+    /// A track whose media the room lost (the node that received it left the cluster) is unpublished
+    /// on its publisher's behalf with `connection_lost` (a share stops): its viewers see it end, and
+    /// the publisher publishes it again.
+    case unpublish(TrackID, by: ParticipantID, in: RoomID)
 }

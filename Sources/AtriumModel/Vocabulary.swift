@@ -52,6 +52,8 @@ public enum ShareStopReason: String, Sendable, CaseIterable, Codable {
     case publisherLeft = "publisher_left"
     case disconnected
     case roomEnded = "room_ended"
+    /// The server lost its media: the node that received it left a cluster (the server's own).
+    case connectionLost = "connection_lost"
 }
 
 public enum ShareState: String, Sendable, CaseIterable, Codable {

@@ -155,19 +155,20 @@ public struct RoomState: Sendable {
         }
     }
 
-    /// Unpublishes a track on its owner's request. The share's video track stops the share.
+    /// Unpublishes a track on its owner's request (or, `connection_lost`, on the server's when the
+    /// node that received it left a cluster). The share's video track stops the share.
     public mutating func unpublish(_ trackID: TrackID, by owner: ParticipantID, reason: ShareStopReason = .userStopped)
         throws(HubError) -> [RoomEvent]
     {
         guard let t = tracks[trackID], t.owner == owner else { throw .trackNotFound }
-        guard reason == .userStopped || reason == .captureEnded else {
+        guard reason == .userStopped || reason == .captureEnded || reason == .connectionLost else {
             throw .invalidField("reason", "must be user_stopped or capture_ended")
         }
         if t.source == .screenShare, let sid = t.shareID { return stop(sid, reason: reason, by: .participant(owner)) }
         if t.source == .screenShareAudio, let sid = t.shareID, let i = shares.firstIndex(where: { $0.id == sid }) {
             shares[i].audioTrack = nil
         }
-        return removeTrack(trackID, reason: "unpublished")
+        return removeTrack(trackID, reason: reason == .connectionLost ? reason.rawValue : "unpublished")
     }
 
     private mutating func removeTrack(_ id: TrackID, reason: String) -> [RoomEvent] {

@@ -101,6 +101,10 @@ extension SignalEndpoint {
             }
             return .empty
         case .unpublish(let trackID, let reason):
+            // `connection_lost` is the server's to say.
+            guard reason != .connectionLost else {
+                throw .invalidField("reason", "must be user_stopped or capture_ended")
+            }
             try run(.unpublish(trackID, reason: reason ?? .userStopped))
             return .empty
         case .mute(let trackID, let muted):

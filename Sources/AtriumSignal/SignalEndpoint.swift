@@ -367,6 +367,9 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
             switch change {
             case .stopShare(let share, let sharer, let room, let reason):
                 _ = try? hub.apply(.stopShare(share, reason: reason), in: room, by: .participant(sharer), now: t)
+            case .unpublish(let track, let publisher, let room):
+                _ = try? hub.apply(
+                    .unpublish(track, reason: .connectionLost), in: room, by: .participant(publisher), now: t)
             }
         }
         flushMedia()

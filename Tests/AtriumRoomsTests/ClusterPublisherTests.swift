@@ -2,6 +2,7 @@ import AtriumDTLS
 import AtriumJSON
 import AtriumMedia
 import AtriumUDP
+import Foundation
 import Testing
 
 @testable import AtriumMediaControl
@@ -89,13 +90,85 @@ import Testing
                 .layersWanted(producer: "tr_cam", rids: ["q"]),
                 .audioLevels([AudioLevel(producer: "tr_cam", dBov: 30)], worker: ClusterMediaPlane.levelKeyStride + 1),
             ])
-        // n2 lost: its viewers' and publisher's transports fail, the track ends here and on n3.
+        // Paused: on its edge, here and on n3.
+        _ = w.worker.take()
+        w.plane.submit(.pauseProducer(id: "tr_cam", paused: true))
+        #expect(Set(w.ops()) == ["n2 cmd pauseProducer", "n3 cmd pauseProducer"])
+        #expect(w.worker.take().count == 1)
+        // n2 lost: its viewers' and publisher's transports fail, the track ends here and on n3, and
+        // n2's audio level report speaks for nobody any more.
         w.live.removeFirst()
         let events = w.plane.events()
-        #expect(events.contains(.producerEnded(id: "tr_cam", reason: .inactive)))
+        #expect(events.contains(.producerEnded(id: "tr_cam", reason: .nodeLost)))
         #expect(events.contains(.transportState(id: "p9pub", state: .failed)))
+        #expect(events.contains(.audioLevels([], worker: ClusterMediaPlane.levelKeyStride + 1)))
         #expect(w.worker.take().compactMap(\.closedProducer) == ["tr_cam"])
         #expect(w.ops() == ["n3 cmd closeProducer"])
+    }
+
+    /// A track published on an edge closed by its publisher: closed there, here (its pipe producer)
+    /// and on every edge it was piped on to; the same for its transport closing.
+    @Test func aTrackPublishedOnAnEdgeClosesEverywhere() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.live.append(ClusterMediaPlaneTests.n3)
+        w.plane.submit(Self.open("pub", label: "p1/pub", .publisher))
+        w.plane.submit(Self.open("sub-1", label: "p1/sub", .subscriber))
+        w.plane.submit(Self.open("p9sub", label: "p9/sub", .subscriber))
+        w.plane.submit(Self.open("p9pub", label: "p9/pub", .publisher))
+        w.plane.submit(.addProducer(Self.camera))
+        var mic = Self.camera
+        (mic.id, mic.kind) = ("tr_mic", .audio)
+        w.plane.submit(.addProducer(mic))
+        w.plane.random = { n in n - 1 }
+        w.plane.submit(Self.open("sub-3", label: "p3/sub", .subscriber))
+        w.plane.submit(Self.consumer("c3", on: "sub-3"))
+        _ = (w.ops(), w.worker.take())
+        w.plane.submit(.closeProducer(id: "tr_cam"))
+        #expect(Set(w.ops()) == ["n2 cmd closeProducer", "n3 cmd closeProducer"])
+        #expect(w.worker.take().compactMap(\.closedProducer) == ["tr_cam"])
+        #expect(w.plane.relayedFrom["tr_cam"] == nil && w.plane.piped["tr_cam"] == nil)
+        #expect(w.plane.relayedFrom["tr_mic"] != nil)
+        // Its transport closed: the other track goes with it here.
+        w.plane.submit(.closeTransport(id: "p9pub"))
+        #expect(w.ops() == ["n2 cmd closeTransport"])
+        #expect(w.worker.take().compactMap(\.closedProducer) == ["tr_mic"])
+        #expect(w.plane.relayedFrom.isEmpty && w.plane.remotePublishers.isEmpty)
+    }
+
+    /// A publisher whose edge was lost offers again (a new connection, or an ICE restart): its
+    /// transport opens again, beside its renewed subscriber on a live node, with the new credentials,
+    /// and its new tracks are piped up from there.
+    @Test func aPublisherWhoseEdgeWasLostOpensAgainOnItsNextOffer() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.live.append(ClusterMediaPlaneTests.n3)
+        w.plane.submit(Self.open("pub", label: "p1/pub", .publisher))
+        w.plane.submit(Self.open("sub-1", label: "p1/sub", .subscriber))
+        w.plane.submit(Self.open("p9sub", label: "p9/sub", .subscriber))
+        w.plane.submit(Self.open("p9pub", label: "p9/pub", .publisher))
+        w.plane.submit(.addProducer(Self.camera))
+        w.live.removeFirst()
+        #expect(w.plane.events().contains(.producerEnded(id: "tr_cam", reason: .nodeLost)))
+        _ = w.ops()
+        // Its offer before anything else: the transport opens by the rule (n3, the one edge left).
+        w.plane.submit(Self.open("p9sub2", label: "p9/sub", .subscriber))
+        w.plane.submit(
+            .updateTransport(id: "p9pub", remote: ClusterMediaPlaneTests.remote, localUfrag: "u2", localPassword: "p2"))
+        let opened = w.sent.compactMap { $0.body["command"] }.filter { $0["op"]?.stringValue == "openTransport" }
+        #expect(w.ops() == ["n3 link", "n3 cmd openTransport", "n3 cmd openTransport"])
+        #expect(opened.last?["transport"]?["id"]?.stringValue == "p9pub")
+        #expect(opened.last?["transport"]?["ufrag"]?.stringValue == "u2")
+        #expect(opened.last?["transport"]?["remote"]?["ufrag"]?.stringValue == "ru")
+        #expect(w.plane.candidateAddresses(room: "room", transport: "p9pub") == [.loopbackV4(port: 42_000)])
+        var again = Self.camera
+        again.id = "tr_cam2"
+        w.plane.submit(.addProducer(again))
+        #expect(w.ops() == ["n3 cmd addProducer", "n3 pipe_up"])
+        // Once open, a later offer updates it as any transport.
+        w.plane.submit(
+            .updateTransport(id: "p9pub", remote: ClusterMediaPlaneTests.remote, localUfrag: "u3", localPassword: "p3"))
+        #expect(w.ops() == ["n3 cmd updateTransport"])
     }
 
     @Test func anEdgePipesAnOwnersPublisherUpAndSendsItsReportsToThatOwner() throws {
@@ -124,7 +197,13 @@ import Testing
                 && piped.contains {
                     if case .pipeProducer("n9/tr_cam", _, let t) = $0 { t >= 0x8000_0000 } else { false }
                 })
-        #expect(w.plane.links.first?.figures.tracks ?? 0 <= 1)
+        // The link routes it outbound (up to the owner).
+        let deadline = ContinuousClock.now + .seconds(15)
+        while w.plane.links.first?.figures.tracks != 1 {
+            guard ContinuousClock.now < deadline else { throw ClusterMediaPlaneTests.RelayTestTimeout() }
+            usleep(5000)
+        }
+        #expect(w.plane.owners["n9"]?.up["n9/tr_cam"]?.link == 5)
         // The track's reports go to n9 under its own id; the node's own stay here.
         w.worker.queued = [
             .layersWanted(producer: "n9/tr_cam", rids: ["q", "f"]),
@@ -148,9 +227,14 @@ import Testing
         w.worker.queued = [.audioLevels([])]
         _ = w.plane.events()
         #expect(w.sent.compactMap { $0.body["event"]?["op"]?.stringValue } == ["audioLevels"])
-        // The track closed by its owner: its reports stay here from now on (nobody to tell).
+        // The track closed by its owner: its route goes, and its reports stay here from now on.
         try ClusterMediaPlaneTests.command(w, .closeProducer(id: "tr_cam"), from: "n9")
         #expect(w.worker.take().compactMap(\.closedProducer) == ["n9/tr_cam"])
+        #expect(w.plane.owners["n9"]?.up.isEmpty == true && w.plane.hostedProducers.isEmpty)
+        w.sent.removeAll()
+        w.worker.queued = [.layersWanted(producer: "n9/tr_cam", rids: ["q"])]
+        #expect(w.plane.events() == [.layersWanted(producer: "n9/tr_cam", rids: ["q"])])
+        #expect(w.sent.isEmpty)
     }
 
     @Test func producerEventsCrossAndOutOfRangeOnesAreRefused() throws {

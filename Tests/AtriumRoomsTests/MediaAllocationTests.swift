@@ -201,3 +201,27 @@ import Testing
         #expect(layers.allSatisfy { $0.spatial == 2 && $0.width == 1280 })
     }
 }
+
+/// A track whose media the room lost with the node that received it (an edge of a room spread over
+/// nodes) is unpublished on its publisher's behalf: everyone hears `track_unpublished` with
+/// `connection_lost` (its capture may live on), and the publisher publishes it again; nobody else
+/// may say that reason. A camera that merely ended (`inactive`)
+/// stays published.
+@Suite struct NodeLostTrackTests {
+    @Test func aCameraWhoseNodeWasLostIsUnpublished() throws {
+        let v = try MediaAllocationTests.Viewer()
+        v.w.send(v.a, ["type": "unpublish", "id": .int(40), "trackId": .string(v.camera), "reason": "connection_lost"])
+        let refused = v.a.sent.last { $0["type"] == .string("error") }
+        #expect(refused?["error"]?["code"] == .string("invalid_field"))
+        v.w.plane.queued = [.producerEnded(id: v.camera, reason: .inactive)]
+        v.w.endpoint.drainMedia()
+        #expect(!v.b.sent.contains { $0["type"] == .string("track_unpublished") })
+        v.w.plane.queued = [.producerEnded(id: v.camera, reason: .nodeLost)]
+        v.w.endpoint.drainMedia()
+        for c in [v.a, v.b] {
+            let gone = c.sent.last { $0["type"] == .string("track_unpublished") }
+            #expect(gone?["trackId"] == .string(v.camera) && gone?["reason"] == .string("connection_lost"))
+        }
+        #expect(v.w.plane.take().contains { if case .closeConsumer = $0 { true } else { false } })
+    }
+}

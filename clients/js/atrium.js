@@ -209,6 +209,9 @@ const AUTH_ERRORS = new Set([
  *   `rejoined` (detail: {participant}; the resume failed, e.g. the room's node left a cluster and the
  *   socket closed with 4104 `moved`: the client joined again as a new participant and publishes its
  *   live captures again),
+ *   `republished` (detail: {tracks: LocalTrack[]}; the publisher connection failed, e.g. the node that
+ *   received it left a cluster: the client withdrew its tracks and published its live captures again
+ *   on a new connection, under new track ids),
  *   `state` (the room state changed: participants, tracks, shares, requests, policy, local tracks),
  *   `error` (detail: AtriumError; an error the server pushed without a request, e.g. `rate_limited`,
  *   a failed subscriber negotiation, or `layers_failed` when the browser refused to turn a simulcast
@@ -281,6 +284,8 @@ export class Room extends EventTarget {
     this.closed = false;
     /** @type {Map<string, LocalTrack>} by track id */
     this.localTracks = new Map();
+    /** @type {Map<string, LocalTrack>} captures whose media the server lost (`connection_lost`), to publish again */
+    this.lostTracks = new Map();
     /** @type {RTCPeerConnection|null} */
     this.publisher = null;
     /** @type {Map<string, {transceiver: RTCRtpTransceiver, source: Source, trackId?: string}>} by mid */
@@ -423,6 +428,7 @@ export class Room extends EventTarget {
     }
     this._track(msg);
     if (msg.type === "layers_wanted") this._layersWanted(msg);
+    if (msg.type === "media_state" && msg.target === "publisher" && msg.state === "failed") this._republish();
     if (msg.type === "subscriber_offer") {
       this.subscriberChain = this.subscriberChain.then(() => this._answerSubscriber(msg)).catch((e) =>
         this._emit("error", e),
@@ -472,7 +478,9 @@ export class Room extends EventTarget {
       case "track_unpublished": {
         const p = this._participant(msg.participantId);
         if (p) p.tracks = p.tracks.filter((t) => t.id !== msg.trackId);
-        if (this.localTracks.has(msg.trackId)) this._endLocal(msg.trackId, false);
+        if (!this.localTracks.has(msg.trackId)) break;
+        if (msg.reason === "connection_lost") this._loseLocal(msg.trackId);
+        else this._endLocal(msg.trackId, false);
         break;
       }
       case "track_paused":
@@ -503,7 +511,9 @@ export class Room extends EventTarget {
       case "share_stopped":
         this.shares.delete(msg.share.id);
         for (const t of [...this.localTracks.values()]) {
-          if (t.shareId === msg.share.id) this._endLocal(t.trackId, false);
+          if (t.shareId !== msg.share.id) continue;
+          if (msg.reason === "connection_lost") this._loseLocal(t.trackId);
+          else this._endLocal(t.trackId, false);
         }
         break;
       case "share_lock_changed":
@@ -624,7 +634,10 @@ export class Room extends EventTarget {
    * participant). Returns false when the join is refused (the caller gives up and disconnects).
    */
   async _rejoin() {
-    const captures = [...this.localTracks.values()].filter((t) => t.track.readyState === "live");
+    const captures = [...this.localTracks.values(), ...this.lostTracks.values()].filter(
+      (t) => t.track.readyState === "live",
+    );
+    this.lostTracks.clear();
     // The old peer connections belonged to the lost session; the captures keep running.
     this.publisher?.close();
     this.publisher = null;
@@ -675,13 +688,65 @@ export class Room extends EventTarget {
     return true;
   }
 
+  /**
+   * @private The publisher connection failed (`media_state failed`: the node that received it left a
+   * cluster, or the network went for a minute): its tracks are withdrawn and every live capture is
+   * published again on a new connection, which the server places on a live node. Dispatches
+   * `republished` (detail: {tracks}).
+   */
+  _republish() {
+    if (this.closed || !this.publisher) return;
+    const captures = [...this.localTracks.values(), ...this.lostTracks.values()].filter(
+      (t) => t.track.readyState === "live",
+    );
+    this.lostTracks.clear();
+    // Out of the table now: the server's track_unpublished for them must not stop the captures.
+    for (const t of captures) this.localTracks.delete(t.trackId);
+    for (const t of [...this.localTracks.keys()]) this._endLocal(t, false);
+    this.publisher.close();
+    this.publisher = null;
+    this.publishMids.clear();
+    this.idle = [];
+    this.layouts = new WeakMap();
+    this.senderChains.clear();
+    for (const t of captures) this.wantedLayers.delete(t.trackId);
+    this.negotiation = this.negotiation.then(() =>
+      Promise.all(captures.map((t) => this.request("unpublish", { trackId: t.trackId }).catch(() => {}))),
+    );
+    Promise.all(
+      captures.map((t) =>
+        this.publishTrack(t.track, t.source).catch((e) => {
+          this._emit("error", e);
+          return null;
+        }),
+      ),
+    ).then((tracks) => {
+      this._emit("republished", { tracks: tracks.filter(Boolean) });
+      this._emit("state", { type: "republished" });
+    });
+  }
+
+  /**
+   * @private The server unpublished a track of ours with `connection_lost` (the node that received it
+   * left a cluster): the capture is kept, out of the table, until the publisher connection's
+   * `media_state failed` publishes it again (`_republish`).
+   */
+  _loseLocal(trackId) {
+    const local = this.localTracks.get(trackId);
+    if (!local) return;
+    this.localTracks.delete(trackId);
+    this.wantedLayers.delete(trackId);
+    this.lostTracks.set(trackId, local);
+  }
+
   /** @private */
   _shutdown() {
     this.closed = true;
     clearInterval(this.pingTimer);
     clearTimeout(this.pointerTimer);
-    for (const t of this.localTracks.values()) t.track.stop();
+    for (const t of [...this.localTracks.values(), ...this.lostTracks.values()]) t.track.stop();
     this.localTracks.clear();
+    this.lostTracks.clear();
     this.publisher?.close();
     this.subscriber?.close();
     for (const r of this.remote.values()) this._emit("track_ended", r);

@@ -17,6 +17,7 @@ export const STOP_TEXT = {
   publisher_left: (who) => `${who.Name} left the room, so the share ended.`,
   disconnected: (who) => `${who.Name} lost the connection, so the share ended.`,
   room_ended: () => "The room ended, so the share ended.",
+  connection_lost: (who) => `The server lost ${who.name_s} share on its way (a server left), so it stopped.`,
 };
 
 /** Human text for the error codes a person can run into (docs/protocol.md section 10). */
