@@ -287,6 +287,51 @@ import Testing
         #expect(owner.counters.unauthenticated == 0 && edge.counters.unauthenticated == 0)
     }
 
+    /// A route asked for after the link's pass took its changes, whose worker pushed at once (a track
+    /// piped up starts with its cached picture): its packets go out under the route's link tag, not
+    /// dropped as unrouted (the two ends keyed by hand, their threads not started).
+    @Test func aRouteNotYetAppliedCarriesThePacketsPushedForIt() throws {
+        let a = try DTLSCertificate()
+        let b = try DTLSCertificate()
+        let edge = try RelayLink(
+            side: .edge, bind: .loopbackV4(port: 0), certificate: a, remoteFingerprint: b.fingerprint, client: true)
+        let owner = try RelayLink(
+            side: .owner, bind: .loopbackV4(port: 0), certificate: b, remoteFingerprint: a.fingerprint, client: false)
+        let (k1, s1, k2, s2) = (
+            [UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 12), [UInt8](repeating: 3, count: 16),
+            [UInt8](repeating: 4, count: 12)
+        )
+        let edgeKeys = SRTPKeys(
+            profile: .aeadAES128GCM, localMasterKey: k1, localMasterSalt: s1, remoteMasterKey: k2, remoteMasterSalt: s2)
+        let ownerKeys = SRTPKeys(
+            profile: .aeadAES128GCM, localMasterKey: k2, localMasterSalt: s2, remoteMasterKey: k1, remoteMasterSalt: s1)
+        (edge.srtpIn, edge.srtpOut) = (try edgeKeys.inboundSession(), try edgeKeys.outboundSession())
+        (owner.srtpIn, owner.srtpOut) = (try ownerKeys.inboundSession(), try ownerKeys.outboundSession())
+        (edge.counters.state, owner.counters.state) = (.connected, .connected)
+        (edge.remote, owner.remote) = (owner.socket.localAddress, edge.socket.localAddress)
+        let upPipe = PipeLink(from: 0, to: -1, wakeFar: nil, wakeHome: nil)
+        let ownerPipe = PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: nil)
+        owner.inbound.apply(tag: 9, link: ownerPipe, local: 609)
+        // A first track's route applied, a second's only asked for.
+        edge.outbound.apply(tag: 8, link: upPipe, local: 58)
+        edge.route(tag: 9, upPipe, local: 59, direction: .outbound)
+        _ = Self.rtp(3).withUnsafeBytes { upPipe.packets.push($0, PipePacket(kind: .rtp, tag: 59, stream: 0)) }
+        edge.pump()
+        edge.flush()
+        try Self.until("the packet at the owner") {
+            owner.receive(now: 1)
+            return ownerPipe.packets.count == 1
+        }
+        var got: (UInt32, [UInt8])?
+        _ = ownerPipe.packets.pop { h, b in got = (h.tag, Array(b)) }
+        #expect(got?.0 == 609 && got?.1 == Self.rtp(3))
+        #expect(edge.counters.malformed == 0 && edge.counters.packetsOut == 1)
+        // A tag with no route at all is still dropped and counted.
+        _ = Self.rtp(4).withUnsafeBytes { upPipe.packets.push($0, PipePacket(kind: .rtp, tag: 77, stream: 0)) }
+        edge.pump()
+        #expect(edge.counters.malformed == 1)
+    }
+
     /// A link whose other end stops (its node killed) fails once nothing was heard from it for its
     /// silence bound, which the node's plane takes for the other node lost.
     @Test func aLinkWhoseOtherEndGoesSilentFails() throws {
