@@ -14,7 +14,7 @@ public import AtriumUDP
 ///   edge's address from its answer); a track published there comes up the same link
 ///   (`ClusterMediaPlane+Publishers`).
 /// - **Edge** for rooms other nodes own: it runs what their messages say on its own workers (the
-///   room pinned to one of them), feeds the pipe producers from the relay link, pipes the tracks
+///   room spread over them as its own rooms are), feeds the pipe producers from the relay link, pipes the tracks
 ///   published here up to their owner, and sends back the events of what it runs for them.
 ///
 /// Everything else is the local workers' (`local`). It lives on the service thread, like them.
@@ -745,7 +745,8 @@ public final class ClusterMediaPlane: MediaPlane {
         }
     }
 
-    /// A command an owner sent: run on the local workers, its room pinned to one of them, its ids
+    /// A command an owner sent: run on the local workers (its room spread over them as this node's own
+    /// rooms are: a pipe producer fed by the link is piped on to the workers of its viewers), its ids
     /// scoped to the owner. Only a pipe producer needs the owner's relay link.
     func run(_ body: JSONValue, for owner: String) {
         guard var o = owners[owner] else {
@@ -759,7 +760,6 @@ public final class ClusterMediaPlane: MediaPlane {
         do {
             command = try RemoteMediaCoding.decode(body) { tag, router in
                 let w = local.home(ofRoom: router)
-                local.pin(room: router)
                 let pipe =
                     o.pipes[w]
                     ?? PipeLink(from: -1, to: w, wakeFar: local.workers[w].pipeWakeup, wakeHome: o.link.wakeup)
@@ -777,7 +777,7 @@ public final class ClusterMediaPlane: MediaPlane {
         case .addPipeProducer(let spec, let router, let link, let tag):
             guard let made else { return }
             o.tags[spec.id] = (tag, made.local, made.worker, router)
-            local.workers[made.worker].submit(.addPipeProducer(spec, router: router, link: link, tag: made.local))
+            local.addRelayedProducer(spec, router: router, link: link, tag: made.local)
             // The owner may start piping: the route and the pipe producer are in place.
             if !send(.object(["op": "piped", "tag": .int(Int64(tag))]), owner) {
                 log("the answer to \(owner)'s pipe producer was not sent")
@@ -827,7 +827,6 @@ public final class ClusterMediaPlane: MediaPlane {
                 log("\(owner) opened a transport whose id is in use here, refused")
                 return
             }
-            local.pin(room: spec.router)
             hostedTransports[spec.id] = owner
             hostedRoom[spec.id] = spec.router
             hostedCredentials[spec.id] = (spec.localUfrag, spec.localPassword)

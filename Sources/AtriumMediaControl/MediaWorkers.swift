@@ -38,7 +38,6 @@ public final class MediaWorkers: MediaPlane {
     private var links: [Int: PipeLink] = [:]
     private var nextTag: UInt32 = 0
     private var loads: [WorkerPlacement.Load]
-    private var pinned: Set<String> = []
     /// Producers whose publisher is on another node (a pipe producer fed by a relay link), by id:
     /// the worker they were made on and their room.
     private var relayed: [String: (worker: Int, room: String)] = [:]
@@ -77,10 +76,6 @@ public final class MediaWorkers: MediaPlane {
 
     /// The worker that owns a room (its home), placing it when it has none.
     public func home(ofRoom room: String) -> Int { place(room) }
-
-    /// Keeps every transport of a room on its home worker (an edge node's relayed room: its pipe
-    /// producers live there, fed by the relay link, and are not piped on).
-    public func pin(room: String) { pinned.insert(room) }
 
     /// The worker that owns a room (its home), if it is placed.
     public func worker(ofRoom room: String) -> Int? { roomWorkers[room]?.first?.worker }
@@ -124,7 +119,6 @@ public final class MediaWorkers: MediaPlane {
             let on = workers(ofRoom: id)
             if on.isEmpty { route(command, nil) }
             for w in on { workers[w].submit(command) }
-            pinned.remove(id)
             for (p, r) in relayed where r.room == id {
                 relayed[p] = nil
                 producerSpecs[p] = nil
@@ -194,8 +188,9 @@ public final class MediaWorkers: MediaPlane {
     }
 
     /// A producer whose publisher is on another node: a pipe producer on the room's home worker, fed
-    /// through `link` (a relay link's, into that worker) under `tag`. Consumed, piped to other
-    /// workers, paused and closed like a local producer.
+    /// through `link` (a relay link's, into that worker) under `tag`: on an owner, a track published
+    /// on an edge; on an edge, a track of the owner's. Consumed, piped to other workers, paused and
+    /// closed like a local producer.
     public func addRelayedProducer(_ spec: ProducerSpec, router: String, link: PipeLink, tag: UInt32) {
         let w = place(router)
         relayed[spec.id] = (w, router)
@@ -211,7 +206,7 @@ public final class MediaWorkers: MediaPlane {
     private func open(_ spec: TransportSpec) -> Int {
         let home = place(spec.router)
         var w = home
-        if spec.role == .subscriber, !pinned.contains(spec.router), let room = roomWorkers[spec.router] {
+        if spec.role == .subscriber, let room = roomWorkers[spec.router] {
             w = WorkerPlacement.subscriber(room: room, loads: loads, spread: spread) ?? home
         }
         if let i = roomWorkers[spec.router]?.firstIndex(where: { $0.worker == w }) {

@@ -197,6 +197,35 @@ import Testing
         #expect(set.placementLoads == [Load(), Load()])
     }
 
+    /// A producer fed from another node (an edge's pipe producer of the owner's track, or the owner's
+    /// of a track published on an edge) lives on its room's home worker and is piped on, once, to the
+    /// worker of a viewer the room spread to; pausing and closing reach both.
+    @Test func aRelayedProducerIsPipedOnToTheWorkersOfItsViewers() {
+        let a = Recorder(port: 40000)
+        let b = Recorder(port: 40001)
+        let set = MediaWorkers([a, b], spread: 1)
+        set.submit(Self.viewerTransport("s1", room: "r"))
+        guard case .addProducer(let spec) = Self.producer("p1", on: "elsewhere") else { return }
+        set.addRelayedProducer(spec, router: "r", link: PipeLink(from: -1, to: 0, wakeFar: nil, wakeHome: nil), tag: 77)
+        set.submit(Self.viewerTransport("s2", room: "r"))
+        set.submit(Self.viewerTransport("s3", room: "r"))
+        #expect(set.worker(ofProducer: "p1") == 0 && set.worker(ofTransport: "s2") == 1)
+        #expect(set.worker(ofTransport: "s3") == 0)
+        for (c, t) in [("c1", "s1"), ("c2", "s2"), ("c3", "s3")] { set.submit(Self.consumer(c, of: "p1", on: t)) }
+        set.submit(.pauseProducer(id: "p1", paused: true))
+        set.submit(.closeProducer(id: "p1"))
+        #expect(
+            Self.names(a.commands) == [
+                "open s1", "pipe producer p1 of r -1->0 #77", "open s3", "consumer c1", "pipe p1 0->1 #1",
+                "consumer c3", "pause p1 true", "close producer p1",
+            ])
+        #expect(
+            Self.names(b.commands) == [
+                "open s2", "pipe producer p1 of r 0->1 #1", "consumer c2", "pause p1 true", "close producer p1",
+            ])
+        #expect(set.worker(ofProducer: "p1") == nil && set.pipedWorkers(ofProducer: "p1").isEmpty)
+    }
+
     @Test func closingAPublisherTransportClosesItsPipeProducers() {
         let a = Recorder(port: 40000)
         let b = Recorder(port: 40001)
