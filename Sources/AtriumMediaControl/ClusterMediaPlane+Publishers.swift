@@ -34,7 +34,8 @@ extension ClusterMediaPlane {
         local.addRelayedProducer(spec, router: room, link: pipe, tag: nextLocalTag)
         toEdge(.addProducer(spec), node)
         guard edges[node] != nil else { return }
-        if !send(.object(["op": "pipe_up", "producer": .string(spec.id), "tag": .int(Int64(tag))]), node) {
+        let ask = numbered(.object(["op": "pipe_up", "producer": .string(spec.id), "tag": .int(Int64(tag))]), node)
+        if !send(ask, node) {
             // As a command not sent: what that edge runs for this node is unknown.
             log("the pipe of a track published on \(node) was not asked for; its transports failed")
             unreachable[node] = now() + Self.unreachableFor
@@ -59,6 +60,7 @@ extension ClusterMediaPlane {
     /// Edge: the owner asks for a track published here, piped up under its tag: a pipe from the
     /// track's worker into the link, the worker told to copy into it (its cached picture first).
     func pipeUp(from owner: String, _ body: JSONValue) {
+        inSequence(body, from: owner)
         guard var o = owners[owner], let id = body["producer"]?.stringValue,
             let tag = body["tag"]?.int64Value.flatMap({ UInt32(exactly: $0) })
         else {

@@ -69,6 +69,8 @@ public final class ClusterMediaPlane: MediaPlane {
         var pipes: [Int: PipeLink] = [:]
         /// The pipe from the link into each worker, for the tracks of publishers placed there.
         var inPipes: [Int: PipeLink] = [:]
+        /// The number of the last command sent to it over this link's life (`seq`).
+        var sent: Int64 = 0
     }
 
     var edges: [String: Edge] = [:]
@@ -117,6 +119,8 @@ public final class ClusterMediaPlane: MediaPlane {
         var upPipes: [Int: PipeLink] = [:]
         /// Those tracks, by (scoped) producer id: their tag on the link, ours, their transport.
         var up: [String: (link: UInt32, local: UInt32, transport: String)] = [:]
+        /// The number the owner's next command must have (nil: any, the first since the link).
+        var expected: Int64?
     }
 
     var owners: [String: Owner] = [:]
@@ -579,7 +583,7 @@ public final class ClusterMediaPlane: MediaPlane {
 
     func toEdge(_ command: MediaCommand, _ node: String) {
         guard let body = RemoteMediaCoding.encode(command, relayed: { _ in true }) else { return }
-        guard !send(.object(["op": "cmd", "command": body]), node) else { return }
+        guard !send(numbered(.object(["op": "cmd", "command": body]), node), node) else { return }
         // Media messages are not retried: what the edge runs for this node is now unknown. Its
         // viewers fail (and are renewed), and it is given no viewer for a while (Redis away, most
         // likely: they go on this node meanwhile).
@@ -590,6 +594,30 @@ public final class ClusterMediaPlane: MediaPlane {
 
     /// After a media message to an edge could not be sent, it is given no viewer for this long.
     static let unreachableFor = 10.0
+
+    /// A command to an edge with its number on the link (`seq`, from 1 after each `link`): the edge
+    /// notices one Redis accepted and lost (`gap`).
+    func numbered(_ message: JSONValue, _ node: String) -> JSONValue {
+        guard var e = edges[node], case .object(var o) = message else { return message }
+        e.sent += 1
+        edges[node] = e
+        o["seq"] = .int(e.sent)
+        return .object(o)
+    }
+
+    /// Edge: whether a numbered command from `owner` follows the one before; a gap (a command lost
+    /// between the nodes) is told to the owner, which fails what it ran here (renewed elsewhere).
+    func inSequence(_ body: JSONValue, from owner: String) {
+        guard let seq = body["seq"]?.int64Value, var o = owners[owner] else { return }
+        if let expected = o.expected, seq != expected {
+            log("a media command from \(owner) was lost (number \(expected), then \(seq)); told")
+            if !send(.object(["op": "gap", "expected": .int(expected), "got": .int(seq)]), owner) {
+                log("the gap in \(owner)'s media commands was not told")
+            }
+        }
+        o.expected = seq &+ 1
+        owners[owner] = o
+    }
 
     // MARK: - Messages from other nodes
 
@@ -638,7 +666,14 @@ public final class ClusterMediaPlane: MediaPlane {
             }
         case "cmd":
             guard let c = body["command"] else { return }
+            inSequence(body, from: from)
             run(c, for: from)
+        case "gap":
+            // The edge lost a command of this node's: what it runs for this node is unknown.
+            guard edges[from] != nil else { return }
+            log("edge \(from) lost a media command; its viewers' transports failed")
+            unreachable[from] = now() + Self.unreachableFor
+            remoteEvents += dropEdge(from)
         case "adopt": adoptAsked(from: from, body)
         case "adopted", "adopt_refused": adoptionAnswered(from: from, body)
         case "pipe_up": pipeUp(from: from, body)

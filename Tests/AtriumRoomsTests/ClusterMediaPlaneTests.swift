@@ -424,4 +424,32 @@ import Testing
             ClusterMediaPlane.unscoped(.transportState(id: "n1/sub-1", state: .connected), "n1")
                 == .transportState(id: "sub-1", state: .connected))
     }
+
+    /// Commands to an edge are numbered from 1 after each link; an edge that sees a number skipped
+    /// (a command Redis accepted and lost) tells the owner, which fails that edge's viewers (renewed
+    /// elsewhere) and gives it none for a while, as for a command it could not send.
+    @Test func aCommandLostBetweenTheNodesIsNoticedAndItsEdgesViewersRenewed() throws {
+        let w = try World()
+        defer { w.plane.stop() }
+        w.plane.submit(w.transport("pub", .publisher))
+        w.plane.submit(w.transport("sub-1", .subscriber))
+        w.plane.submit(w.transport("sub-2", .subscriber))
+        w.plane.submit(.updateTransport(id: "sub-2", remote: Self.remote, localUfrag: "u", localPassword: "p"))
+        #expect(w.sent.compactMap { $0.body["seq"]?.int64Value } == [1, 2])
+        w.sent.removeAll()
+        // As an edge of n9: 1, 2, then 4.
+        try Self.linkFrom(w, "n9")
+        for (seq, id) in [(1, "a"), (2, "b"), (4, "c")] {
+            let body = try #require(
+                RemoteMediaCoding.encode(w.transport("sub-\(id)", .subscriber), relayed: { _ in true }))
+            w.plane.receive(from: "n9", .object(["op": "cmd", "command": body, "seq": .int(Int64(seq))]))
+        }
+        let gaps = w.sent.filter { $0.body["op"]?.stringValue == "gap" }
+        #expect(gaps.count == 1 && gaps.first?.node == "n9" && gaps.first?.body["expected"]?.int64Value == 3)
+        // As the owner told of a gap by n2: its viewer fails; the next one stays here.
+        w.plane.receive(from: "n2", .object(["op": "gap", "expected": .int(3), "got": .int(4)]))
+        #expect(w.plane.events().contains(.transportState(id: "sub-2", state: .failed)))
+        w.plane.submit(w.transport("sub-3", .subscriber))
+        #expect(w.worker.take().compactMap(\.openedTransport).map(\.id).last == "sub-3")
+    }
 }
