@@ -74,6 +74,13 @@ struct APIError: Error {
         return err
     }
 
+    /// What would read a room's media, refused in an end-to-end encrypted room.
+    static func e2eeRoom(_ what: String) -> APIError {
+        APIError(
+            status: 409, code: "e2ee_room",
+            message: "the room is end-to-end encrypted: the server cannot read its media for \(what)")
+    }
+
     static func roomNotFound(_ key: String) -> APIError {
         APIError(status: 404, code: "room_not_found", message: "no room \"\(key)\"")
     }

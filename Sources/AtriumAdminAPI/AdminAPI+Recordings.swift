@@ -26,6 +26,7 @@ extension AdminAPI {
     func startRecording(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
         let (room, recordings) = try recordingRoom(request, params, write: true)
         let body = try jsonBody(request)
+        guard !room.e2ee else { throw .e2eeRoom("a recording") }
         do throws(RecordingError) {
             let parsed = try RecordingRequest(json: body)
             guard let state = hub?.state(room.id) else { throw .roomNotLive }

@@ -67,7 +67,13 @@ extension AdminAPI {
         let body = try jsonBody(request)
         var room = try find(key)
         do throws(AuthError) { try claims.authorize(.administerRoom(room)) } catch { throw .auth(error) }
+        let wasE2EE = room.e2ee
         try RoomCoding.apply(body, to: &room)
+        // Clients choose to encrypt as they join: a live room keeps what they joined with.
+        if room.e2ee != wasE2EE, hub?.state(room.id) != nil {
+            throw APIError(
+                status: 409, code: "room_live", message: "e2ee: changed only while the room is not live")
+        }
         room.updatedAt = max(room.updatedAt, env.now())
         do throws(StoreError) { try store.update(room) } catch { throw .store(error) }
         hub?.roomUpdated(room, now: env.now())

@@ -30,6 +30,7 @@ extension AdminAPI {
     func startStream(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
         let (room, streams) = try streamRoom(request, params, write: true)
         let body = try jsonBody(request)
+        guard !room.e2ee else { throw .e2eeRoom("a live stream") }
         do throws(StreamError) {
             let parsed = try StreamRequest(json: body)
             return Self.json(201, try streams.start(parsed, room: room).json)
@@ -61,6 +62,7 @@ extension AdminAPI {
 
     func restartStream(_ request: HTTPRequest, _ params: [String: String]) throws(APIError) -> HTTPResponse {
         let (room, streams) = try streamRoom(request, params, write: true)
+        guard !room.e2ee else { throw .e2eeRoom("a live stream") }
         do throws(StreamError) {
             return Self.json(200, try streams.restart(room: room.id, id: params["streamId"] ?? "").json)
         } catch {

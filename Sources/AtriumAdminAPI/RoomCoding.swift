@@ -7,7 +7,7 @@ import AtriumProtocol
 enum RoomCoding {
     static let settingFields: Set<String> = [
         "name", "maxParticipants", "emptyTimeout", "metadata", "shareMode", "maxConcurrentShares", "whoCanShare",
-        "shareRequestRequired", "shareLocked", "chatHistory",
+        "shareRequestRequired", "shareLocked", "chatHistory", "e2ee",
     ]
 
     static func json(_ r: Room) -> JSONValue {
@@ -26,6 +26,7 @@ enum RoomCoding {
             "shareRequestRequired": .bool(p.shareRequestRequired),
             "shareLocked": .bool(p.shareLocked),
             "chatHistory": .int(Int64(r.chatHistory)),
+            "e2ee": .bool(r.e2ee),
         ])
     }
 
@@ -53,6 +54,10 @@ enum RoomCoding {
         }
         if let v = body["emptyTimeout"] { room.emptyTimeout = try int(v, "emptyTimeout", 0...Room.maxEmptyTimeout) }
         if let v = body["chatHistory"] { room.chatHistory = try int(v, "chatHistory", 0...Room.maxChatHistory) }
+        if let v = body["e2ee"] {
+            guard let b = v.boolValue else { throw .invalidField("e2ee", "expected a boolean, got \(v.typeName)") }
+            room.e2ee = b
+        }
         if let v = body["metadata"] {
             guard let s = v.stringValue else { throw .invalidField("metadata", "expected a string, got \(v.typeName)") }
             guard s.unicodeScalars.count <= Room.maxMetadataLength else {

@@ -13,7 +13,7 @@ public enum RoomRecord {
             "metadata": .string(r.metadata), "shareMode": .string(p.shareMode.rawValue),
             "maxConcurrentShares": .int(Int64(p.maxConcurrentShares)), "whoCanShare": .string(p.whoCanShare.rawValue),
             "shareRequestRequired": .bool(p.shareRequestRequired), "shareLocked": .bool(p.shareLocked),
-            "chatHistory": .int(Int64(r.chatHistory)),
+            "chatHistory": .int(Int64(r.chatHistory)), "e2ee": .bool(r.e2ee),
         ])
     }
 
@@ -34,6 +34,7 @@ public enum RoomRecord {
         r.sharePolicy.shareRequestRequired = v["shareRequestRequired"]?.boolValue ?? false
         r.sharePolicy.shareLocked = v["shareLocked"]?.boolValue ?? false
         r.chatHistory = int(v["chatHistory"], 0...Room.maxChatHistory) ?? 100
+        r.e2ee = v["e2ee"]?.boolValue ?? false
         return r
     }
 

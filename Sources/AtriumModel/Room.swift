@@ -23,6 +23,9 @@ public struct Room: Equatable, Sendable, Codable {
     public var sharePolicy = SharePolicy()
     /// How many of the last `chat` messages the live room keeps and gives to joiners (0: none).
     public var chatHistory: Int = 100
+    /// End-to-end encrypted: clients encrypt every frame with keys the server never holds; the server
+    /// refuses what would need to read them (recording, live streaming).
+    public var e2ee = false
 
     public init(id: RoomID, name: String?, createdAt: Int64) {
         self.id = id

@@ -275,13 +275,18 @@ public struct RoomInfo: WireValue {
     public var maxParticipants: Int
     public var metadata: String
     public var sharePolicy: SharePolicy
+    /// End-to-end encrypted: every participant encrypts its frames (SFrame) with the room's keys.
+    public var e2ee: Bool
 
-    public init(id: RoomID, name: String?, maxParticipants: Int, metadata: String, sharePolicy: SharePolicy) {
+    public init(
+        id: RoomID, name: String?, maxParticipants: Int, metadata: String, sharePolicy: SharePolicy, e2ee: Bool = false
+    ) {
         self.id = id
         self.name = name
         self.maxParticipants = maxParticipants
         self.metadata = metadata
         self.sharePolicy = sharePolicy
+        self.e2ee = e2ee
     }
 
     public init(json: JSONValue) throws(ProtocolError) {
@@ -290,14 +295,14 @@ public struct RoomInfo: WireValue {
             id: RoomID(try f.string("id", max: 64)), name: try f.optionalString("name", max: 128),
             maxParticipants: try f.int("maxParticipants", 0...Room.maxParticipantsLimit),
             metadata: try f.string("metadata", max: Room.maxMetadataLength * 4),
-            sharePolicy: try SharePolicy(json: try f.value("sharePolicy")))
+            sharePolicy: try SharePolicy(json: try f.value("sharePolicy")), e2ee: try f.optionalBool("e2ee") ?? false)
     }
 
     public var json: JSONValue {
         .object([
             "id": .string(id.rawValue), "name": name.map { .string($0) } ?? .null,
             "maxParticipants": .int(Int64(maxParticipants)), "metadata": .string(metadata),
-            "sharePolicy": sharePolicy.json,
+            "sharePolicy": sharePolicy.json, "e2ee": .bool(e2ee),
         ])
     }
 }

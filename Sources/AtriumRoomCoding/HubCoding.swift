@@ -57,7 +57,7 @@ public enum HubCoding {
     public static func roomInfo(_ r: Room) -> RoomInfo {
         RoomInfo(
             id: r.id, name: r.name, maxParticipants: r.maxParticipants, metadata: r.metadata,
-            sharePolicy: r.sharePolicy)
+            sharePolicy: r.sharePolicy, e2ee: r.e2ee)
     }
 
     public static func participant(_ p: Participant, tracks: [Track]) -> JSONValue {

@@ -12,5 +12,10 @@ extension Hub {
         metrics.gauge("atrium_shares_active", help: "Screen shares running or paused.") { [weak self] in
             Double(self?.shareCount ?? 0)
         }
+        metrics.gauge(
+            "atrium_e2ee_tracks", help: "Tracks published in end-to-end encrypted rooms (ciphertext to the server)."
+        ) { [weak self] in
+            Double(self?.encryptedTrackCount ?? 0)
+        }
     }
 }

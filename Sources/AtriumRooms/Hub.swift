@@ -80,6 +80,10 @@ public final class Hub {
 
     public var participantCount: Int { rooms.values.reduce(0) { $0 + $1.state.participants.count } }
     public var shareCount: Int { rooms.values.reduce(0) { $0 + $1.state.shares.count } }
+    /// Tracks published in end-to-end encrypted rooms (their frames are ciphertext to this server).
+    public var encryptedTrackCount: Int {
+        rooms.values.reduce(0) { $0 + ($1.state.room.e2ee ? $1.state.tracks.count : 0) }
+    }
 
     public func state(_ room: RoomID) -> RoomState? { rooms[room]?.state }
 

@@ -38,6 +38,10 @@ enum Migrations {
         """
         ALTER TABLE rooms ADD COLUMN chat_history INTEGER NOT NULL DEFAULT 100;
         """,
+        // 4: end-to-end encrypted rooms.
+        """
+        ALTER TABLE rooms ADD COLUMN e2ee INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static var latest: Int { all.count }

@@ -6,7 +6,7 @@ public final class SQLiteRoomStore: RoomStore {
     private let db: SQLiteDatabase
     private static let columns = """
         id, name, created_at, updated_at, max_participants, empty_timeout, metadata, share_mode, \
-        max_concurrent_shares, who_can_share, share_request_required, share_locked, chat_history
+        max_concurrent_shares, who_can_share, share_request_required, share_locked, chat_history, e2ee
         """
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
@@ -20,7 +20,7 @@ public final class SQLiteRoomStore: RoomStore {
     public static var latestSchemaVersion: Int { Migrations.latest }
 
     public func insert(_ room: Room) throws(StoreError) {
-        let s = try db.prepare("INSERT INTO rooms (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+        let s = try db.prepare("INSERT INTO rooms (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
         try s.bind(Self.values(room))
         do throws(StoreError) { _ = try s.step() } catch .duplicateName { throw .duplicateName(room.name ?? "") }
     }
@@ -42,7 +42,7 @@ public final class SQLiteRoomStore: RoomStore {
             """
             UPDATE rooms SET name=?2, created_at=?3, updated_at=?4, max_participants=?5, empty_timeout=?6,
             metadata=?7, share_mode=?8, max_concurrent_shares=?9, who_can_share=?10, share_request_required=?11,
-            share_locked=?12, chat_history=?13 WHERE id=?1
+            share_locked=?12, chat_history=?13, e2ee=?14 WHERE id=?1
             """)
         try s.bind(Self.values(room))
         do throws(StoreError) { _ = try s.step() } catch .duplicateName { throw .duplicateName(room.name ?? "") }
@@ -88,6 +88,7 @@ public final class SQLiteRoomStore: RoomStore {
             r.sharePolicy.shareRequestRequired = s.int64(10) != 0
             r.sharePolicy.shareLocked = s.int64(11) != 0
             r.chatHistory = Int(clamping: min(max(s.int64(12), 0), Int64(Room.maxChatHistory)))
+            r.e2ee = s.int64(13) != 0
             out.append(r)
         }
         return out
@@ -100,6 +101,7 @@ public final class SQLiteRoomStore: RoomStore {
             .int(Int64(r.maxParticipants)), .int(Int64(r.emptyTimeout)), .text(r.metadata),
             .text(p.shareMode.rawValue), .int(Int64(p.maxConcurrentShares)), .text(p.whoCanShare.rawValue),
             .int(p.shareRequestRequired ? 1 : 0), .int(p.shareLocked ? 1 : 0), .int(Int64(r.chatHistory)),
+            .int(r.e2ee ? 1 : 0),
         ]
     }
 }

@@ -23,6 +23,7 @@ func sampleRoom(_ n: Int, name: String? = nil) -> Room {
     r.sharePolicy.whoCanShare = .cohost
     r.sharePolicy.shareRequestRequired = true
     r.sharePolicy.shareLocked = n % 2 == 0
+    r.e2ee = n % 2 == 1
     return r
 }
 
@@ -89,6 +90,24 @@ enum StoreKindUnderTest: String, CaseIterable, Sendable {
         #expect(store.schemaVersion == SQLiteRoomStore.latestSchemaVersion)
         try store.insert(sampleRoom(1))
         #expect(try store.count() == 1)
+    }
+
+    /// A file of the version before end-to-end encrypted rooms: its rooms come back with `e2ee` off.
+    @Test func aRoomOfAnOlderFileIsNotEncrypted() throws {
+        let path = temporaryPath("v3.sqlite")
+        let db = try SQLiteDatabase(path: path)
+        for step in Migrations.all.prefix(3) { try db.exec(step) }
+        try db.exec("PRAGMA user_version = 3")
+        try db.exec(
+            """
+            INSERT INTO rooms (id, name, created_at, updated_at, max_participants, empty_timeout, metadata,
+            share_mode, max_concurrent_shares, who_can_share, share_request_required, share_locked, chat_history)
+            VALUES ('rm_01m8mtrr91jpe304', 'old', 1, 1, 0, 300, '', 'single', 1, 'anyone', 0, 0, 100)
+            """)
+        db.close()
+        let store = try SQLiteRoomStore(path: path)
+        #expect(store.schemaVersion == SQLiteRoomStore.latestSchemaVersion)
+        #expect(try store.room(name: "old")?.e2ee == false)
     }
 
     @Test func refusesANewerSchema() throws {
