@@ -7,7 +7,7 @@ import AtriumModel
 #endif
 
 /// The browser side of the server: the meeting page at `/`, its assets under `/app/`, the JavaScript
-/// client library at `/sdk/atrium.js`, and in development mode `/dev/token`, which mints a participant
+/// client library at `/sdk/atrium.js` (its end-to-end encryption worker at `/sdk/e2ee-worker.js`), and in development mode `/dev/token`, which mints a participant
 /// token without credentials. Everything else goes to the next handler (the admin API).
 public final class WebHandler: HTTPHandler {
     /// Mints a participant token for the dev page: room, identity, display name, role.
@@ -37,6 +37,7 @@ public final class WebHandler: HTTPHandler {
         switch path {
         case "/", "/index.html": file = "web/index.html"
         case "/sdk/atrium.js": file = "js/atrium.js"
+        case "/sdk/e2ee-worker.js": file = "js/e2ee-worker.js"
         case "/dev/token": return token(request)
         default:
             if path.hasPrefix("/app/"), Self.isPlainName(path.dropFirst(5)) {

@@ -173,6 +173,22 @@ function layersOf(encodings, settings) {
 }
 
 /** The AtriumError of a refused RTCRtpSender.setParameters. */
+/** Offers only `mimeType` on a video transceiver (with its retransmission and redundancy codecs). */
+function preferCodec(transceiver, mimeType) {
+  const caps = typeof RTCRtpSender.getCapabilities === "function" ? RTCRtpSender.getCapabilities("video") : null;
+  if (!caps) return;
+  const wanted = mimeType.toLowerCase();
+  const codecs = caps.codecs.filter((c) => {
+    const m = c.mimeType.toLowerCase();
+    return m === wanted || m.endsWith("/rtx") || m.endsWith("/red") || m.endsWith("/ulpfec");
+  });
+  try {
+    transceiver.setCodecPreferences(codecs);
+  } catch {
+    /* the browser keeps its own order */
+  }
+}
+
 function layersError(e) {
   const err = new AtriumError("layers_failed", `setParameters: ${e?.name ?? "Error"}: ${e?.message ?? e}`);
   err.cause = e;
@@ -233,7 +249,11 @@ export class Room extends EventTarget {
    *   `iceTransportPolicy` ("all" by default): "relay" sends media only through the TURN servers the
    *   server hands out at join and resume (`iceServers`, docs/protocol.md);
    *   `dataChannels` (default true): data channels on the subscriber connection, for lossy data (the
-   *   pointer over a share, `sendPointer`) and `sendData(..., {lossy: true})`
+   *   pointer over a share, `sendPointer`) and `sendData(..., {lossy: true})`;
+   *   `e2ee` ({passphrase} or {key: ArrayBuffer}): end-to-end encryption (docs/e2ee.md): every frame
+   *   sent is encrypted (SFrame) and every frame received decrypted in a worker, with keys the server
+   *   never sees; a frame that does not decrypt is dropped and reported as `e2ee_error` (detail:
+   *   {participantId, trackId, kind}). A room with `e2ee` refuses to connect without it (`e2ee_required`).
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
@@ -247,6 +267,10 @@ export class Room extends EventTarget {
         ...(options.dataChannels === false ? {} : { dataChannels: true }),
       });
       room._applySnapshot(snapshot);
+      if (snapshot.room.e2ee && !options.e2ee) {
+        throw new AtriumError("e2ee_required", "the room is end-to-end encrypted: connect with the e2ee option");
+      }
+      if (options.e2ee) await room._startE2EE();
     } catch (e) {
       room.closed = true;
       room._shutdown();
@@ -739,6 +763,40 @@ export class Room extends EventTarget {
     this.lostTracks.set(trackId, local);
   }
 
+  /**
+   * @private The worker behind every frame transform (clients/js/e2ee-worker.js), keyed from the
+   * passphrase (salted with the room id) or the app's key; resolves once it holds the key.
+   */
+  _startE2EE() {
+    if (this.e2ee) return this.e2ee.ready;
+    if (typeof RTCRtpScriptTransform === "undefined") {
+      throw new AtriumError("e2ee_unsupported", "this browser has no RTCRtpScriptTransform");
+    }
+    const worker = new Worker(new URL("./e2ee-worker.js", import.meta.url), { name: "atrium-e2ee" });
+    const ready = new Promise((resolve) => {
+      worker.addEventListener("message", (e) => {
+        if (e.data.type === "ready") resolve();
+        if (e.data.type === "decrypt_failed") {
+          const { participantId, trackId, kind } = e.data;
+          this._emit("e2ee_error", { participantId, trackId, kind });
+        }
+      });
+    });
+    const o = this.options.e2ee;
+    worker.postMessage(
+      o.passphrase !== undefined
+        ? { type: "passphrase", passphrase: String(o.passphrase), roomId: this.roomInfo.id }
+        : { type: "key", key: o.key },
+    );
+    this.e2ee = { worker, ready };
+    return ready;
+  }
+
+  /** @private A frame transform of the e2ee worker: `encrypt` for a sender of ours, else `decrypt`. */
+  _e2eeTransform(operation, kind, participant, trackId) {
+    return new RTCRtpScriptTransform(this.e2ee.worker, { operation, kind, participant, trackId });
+  }
+
   /** @private */
   _shutdown() {
     this.closed = true;
@@ -910,6 +968,11 @@ export class Room extends EventTarget {
           ...(encodings ? { sendEncodings: encodings } : {}),
         });
         this.layouts.set(transceiver, layout);
+        if (this.e2ee) {
+          // Encrypted frames keep only a VP8 header clear: VP8 it is (docs/e2ee.md).
+          if (track.kind === "video") preferCodec(transceiver, "video/VP8");
+          transceiver.sender.transform = this._e2eeTransform("encrypt", track.kind, this.me.id, trackId);
+        }
       }
       const added = { transceiver, track, trackId, mid: null };
       const withdraw = () => this.request("unpublish", { trackId }).catch(() => {});
@@ -1211,6 +1274,19 @@ export class Room extends EventTarget {
     }
     // Sections of ended tracks stay in the offer, inactive on the same transport (docs/protocol.md 14).
     await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
+    if (this.e2ee) {
+      // Each received track decrypted with its sender's key, before its first frame.
+      for (const t of pc.getTransceivers()) {
+        const offered = t.mid && this.offered.get(t.mid);
+        if (!offered || t.receiver.transform) continue;
+        t.receiver.transform = this._e2eeTransform(
+          "decrypt",
+          t.receiver.track.kind,
+          offered.participantId,
+          offered.trackId,
+        );
+      }
+    }
     await pc.setLocalDescription(await pc.createAnswer());
     await this.request("subscriber_answer", { revision: msg.revision, sdp: pc.localDescription.sdp });
     if (pc.sctp && !this.channels.reliable) this._openChannels(pc);

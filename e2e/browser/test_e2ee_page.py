@@ -1,0 +1,107 @@
+"""End-to-end encryption in the JavaScript SDK (docs/e2ee.md): a room created with `e2ee`; two
+Chromium pages with the same passphrase publish a canvas camera each (SFrame through
+`RTCRtpScriptTransform`, VP8 with its header left clear) and decode each other's canvas (content
+checked). A third page with another passphrase receives the packets but decodes no frame and is told
+whose frames failed (`e2ee_error`); an aiortc subscriber without any key decodes no picture of the
+canvas: the server forwards ciphertext. A page without the option cannot join (`e2ee_required`).
+"""
+import asyncio
+import json
+import os
+import sys
+
+from test_simulcast import CONNECT, PIXELS, PUBLISH_CANVAS, inbound, near, open_page, wait_remote
+from test_simulcast_aiortc import classify_canvas
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+import media_peer  # noqa: E402
+import signal_client  # noqa: E402
+
+ERRORS = """
+const [name] = arguments;
+const peer = window.peers[name];
+peer.e2eeErrors = [];
+peer.addEventListener("e2ee_error", (e) => peer.e2eeErrors.push(e.detail));
+return true;
+"""
+
+CONNECT_REFUSED = """
+const [room, name] = arguments;
+const { Room } = await import("/sdk/atrium.js");
+const q = new URLSearchParams({room, name, role: "participant", identity: name});
+const {token} = await (await fetch(`/dev/token?${q}`, {cache: "no-store"})).json();
+try {
+  await Room.connect(`ws://${location.host}/v1/signal`, token, {name});
+  return "connected";
+} catch (e) {
+  return e.code;
+}
+"""
+
+
+def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext(dev_server, browsers, monkeypatch):
+    room = "e2ee-page"
+    status, _, _, created = dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})
+    assert status == 201 and created["e2ee"] is True, created
+    base = f"http://127.0.0.1:{dev_server.port}"
+    a, b, c = browsers("a"), browsers("b"), browsers("c")
+    for page in (a, b, c):
+        open_page(page, base)
+    assert c.js_async(CONNECT_REFUSED, room, "plain") == "e2ee_required"
+    a.js_async(CONNECT, room, "alice", "participant", {"e2ee": {"passphrase": "correct horse"}})
+    b.js_async(CONNECT, room, "bob", "participant", {"e2ee": {"passphrase": "correct horse"}})
+    alice_cam = a.js_async(PUBLISH_CANVAS, "alice", {})["trackId"]
+    bob_cam = b.js_async(PUBLISH_CANVAS, "bob", {})["trackId"]
+    wait_remote(b, "bob", alice_cam)
+    wait_remote(a, "alice", bob_cam)
+    for page, name, track in ((b, "bob", alice_cam), (a, "alice", bob_cam)):
+        page.wait(f"return window.peers[{json.dumps(name)}].remoteTracks.length >= 1", 20, "a remote track")
+        check_canvas(page, name, track)
+
+    # A wrong passphrase: packets arrive, no frame decodes, and the page is told whose failed.
+    c.js_async(CONNECT, room, "mallory", "participant", {"e2ee": {"passphrase": "wrong"}})
+    c.js_async(ERRORS, "mallory")
+    wait_remote(c, "mallory", alice_cam)
+    c.wait("return window.peers.mallory.e2eeErrors.some((e) => e.trackId === "
+           f"{json.dumps(alice_cam)} && e.kind === 'video')", 30, "a decryption failure reported")
+    got = inbound(c, "mallory").get(alice_cam) or {}
+    assert got.get("packets", 0) > 0 and got.get("frames", 0) == 0, got
+
+    # Without any key (aiortc): the packets carry ciphertext, no picture of the canvas.
+    monkeypatch.setattr(media_peer, "classify_video", classify_canvas)
+
+    async def outsider():
+        eve = await signal_client.joined(dev_server, "eve", room=room)
+        sub = media_peer.Subscriber(eve)
+        try:
+            await sub.wait_until(lambda: sub.by_track(alice_cam) is not None, "alice's camera", 20)
+            await asyncio.sleep(4)
+            st = sub.by_track(alice_cam)
+            canvas = sum(n for cls, n in st.classes.items() if cls.endswith("-canvas"))
+            assert canvas == 0, st
+            packets = 0
+            for t in sub.pc.getTransceivers():
+                if t.mid == st.mid:
+                    report = await t.receiver.getStats()
+                    packets += sum(r.packetsReceived for r in report.values() if r.type == "inbound-rtp")
+            assert packets > 0, f"no packets of alice's camera reached the outsider: {st}"
+            return st, packets
+        finally:
+            await sub.close()
+            await eve.close()
+
+    print(asyncio.run(asyncio.wait_for(outsider(), 60)))
+
+
+def check_canvas(page, name, track):
+    """Decoded frames of `track` on the page show the canvas (any simulcast layer: blue left, yellow
+    right)."""
+    r = None
+    for _ in range(6):
+        r = page.js_async(PIXELS, name, track, 5)
+        if len(r.get("frames", [])) >= 5:
+            break
+    frames = r.get("frames", [])
+    assert len(frames) >= 5, f"{name}: {r}"
+    for f in frames:
+        assert near(f["left"], (0, 0, 255)) and near(f["right"], (255, 255, 0)), f
