@@ -1,7 +1,8 @@
 """End-to-end encryption in the JavaScript SDK (docs/e2ee.md): a room created with `e2ee`; two
 Chromium pages with the same passphrase publish a canvas camera each (SFrame through
 `RTCRtpScriptTransform`, VP8 with its header left clear) and decode each other's canvas (content
-checked). A third page with another passphrase receives the packets but decodes no frame and is told
+checked), through a simulcast switch and a mute and resume; a late joiner starts from the server's
+cached picture of a share (ciphertext) and decodes it. A third page with another passphrase receives the packets but decodes no frame and is told
 whose frames failed (`e2ee_error`); an aiortc subscriber without any key decodes no picture of the
 canvas: the server forwards ciphertext. A page without the option cannot join (`e2ee_required`).
 """
@@ -9,8 +10,10 @@ import asyncio
 import json
 import os
 import sys
+import time
 
-from test_simulcast import CONNECT, PIXELS, PUBLISH_CANVAS, inbound, near, open_page, wait_remote
+from test_simulcast import (
+    CONNECT, PIXELS, PUBLISH_CANVAS, inbound, near, open_page, size_is, wait_inbound, wait_remote)
 from test_simulcast_aiortc import classify_canvas
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
@@ -24,6 +27,10 @@ peer.e2eeErrors = [];
 peer.addEventListener("e2ee_error", (e) => peer.e2eeErrors.push(e.detail));
 return true;
 """
+
+# PUBLISH_CANVAS with the source as a third argument.
+PUBLISH_SHARE = PUBLISH_CANVAS.replace("const [name, options] = arguments;",
+                                       "const [name, options, source] = arguments;").replace('"camera"', "source")
 
 CONNECT_REFUSED = """
 const [room, name] = arguments;
@@ -58,6 +65,30 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
         page.wait(f"return window.peers[{json.dumps(name)}].remoteTracks.length >= 1", 20, "a remote track")
         check_canvas(page, name, track)
 
+    # Under encryption the server still switches layers (VP8 headers clear): bob asks alice's low layer.
+    assert b.js_async("return await window.peers.bob.setQuality(arguments[0], 'low');", alice_cam)
+    wait_inbound(b, "bob", alice_cam, lambda st: size_is(st, 320, 180), 30, "bob on alice's low layer")
+    check_canvas(b, "bob", alice_cam)
+    # Paused (muted) and resumed: the server drops, then starts again at a key frame.
+    a.js_async("return await window.peers.alice.setMuted(arguments[0], true);", alice_cam)
+    before = inbound(b, "bob").get(alice_cam, {}).get("frames", 0)
+    a.js_async("return await window.peers.alice.setMuted(arguments[0], false);", alice_cam)
+    wait_inbound(b, "bob", alice_cam, lambda st: st["frames"] > before + 10, 30, "bob's frames after the resume")
+    check_canvas(b, "bob", alice_cam)
+    # A share (bob's canvas as a screen share): a late joiner starts from the server's cached picture
+    # (ciphertext it never read) and decodes it.
+    share = b.js_async(PUBLISH_SHARE, "bob", {}, "screen_share")["trackId"]
+    wait_remote(a, "alice", share)
+    check_canvas(a, "alice", share)
+    served = cache_served(dev_server)
+    a.js_async(CONNECT, room, "carol", "participant", {"e2ee": {"passphrase": "correct horse"}})
+    wait_remote(a, "carol", share)
+    check_canvas(a, "carol", share)
+    deadline = time.time() + 15  # the metrics snapshot is copied about once a second
+    while cache_served(dev_server) <= served:
+        assert time.time() < deadline, "carol did not start from the key-frame cache"
+        time.sleep(0.3)
+
     # A wrong passphrase: packets arrive, no frame decodes, and the page is told whose failed.
     c.js_async(CONNECT, room, "mallory", "participant", {"e2ee": {"passphrase": "wrong"}})
     c.js_async(ERRORS, "mallory")
@@ -91,6 +122,16 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
             await eve.close()
 
     print(asyncio.run(asyncio.wait_for(outsider(), 60)))
+
+
+def cache_served(server):
+    """Viewers started from the key-frame cache, as the server's metrics say."""
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    total = 0.0
+    for line in body.decode().splitlines():
+        if line.startswith("atrium_media_key_frame_cache_starts_total") and 'result="served"' in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def check_canvas(page, name, track):
