@@ -270,7 +270,8 @@ export class Room extends EventTarget {
       if (snapshot.room.e2ee && !options.e2ee) {
         throw new AtriumError("e2ee_required", "the room is end-to-end encrypted: connect with the e2ee option");
       }
-      if (options.e2ee) await room._startE2EE();
+      // The room decides: a passphrase given for a room that is not encrypted is not used.
+      if (options.e2ee && snapshot.room.e2ee) await room._startE2EE();
     } catch (e) {
       room.closed = true;
       room._shutdown();

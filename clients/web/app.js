@@ -132,7 +132,12 @@ async function join(ev, restore) {
   if (!app.rejoin) stopPreview();
   try {
     const token = await obtainToken(room, name, role);
-    const r = await Room.connect(signalURL(), token, name ? { name } : {});
+    // The passphrase of an encrypted meeting: typed, or from the link's fragment (never sent).
+    const passphrase = $("join-passphrase").value || new URLSearchParams(location.hash.slice(1)).get("passphrase");
+    const r = await Room.connect(signalURL(), token, {
+      ...(name ? { name } : {}),
+      ...(passphrase ? { e2ee: { passphrase } } : {}),
+    });
     stopPreview();
     enterRoom(r);
     rememberInURL();
@@ -147,6 +152,10 @@ async function join(ev, restore) {
       // A rejoin says it in its status, with when it tries again.
       if (app.rejoin) app.rejoin.failure = failure;
       else {
+        if (e.code === "e2ee_required") {
+          $("join-passphrase-fields").hidden = false;
+          $("join-passphrase").focus();
+        }
         showJoinError(failure.text, failure.code);
         startPreview();
       }
@@ -200,6 +209,7 @@ function enterRoom(room) {
   app.qualities.clear();
   app.viewports.clear();
   app.quality.clear();
+  app.undecryptable.clear();
   // Notices of before (the lost connection, "You left the room.") are stale now; a lost share's
   // offer to share again stays across a rejoin.
   clearNotices((n) => !app.rejoin || n.dataset.reason !== "share_lost");
@@ -212,6 +222,11 @@ function enterRoom(room) {
   const on = (type, fn) => room.addEventListener(type, (e) => app.room === room && fn(/** @type {CustomEvent} */ (e).detail));
   on("data", (m) => {
     onData(room, m);
+    render();
+  });
+  // A tile whose frames do not decrypt (another passphrase, or no key) says so.
+  on("e2ee_error", (m) => {
+    app.undecryptable.set(m.participantId, m.trackId);
     render();
   });
   on("attributes_changed", (m) => {
@@ -525,6 +540,7 @@ function renderMeeting() {
   $("me-label").textContent = `${me.name || me.identity} · ${me.role}`;
   $("me-label").dataset.role = me.role;
   $("lock-badge").hidden = !pol.shareLocked;
+  $("e2ee-badge").hidden = !room.roomInfo?.e2ee;
   $("copy-invite").hidden = !app.devMode;
 
   renderStage(room);

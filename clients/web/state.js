@@ -22,6 +22,8 @@ export const STOP_TEXT = {
 
 /** Human text for the error codes a person can run into (docs/protocol.md section 10). */
 export const ERROR_TEXT = {
+  e2ee_required: "This meeting is end-to-end encrypted: enter its passphrase to join.",
+  e2ee_unsupported: "This browser cannot encrypt media end to end (no RTCRtpScriptTransform).",
   share_locked: "Screen sharing is locked by a host.",
   share_in_progress: "Someone else is already sharing; this room allows one share at a time.",
   too_many_shares: "The room's maximum of concurrent shares is reached.",
@@ -85,6 +87,8 @@ export const app = {
   pinnedParticipant: null,
   /** participant id -> {quality, rttMs, loss} of the latest `network_quality` */
   quality: new Map(),
+  /** participant id -> the track of theirs whose frames this page could not decrypt (`e2ee_error`) */
+  undecryptable: new Map(),
   /** what the person turned on, restored after a rejoin: {camera, mic, share} */
   wanted: { camera: false, mic: false, share: false },
   /** set while the page rejoins by itself after losing the session (a server restart) */

@@ -45,6 +45,7 @@ export function renderTiles(room) {
         video,
         el("div", { class: "avatar", "aria-hidden": "true" }),
         el("div", { class: "tile-tools" }, pin, el("span", { class: "net", "data-testid": "net-quality", hidden: true })),
+        el("p", { class: "tile-notice", "data-testid": "tile-e2ee-error", role: "status", hidden: true }),
         qualityMenu(p.id),
         el("figcaption", {}),
       );
@@ -81,6 +82,12 @@ export function renderTiles(room) {
     const avatar = /** @type {HTMLElement} */ (tile.querySelector(".avatar"));
     avatar.hidden = !!camera;
     avatar.textContent = (p.name || p.identity || "?").trim().charAt(0).toUpperCase();
+
+    // Frames of this participant that do not decrypt here (another passphrase): said on the tile.
+    const notice = /** @type {HTMLElement} */ (tile.querySelector(".tile-notice"));
+    const failed = app.undecryptable.get(p.id);
+    notice.hidden = !failed || !p.tracks.some((t) => t.id === failed);
+    notice.textContent = notice.hidden ? "" : `Cannot decrypt ${p.name || p.identity}'s media: another passphrase?`;
 
     const mic = p.tracks.find((t) => t.source === "microphone");
     const speaking = app.speakers.get(p.id);
