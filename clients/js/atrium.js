@@ -793,6 +793,32 @@ export class Room extends EventTarget {
     return ready;
   }
 
+  /**
+   * Rolls the room's end-to-end key (e.g. when someone leaves, with a key the app distributes by its
+   * own end-to-end channel): frames sent from now on use `key` (raw bytes) under key index `index`
+   * (1 to 255, a new one each time); frames of earlier indexes still decrypt, so every participant
+   * can switch when the key reaches it, without a gap. With `{send: false}` the key is only added
+   * for receiving (hand it to everyone first, then switch each sender). Resolves once the worker
+   * holds it.
+   * @param {ArrayBuffer|Uint8Array} key @param {number} index @param {{send?: boolean}} [options]
+   */
+  async setE2EEKey(key, index, options = {}) {
+    if (!this.e2ee) throw new AtriumError("e2ee_off", "the room was not connected with end-to-end encryption");
+    if (!Number.isInteger(index) || index < 1 || index > 255) throw new AtriumError("invalid_field", "index: 1 to 255");
+    const done = new Promise((resolve) => {
+      const on = (e) => {
+        if (e.data.type === "ready" && e.data.index === index) {
+          this.e2ee.worker.removeEventListener("message", on);
+          resolve();
+        }
+      };
+      this.e2ee.worker.addEventListener("message", on);
+    });
+    const raw = key instanceof Uint8Array ? key.slice().buffer : key;
+    this.e2ee.worker.postMessage({ type: "key", key: raw, index, send: options.send !== false });
+    await done;
+  }
+
   /** @private A frame transform of the e2ee worker: `encrypt` for a sender of ours, else `decrypt`. */
   _e2eeTransform(operation, kind, participant, trackId) {
     return new RTCRtpScriptTransform(this.e2ee.worker, { operation, kind, participant, trackId });

@@ -4,6 +4,9 @@
 // then SFrame's own key and salt from it. The room secret is PBKDF2 of the passphrase (salt: the
 // room id), or the raw key the app gives.
 //
+// Keys roll without a gap: a new secret is given a new key index (`key`, `index`); frames carry their
+// index (the SFrame KID), so frames of the old one still decrypt while senders move to the new one.
+//
 // A frame leaves as: [clear prefix][SFrame header][ciphertext and tag]. The clear prefix is what the
 // forwarding core and the RTP packetizer read: a VP8 key frame's first 10 bytes (frame tag, start
 // code, size), a delta frame's 3 (frame tag), an Opus frame's first (TOC). It is authenticated (AAD).
@@ -11,7 +14,8 @@
 
 const SUITE = 0x0004; // AES_128_GCM_SHA256_128
 const text = new TextEncoder();
-let secret = null; // CryptoKey (HKDF) of the room
+let secret = null; // CryptoKey (HKDF) of the key index senders use now
+const secrets = new Map(); // key index -> CryptoKey (HKDF): every index given, for receiving
 let keyed;
 const secretSet = new Promise((resolve) => (keyed = resolve)); // frames before the key wait for it
 let sendIndex = 0;
@@ -30,16 +34,20 @@ onmessage = async (e) => {
     );
     setSecret(bits, m.index ?? 0);
   } else if (m.type === "key") {
-    setSecret(m.key, m.index ?? 0);
+    setSecret(m.key, m.index ?? 0, m.send !== false);
   }
 };
 
-async function setSecret(bits, index) {
-  secret = await crypto.subtle.importKey("raw", bits, "HKDF", false, ["deriveBits"]);
-  keys.clear();
-  sendIndex = index;
+async function setSecret(bits, index, send = true) {
+  const key = await crypto.subtle.importKey("raw", bits, "HKDF", false, ["deriveBits"]);
+  secrets.set(index, key);
+  for (const id of [...keys.keys()]) if (id.endsWith(`/${index}`)) keys.delete(id);
+  if (send || !secret) {
+    secret = key;
+    sendIndex = index;
+  }
   keyed();
-  postMessage({ type: "ready" });
+  postMessage({ type: "ready", index });
 }
 
 function concat(...parts) {
@@ -72,7 +80,9 @@ function senderKey(participant, index) {
   let entry = keys.get(id);
   if (!entry) {
     entry = (async () => {
-      const base = await hkdf(secret, text.encode("Atrium E2EE 1"), text.encode(id), 128);
+      const room = secrets.get(index);
+      if (!room) throw new Error(`no key of index ${index}`);
+      const base = await hkdf(room, text.encode("Atrium E2EE 1"), text.encode(id), 128);
       const sframeSecret = await crypto.subtle.importKey("raw", base, "HKDF", false, ["deriveBits"]);
       const kid = bigEndian(index, 8);
       const suite = bigEndian(SUITE, 2);

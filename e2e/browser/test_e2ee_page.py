@@ -2,7 +2,8 @@
 Chromium pages with the same passphrase publish a canvas camera each (SFrame through
 `RTCRtpScriptTransform`, VP8 with its header left clear) and decode each other's canvas (content
 checked), through a simulcast switch and a mute and resume; a late joiner starts from the server's
-cached picture of a share (ciphertext) and decodes it. A third page with another passphrase receives the packets but decodes no frame and is told
+cached picture of a share (ciphertext) and decodes it; the key rolls to a new index without a frame
+failing to decrypt. A third page with another passphrase receives the packets but decodes no frame and is told
 whose frames failed (`e2ee_error`); an aiortc subscriber without any key decodes no picture of the
 canvas: the server forwards ciphertext. A page without the option cannot join (`e2ee_required`).
 """
@@ -88,6 +89,26 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
     while cache_served(dev_server) <= served:
         assert time.time() < deadline, "carol did not start from the key-frame cache"
         time.sleep(0.3)
+
+    # The key rolls to index 1 (a key the app hands out by its own channel): every page adds it for
+    # receiving, then each sender switches; nothing fails to decrypt meanwhile, and decoding goes on.
+    b.js_async(ERRORS, "bob")
+    roll = ("await window.peers[arguments[0]].setE2EEKey(new Uint8Array(32).fill(7), 1, {send: arguments[1]});"
+            "return true;")
+    for send in (False, True):
+        for page, name in ((b, "bob"), (a, "alice"), (a, "carol")):
+            assert page.js_async(roll, name, send)
+    check_canvas(b, "bob", alice_cam)
+    check_canvas(a, "alice", bob_cam)
+    assert b.js("return window.peers.bob.e2eeErrors") == []
+    # A newcomer with the passphrase alone cannot read index 1, until the app hands it the new key.
+    c.js_async(CONNECT, room, "dave", "participant", {"e2ee": {"passphrase": "correct horse"}})
+    c.js_async(ERRORS, "dave")
+    wait_remote(c, "dave", alice_cam)
+    c.wait(f"return window.peers.dave.e2eeErrors.some((e) => e.trackId === {json.dumps(alice_cam)})", 30,
+           "dave failing to decrypt index 1")
+    assert c.js_async(roll, "dave", False)
+    check_canvas(c, "dave", alice_cam)
 
     # A wrong passphrase: packets arrive, no frame decodes, and the page is told whose failed.
     c.js_async(CONNECT, room, "mallory", "participant", {"e2ee": {"passphrase": "wrong"}})
