@@ -201,6 +201,8 @@ bench: bench-deps
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
 	  --tests e2e/browser/test_whip_page.py
+	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
+	  --tests e2e/browser/test_e2ee_cost.py
 	$(SWIFT) build -c release -Xswiftc -enable-testing --build-tests
 	ATRIUM_BENCH=1 $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --filter BandwidthBench
 

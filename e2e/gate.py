@@ -42,7 +42,8 @@ NETNS_FILES = {"test_netns_media.py", "test_turn.py", "test_whip.py"}
 # Browser scenarios run only by `make bench` (bench/browser_figures.py) for their figures: what they
 # show is tested in the gate another way (here: a step down on a shaped link in test_bandwidth's
 # first test, and behind a short queue in memory, StepDownEngineTests).
-BENCH_ONLY = {"test_a_step_down_behind_a_short_queue_keeps_the_picture_moving"}
+# And what end-to-end encryption costs the browsers and the server (e2ee tested in test_e2ee_page).
+BENCH_ONLY = {"test_a_step_down_behind_a_short_queue_keeps_the_picture_moving", "test_e2ee_cost"}
 
 
 def pytest_configure(config):
