@@ -61,8 +61,16 @@ async def spread_room(cluster, opened, room):
     carol_node = answer_node(cluster, carol_pub.result["sdp"])
     await carol_sub.wait_frames([camera], 10, timeout=40)
     assert_carries(carol_sub, camera, alice.participant_id, "camera")
-    # Viewers until one is on the third node (placement weighs each node's CPU too, so a few may
-    # land beside carol first).
+    # Placement weighs each node's record (its CPU among them; a record is up to 5 s old): wait for
+    # records written since carol's connections opened, so that her busy edge is seen as such.
+    deadline = time.time() + 30
+    while True:
+        listed = {n["id"]: n for n in owner.request("GET", "/v1/nodes")[3]["nodes"]}
+        if listed[carol_node]["load"]["edgeViewers"] >= 2:
+            break
+        assert time.time() < deadline, f"carol's edge never reported her connections: {listed[carol_node]}"
+        await asyncio.sleep(0.5)
+    # Viewers until one is on the third node (a few may still land beside carol first).
     subs, placed = [bob_sub, alice_sub], [media_node(cluster, bob_sub), None]
     for i in range(10):
         v = opened.add(await joined(owner, f"viewer{i}", room=room))
