@@ -49,12 +49,17 @@ extension ClusterMediaPlane {
         guard let from = relayedFrom.removeValue(forKey: id) else { return }
         edges[from.node]?.link.unroute(tag: from.tag, direction: .inbound)
         local.submit(.closeProducer(id: id))
+        unpipeFromEdges(id)
+        producerSpecs[id] = nil
+        producerRoom[id] = nil
+    }
+
+    /// Owner: the pipe producers of `id` on the edges it was piped to close, and their routes go.
+    func unpipeFromEdges(_ id: String) {
         for (node, tag) in piped.removeValue(forKey: id) ?? [:] {
             toEdge(.closeProducer(id: id), node)
             edges[node]?.link.unroute(tag: tag)
         }
-        producerSpecs[id] = nil
-        producerRoom[id] = nil
     }
 
     /// Edge: the owner asks for a track published here, piped up under its tag: a pipe from the
@@ -102,7 +107,7 @@ extension ClusterMediaPlane {
         switch e {
         case .producerEnded(let id, _), .layersWanted(let id, _), .layers(let id, _):
             guard let owner = hostedProducers[id]?.owner else { return nil }
-            if let body = RemoteMediaCoding.encode(Self.unscopedProducer(e, owner)) {
+            if let body = RemoteMediaCoding.encode(Self.unscoped(e, owner)) {
                 _ = send(.object(["op": "event", "event": body]), owner)
             }
             return .some(nil)
@@ -111,33 +116,21 @@ extension ClusterMediaPlane {
             var here: [AudioLevel] = []
             for l in levels {
                 if let owner = hostedProducers[l.producer]?.owner {
-                    byOwner[owner, default: []].append(
-                        AudioLevel(producer: String(l.producer.dropFirst(Self.scope("", owner).count)), dBov: l.dBov))
+                    byOwner[owner, default: []].append(l)
                 } else {
                     here.append(l)
                 }
             }
             // An owner spoken for last time and not now hears the empty report that ends it.
             for owner in Set(byOwner.keys).union(levelOwners[worker] ?? []) {
-                if let body = RemoteMediaCoding.encode(.audioLevels(byOwner[owner] ?? [], worker: worker)) {
+                let report = Self.unscoped(.audioLevels(byOwner[owner] ?? [], worker: worker), owner)
+                if let body = RemoteMediaCoding.encode(report) {
                     _ = send(.object(["op": "event", "event": body]), owner)
                 }
             }
             levelOwners[worker] = byOwner.isEmpty ? nil : Set(byOwner.keys)
             return .some(.audioLevels(here, worker: worker))
         default: return nil
-        }
-    }
-
-    /// A track event with the owner's own producer id.
-    static func unscopedProducer(_ e: MediaEvent, _ owner: String) -> MediaEvent {
-        let prefix = scope("", owner)
-        let f = { (id: String) in id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id }
-        switch e {
-        case .producerEnded(let id, let reason): return .producerEnded(id: f(id), reason: reason)
-        case .layersWanted(let id, let rids): return .layersWanted(producer: f(id), rids: rids)
-        case .layers(let id, let layers): return .layers(producer: f(id), layers)
-        default: return e
         }
     }
 

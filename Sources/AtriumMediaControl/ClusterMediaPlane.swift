@@ -458,10 +458,7 @@ public final class ClusterMediaPlane: MediaPlane {
                 return
             }
             local.submit(command)
-            for (node, tag) in piped.removeValue(forKey: id) ?? [:] {
-                toEdge(command, node)
-                edges[node]?.link.unroute(tag: tag)
-            }
+            unpipeFromEdges(id)
             producerSpecs[id] = nil
             producerRoom[id] = nil
         case .addConsumer(let spec):
@@ -731,10 +728,23 @@ public final class ClusterMediaPlane: MediaPlane {
         }
     }
 
-    /// An event of a transport run here for `owner`, with the owner's own id.
-    static func unscoped(_ e: MediaEvent, _ owner: String) -> MediaEvent {
+    /// An id `scope` made, back to the owner's own.
+    static func unscope(_ id: String, _ owner: String) -> String {
         let prefix = scope("", owner)
-        return withTransport(e) { id in id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id }
+        return id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : id
+    }
+
+    /// An event of a transport or a track run here for `owner`, with the owner's own ids.
+    static func unscoped(_ e: MediaEvent, _ owner: String) -> MediaEvent {
+        let f = { (id: String) in unscope(id, owner) }
+        switch e {
+        case .producerEnded(let id, let reason): return .producerEnded(id: f(id), reason: reason)
+        case .layersWanted(let id, let rids): return .layersWanted(producer: f(id), rids: rids)
+        case .layers(let id, let layers): return .layers(producer: f(id), layers)
+        case .audioLevels(let levels, let worker):
+            return .audioLevels(levels.map { AudioLevel(producer: f($0.producer), dBov: $0.dBov) }, worker: worker)
+        default: return withTransport(e, f)
+        }
     }
 
     /// An event with its transport id changed by `f` (events about no transport as they are).

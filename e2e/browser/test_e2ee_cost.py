@@ -10,6 +10,7 @@ import json
 import os
 import time
 
+from metrics_text import sample_of
 from test_simulcast import CONNECT, PUBLISH_CANVAS, inbound, open_page, wait_remote
 
 WINDOW = 10.0   # seconds measured
@@ -50,11 +51,7 @@ def tree_cpu(root):
 
 def server_packets(server):
     _, _, body, _ = server.request("GET", "/metrics", token=None)
-    out = 0.0
-    for line in body.decode().splitlines():
-        if line.startswith("atrium_media_packets_total") and 'direction="out"' in line:
-            out += float(line.rsplit(" ", 1)[1])
-    return out
+    return sample_of(body.decode(), "atrium_media_packets_total", direction="out")
 
 
 def measure(server, pub, view, room, options):

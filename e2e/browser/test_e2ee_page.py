@@ -19,6 +19,7 @@ from test_simulcast_aiortc import classify_canvas
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import media_peer  # noqa: E402
+from metrics_text import sample_of  # noqa: E402
 import signal_client  # noqa: E402
 
 ERRORS = """
@@ -148,11 +149,7 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
 def cache_served(server):
     """Viewers started from the key-frame cache, as the server's metrics say."""
     _, _, body, _ = server.request("GET", "/metrics", token=None)
-    total = 0.0
-    for line in body.decode().splitlines():
-        if line.startswith("atrium_media_key_frame_cache_starts_total") and 'result="served"' in line:
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    return sample_of(body.decode(), "atrium_media_key_frame_cache_starts_total", result="served")
 
 
 def check_canvas(page, name, track):

@@ -121,6 +121,24 @@ def running(count, extra=()):
         redis.stop()
 
 
+def media_worker(cluster, port):
+    """(node id, worker index) of the live node whose record announces 127.0.0.1:`port` for media."""
+    address = f"127.0.0.1:{port}"
+    for n in cluster.nodes:
+        if not n.alive():
+            continue
+        for listed in n.request("GET", "/v1/nodes")[3]["nodes"]:
+            if address in listed["mediaAddresses"]:
+                return listed["id"], listed["mediaAddresses"].index(address)
+    raise AssertionError(f"no node announces {address}")
+
+
+def nominated_port(sub):
+    """The server port of a subscriber's nominated ICE pair."""
+    t = sub.pc.getTransceivers()[0].receiver.transport.transport
+    return next(iter(t._connection._nominated.values())).remote_candidate.port
+
+
 async def place_room(cluster, room):
     """Places `room` (a probe joins through the first node and leaves) and returns its id."""
     from signal_client import joined

@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from cluster_fixture import running
+from cluster_fixture import media_worker, nominated_port, running
 from media_peer import Publisher, Subscriber
 from signal_client import Opened, joined, run
 from test_cluster import assert_carries
@@ -25,16 +25,7 @@ def cluster():
 
 def media_node(cluster, sub):
     """The node whose media address the subscriber's nominated ICE pair reaches."""
-    t = sub.pc.getTransceivers()[0].receiver.transport.transport
-    pair = next(iter(t._connection._nominated.values()))
-    address = f"127.0.0.1:{pair.remote_candidate.port}"
-    for n in cluster.nodes:
-        if not n.alive():
-            continue
-        for listed in n.request("GET", "/v1/nodes")[3]["nodes"]:
-            if address in listed["mediaAddresses"]:
-                return listed["id"]
-    raise AssertionError(f"no node announces {address}")
+    return media_worker(cluster, nominated_port(sub))[0]
 
 
 async def packets_lost(sub):

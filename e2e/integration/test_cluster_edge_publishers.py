@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from cluster_fixture import place_room, running
+from cluster_fixture import media_worker, place_room, running
 from media_peer import Publisher, Subscriber
 from signal_client import Opened, joined, run
 from test_cluster import assert_carries
@@ -27,14 +27,10 @@ def cluster():
 
 
 def answer_node(cluster, sdp):
-    """The node whose media address an answer's host candidates name."""
-    ports = {int(m.group(1)) for m in re.finditer(r"a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 (\d+) typ host", sdp)}
-    assert ports, sdp
-    live = next(n for n in cluster.nodes if n.alive())
-    for listed in live.request("GET", "/v1/nodes")[3]["nodes"]:
-        if any(a == f"127.0.0.1:{p}" for a in listed["mediaAddresses"] for p in ports):
-            return listed["id"]
-    raise AssertionError(f"no node announces {ports}")
+    """The node whose media address an answer's first host candidate names."""
+    m = re.search(r"a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 (\d+) typ host", sdp)
+    assert m, sdp
+    return media_worker(cluster, int(m.group(1)))[0]
 
 
 async def spread_room(cluster, opened, room):

@@ -6,7 +6,7 @@ it once.
 """
 import pytest
 
-from cluster_fixture import place_room, running
+from cluster_fixture import media_worker, nominated_port, place_room, running
 from media_peer import Publisher, Subscriber
 from signal_client import Opened, joined, run
 from test_cluster import assert_carries
@@ -17,17 +17,6 @@ TEST_TIMEOUT = 120
 @pytest.fixture
 def cluster():
     yield from running(2, ("--edge-after", "1", "--media-room-spread", "1"))
-
-
-def media_worker(cluster, sub):
-    """(node id, worker index) of the media address the subscriber's nominated ICE pair reaches."""
-    t = sub.pc.getTransceivers()[0].receiver.transport.transport
-    pair = next(iter(t._connection._nominated.values()))
-    address = f"127.0.0.1:{pair.remote_candidate.port}"
-    for listed in cluster.nodes[0].request("GET", "/v1/nodes")[3]["nodes"]:
-        if address in listed["mediaAddresses"]:
-            return listed["id"], listed["mediaAddresses"].index(address)
-    raise AssertionError(f"no node announces {address}")
 
 
 def test_an_edge_spreads_a_relayed_room_over_its_workers(cluster):
@@ -48,7 +37,7 @@ def test_an_edge_spreads_a_relayed_room_over_its_workers(cluster):
             for sub in subs:
                 await sub.wait_frames([screen], 10, timeout=40)
                 assert_carries(sub, screen, alice.participant_id, "screen_share")
-            placed = [media_worker(cluster, s) for s in subs]
+            placed = [media_worker(cluster, nominated_port(s)) for s in subs]
             assert all(node == edge.node_id for node, _ in placed), placed
             assert {w for _, w in placed} == {0, 1}, f"the edge's viewers on one worker: {placed}"
             # The link brought the share to one worker, which piped it on to the other.
