@@ -40,6 +40,7 @@ extension WHIPEndpoint {
             if case .roomElsewhere = error, let r = forwarded(request, key) { throw WHIPError(forwarded: r) }
             throw WHIPError(error)
         }
+        if signal.hub.state(roomID)?.room.e2ee == true { throw .e2eeRoom("playing") }
         let id = makeID()
         let pid = signal.hub.ids.participant()
         var grants = claims.grants

@@ -146,6 +146,8 @@ public final class WHIPEndpoint: HTTPHandler {
             if case .roomElsewhere = error, let r = forwarded(request, key) { throw WHIPError(forwarded: r) }
             throw WHIPError(error)
         }
+        // A WHIP tool cannot encrypt its frames, nor a WHEP player decrypt them: refused, as a recording is.
+        if signal.hub.state(roomID)?.room.e2ee == true { throw .e2eeRoom("publishing") }
         let pid = signal.hub.ids.participant()
         let join = JoinRequest(
             participant: pid, identity: claims.identity, name: claims.name ?? claims.identity, metadata: "",
@@ -372,6 +374,13 @@ struct WHIPError: Error {
         self.code = code
         self.message = message
         self.headers = headers
+    }
+
+    /// An end-to-end encrypted room's refusal: the tool cannot encrypt (WHIP) or decrypt (WHEP) frames.
+    static func e2eeRoom(_ what: String) -> WHIPError {
+        WHIPError(
+            status: 409, code: "e2ee_room",
+            message: "the room is end-to-end encrypted: a WHIP or WHEP tool cannot take part in it (\(what))")
     }
 
     /// A room's refusal: missing things 404, the share rules 403 (locked, no permission) or 409 (another

@@ -1,10 +1,24 @@
 """An end-to-end encrypted room (docs/admin-api.md, "Rooms"; docs/e2ee.md): the `e2ee` setting
 round-trips through the admin API and is announced in the snapshot; what would need to read the
-room's media is refused with `409 e2ee_room` (a recording, a live stream); the setting cannot change
+room's media is refused with `409 e2ee_room` (a recording, a live stream, a WHIP tool publishing, a
+WHEP player); the setting cannot change
 while the room is live (`409 room_live`); its tracks are counted as encrypted
 (`atrium_e2ee_tracks`)."""
-from media_peer import Publisher
+import asyncio
+
+from media_peer import peer_connection
+from signal_client import mint
 from test_media import metric, run_in_room, wait_metric_above
+from test_whip_http import call, error_of, offer_sdp
+
+
+async def player_offer():
+    pc = peer_connection()
+    pc.addTransceiver("video", direction="recvonly")
+    await pc.setLocalDescription(await pc.createOffer())
+    sdp = pc.localDescription.sdp
+    await pc.close()
+    return sdp
 
 
 def test_an_e2ee_room_announces_itself_and_refuses_recording_and_streaming(media_server):
@@ -30,6 +44,15 @@ def test_an_e2ee_room_announces_itself_and_refuses_recording_and_streaming(media
         for path, body in [("recordings", {"what": "share"}), ("streams", {"hls": True})]:
             status, _, _, refused = server.request("POST", f"/v1/rooms/{room['id']}/{path}", body)
             assert status == 409 and refused["error"]["code"] == "e2ee_room", (path, refused)
+        # A WHIP tool cannot encrypt, nor a WHEP player decrypt: refused, and neither joins.
+        for kind, sdp in [("whip", await offer_sdp()), ("whep", await player_offer())]:
+            token = mint(server, "secret-room", f"{kind}-tool")
+            headers = {"Content-Type": "application/sdp", "Authorization": f"Bearer {token}"}
+            status, _, body = await asyncio.to_thread(
+                call, server, "POST", "/v1/rooms/secret-room/" + kind, sdp.encode(), headers)
+            assert status == 409 and error_of(body) == "e2ee_room", (kind, status, body)
+        people = server.request("GET", f"/v1/rooms/{room['id']}/participants")[3]["participants"]
+        assert [p["identity"] for p in people] == ["alice"], people
         status, _, _, live = server.request("PATCH", f"/v1/rooms/{room['id']}", {"e2ee": False})
         assert status == 409 and live["error"]["code"] == "room_live", live
         # Other settings still change on the live room; it stays encrypted.
