@@ -50,6 +50,10 @@
  * @typedef {object} PublishOptions
  * @property {boolean} [simulcast]         video only; default: the room's `simulcast` option, else true
  * @property {Encoding[]} [encodings]      replaces the source's default encodings (bottom first)
+ * @property {"vp8"|"vp9"|"h264"|"av1"} [codec]  video only: the one codec offered (default: the
+ *                                         browser's order; VP8 in an end-to-end encrypted room)
+ * @property {string} [scalabilityMode]    video only: one SVC encoding (VP9, AV1), e.g. "L3T3_KEY",
+ *                                         instead of simulcast; the server picks each viewer's layers
  */
 
 /**
@@ -118,6 +122,21 @@ function midsByTrack(sdp) {
   return out;
 }
 
+/**
+ * The codecs of one media section of an SDP by payload type (`{96: "video/VP8"}`): what a received
+ * frame's payload type is, for a browser whose frames do not say their MIME type.
+ * @param {string} sdp @param {string} mid
+ * @returns {Record<number, string>}
+ */
+function codecsOf(sdp, mid) {
+  const out = {};
+  for (const section of sdp.split(/\r?\nm=/).slice(1)) {
+    const kind = /^(\w+)/.exec(section)?.[1];
+    if (/\na=mid:(\S+)/.exec("\n" + section)?.[1] !== mid) continue;
+    for (const m of section.matchAll(/\na=rtpmap:(\d+) ([^/\s]+)\//g)) out[Number(m[1])] = `${kind}/${m[2]}`;
+  }
+  return out;
+}
 
 /**
  * The camera's simulcast encodings, bottom first: 320x180, 640x360 and 1280x720 from a 720p capture.
@@ -153,6 +172,7 @@ const MAX_VIEWPORT = 16384;
  * @returns {Encoding[]|null}
  */
 function simulcastEncodings(track, source, options, roomDefault) {
+  if (track.kind === "video" && options.scalabilityMode) return null;
   if (track.kind !== "video" || !(options.simulcast ?? roomDefault)) return null;
   const table = options.encodings ?? (source === "screen_share" ? SCREEN_ENCODINGS : CAMERA_ENCODINGS);
   return table.length > 1 ? table.map((e) => ({ ...e })) : null;
@@ -173,6 +193,25 @@ function layersOf(encodings, settings) {
 }
 
 /** The AtriumError of a refused RTCRtpSender.setParameters. */
+/** The video codecs `publishTrack`'s `codec` option names, by their MIME type. */
+const CODECS = new Map([
+  ["vp8", "video/VP8"],
+  ["vp9", "video/VP9"],
+  ["h264", "video/H264"],
+  ["av1", "video/AV1"],
+]);
+
+/** The MIME type of a `codec` option, or an AtriumError for a codec this browser cannot send. */
+function codecOf(name) {
+  const mimeType = CODECS.get(String(name).toLowerCase());
+  if (!mimeType) throw new AtriumError("invalid_codec", `codec: expected one of ${[...CODECS.keys()].join(", ")}`);
+  const caps = typeof RTCRtpSender.getCapabilities === "function" ? RTCRtpSender.getCapabilities("video") : null;
+  if (caps && !caps.codecs.some((c) => c.mimeType.toLowerCase() === mimeType.toLowerCase())) {
+    throw new AtriumError("unsupported_codec", `this browser cannot send ${mimeType}`);
+  }
+  return mimeType;
+}
+
 /** Offers only `mimeType` on a video transceiver (with its retransmission and redundancy codecs). */
 function preferCodec(transceiver, mimeType) {
   const caps = typeof RTCRtpSender.getCapabilities === "function" ? RTCRtpSender.getCapabilities("video") : null;
@@ -820,8 +859,9 @@ export class Room extends EventTarget {
   }
 
   /** @private A frame transform of the e2ee worker: `encrypt` for a sender of ours, else `decrypt`. */
-  _e2eeTransform(operation, kind, participant, trackId) {
-    return new RTCRtpScriptTransform(this.e2ee.worker, { operation, kind, participant, trackId });
+  _e2eeTransform(operation, kind, participant, trackId, codec = null, codecs = null) {
+    const options = { operation, kind, participant, trackId, codec, codecs };
+    return new RTCRtpScriptTransform(this.e2ee.worker, options);
   }
 
   /** @private */
@@ -968,6 +1008,9 @@ export class Room extends EventTarget {
       // server rejects gets an answer without a BUNDLE group, after which Chromium can make no further
       // offer on the connection ("max-bundle is used but no bundle group found").
       const s = track.getSettings ? track.getSettings() : {};
+      // The codec: the one asked for; in an end-to-end encrypted room VP8 unless asked (docs/e2ee.md).
+      const codec =
+        track.kind !== "video" ? null : options.codec ? codecOf(options.codec) : this.e2ee ? "video/VP8" : null;
       const encodings = simulcastEncodings(track, source, options, this.options.simulcast !== false);
       const announced = await this.request("publish", {
         source,
@@ -980,7 +1023,8 @@ export class Room extends EventTarget {
       // An idle transceiver of the same kind and the same encodings (their number is fixed when it is
       // added) carries the new track (see _endLocal); else a new one.
       this.idle = this.idle.filter((t) => t.direction !== "stopped" && t.currentDirection !== "stopped");
-      const layout = layoutKey(encodings);
+      const svc = track.kind === "video" ? (options.scalabilityMode ?? null) : null;
+      const layout = `${layoutKey(encodings)}|${svc ?? ""}|${codec ?? ""}`;
       const reuse = this.idle.findIndex(
         (t) => t.receiver.track.kind === track.kind && (this.layouts.get(t) ?? "") === layout,
       );
@@ -993,12 +1037,12 @@ export class Room extends EventTarget {
           direction: "sendonly",
           streams: [new MediaStream([track])],
           ...(encodings ? { sendEncodings: encodings } : {}),
+          ...(svc ? { sendEncodings: [{ scalabilityMode: svc }] } : {}),
         });
         this.layouts.set(transceiver, layout);
+        if (codec) preferCodec(transceiver, codec);
         if (this.e2ee) {
-          // Encrypted frames keep only a VP8 header clear: VP8 it is (docs/e2ee.md).
-          if (track.kind === "video") preferCodec(transceiver, "video/VP8");
-          transceiver.sender.transform = this._e2eeTransform("encrypt", track.kind, this.me.id, trackId);
+          transceiver.sender.transform = this._e2eeTransform("encrypt", track.kind, this.me.id, trackId, codec);
         }
       }
       const added = { transceiver, track, trackId, mid: null };
@@ -1311,6 +1355,8 @@ export class Room extends EventTarget {
           t.receiver.track.kind,
           offered.participantId,
           offered.trackId,
+          null,
+          codecsOf(msg.sdp, t.mid),
         );
       }
     }

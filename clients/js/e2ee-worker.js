@@ -7,9 +7,15 @@
 // Keys roll without a gap: a new secret is given a new key index (`key`, `index`); frames carry their
 // index (the SFrame KID), so frames of the old one still decrypt while senders move to the new one.
 //
-// A frame leaves as: [clear prefix][SFrame header][ciphertext and tag]. The clear prefix is what the
-// forwarding core and the RTP packetizer read: a VP8 key frame's first 10 bytes (frame tag, start
-// code, size), a delta frame's 3 (frame tag), an Opus frame's first (TOC). It is authenticated (AAD).
+// What stays clear is what the forwarding core and the browsers' RTP packetizers read; it is
+// authenticated (AAD). By codec:
+// - VP8, VP9: [clear prefix][SFrame header][ciphertext and tag]; the prefix is a key frame's first 10
+//   bytes (frame tag or marker, start code, size), a delta frame's 3. Opus: its first byte (TOC).
+// - H264 (Annex B): the NAL units up to the first slice's header and 2 bytes of it stay as they are
+//   (parameter sets, the NAL types the packetizer splits by); the rest, [SFrame header][ciphertext and
+//   tag], is escaped (emulation prevention, then one 0x80 byte) so that no start code appears in it.
+// - AV1: each OBU keeps its header; its payload is encrypted in place, all payloads as one plaintext,
+//   the SFrame header at the front of the first and the tag at the end of the last, sizes rewritten.
 // A frame that does not decrypt is dropped and reported (once a second per track) to the page.
 
 const SUITE = 0x0004; // AES_128_GCM_SHA256_128
@@ -137,51 +143,222 @@ function nonce(salt, ctr) {
   return salt.map((b, i) => b ^ c[i]);
 }
 
-/** The bytes left clear for the forwarding core and the packetizer. */
-function clearBytes(kind, frame, data) {
-  if (kind === "audio") return Math.min(1, data.length);
+/** The codec of a frame: its metadata's MIME type, else the payload type's in `codecs`, else `fallback`. */
+function frameCodec(frame, codecs, fallback) {
+  const meta = frame.getMetadata ? frame.getMetadata() : {};
+  const m = meta.mimeType ?? codecs?.[meta.payloadType] ?? fallback ?? "";
+  return m.toLowerCase();
+}
+
+/** VP8, VP9 and Opus: the bytes left clear at the front. */
+function prefixBytes(codec, frame, data) {
+  if (!codec.startsWith("video/")) return Math.min(1, data.length);
   return Math.min(frame.type === "key" ? 10 : 3, data.length);
 }
 
-function encryptor(kind, participant) {
+/** H264 (Annex B): the end of the first slice's NAL header and 2 bytes of its slice header (or the
+ * whole frame when it has no slice). */
+function h264ClearBytes(data) {
+  for (let i = 0; i + 3 < data.length; i++) {
+    if (data[i] !== 0 || data[i + 1] !== 0) continue;
+    const start = data[i + 2] === 1 ? i + 3 : data[i + 2] === 0 && data[i + 3] === 1 ? i + 4 : -1;
+    if (start < 0 || start >= data.length) continue;
+    const type = data[start] & 0x1f;
+    if (type === 1 || type === 5) return Math.min(start + 3, data.length);
+    i = start - 1;
+  }
+  return data.length;
+}
+
+/** Emulation prevention (H264 7.4.1): a 3 after two zeros before any byte up to 3, from a context of
+ * `zeros` zeros before; then 0x80, so that the escaped bytes never end with a zero. */
+function escape(bytes, zeros) {
+  const out = new Uint8Array(bytes.length + Math.ceil(bytes.length / 2) + 1);
+  let n = 0;
+  for (const b of bytes) {
+    if (zeros >= 2 && b <= 3) {
+      out[n++] = 3;
+      zeros = 0;
+    }
+    out[n++] = b;
+    zeros = b === 0 ? zeros + 1 : 0;
+  }
+  out[n++] = 0x80;
+  return out.subarray(0, n);
+}
+
+/** The inverse of `escape`, or null when the bytes do not end with its 0x80. */
+function unescape(bytes, zeros) {
+  if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x80) return null;
+  const out = new Uint8Array(bytes.length);
+  let n = 0;
+  for (let i = 0; i < bytes.length - 1; i++) {
+    const b = bytes[i];
+    if (zeros >= 2 && b === 3) {
+      zeros = 0;
+      continue;
+    }
+    out[n++] = b;
+    zeros = b === 0 ? zeros + 1 : 0;
+  }
+  return out.subarray(0, n);
+}
+
+/** Zero bytes at the end of `bytes` (at most 2): the escape's context. */
+function trailingZeros(bytes) {
+  let z = 0;
+  for (let i = bytes.length - 1; i >= 0 && bytes[i] === 0 && z < 2; i--) z++;
+  return z;
+}
+
+/** AV1's OBUs (a low-overhead bitstream: header, optional extension, optional LEB128 size), without
+ * temporal delimiters and tile lists, which the packetizer drops; null when the frame does not parse. */
+function obus(data) {
+  const out = [];
+  let at = 0;
+  while (at < data.length) {
+    const first = data[at];
+    const type = (first >> 3) & 0x0f;
+    const headerLength = first & 0x04 ? 2 : 1;
+    if (at + headerLength > data.length) return null;
+    let p = at + headerLength;
+    let size = data.length - p;
+    if (first & 0x02) {
+      size = 0;
+      for (let shift = 0; ; shift += 7) {
+        if (p >= data.length || shift > 28) return null;
+        const b = data[p++];
+        size += (b & 0x7f) * 2 ** shift;
+        if (!(b & 0x80)) break;
+      }
+      if (p + size > data.length) return null;
+    }
+    const header = data.slice(at, at + headerLength);
+    header[0] |= 0x02; // every OBU leaves with its size (as the receiving depacketizer writes it)
+    if (type !== 2 && type !== 8) out.push({ header, payload: data.subarray(p, p + size) });
+    at = p + size;
+  }
+  return out;
+}
+
+function leb128(value) {
+  const out = [];
+  do {
+    let b = value & 0x7f;
+    value = Math.floor(value / 128);
+    if (value > 0) b |= 0x80;
+    out.push(b);
+  } while (value > 0);
+  return Uint8Array.from(out);
+}
+
+/** OBUs with the given payloads, each with its size. */
+function writeObus(list, payloads) {
+  const parts = [];
+  list.forEach((o, i) => parts.push(o.header, leb128(payloads[i].length), payloads[i]));
+  return concat(...parts);
+}
+
+/** Cuts `bytes` into pieces of the given lengths. */
+function split(bytes, lengths) {
+  let at = 0;
+  return lengths.map((n) => bytes.subarray(at, (at += n)));
+}
+
+async function seal(participant, aadFront, plain) {
+  const { key, salt } = await senderKey(participant, sendIndex);
+  const ctr = counter++;
+  const h = header(sendIndex, ctr);
+  const sealed = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv: nonce(salt, ctr), additionalData: concat(aadFront, h), tagLength: 128 },
+      key,
+      plain,
+    ),
+  );
+  return { h, sealed };
+}
+
+async function open(participant, h, aad, sealed) {
+  const { key, salt } = await senderKey(participant, h.kid);
+  return new Uint8Array(
+    await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: nonce(salt, h.ctr), additionalData: aad, tagLength: 128 },
+      key,
+      sealed,
+    ),
+  );
+}
+
+/** The encrypted frame's bytes. */
+async function encrypt(codec, frame, data, participant) {
+  if (codec === "video/h264") {
+    const clear = h264ClearBytes(data);
+    const front = data.subarray(0, clear);
+    const { h, sealed } = await seal(participant, front, data.subarray(clear));
+    return concat(front, escape(concat(h, sealed), trailingZeros(front)));
+  }
+  if (codec === "video/av1") {
+    const list = obus(data);
+    if (!list || list.length === 0) throw new Error("AV1 frame without OBUs");
+    const headers = concat(...list.map((o) => o.header));
+    const { h, sealed } = await seal(participant, headers, concat(...list.map((o) => o.payload)));
+    const lengths = list.map((o) => o.payload.length);
+    lengths[0] += h.length;
+    lengths[lengths.length - 1] += 16;
+    return writeObus(list, split(concat(h, sealed), lengths));
+  }
+  const clear = prefixBytes(codec, frame, data);
+  const { h, sealed } = await seal(participant, data.subarray(0, clear), data.subarray(clear));
+  return concat(data.subarray(0, clear), h, sealed);
+}
+
+/** The decrypted frame's bytes; throws when they do not decrypt. */
+async function decrypt(codec, frame, data, participant) {
+  if (codec === "video/h264") {
+    const clear = h264ClearBytes(data);
+    const front = data.subarray(0, clear);
+    const tail = unescape(data.subarray(clear), trailingZeros(front));
+    const h = tail && readHeader(tail, 0);
+    if (!h) throw new Error("no SFrame header");
+    const plain = await open(participant, h, concat(front, tail.subarray(0, h.length)), tail.subarray(h.length));
+    return concat(front, plain);
+  }
+  if (codec === "video/av1") {
+    const list = obus(data);
+    if (!list || list.length === 0) throw new Error("AV1 frame without OBUs");
+    const payload = concat(...list.map((o) => o.payload));
+    const h = readHeader(payload, 0);
+    const lengths = list.map((o) => o.payload.length);
+    lengths[0] -= h ? h.length : 0;
+    lengths[lengths.length - 1] -= 16;
+    if (!h || lengths.some((n) => n < 0)) throw new Error("no SFrame header");
+    const headers = concat(...list.map((o) => o.header));
+    const plain = await open(participant, h, concat(headers, payload.subarray(0, h.length)), payload.subarray(h.length));
+    return writeObus(list, split(plain, lengths));
+  }
+  const clear = prefixBytes(codec, frame, data);
+  const h = readHeader(data, clear);
+  if (!h) throw new Error("no SFrame header");
+  const plain = await open(participant, h, data.subarray(0, clear + h.length), data.subarray(clear + h.length));
+  return concat(data.subarray(0, clear), plain);
+}
+
+function encryptor(participant, codecFallback) {
   return async (frame, controller) => {
     if (!secret) await secretSet; // nothing leaves in clear
-    const data = new Uint8Array(frame.data);
-    const clear = clearBytes(kind, frame, data);
-    const { key, salt } = await senderKey(participant, sendIndex);
-    const ctr = counter++;
-    const h = header(sendIndex, ctr);
-    const aad = concat(data.subarray(0, clear), h);
-    const sealed = new Uint8Array(
-      await crypto.subtle.encrypt(
-        { name: "AES-GCM", iv: nonce(salt, ctr), additionalData: aad, tagLength: 128 },
-        key,
-        data.subarray(clear),
-      ),
-    );
-    frame.data = concat(data.subarray(0, clear), h, sealed).buffer;
+    const codec = frameCodec(frame, null, codecFallback);
+    frame.data = (await encrypt(codec, frame, new Uint8Array(frame.data), participant)).buffer;
     controller.enqueue(frame);
   };
 }
 
-function decryptor(kind, participant, trackId) {
+function decryptor(kind, participant, trackId, codecs) {
   return async (frame, controller) => {
     if (!secret) await secretSet;
-    const data = new Uint8Array(frame.data);
-    const clear = clearBytes(kind, frame, data);
-    const h = readHeader(data, clear);
+    const codec = frameCodec(frame, codecs, kind === "audio" ? "audio/opus" : "video/vp8");
     try {
-      if (!h) throw new Error("no SFrame header");
-      const { key, salt } = await senderKey(participant, h.kid);
-      const aad = data.subarray(0, clear + h.length);
-      const plain = new Uint8Array(
-        await crypto.subtle.decrypt(
-          { name: "AES-GCM", iv: nonce(salt, h.ctr), additionalData: aad, tagLength: 128 },
-          key,
-          data.subarray(clear + h.length),
-        ),
-      );
-      frame.data = concat(data.subarray(0, clear), plain).buffer;
+      frame.data = (await decrypt(codec, frame, new Uint8Array(frame.data), participant)).buffer;
       controller.enqueue(frame);
     } catch {
       const now = Date.now();
@@ -195,7 +372,9 @@ function decryptor(kind, participant, trackId) {
 
 onrtctransform = (event) => {
   const t = event.transformer;
-  const { operation, kind, participant, trackId } = t.options;
-  const transform = operation === "encrypt" ? encryptor(kind, participant) : decryptor(kind, participant, trackId);
+  const { operation, kind, participant, trackId, codec, codecs } = t.options;
+  const fallback = codec ?? (kind === "audio" ? "audio/opus" : "video/vp8");
+  const transform =
+    operation === "encrypt" ? encryptor(participant, fallback) : decryptor(kind, participant, trackId, codecs);
   t.readable.pipeThrough(new TransformStream({ transform })).pipeTo(t.writable);
 };
