@@ -20,7 +20,7 @@ BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn ffmpeg \
   nginx-light libnginx-mod-rtmp \
   redis-server python3-gst-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
-  gstreamer1.0-nice
+  gstreamer1.0-nice firefox-esr
 PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev

@@ -8,6 +8,7 @@ need() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 ($2)"); }
 need swift "the toolchain"
 need chromium "browser tests"
 need chromedriver "browser tests"
+need firefox-esr "the Firefox browser test"
 need unshare "private network namespaces"
 need ip "the namespaces' loopback"
 need tc "shaped links in the browser tests"
@@ -28,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   printf '  - %s\n' "${missing[@]}"
   exit 1
 fi
-echo "clients: $(chromium --version 2>/dev/null | head -1); aiortc $(python3 -c 'import aiortc; print(aiortc.__version__)')," \
+echo "clients: $(chromium --version 2>/dev/null | head -1); $(firefox-esr --version 2>/dev/null | head -1); aiortc $(python3 -c 'import aiortc; print(aiortc.__version__)')," \
   "selenium $(python3 -c 'import selenium; print(selenium.__version__)'), $(redis-server --version | cut -d' ' -f1-3)," \
   "coturn $(turnserver --version 2>/dev/null | head -1 | cut -c1-40), $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
 echo "swift: $(swift --version 2>&1 | head -1)"
