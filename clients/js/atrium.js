@@ -161,6 +161,9 @@ export const SCREEN_ENCODINGS = Object.freeze([
   { rid: "f", scaleResolutionDownBy: 1, maxFramerate: 30, maxBitrate: 2_500_000 },
 ]);
 
+/** The data topic of end-to-end key rotation between pages (docs/e2ee.md). */
+const E2EE_TOPIC = "atrium.e2ee";
+
 /** The qualities `setQuality` accepts. */
 const QUALITIES = new Set(["low", "medium", "high"]);
 /** The largest viewport dimension `setViewport` sends (docs/protocol.md `set_viewport`). */
@@ -293,6 +296,9 @@ export class Room extends EventTarget {
    *   sent is encrypted (SFrame) and every frame received decrypted in a worker, with keys the server
    *   never sees; a frame that does not decrypt is dropped and reported as `e2ee_error` (detail:
    *   {participantId, trackId, kind}). A room with `e2ee` refuses to connect without it (`e2ee_required`).
+   *   With `rotateOnLeave: true` the pages roll to a new random key whenever a member leaves, handed to
+   *   the others over data messages (topic `atrium.e2ee`), wrapped per member; each roll is dispatched
+   *   as `e2ee_key` (detail: {index}) once this page sends with it. Every page of the room needs it.
    */
   static async connect(url, token, options = {}) {
     const room = new Room(url, token, options);
@@ -310,7 +316,10 @@ export class Room extends EventTarget {
         throw new AtriumError("e2ee_required", "the room is end-to-end encrypted: connect with the e2ee option");
       }
       // The room decides: a passphrase given for a room that is not encrypted is not used.
-      if (options.e2ee && snapshot.room.e2ee) await room._startE2EE();
+      if (options.e2ee && snapshot.room.e2ee) {
+        await room._startE2EE();
+        if (options.e2ee.rotateOnLeave) await room._startRotation();
+      }
     } catch (e) {
       room.closed = true;
       room._shutdown();
@@ -482,6 +491,11 @@ export class Room extends EventTarget {
       return;
     }
     if (msg.type === "result") return; // the answer to a ping sent without id
+    if (msg.type === "data" && msg.topic === E2EE_TOPIC && this.rotation) {
+      this._rotationMessage(msg);
+      return;
+    }
+    if (msg.type === "participant_left" && this.rotation) this._memberLeft(msg.participantId);
     if (msg.type === "data" && msg.topic === "chat" && msg.to === null) {
       this.chat.push(msg);
       if (this.chat.length > 1000) this.chat.shift();
@@ -828,7 +842,7 @@ export class Room extends EventTarget {
         ? { type: "passphrase", passphrase: String(o.passphrase), roomId: this.roomInfo.id }
         : { type: "key", key: o.key },
     );
-    this.e2ee = { worker, ready };
+    this.e2ee = { worker, ready, index: 0 };
     return ready;
   }
 
@@ -856,6 +870,139 @@ export class Room extends EventTarget {
     const raw = key instanceof Uint8Array ? key.slice().buffer : key;
     this.e2ee.worker.postMessage({ type: "key", key: raw, index, send: options.send !== false });
     await done;
+  }
+
+  /** @private One call of the e2ee worker's rotation (`op`), resolving with its result. */
+  _rotationCall(op, fields = {}) {
+    const id = ++this.rotation.calls;
+    return new Promise((resolve, reject) => {
+      const on = (e) => {
+        if (e.data.type !== "rotation" || e.data.id !== id) return;
+        this.e2ee.worker.removeEventListener("message", on);
+        if (e.data.error) reject(new AtriumError("e2ee_failed", e.data.error));
+        else resolve(e.data.result);
+      };
+      this.e2ee.worker.addEventListener("message", on);
+      this.e2ee.worker.postMessage({ type: "rotation", id, op, ...fields });
+    });
+  }
+
+  /**
+   * @private Rotation when someone leaves (docs/e2ee.md): announces this page's proven public key to
+   * the room; members answer with theirs. The member with the lowest participant id leads: it rolls
+   * the key when a member leaves and hands the current one to newcomers.
+   */
+  async _startRotation() {
+    // members: participant id -> true once its public key proved itself; `chain` orders the work.
+    this.rotation = { calls: 0, members: new Set(), chain: Promise.resolve(), waiting: null };
+    this.rotation.hello = await this._rotationCall("hello", { me: this.me.id });
+    await this._rotationSend({ t: "hello", ...this.rotation.hello });
+  }
+
+  /** @private A rotation message to one member, or to the room. */
+  _rotationSend(body, to = null) {
+    return this.sendData(E2EE_TOPIC, JSON.stringify(body), to ? { to: [to] } : {}).catch((e) =>
+      this._emit("error", e),
+    );
+  }
+
+  /** @private Whether this page leads the rotation: the lowest participant id among the proven members
+   * (but `newcomer`, who has no key to hand out yet). */
+  _leads(newcomer = null) {
+    return [...this.rotation.members].every((id) => id === newcomer || this.me.id < id);
+  }
+
+  /** @private A rotation message from another page. */
+  _rotationMessage(msg) {
+    const r = this.rotation;
+    let body;
+    try {
+      body = JSON.parse(msg.payload);
+    } catch {
+      return;
+    }
+    const from = msg.from;
+    if (!from || from === this.me.id) return;
+    // Acknowledgements are not queued: the roll they end is what the queue waits on.
+    if (body.t === "ack") {
+      if (r.waiting && r.waiting.index === body.index) r.waiting.acked(from);
+      return;
+    }
+    r.chain = r.chain
+      .then(async () => {
+        switch (body.t) {
+          case "hello": {
+            if (!(await this._rotationCall("peer", { from, pub: body.pub, mac: body.mac }))) return;
+            const known = r.members.has(from);
+            r.members.add(from);
+            // A newcomer's announcement (to the room): ours in answer, and the key in use, if rolled.
+            if (msg.to === null && !known) {
+              await this._rotationSend({ t: "hello", ...r.hello }, from);
+              if (this._leads(from)) {
+                const current = await this._rotationCall("current", { to: from });
+                if (current) await this._rotationSend({ t: "key", send: true, ...current }, from);
+              }
+            }
+            return;
+          }
+          case "key": {
+            const fields = { from, index: body.index, iv: body.iv, data: body.data, send: body.send === true };
+            await this._rotationCall("unwrap", fields);
+            if (fields.send) this._keyRolled(body.index);
+            else await this._rotationSend({ t: "ack", index: body.index }, from);
+            return;
+          }
+          case "send":
+            if (await this._rotationCall("send", { index: body.index })) this._keyRolled(body.index);
+            return;
+        }
+      })
+      .catch((e) => this._emit("error", e));
+  }
+
+  /**
+   * @private A member left: the leader rolls the key. The new one goes to every member first, for
+   * receiving; once each has said it holds it (or after 5 s), everyone sends with it.
+   */
+  _memberLeft(id) {
+    const r = this.rotation;
+    if (!r.members.delete(id)) return;
+    if (r.waiting) r.waiting.acked(id);
+    if (!this._leads()) return;
+    r.chain = r.chain
+      .then(async () => {
+        const to = [...r.members];
+        const { index, wraps } = await this._rotationCall("rotate", { to });
+        const pending = new Set(to);
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, 5000);
+          r.waiting = {
+            index,
+            acked: (member) => {
+              pending.delete(member);
+              if (pending.size === 0) {
+                clearTimeout(timer);
+                resolve();
+              }
+            },
+          };
+          if (to.length === 0) r.waiting.acked(null);
+          for (const member of to) {
+            if (wraps[member]) this._rotationSend({ t: "key", index, ...wraps[member] }, member);
+            else r.waiting.acked(member);
+          }
+        });
+        r.waiting = null;
+        await this._rotationSend({ t: "send", index });
+        if (await this._rotationCall("send", { index })) this._keyRolled(index);
+      })
+      .catch((e) => this._emit("error", e));
+  }
+
+  /** @private This page sends with key `index` now (`e2ee.index`, the `e2ee_key` event). */
+  _keyRolled(index) {
+    this.e2ee.index = index;
+    this._emit("e2ee_key", { index });
   }
 
   /** @private A frame transform of the e2ee worker: `encrypt` for a sender of ours, else `decrypt`. */

@@ -17,6 +17,11 @@
 // - AV1: each OBU keeps its header; its payload is encrypted in place, all payloads as one plaintext,
 //   the SFrame header at the front of the first and the tag at the end of the last, sizes rewritten.
 // A frame that does not decrypt is dropped and reported (once a second per track) to the page.
+//
+// Rotation when someone leaves (the page's `rotateOnLeave`): each page has an ECDH P-256 key pair and
+// proves its public key with an HMAC under a key derived from index 0's secret (the passphrase), bound
+// to its participant id. A rotated secret is random; it reaches each member wrapped (AES-GCM) under a
+// key from the ECDH of the two pages, so a page that has left cannot derive it.
 
 const SUITE = 0x0004; // AES_128_GCM_SHA256_128
 const text = new TextEncoder();
@@ -28,6 +33,11 @@ let sendIndex = 0;
 let counter = 0; // one counter for every sender of this page: a nonce is never used twice per key
 const keys = new Map(); // "<participant>/<index>" -> Promise<{key, salt}>
 const reported = new Map(); // trackId -> last report (ms)
+let authKey = null; // HMAC key from index 0's secret: proves a page's public key (rotation)
+let me = null; // this page's participant id
+let ecdh = null; // this page's ECDH key pair and raw public key
+const peers = new Map(); // participant id -> AES-GCM key wrapping secrets between it and this page
+const raws = new Map(); // key index -> raw secret of a rotated key (to wrap for members and newcomers)
 
 onmessage = async (e) => {
   const m = e.data;
@@ -41,11 +51,106 @@ onmessage = async (e) => {
     setSecret(bits, m.index ?? 0);
   } else if (m.type === "key") {
     setSecret(m.key, m.index ?? 0, m.send !== false);
+  } else if (m.type === "rotation") {
+    try {
+      postMessage({ type: "rotation", id: m.id, result: await rotation[m.op](m) });
+    } catch (err) {
+      postMessage({ type: "rotation", id: m.id, error: String(err) });
+    }
   }
+};
+
+const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+/** The AES-GCM key wrapping secrets between this page and a member (ECDH, then HKDF). */
+async function wrapKey(peer) {
+  const key = peers.get(peer);
+  if (!key) throw new Error(`no proven public key of ${peer}`);
+  return key;
+}
+
+function wrapAAD(from, to, index) {
+  return text.encode(`Atrium E2EE wrap ${from}>${to}/${index}`);
+}
+
+async function wrap(peer, index) {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: wrapAAD(me, peer, index) },
+    await wrapKey(peer),
+    raws.get(index),
+  );
+  return { iv: b64(iv), data: b64(sealed) };
+}
+
+/** The page's calls for rotation (docs/e2ee.md, "Rotation when someone leaves"). */
+const rotation = {
+  /** This page's public key and its proof. */
+  async hello(m) {
+    me = m.me;
+    if (!ecdh) {
+      const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
+      ecdh = { pair, raw: new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey)) };
+    }
+    const mac = await crypto.subtle.sign("HMAC", authKey, concat(text.encode(`${me}/`), ecdh.raw));
+    return { pub: b64(ecdh.raw), mac: b64(mac) };
+  },
+  /** A member's public key, kept when its proof holds: true. */
+  async peer(m) {
+    const raw = unb64(m.pub);
+    const ok = await crypto.subtle.verify("HMAC", authKey, unb64(m.mac), concat(text.encode(`${m.from}/`), raw));
+    if (!ok) return false;
+    const pub = await crypto.subtle.importKey("raw", raw, { name: "ECDH", namedCurve: "P-256" }, false, []);
+    const shared = await crypto.subtle.deriveBits({ name: "ECDH", public: pub }, ecdh.pair.privateKey, 256);
+    const base = await crypto.subtle.importKey("raw", shared, "HKDF", false, ["deriveBits"]);
+    const bits = await hkdf(base, text.encode("Atrium E2EE 1"), text.encode("wrap"), 128);
+    peers.set(m.from, await crypto.subtle.importKey("raw", bits, "AES-GCM", false, ["encrypt", "decrypt"]));
+    return true;
+  },
+  /** A new random secret under the next key index, for receiving; wrapped for each of `to`. */
+  async rotate(m) {
+    const index = Math.max(...secrets.keys()) + 1;
+    const raw = crypto.getRandomValues(new Uint8Array(32));
+    raws.set(index, raw);
+    await setSecret(raw.buffer, index, false);
+    const wraps = {};
+    for (const peer of m.to) if (peers.has(peer)) wraps[peer] = await wrap(peer, index);
+    return { index, wraps };
+  },
+  /** The secret senders use now, wrapped for a newcomer; null while it is index 0's (the passphrase's). */
+  async current(m) {
+    return raws.has(sendIndex) ? { index: sendIndex, ...(await wrap(m.to, sendIndex)) } : null;
+  },
+  /** A secret a member wrapped for this page: kept (and sent with, when `send`) unless the index is old. */
+  async unwrap(m) {
+    if (secrets.has(m.index)) return secrets.get(m.index) === secret || !m.send ? true : rotation.send(m);
+    const raw = new Uint8Array(
+      await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv: unb64(m.iv), additionalData: wrapAAD(m.from, me, m.index) },
+        await wrapKey(m.from),
+        unb64(m.data),
+      ),
+    );
+    raws.set(m.index, raw);
+    await setSecret(raw.buffer, m.index, m.send);
+    return true;
+  },
+  /** Senders switch to a key index this page holds: true when it did. */
+  async send(m) {
+    if (!secrets.has(m.index) || sendIndex === m.index) return false;
+    secret = secrets.get(m.index);
+    sendIndex = m.index;
+    return true;
+  },
 };
 
 async function setSecret(bits, index, send = true) {
   const key = await crypto.subtle.importKey("raw", bits, "HKDF", false, ["deriveBits"]);
+  if (index === 0 && !authKey) {
+    const auth = await hkdf(key, text.encode("Atrium E2EE 1"), text.encode("auth"), 256);
+    authKey = await crypto.subtle.importKey("raw", auth, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  }
   secrets.set(index, key);
   for (const id of [...keys.keys()]) if (id.endsWith(`/${index}`)) keys.delete(id);
   if (send || !secret) {

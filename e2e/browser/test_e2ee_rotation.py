@@ -1,0 +1,68 @@
+"""End-to-end key rotation when someone leaves (docs/e2ee.md, the JavaScript SDK's `rotateOnLeave`):
+in a room created with `e2ee`, alice, bob and carol connect with a passphrase and the option; their
+pages prove their public keys to each other (data messages, topic `atrium.e2ee`). Carol leaves: the
+key rolls to index 1, a random secret wrapped for each remaining member, and both switch to it
+(`e2ee_key`) with no frame failing to decrypt; bob still decodes alice's canvas. A page holding the
+passphrase alone cannot read index 1 (the new key is not derived from it); a newcomer with the option
+is handed the key in use and decodes alice's canvas.
+"""
+import json
+
+from test_e2ee_page import ERRORS, check_canvas
+from test_simulcast import CONNECT, PUBLISH_CANVAS, open_page, wait_remote
+
+KEYS = """
+const [name] = arguments;
+const peer = window.peers[name];
+peer.e2eeKeys = [];
+peer.addEventListener("e2ee_key", (e) => peer.e2eeKeys.push(e.detail.index));
+return true;
+"""
+
+ROTATING = {"e2ee": {"passphrase": "rolling", "rotateOnLeave": True}}
+
+
+def members(page, name, count):
+    page.wait(f"return window.peers[{json.dumps(name)}].rotation.members.size === {count}", 20,
+              f"{name} with {count} proven members")
+
+
+def test_the_key_rolls_when_a_member_leaves(dev_server, browsers):
+    room = "e2ee-rotation"
+    assert dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})[0] == 201
+    base = f"http://127.0.0.1:{dev_server.port}"
+    a, b = browsers("a"), browsers("b")
+    for page in (a, b):
+        open_page(page, base)
+    a.js_async(CONNECT, room, "alice", "participant", ROTATING)
+    b.js_async(CONNECT, room, "bob", "participant", ROTATING)
+    b.js_async(CONNECT, room, "carol", "participant", ROTATING)
+    for page, name in ((a, "alice"), (b, "bob"), (b, "carol")):
+        members(page, name, 2)
+    for page, name in ((a, "alice"), (b, "bob")):
+        page.js_async(ERRORS, name)
+        page.js_async(KEYS, name)
+    alice_cam = a.js_async(PUBLISH_CANVAS, "alice", {})["trackId"]
+    for name in ("bob", "carol"):
+        wait_remote(b, name, alice_cam)
+        check_canvas(b, name, alice_cam)
+
+    assert b.js_async("await window.peers.carol.leave(); return true;")
+    for page, name in ((a, "alice"), (b, "bob")):
+        page.wait(f"return window.peers[{json.dumps(name)}].e2eeKeys.includes(1)", 20, f"{name} sending with key 1")
+        members(page, name, 1)
+    check_canvas(b, "bob", alice_cam)
+    assert a.js("return window.peers.alice.e2eeErrors") == []
+    assert b.js("return window.peers.bob.e2eeErrors") == []
+
+    # The passphrase alone does not give index 1.
+    b.js_async(CONNECT, room, "eve", "participant", {"e2ee": {"passphrase": "rolling"}})
+    b.js_async(ERRORS, "eve")
+    wait_remote(b, "eve", alice_cam)
+    b.wait(f"return window.peers.eve.e2eeErrors.some((e) => e.trackId === {json.dumps(alice_cam)})", 30,
+           "eve failing to decrypt the rolled key")
+    # A newcomer with the option is handed the key in use.
+    b.js_async(CONNECT, room, "dave", "participant", ROTATING)
+    b.wait("return window.peers.dave.e2ee.index === 1", 20, "dave handed key 1")
+    wait_remote(b, "dave", alice_cam)
+    check_canvas(b, "dave", alice_cam)
