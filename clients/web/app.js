@@ -132,11 +132,12 @@ async function join(ev, restore) {
   if (!app.rejoin) stopPreview();
   try {
     const token = await obtainToken(room, name, role);
-    // The passphrase of an encrypted meeting: typed, or from the link's fragment (never sent).
+    // The passphrase of an encrypted meeting: typed, or from the link's fragment (never sent). Every
+    // page rolls the key when someone leaves (docs/e2ee.md).
     const passphrase = $("join-passphrase").value || new URLSearchParams(location.hash.slice(1)).get("passphrase");
     const r = await Room.connect(signalURL(), token, {
       ...(name ? { name } : {}),
-      ...(passphrase ? { e2ee: { passphrase } } : {}),
+      ...(passphrase ? { e2ee: { passphrase, rotateOnLeave: true } } : {}),
     });
     stopPreview();
     enterRoom(r);

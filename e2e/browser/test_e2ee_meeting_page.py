@@ -2,7 +2,9 @@
 in its fragment (never sent to the server): she joins with her camera and the page shows the
 "End-to-end encrypted" badge. Bob's link has none: the join is refused with `e2ee_required` and the
 page asks for the passphrase; with a wrong one he is in, and Alice's tile says her media cannot be
-decrypted. Carol types the right one and sees Alice's camera play, with no such notice.
+decrypted. Carol types the right one and sees Alice's camera play, with no such notice. Carol leaves:
+the pages that hold the key roll it (`rotateOnLeave`): Alice's page sends with key 1 and Dave, who
+joins after, is handed it and sees her camera.
 """
 import json
 
@@ -45,3 +47,11 @@ def test_the_page_asks_for_the_passphrase_and_shows_what_it_cannot_decrypt(dev_s
     submit_passphrase(c, "pw")
     wait_tile_video(c, alice, 30)
     assert c.js(f"const n = document.querySelector({notice}); return !n || n.hidden")
+
+    # Carol leaves: Alice's page rolls the key (Bob, with the wrong passphrase, was never a member).
+    c.click("leave")
+    a.wait("return window.atriumApp.room.e2ee.index === 1", 20, "alice's page on key 1")
+    c.open(page_url(base, room=room, name="Dave", role="participant", autojoin="1") + "#passphrase=pw")
+    c.wait(PHASE_MEETING, 20, "dave to join")
+    c.wait("return window.atriumApp.room.e2ee.index === 1", 20, "dave's page handed key 1")
+    wait_tile_video(c, alice, 30)
