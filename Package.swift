@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "AtriumModel", swiftSettings: strict),
         .target(name: "AtriumJSON", dependencies: ["CJansson"], swiftSettings: strict),
         .target(name: "AtriumCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // SFrame (RFC 9605) for the clients' end-to-end encryption: the same frames as the JavaScript SDK's.
+        .target(name: "AtriumSFrame", dependencies: ["AtriumCrypto", "AtriumSync"], swiftSettings: strict),
         .target(name: "AtriumLog", dependencies: ["AtriumJSON"], swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
@@ -263,7 +265,7 @@ let package = Package(
             dependencies: [
                 "AtriumCongestion", "AtriumCrypto", "AtriumDTLS", "AtriumForwarding", "AtriumICE", "AtriumJSEP",
                 "AtriumJSON", "AtriumRTP", "AtriumSCTP", "AtriumSDP", "AtriumSRTP", "AtriumSTUN", "AtriumTestSupport",
-                "COpenSSL",
+                "COpenSSL", "AtriumSFrame",
             ],
             swiftSettings: imports),
         .testTarget(
