@@ -25,17 +25,11 @@ public enum PBKDF2SHA256 {
     public static func derive(password: [UInt8], salt: [UInt8], iterations: Int, length: Int) -> [UInt8]? {
         guard (1...10_000_000).contains(iterations), (1...1024).contains(length) else { return nil }
         var out = [UInt8](repeating: 0, count: length)
-        let p = password.isEmpty ? [0] : password
+        // OpenSSL refuses null pointers even with length 0: empty inputs get a one-byte buffer.
+        let p = password.isEmpty ? [CChar(0)] : password.map { CChar(bitPattern: $0) }
         let s = salt.isEmpty ? [0] : salt
-        let ok = p.withUnsafeBufferPointer { pb in
-            s.withUnsafeBufferPointer { sb in
-                pb.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pb.count) { pc in
-                    PKCS5_PBKDF2_HMAC(
-                        pc, Int32(password.count), sb.baseAddress, Int32(salt.count), Int32(iterations), EVP_sha256(),
-                        Int32(length), &out)
-                }
-            }
-        }
+        let ok = PKCS5_PBKDF2_HMAC(
+            p, Int32(password.count), s, Int32(salt.count), Int32(iterations), EVP_sha256(), Int32(length), &out)
         return ok == 1 ? out : nil
     }
 }
@@ -81,17 +75,17 @@ public enum AESGCM {
             guard update(ctx, &out, &n, body, Int32(body.count)) == 1 else { return nil }
             total = Int(n)
         }
+        // GCM's final call writes nothing: it checks or makes the tag.
+        var tail = [UInt8](repeating: 0, count: 32)
         if encrypt {
-            guard out.withUnsafeMutableBufferPointer({ EVP_EncryptFinal_ex(ctx, $0.baseAddress! + total, &n) }) == 1,
+            guard EVP_EncryptFinal_ex(ctx, &tail, &n) == 1,
                 EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag) == 1
             else { return nil }
-            total += Int(n)
-            return Array(out[0..<total]) + tag
+            return Array(out[0..<total]) + tail[0..<Int(n)] + tag
         }
         guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag) == 1,
-            out.withUnsafeMutableBufferPointer({ EVP_DecryptFinal_ex(ctx, $0.baseAddress! + total, &n) }) == 1
+            EVP_DecryptFinal_ex(ctx, &tail, &n) == 1
         else { return nil }
-        total += Int(n)
-        return Array(out[0..<total])
+        return Array(out[0..<total]) + tail[0..<Int(n)]
     }
 }
