@@ -239,7 +239,7 @@ let package = Package(
             name: "AtriumNative",
             dependencies: [
                 "AtriumKit", "AtriumCodecs", "AtriumLoadPeer", "AtriumDTLS", "AtriumRTP", "AtriumSDP", "AtriumUDP",
-                "AtriumModel", "AtriumProtocol", "AtriumSync",
+                "AtriumModel", "AtriumProtocol", "AtriumSync", "AtriumSFrame",
             ], swiftSettings: strict),
         // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
         // types, the share API in the seeds' terms, and the broadcast-extension channel.

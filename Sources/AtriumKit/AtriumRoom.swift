@@ -32,6 +32,9 @@ public actor AtriumRoom {
     public private(set) var connection: ConnectionState = .disconnected
     var resumeToken: String?
     var joinOptions = JoinOptions()
+    /// End-to-end encryption's secret (`join(_:e2ee:)`), and whether the attached session encrypts.
+    var e2ee: E2EESecret?
+    var encrypting = false
 
     var socket: (any SignalSocket)?
     var generation = 0
@@ -72,12 +75,23 @@ public actor AtriumRoom {
     // MARK: - Joining and leaving
 
     /// Connects, authenticates and joins; returns the room as it is.
+    /// `e2ee`: the secret of an end-to-end encrypted room (docs/e2ee.md), which refuses to join
+    /// without one (`e2ee_required`); in a room that is not encrypted it is not used.
     @discardableResult
-    public func join(_ options: JoinOptions = JoinOptions()) async throws(AtriumError) -> Snapshot {
+    public func join(_ options: JoinOptions = JoinOptions(), e2ee: E2EESecret? = nil) async throws(AtriumError)
+        -> Snapshot
+    {
         joinOptions = options
         leaving = false
+        self.e2ee = e2ee
         try await connect()
-        return try await enter(.join(options))
+        let snapshot = try await enter(.join(options))
+        if snapshot.room.e2ee && e2ee == nil {
+            await leave()
+            throw AtriumError(
+                code: "e2ee_required", message: "the room is end-to-end encrypted: join with its e2ee secret")
+        }
+        return snapshot
     }
 
     /// Leaves for good (no resume): the socket closes and `events` ends.

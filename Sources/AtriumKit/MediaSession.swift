@@ -32,12 +32,41 @@ public protocol MediaSession: AnyObject, Sendable {
     /// room joins again with it when the server lost the session (`join`'s `subscriberOffer`), so
     /// that the room's new node can take the connection over; nil for none.
     func keptSubscriberOffer() async -> String?
+    /// Encrypts every frame it sends and decrypts every frame it receives with keys from `context`
+    /// (docs/e2ee.md, SFrame as the JavaScript SDK does): true when it can. An end-to-end encrypted
+    /// room publishes only through a session that can.
+    func encryptFrames(_ context: E2EEContext) async -> Bool
+    /// A key under a new key index: for receiving, and for sending too with `send`.
+    func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async
 }
 
 extension MediaSession {
     public func stats() async -> MediaStats { MediaStats() }
     public func requestKeyFrame(_ track: TrackID) async {}
     public func keptSubscriberOffer() async -> String? { nil }
+    public func encryptFrames(_ context: E2EEContext) async -> Bool { false }
+    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {}
+}
+
+/// The secret of an end-to-end encrypted room: a passphrase every participant knows, or a key the
+/// app hands out.
+public enum E2EESecret: Equatable, Sendable {
+    case passphrase(String)
+    case key([UInt8])
+}
+
+/// What a media session encrypts with: the room (a passphrase's salt), this participant (its
+/// frames' keys), the secret.
+public struct E2EEContext: Equatable, Sendable {
+    public var room: RoomID
+    public var participant: ParticipantID
+    public var secret: E2EESecret
+
+    public init(room: RoomID, participant: ParticipantID, secret: E2EESecret) {
+        self.room = room
+        self.participant = participant
+        self.secret = secret
+    }
 }
 
 /// A media session's counts (a session counts what it can; the rest stay 0).
@@ -55,6 +84,8 @@ public struct MediaStats: Equatable, Sendable {
     public var repaired = 0
     public var decodeErrors = 0
     public var audioFramesReceived = 0
+    /// End-to-end encrypted frames (video and audio) that did not decrypt, dropped.
+    public var decryptFailures = 0
 
     public init() {}
 }
@@ -77,6 +108,13 @@ public struct LocalSource: Equatable, Sendable {
 extension AtriumRoom {
     /// Attaches the media: from now on the server's subscriber offers are answered by `session`.
     public func attach(_ session: any MediaSession) async {
+        // Keys first: an offer that comes while they are set waits (the room is an actor, and a frame
+        // received before them would be decoded as ciphertext).
+        media = nil
+        encrypting = false
+        if let e2ee, let room, room.e2ee, let me {
+            encrypting = await session.encryptFrames(E2EEContext(room: room.id, participant: me.id, secret: e2ee))
+        }
         media = session
         // An offer that came before the session was attached is answered now.
         if let offer = pendingOffer {
@@ -90,6 +128,10 @@ extension AtriumRoom {
     @discardableResult
     public func publishMedia(_ sources: [LocalSource]) async throws(AtriumError) -> PublishAnswer {
         guard let media else { throw AtriumError(code: "media_unavailable", message: "attach a MediaSession first") }
+        if room?.e2ee == true && !encrypting {
+            throw AtriumError(
+                code: "e2ee_unsupported", message: "the room is end-to-end encrypted: this session cannot encrypt")
+        }
         let (sdp, mids) = try await media.publisherOffer(sending: sources)
         let entries = sources.compactMap { s -> PublishOfferRequest.Entry? in
             guard let mid = mids[s.source] else { return nil }
@@ -104,6 +146,15 @@ extension AtriumRoom {
         }
         try await media.publisherAnswer(answer.sdp)
         return answer
+    }
+
+    /// Rolls the end-to-end key (docs/e2ee.md): `key` under key index `index` (a new one each time),
+    /// for receiving, and for sending too unless `send` is false; frames of earlier indexes still decrypt.
+    public func setE2EEKey(_ key: [UInt8], index: UInt64, send: Bool = true) async throws(AtriumError) {
+        guard encrypting, let media else {
+            throw AtriumError(code: "e2ee_off", message: "no end-to-end encryption in this room's media")
+        }
+        await media.addE2EEKey(key, index: index, send: send)
     }
 
     /// The attached media session's counts (nil without one).

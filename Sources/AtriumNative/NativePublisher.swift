@@ -6,6 +6,7 @@ public import AtriumModel
 public import AtriumProtocol
 import AtriumRTP
 import AtriumSDP
+public import AtriumSFrame
 import AtriumSync
 import AtriumUDP
 import Synchronization
@@ -37,6 +38,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var keyFrames = 0
         var retransmitted = 0
         var failure: String?
+        /// The keys of an end-to-end encrypted room and this participant's id: every frame is
+        /// encrypted after it is encoded; none leaves in clear.
+        var e2ee: (keys: SFrameKeyring, sender: String)?
     }
 
     /// A diagnostic for tests and demos: drop every `n`th video packet before it is sent (0: none),
@@ -146,6 +150,23 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         return s
     }
 
+    /// Encrypts every frame sent from now on with `keys`, as participant `sender` (docs/e2ee.md).
+    public func encrypt(with keys: SFrameKeyring, sender: ParticipantID) {
+        state.withLock { $0.e2ee = (keys, sender.rawValue) }
+    }
+
+    /// Attached alone to a room: its own keyring.
+    public func encryptFrames(_ context: E2EEContext) async -> Bool {
+        guard let ring = SFrameKeyring(context) else { return false }
+        encrypt(with: ring, sender: context.participant)
+        return true
+    }
+
+    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {
+        guard !key.isEmpty else { return }
+        state.withLock { $0.e2ee?.keys }?.add(secret: key, index: index, send: send)
+    }
+
     /// Why the sending thread stopped on its own, if it did.
     public var failure: String? { state.withLock { $0.failure } }
 
@@ -182,7 +203,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         var ring = RetransmitRing()
         var sentVideo = 0
         let drop = dropEvery
-        while !state.withLock({ $0.stopped }) {
+        while true {
+            let (stopped, e2ee) = state.withLock { ($0.stopped, $0.e2ee) }
+            if stopped { break }
             let now = MonotonicClock.nanoseconds()
             peer.tick(now: now)
             _ = peer.receiveWaiting(latency: &latency)
@@ -215,7 +238,14 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                             video.picture(index), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey))
                     {
                         forceKey = false
-                        let payloads = VP8Payload.packetize(out.bytes, pictureID: picture & 0x7FFF, maxPayload: 1100)
+                        // End-to-end encrypted: a frame that does not encrypt is not sent (never in clear).
+                        let sealed = e2ee.map {
+                            $0.keys.encrypt(out.bytes, .vp8(keyFrame: out.isKey), sender: $0.sender)
+                        }
+                        let bytes = e2ee == nil ? out.bytes : (sealed ?? nil) ?? []
+                        let payloads =
+                            bytes.isEmpty
+                            ? [] : VP8Payload.packetize(bytes, pictureID: picture & 0x7FFF, maxPayload: 1100)
                         picture &+= 1
                         for (i, p) in payloads.enumerated() {
                             if var packet = try? RTPPacketWriter.packet(
@@ -243,7 +273,9 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                         let v = toneHz > 0 ? Int16(6000 * sin(2 * Double.pi * toneHz * t)) : 0
                         return [v, v]
                     }
-                    if let bytes = try? opus.encode(pcm),
+                    if let encoded = try? opus.encode(pcm),
+                        let bytes = e2ee == nil
+                            ? encoded : e2ee?.keys.encrypt(encoded, .opus, sender: e2ee?.sender ?? ""),
                         var packet = try? RTPPacketWriter.packet(
                             payloadType: 111, sequenceNumber: audioSeq, timestamp: UInt32(truncatingIfNeeded: samples),
                             ssrc: audioSSRC, payload: bytes)

@@ -6,6 +6,7 @@ public import AtriumModel
 public import AtriumProtocol
 import AtriumRTP
 import AtriumSDP
+public import AtriumSFrame
 import AtriumSync
 import AtriumUDP
 
@@ -68,6 +69,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var thread: JoinableThread?
         var stopped = false
         var counts = Counts()
+        /// The keys of an end-to-end encrypted room: every frame is decrypted before it is decoded.
+        var e2ee: SFrameKeyring?
     }
 
     /// What the viewer has received and done so far.
@@ -86,6 +89,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         public var framesGivenUp = 0
         public var width = 0
         public var height = 0
+        public var decryptFailures = 0
     }
 
     let credentials: NativeCredentials
@@ -181,7 +185,23 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         s.repaired = c.repaired
         s.decodeErrors = c.decodeErrors
         s.audioFramesReceived = c.audioFrames
+        s.decryptFailures = c.decryptFailures
         return s
+    }
+
+    /// Decrypts every frame received from now on with `keys` (docs/e2ee.md).
+    public func decrypt(with keys: SFrameKeyring) { state.withLock { $0.e2ee = keys } }
+
+    /// Attached alone to a room: its own keyring.
+    public func encryptFrames(_ context: E2EEContext) async -> Bool {
+        guard let ring = SFrameKeyring(context) else { return false }
+        decrypt(with: ring)
+        return true
+    }
+
+    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {
+        guard !key.isEmpty else { return }
+        state.withLock { $0.e2ee }?.add(secret: key, index: index, send: send)
     }
 
     /// Asks the sender of a received track for a key frame (a PLI from the receiving thread).
@@ -289,9 +309,9 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         var ready: [UInt64] = []
         ready.reserveCapacity(EpollPoller.maxEvents)
         while true {
-            let (stopped, pending, streams, gen, asked) = state.withLock { s in
+            let (stopped, pending, streams, gen, asked, keys) = state.withLock { s in
                 defer { s.pending = nil }
-                return (s.stopped, s.pending, s.streams, s.generation, s.keyFramesWanted)
+                return (s.stopped, s.pending, s.streams, s.generation, s.keyFramesWanted, s.e2ee)
             }
             var askedDone: Set<TrackID> = []
             if stopped { break }
@@ -354,11 +374,20 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     for f in v.assembler.add(
                         sequence: sequence, timestamp: h.timestamp, marker: h.marker, payload: payload)
                     {
-                        decode(f, v, &counts, &out, now: now, peer: peer)
+                        decode(f, v, &counts, &out, now: now, peer: peer, keys: keys)
                     }
                     counts.framesGivenUp += v.assembler.framesDropped - before
                 } else if let (s, decoder) = audio[h.ssrc] {
                     counts.audioFrames += 1
+                    if let keys {
+                        guard let sender = s.publisher,
+                            let plain = keys.decrypt(payload, .opus, sender: sender.rawValue)
+                        else {
+                            counts.decryptFailures += 1
+                            continue
+                        }
+                        payload = plain
+                    }
                     if let samples = try? decoder?.decode(payload) {
                         out.append(.audio(track: s.track, samples: samples))
                     }
@@ -374,7 +403,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                 }
                 if actions.giveUp {
                     let before = v.assembler.framesDropped
-                    for f in v.assembler.giveUp() { decode(f, v, &counts, &out, now: now, peer: peer) }
+                    for f in v.assembler.giveUp() { decode(f, v, &counts, &out, now: now, peer: peer, keys: keys) }
                     counts.framesGivenUp += v.assembler.framesDropped - before
                 }
                 let askedFor = v.stream.track.map(asked.contains) ?? false
@@ -415,6 +444,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     s.counts.audioFrames += counts.audioFrames
                     s.counts.dropped += counts.dropped
                     s.counts.framesGivenUp += counts.framesGivenUp
+                    s.counts.decryptFailures += counts.decryptFailures
                     if counts.width > 0 { (s.counts.width, s.counts.height) = (counts.width, counts.height) }
                 }
             }
@@ -425,11 +455,22 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
 
     func decode(
         _ f: FrameAssembler.Frame, _ v: VideoReceiver, _ counts: inout Counts, _ out: inout [ReceivedMedia],
-        now: UInt64, peer: LoadPeer
+        now: UInt64, peer: LoadPeer, keys: SFrameKeyring?
     ) {
         counts.bytes += f.bytes.count
+        var bytes = f.bytes
+        if let keys {
+            // End-to-end encrypted: a frame that does not decrypt is dropped, not decoded.
+            guard let sender = v.stream.publisher,
+                let plain = keys.decrypt(bytes, .vp8(keyFrame: f.isKeyFrame), sender: sender.rawValue)
+            else {
+                counts.decryptFailures += 1
+                return
+            }
+            bytes = plain
+        }
         let decoded: I420Frame??
-        do { decoded = try v.decoder?.decode(f.bytes) } catch { decoded = nil }
+        do { decoded = try v.decoder?.decode(bytes) } catch { decoded = nil }
         // A frame that is not shown (an alt-ref) decodes to no picture: not an error.
         if case .some(.none) = decoded { return }
         guard let picture = decoded ?? nil else {
@@ -449,7 +490,7 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
             .video(
                 ReceivedVideo(
                     track: v.stream.track, source: v.stream.source, publisher: v.stream.publisher, picture: picture,
-                    encoded: f.bytes,
+                    encoded: bytes,
                     timestamp: f.timestamp, isKeyFrame: f.isKeyFrame)))
     }
 

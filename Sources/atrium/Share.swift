@@ -22,6 +22,7 @@ struct ShareOptions: Sendable {
     var dropEvery = 0
     var y4m: String?
     var ivf: String?
+    var passphrase: String?
 }
 
 func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
@@ -39,6 +40,7 @@ func shareOptions(_ args: ArraySlice<String>) -> ShareOptions? {
         case "--y4m": o.y4m = value()
         case "--ivf": o.ivf = value()
         case "--camera": o.source = .camera
+        case "--passphrase": o.passphrase = value()
         case "--fps":
             guard let n = Int(value()), (1...60).contains(n) else { fail("share: --fps 1 to 60") }
             o.fps = n
@@ -67,6 +69,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
     guard let o = shareOptions(args) else { return 0 }
     let (url, token, source, fps, tone, seconds) = (o.url, o.token, o.source, o.fps, o.tone, o.seconds)
     let dropEvery = o.dropEvery
+    let e2ee = o.passphrase.map { E2EESecret.passphrase($0) }
     let video: any VideoSource
     do {
         if let path = o.ivf {
@@ -82,7 +85,7 @@ func share(_ args: ArraySlice<String>) -> Int32 {
     ShareSignals.install()
     return runNative("share") {
         let room = AtriumRoom(url: url, token: token)
-        try await room.join(JoinOptions(autoSubscribe: false))
+        try await room.join(JoinOptions(autoSubscribe: false), e2ee: e2ee)
         let session = try NativePublisher(video: video, tone: tone)
         session.dropEvery = dropEvery
         await room.attach(session)

@@ -37,7 +37,7 @@ enum Usage {
 
     static let share = """
         Usage: atrium share --url ws://HOST:PORT --token TOKEN [--pattern | --y4m FILE | --ivf FILE] [--camera]
-                            [--fps N] [--tone HZ] [--seconds S] [--drop-every N]
+                            [--fps N] [--tone HZ] [--seconds S] [--drop-every N] [--passphrase P]
 
         Joins the token's room as a native participant (Atrium's own ICE, DTLS and SRTP; libvpx, libopus)
         and shares a video source as VP8 until SIGINT or SIGTERM.
@@ -50,13 +50,15 @@ enum Usage {
           --tone HZ         send an Opus tone of that pitch beside it (share audio, or a microphone)
           --seconds S       stop after S seconds; default: never
           --drop-every N    drop every Nth video packet before sending (a lossy path; NACKs repair it)
+          --passphrase P    the passphrase of an end-to-end encrypted room: every frame is encrypted
+                            (SFrame, as the JavaScript SDK's); such a room refuses to join without it
         SIGUSR1 pauses the share, SIGUSR2 resumes it. Prints the room's share events as JSON lines.
         """
 
     static let watch = """
         Usage: atrium watch --url ws://HOST:PORT --token TOKEN [--source SOURCE] [--participant IDENTITY]
                             [--share SHARE_ID] [--out FILE.ivf | FILE.y4m] [--seconds S] [--drop-every N]
-                            [--estimate BPS]
+                            [--estimate BPS] [--passphrase P]
 
         Joins the token's room as a native viewer, receives the room's media (VP8, Opus), decodes it, and
         prints a JSON line per second: frames, key frames, kbit/s, size, NACKs and PLIs sent.
@@ -68,6 +70,8 @@ enum Usage {
           --seconds S           leave after S seconds; default: at SIGINT or SIGTERM
           --drop-every N        drop every Nth video packet received (a lossy path; NACKs repair it)
           --estimate BPS        the receive estimate stated by REMB (no estimator runs here); default 8000000
+          --passphrase P        the passphrase of an end-to-end encrypted room: every frame is decrypted
+                                (a frame that does not is dropped and counted: decryptFailures)
         """
 
     static let tokenCreate = """

@@ -22,6 +22,7 @@ struct WatchOptions: Sendable {
     var seconds = 0.0
     var dropEvery = 0
     var estimate: UInt64 = 8_000_000
+    var passphrase: String?
 }
 
 func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
@@ -42,6 +43,7 @@ func watchOptions(_ args: ArraySlice<String>) -> WatchOptions? {
             case let v: fail("watch: --source screen_share or camera, not \(v)")
             }
         case "--participant": o.participant = value()
+        case "--passphrase": o.passphrase = value()
         case "--share": o.share = value()
         case "--out":
             let path = value()
@@ -187,7 +189,7 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
     ShareSignals.install()
     return runNative("watch") {
         let room = AtriumRoom(url: o.url, token: o.token)
-        try await room.join()
+        try await room.join(e2ee: o.passphrase.map { E2EESecret.passphrase($0) })
         let sink = WatchSink(source: o.source, out: o.out, onlyFrom: o.participant.map { _ in [] })
         if o.share != nil { sink.state.withLock { $0.tracks = [] } }
         // The participant's ids, by identity: now, then every second (it may join later or rejoin).
@@ -235,7 +237,7 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
                     + "\"audioFrames\":\(s.audioFrames),\"nacks\":\(c.nacksSent - last.nacksSent),"
                     + "\"plis\":\(c.keyFrameRequests - last.keyFrameRequests),"
                     + "\"repaired\":\(c.repaired - last.repaired),\"decodeErrors\":\(c.decodeErrors),"
-                    + "\"stamp\":\(stamp)}")
+                    + "\"decryptFailures\":\(c.decryptFailures),\"stamp\":\(stamp)}")
             if let e = s.fileError {
                 writeStderr("atrium watch: \(o.out ?? ""): \(e)\n")
                 return 1
@@ -249,7 +251,7 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
         emitLine(
             "{\"event\":\"stopping\",\"frames\":\(c.frames),\"keyFrames\":\(c.keyFrames),"
                 + "\"written\":\(written),\"nacks\":\(c.nacksSent),\"repaired\":\(c.repaired),"
-                + "\"decodeErrors\":\(c.decodeErrors)}")
+                + "\"decodeErrors\":\(c.decodeErrors),\"decryptFailures\":\(c.decryptFailures)}")
         await room.leave()
         return 0
     }

@@ -99,4 +99,30 @@ final class LiveServer: @unchecked Sendable {
 
     /// Set when another server took over the directory.
     var kept = false
+
+    /// Creates a room through the admin API (`POST /v1/rooms`, curl with an admin token): its status.
+    func createRoom(_ body: String) throws -> Int {
+        let mint = Process()
+        mint.executableURL = URL(fileURLWithPath: Self.binary)
+        mint.arguments = ["token", "create", "--key", key, "--secret", secret, "--identity", "tests", "--admin"]
+        let out = Pipe()
+        mint.standardOutput = out
+        try mint.run()
+        let admin =
+            String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last.map(String.init) ?? ""
+        mint.waitUntilExit()
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = [
+            "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(admin)",
+            "-H", "Content-Type: application/json", "--data", body, "http://127.0.0.1:\(port)/v1/rooms",
+        ]
+        let status = Pipe()
+        curl.standardOutput = status
+        try curl.run()
+        let code = String(decoding: status.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        return Int(code) ?? 0
+    }
 }

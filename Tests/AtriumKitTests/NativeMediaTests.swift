@@ -124,6 +124,54 @@ import Testing
         live.stop()
     }
 
+    /// An end-to-end encrypted room (docs/e2ee.md): a room without the secret is refused
+    /// (`e2ee_required`); a session that cannot encrypt cannot publish (`e2ee_unsupported`); the
+    /// native sharer's frames (SFrame, AtriumSFrame) are decoded by a viewer with the passphrase (the
+    /// pattern, in order, and its audio) and by none with another (all counted as decryption failures).
+    @Test func anEncryptedRoomIsReadOnlyWithItsKey() async throws {
+        #expect(try server.createRoom(#"{"name":"native-e2ee","e2ee":true}"#) == 201)
+        let secret = E2EESecret.passphrase("native secret")
+        let plain = AtriumRoom(url: server.url, token: try server.token("native-e2ee", "plain"))
+        await #expect(throws: AtriumError.self) { try await plain.join() }
+        do { try await plain.join() } catch { #expect(error.code == "e2ee_required") }
+
+        let sharer = AtriumRoom(url: server.url, token: try server.token("native-e2ee", "bot"))
+        try await sharer.join(JoinOptions(autoSubscribe: false), e2ee: secret)
+        let publisher = try NativePublisher(video: StripesPattern(framesPerSecond: 15), tone: 440)
+        let unable = ResetSpy(NativeMediaSession(publisher: publisher, subscriber: nil))
+        await sharer.attach(unable)
+        do {
+            try await sharer.publishMedia([LocalSource(.screenShare, name: "pattern", width: 1280, height: 720)])
+            Issue.record("a session that cannot encrypt published")
+        } catch { #expect(error.code == "e2ee_unsupported") }
+        await sharer.attach(NativeMediaSession(publisher: publisher, subscriber: nil))
+        try await sharer.publishMedia([
+            LocalSource(.screenShare, name: "pattern", width: 1280, height: 720), LocalSource(.screenShareAudio),
+        ])
+
+        let pictures = Pictures()
+        let viewer = AtriumRoom(url: server.url, token: try server.token("native-e2ee", "viewer"))
+        try await viewer.join(e2ee: secret)
+        let subscriber = try NativeSubscriber { pictures.take($0) }
+        await viewer.attach(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        let outsider = AtriumRoom(url: server.url, token: try server.token("native-e2ee", "outsider"))
+        try await outsider.join(e2ee: .passphrase("another"))
+        let unread = Pictures()
+        let wrong = try NativeSubscriber { unread.take($0) }
+        await outsider.attach(NativeMediaSession(publisher: nil, subscriber: wrong))
+        try await until("30 pictures decrypted and decoded") { pictures.seen.withLock { $0.stamps.count >= 30 } }
+        try await until("the outsider failing to decrypt") { wrong.counts.decryptFailures >= 20 }
+        let seen = pictures.seen.withLock { $0 }
+        #expect(seen.wrongContent == 0 && inOrder(seen.stamps), "\(seen.stamps.prefix(20))")
+        #expect(seen.audioFrames > 0, "the share's audio was decrypted and decoded too")
+        #expect(subscriber.counts.decryptFailures == 0 && subscriber.counts.decodeErrors == 0)
+        #expect(unread.seen.withLock { $0.stamps.count + $0.audioFrames } == 0)
+        #expect(wrong.counts.frames == 0)
+        for room in [viewer, outsider, sharer] { await room.leave() }
+        for session in [subscriber, wrong] { await session.close() }
+        await publisher.close()
+    }
+
     /// Stamps that only go forward: the pattern's frames in the order they were sent.
     func inOrder(_ stamps: [UInt32]) -> Bool { zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 } }
 
