@@ -244,7 +244,10 @@ let package = Package(
         // The Swift client SDK: a participant's Room over /v1/signal with the server's own protocol
         // types, the share API in the seeds' terms, and the broadcast-extension channel.
         .target(
-            name: "AtriumKit", dependencies: ["AtriumProtocol", "AtriumJSON", "AtriumModel", "CWebSockets"],
+            name: "AtriumKit",
+            dependencies: [
+                "AtriumProtocol", "AtriumJSON", "AtriumModel", "AtriumSFrame", "AtriumCrypto", "CWebSockets",
+            ],
             swiftSettings: strict),
         // Tests by floor, so a change to a codec does not rebuild the cluster's tests: the protocol's own
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
@@ -253,6 +256,7 @@ let package = Package(
             name: "AtriumKitTests",
             dependencies: [
                 "AtriumKit", "AtriumNative", "AtriumCodecs", "AtriumProtocol", "AtriumModel", "AtriumSync",
+                "AtriumSFrame",
                 "AtriumJSEP",
                 "AtriumSDP",
             ],

@@ -20,4 +20,17 @@ public enum Base64 {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The bytes of base64 with or without padding; nil for other characters.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let url = text.utf8.compactMap { c -> UInt8? in
+            switch c {
+            case UInt8(ascii: "="): nil
+            case UInt8(ascii: "+"): UInt8(ascii: "-")
+            case UInt8(ascii: "/"): UInt8(ascii: "_")
+            default: c
+            }
+        }
+        return Base64URL.decode(url)
+    }
 }

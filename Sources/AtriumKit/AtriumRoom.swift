@@ -1,6 +1,7 @@
 import AtriumJSON
 public import AtriumModel
 public import AtriumProtocol
+import AtriumSFrame
 
 /// A participant's session in a room over `/v1/signal` (docs/protocol.md), with the protocol's own
 /// types (`AtriumProtocol`, the server's): requests are `ClientRequest` values, answers `Response`
@@ -32,9 +33,12 @@ public actor AtriumRoom {
     public private(set) var connection: ConnectionState = .disconnected
     var resumeToken: String?
     var joinOptions = JoinOptions()
-    /// End-to-end encryption's secret (`join(_:e2ee:)`), and whether the attached session encrypts.
+    /// End-to-end encryption: the secret (`join(_:e2ee:)`), the keyring made of it in an encrypted
+    /// room, whether the attached session encrypts, and key rotation when members leave.
     var e2ee: E2EESecret?
+    var keys: SFrameKeyring?
     var encrypting = false
+    var rotation: KeyRotation?
 
     var socket: (any SignalSocket)?
     var generation = 0
@@ -76,20 +80,23 @@ public actor AtriumRoom {
 
     /// Connects, authenticates and joins; returns the room as it is.
     /// `e2ee`: the secret of an end-to-end encrypted room (docs/e2ee.md), which refuses to join
-    /// without one (`e2ee_required`); in a room that is not encrypted it is not used.
+    /// without one (`e2ee_required`); in a room that is not encrypted it is not used. `rotateOnLeave`:
+    /// the key rolls when a member leaves, as the JavaScript SDK's option does (every client of the
+    /// room needs it).
     @discardableResult
-    public func join(_ options: JoinOptions = JoinOptions(), e2ee: E2EESecret? = nil) async throws(AtriumError)
-        -> Snapshot
+    public func join(_ options: JoinOptions = JoinOptions(), e2ee: E2EESecret? = nil, rotateOnLeave: Bool = false)
+        async throws(AtriumError) -> Snapshot
     {
         joinOptions = options
         leaving = false
         self.e2ee = e2ee
         try await connect()
         let snapshot = try await enter(.join(options))
-        if snapshot.room.e2ee && e2ee == nil {
-            await leave()
-            throw AtriumError(
-                code: "e2ee_required", message: "the room is end-to-end encrypted: join with its e2ee secret")
+        if snapshot.room.e2ee {
+            do throws(AtriumError) { try await startE2EE(rotateOnLeave: rotateOnLeave) } catch {
+                await leave()
+                throw error
+            }
         }
         return snapshot
     }
@@ -237,7 +244,13 @@ public actor AtriumRoom {
             waiter.resume(returning: w)
             return
         }
+        // Key rotation's messages are the room's own, not the app's.
+        if case .data(let d) = event, d.topic == KeyRotation.topic, rotation != nil {
+            rotationMessage(d)
+            return
+        }
         track(event)
+        if case .participantLeft(let id, _) = event, rotation != nil { memberLeft(id) }
         publish(.event(event))
         switch event {
         case .subscriberOffer(let offer):
@@ -373,6 +386,8 @@ public enum RoomEvent: Equatable, Sendable {
     case closed(code: UInt16, reason: String)
     /// The media session could not answer the server (its error).
     case mediaError(AtriumError)
+    /// End-to-end encryption: frames are sent with key index `index` from now on (a key rolled).
+    case e2eeKey(index: UInt64)
 }
 
 public enum ConnectionState: String, Equatable, Sendable {

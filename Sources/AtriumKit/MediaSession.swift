@@ -1,5 +1,6 @@
 public import AtriumModel
 public import AtriumProtocol
+public import AtriumSFrame
 
 /// The media under an `AtriumRoom`: the two connections of docs/protocol.md section 14 (a publisher
 /// connection the client offers, a subscriber connection the server offers). On Apple platforms an
@@ -32,20 +33,17 @@ public protocol MediaSession: AnyObject, Sendable {
     /// room joins again with it when the server lost the session (`join`'s `subscriberOffer`), so
     /// that the room's new node can take the connection over; nil for none.
     func keptSubscriberOffer() async -> String?
-    /// Encrypts every frame it sends and decrypts every frame it receives with keys from `context`
+    /// Encrypts every frame it sends (as `sender`) and decrypts every frame it receives with `keys`
     /// (docs/e2ee.md, SFrame as the JavaScript SDK does): true when it can. An end-to-end encrypted
-    /// room publishes only through a session that can.
-    func encryptFrames(_ context: E2EEContext) async -> Bool
-    /// A key under a new key index: for receiving, and for sending too with `send`.
-    func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async
+    /// room publishes only through a session that can; the room rolls the keys in the keyring.
+    func encryptFrames(with keys: SFrameKeyring, sender: ParticipantID) async -> Bool
 }
 
 extension MediaSession {
     public func stats() async -> MediaStats { MediaStats() }
     public func requestKeyFrame(_ track: TrackID) async {}
     public func keptSubscriberOffer() async -> String? { nil }
-    public func encryptFrames(_ context: E2EEContext) async -> Bool { false }
-    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {}
+    public func encryptFrames(with keys: SFrameKeyring, sender: ParticipantID) async -> Bool { false }
 }
 
 /// The secret of an end-to-end encrypted room: a passphrase every participant knows, or a key the
@@ -53,20 +51,6 @@ extension MediaSession {
 public enum E2EESecret: Equatable, Sendable {
     case passphrase(String)
     case key([UInt8])
-}
-
-/// What a media session encrypts with: the room (a passphrase's salt), this participant (its
-/// frames' keys), the secret.
-public struct E2EEContext: Equatable, Sendable {
-    public var room: RoomID
-    public var participant: ParticipantID
-    public var secret: E2EESecret
-
-    public init(room: RoomID, participant: ParticipantID, secret: E2EESecret) {
-        self.room = room
-        self.participant = participant
-        self.secret = secret
-    }
 }
 
 /// A media session's counts (a session counts what it can; the rest stay 0).
@@ -112,9 +96,7 @@ extension AtriumRoom {
         // received before them would be decoded as ciphertext).
         media = nil
         encrypting = false
-        if let e2ee, let room, room.e2ee, let me {
-            encrypting = await session.encryptFrames(E2EEContext(room: room.id, participant: me.id, secret: e2ee))
-        }
+        if let keys, let me { encrypting = await session.encryptFrames(with: keys, sender: me.id) }
         media = session
         // An offer that came before the session was attached is answered now.
         if let offer = pendingOffer {
@@ -146,15 +128,6 @@ extension AtriumRoom {
         }
         try await media.publisherAnswer(answer.sdp)
         return answer
-    }
-
-    /// Rolls the end-to-end key (docs/e2ee.md): `key` under key index `index` (a new one each time),
-    /// for receiving, and for sending too unless `send` is false; frames of earlier indexes still decrypt.
-    public func setE2EEKey(_ key: [UInt8], index: UInt64, send: Bool = true) async throws(AtriumError) {
-        guard encrypting, let media else {
-            throw AtriumError(code: "e2ee_off", message: "no end-to-end encryption in this room's media")
-        }
-        await media.addE2EEKey(key, index: index, send: send)
     }
 
     /// The attached media session's counts (nil without one).

@@ -1,8 +1,7 @@
 public import AtriumKit
 public import AtriumModel
 public import AtriumProtocol
-import AtriumSFrame
-import AtriumSync
+public import AtriumSFrame
 
 /// A native participant's media on Linux, both ways: a `NativePublisher` for what it sends and a
 /// `NativeSubscriber` for what it receives, each with its own connection and thread, as the
@@ -11,8 +10,6 @@ import AtriumSync
 public final class NativeMediaSession: MediaSession, Sendable {
     public let publisher: NativePublisher?
     public let subscriber: NativeSubscriber?
-    /// The keys of an end-to-end encrypted room, once `encryptFrames` gave them.
-    let keys = Locked<SFrameKeyring?>(nil)
 
     public init(publisher: NativePublisher?, subscriber: NativeSubscriber?) {
         self.publisher = publisher
@@ -60,18 +57,11 @@ public final class NativeMediaSession: MediaSession, Sendable {
     public func requestKeyFrame(_ track: TrackID) async { await subscriber?.requestKeyFrame(track) }
 
     /// SFrame on every VP8 and Opus frame both ways (AtriumSFrame: the JavaScript SDK's frames), with
-    /// one keyring (one frame counter) for both.
-    public func encryptFrames(_ context: E2EEContext) async -> Bool {
-        guard let ring = SFrameKeyring(context) else { return false }
-        keys.withLock { $0 = ring }
-        publisher?.encrypt(with: ring, sender: context.participant)
-        subscriber?.decrypt(with: ring)
+    /// the room's keyring (one frame counter) for both.
+    public func encryptFrames(with keys: SFrameKeyring, sender: ParticipantID) async -> Bool {
+        publisher?.encrypt(with: keys, sender: sender)
+        subscriber?.decrypt(with: keys)
         return true
-    }
-
-    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {
-        guard !key.isEmpty else { return }
-        keys.withLock { $0 }?.add(secret: key, index: index, send: send)
     }
 
     public func keptSubscriberOffer() async -> String? { await subscriber?.keptSubscriberOffer() }
@@ -79,18 +69,5 @@ public final class NativeMediaSession: MediaSession, Sendable {
     public func close() async {
         await publisher?.close()
         await subscriber?.close()
-    }
-}
-
-extension SFrameKeyring {
-    /// The keyring of a room's secret: a passphrase's (PBKDF2, salted with the room id) or the app's key.
-    convenience init?(_ context: E2EEContext) {
-        let secret: [UInt8]? =
-            switch context.secret {
-            case .passphrase(let p): SFrame.secret(passphrase: p, roomID: context.room.rawValue)
-            case .key(let k): k.isEmpty ? nil : k
-            }
-        guard let secret else { return nil }
-        self.init(secret: secret)
     }
 }

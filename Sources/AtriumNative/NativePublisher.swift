@@ -155,16 +155,10 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         state.withLock { $0.e2ee = (keys, sender.rawValue) }
     }
 
-    /// Attached alone to a room: its own keyring.
-    public func encryptFrames(_ context: E2EEContext) async -> Bool {
-        guard let ring = SFrameKeyring(context) else { return false }
-        encrypt(with: ring, sender: context.participant)
+    /// Attached alone to a room: the room's keyring.
+    public func encryptFrames(with keys: SFrameKeyring, sender: ParticipantID) async -> Bool {
+        encrypt(with: keys, sender: sender)
         return true
-    }
-
-    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {
-        guard !key.isEmpty else { return }
-        state.withLock { $0.e2ee?.keys }?.add(secret: key, index: index, send: send)
     }
 
     /// Why the sending thread stopped on its own, if it did.

@@ -192,16 +192,10 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
     /// Decrypts every frame received from now on with `keys` (docs/e2ee.md).
     public func decrypt(with keys: SFrameKeyring) { state.withLock { $0.e2ee = keys } }
 
-    /// Attached alone to a room: its own keyring.
-    public func encryptFrames(_ context: E2EEContext) async -> Bool {
-        guard let ring = SFrameKeyring(context) else { return false }
-        decrypt(with: ring)
+    /// Attached alone to a room: the room's keyring.
+    public func encryptFrames(with keys: SFrameKeyring, sender: ParticipantID) async -> Bool {
+        decrypt(with: keys)
         return true
-    }
-
-    public func addE2EEKey(_ key: [UInt8], index: UInt64, send: Bool) async {
-        guard !key.isEmpty else { return }
-        state.withLock { $0.e2ee }?.add(secret: key, index: index, send: send)
     }
 
     /// Asks the sender of a received track for a key frame (a PLI from the receiving thread).

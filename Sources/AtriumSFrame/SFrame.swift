@@ -97,8 +97,35 @@ public final class SFrameKeyring: Sendable {
         }
     }
 
+    /// The keyring of a passphrase (PBKDF2, salted with the room id); nil when it cannot derive.
+    public convenience init?(passphrase: String, roomID: String) {
+        guard let secret = SFrame.secret(passphrase: passphrase, roomID: roomID) else { return nil }
+        self.init(secret: secret)
+    }
+
     /// The key index frames are sent with.
     public var sendIndex: UInt64 { state.withLock { $0.sendIndex } }
+
+    /// The highest key index held.
+    public var maxIndex: UInt64 { state.withLock { $0.secrets.keys.max() ?? 0 } }
+
+    /// The secret under a key index, if held (to hand it to a member, wrapped).
+    public func secret(_ index: UInt64) -> [UInt8]? { state.withLock { $0.secrets[index] } }
+
+    /// Senders switch to a key index held: true when they did.
+    public func send(_ index: UInt64) -> Bool {
+        state.withLock { s in
+            guard s.secrets[index] != nil, s.sendIndex != index else { return false }
+            s.sendIndex = index
+            return true
+        }
+    }
+
+    /// The key that proves a member's public key (key rotation, docs/e2ee.md): HKDF of index 0's secret.
+    public var authKey: [UInt8]? {
+        guard let secret = secret(0) else { return nil }
+        return HKDFSHA256.derive(ikm: secret, salt: Array("Atrium E2EE 1".utf8), info: Array("auth".utf8), length: 32)
+    }
 
     /// Adds a secret under `index` (for receiving; for sending too with `send`).
     public func add(secret: [UInt8], index: UInt64, send: Bool) {

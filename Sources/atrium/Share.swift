@@ -85,7 +85,8 @@ func share(_ args: ArraySlice<String>) -> Int32 {
     ShareSignals.install()
     return runNative("share") {
         let room = AtriumRoom(url: url, token: token)
-        try await room.join(JoinOptions(autoSubscribe: false), e2ee: e2ee)
+        // With the page's key rotation when someone leaves (docs/e2ee.md).
+        try await room.join(JoinOptions(autoSubscribe: false), e2ee: e2ee, rotateOnLeave: e2ee != nil)
         let session = try NativePublisher(video: video, tone: tone)
         session.dropEvery = dropEvery
         await room.attach(session)

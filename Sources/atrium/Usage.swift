@@ -51,7 +51,8 @@ enum Usage {
           --seconds S       stop after S seconds; default: never
           --drop-every N    drop every Nth video packet before sending (a lossy path; NACKs repair it)
           --passphrase P    the passphrase of an end-to-end encrypted room: every frame is encrypted
-                            (SFrame, as the JavaScript SDK's); such a room refuses to join without it
+                            (SFrame, as the JavaScript SDK's; the key rolls when someone leaves, as
+                            the meeting page's does); such a room refuses to join without it
         SIGUSR1 pauses the share, SIGUSR2 resumes it. Prints the room's share events as JSON lines.
         """
 
@@ -71,7 +72,8 @@ enum Usage {
           --drop-every N        drop every Nth video packet received (a lossy path; NACKs repair it)
           --estimate BPS        the receive estimate stated by REMB (no estimator runs here); default 8000000
           --passphrase P        the passphrase of an end-to-end encrypted room: every frame is decrypted
-                                (a frame that does not is dropped and counted: decryptFailures)
+                                (a frame that does not is dropped and counted: decryptFailures; the
+                                key rolls when someone leaves: keyIndex)
         """
 
     static let tokenCreate = """

@@ -189,7 +189,7 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
     ShareSignals.install()
     return runNative("watch") {
         let room = AtriumRoom(url: o.url, token: o.token)
-        try await room.join(e2ee: o.passphrase.map { E2EESecret.passphrase($0) })
+        try await room.join(e2ee: o.passphrase.map { E2EESecret.passphrase($0) }, rotateOnLeave: o.passphrase != nil)
         let sink = WatchSink(source: o.source, out: o.out, onlyFrom: o.participant.map { _ in [] })
         if o.share != nil { sink.state.withLock { $0.tracks = [] } }
         // The participant's ids, by identity: now, then every second (it may join later or rejoin).
@@ -237,7 +237,8 @@ func watch(_ args: ArraySlice<String>) -> Int32 {
                     + "\"audioFrames\":\(s.audioFrames),\"nacks\":\(c.nacksSent - last.nacksSent),"
                     + "\"plis\":\(c.keyFrameRequests - last.keyFrameRequests),"
                     + "\"repaired\":\(c.repaired - last.repaired),\"decodeErrors\":\(c.decodeErrors),"
-                    + "\"decryptFailures\":\(c.decryptFailures),\"stamp\":\(stamp)}")
+                    + "\"decryptFailures\":\(c.decryptFailures),\"keyIndex\":\(await room.e2eeKeyIndex ?? 0),"
+                    + "\"stamp\":\(stamp)}")
             if let e = s.fileError {
                 writeStderr("atrium watch: \(o.out ?? ""): \(e)\n")
                 return 1

@@ -45,6 +45,31 @@ import Testing
     }
 }
 
+@Suite struct ECDHTests {
+    /// Two pairs agree on a 32-byte secret; their public keys are uncompressed points (WebCrypto's raw);
+    /// what is not a point of P-256 agrees on nothing.
+    @Test func twoPairsAgreeAndABadPointIsRefused() throws {
+        let a = try #require(ECDHP256())
+        let b = try #require(ECDHP256())
+        #expect(a.publicKey.count == 65 && a.publicKey[0] == 4)
+        let ab = try #require(a.sharedSecret(with: b.publicKey))
+        #expect(ab.count == 32 && ab == b.sharedSecret(with: a.publicKey))
+        var off = b.publicKey
+        off[40] ^= 1
+        #expect(a.sharedSecret(with: off) == nil)
+        #expect(a.sharedSecret(with: Array(b.publicKey.prefix(33))) == nil)
+        #expect(a.sharedSecret(with: [UInt8](repeating: 0, count: 65)) == nil)
+    }
+
+    @Test func base64DecodesWhatItEncodes() {
+        for n in 0..<20 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 * 37 + 250) }
+            #expect(Base64.decode(Base64.encode(bytes)) == bytes)
+        }
+        #expect(Base64.decode("a$b=") == nil)
+    }
+}
+
 @Suite struct SFrameTests {
     /// RFC 9605 4.3: KID and CTR in the config byte under 8, else in bytes after it.
     @Test(arguments: [

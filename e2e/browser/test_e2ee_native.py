@@ -4,7 +4,9 @@ encrypt with SFrame the same way (the JavaScript SDK's worker, AtriumSFrame). In
 the passphrase shows it (the pattern's colours and its frame numbers in order); the page shares its
 drawn screen and `atrium watch --passphrase` decrypts and decodes it (the page's stamps in order, its
 colours). `atrium watch` with another passphrase receives the frames and decodes none (counted as
-decryption failures), and without one it is refused (`e2ee_required`).
+decryption failures), and without one it is refused (`e2ee_required`). Members leave (the sharer, then a
+second page): the page and `atrium watch` roll to the next key together (the watcher, a newcomer after
+the first roll, is handed the key in use) and the watcher goes on decoding, nothing failing.
 """
 import json
 import os
@@ -31,7 +33,7 @@ def native(server, command, room, identity, *args):
 
 def seconds_until(proc, enough):
     """The watcher's per-second lines until `enough(totals)`; returns the totals."""
-    totals, lines = {"frames": 0, "decryptFailures": 0}, []
+    totals, lines = {"frames": 0, "decryptFailures": 0, "keyIndex": 0}, []
     while not enough(totals):
         line = proc.stdout.readline()
         assert line, f"atrium watch ended: {lines[-5:]} {proc.stderr.read()}"
@@ -40,6 +42,7 @@ def seconds_until(proc, enough):
         if event["event"] == "second":
             totals["frames"] += event["frames"]
             totals["decryptFailures"] = event["decryptFailures"]
+            totals["keyIndex"] = event["keyIndex"]
             assert event["decodeErrors"] == 0, event
     return totals
 
@@ -94,11 +97,26 @@ def test_the_native_client_and_the_page_read_each_other(dev_server, browsers, tm
         assert totals["decryptFailures"] == 0, totals
         other = seconds_until(outsider, lambda t: t["decryptFailures"] >= 10)
         assert other["frames"] == 0, other
-        for proc in (watcher, outsider):
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(20) == 0, proc.stderr.read()
+        outsider.send_signal(signal.SIGINT)
+        assert outsider.wait(20) == 0, outsider.stderr.read()
+
+        # A member leaves: the page and the native watcher roll to key 1 together.
+        leaver = browsers("leaver")
+        leaver.open(page_url(base, room=room, name="Leaver", role="participant", autojoin="1")
+                    + f"#passphrase={PASSPHRASE}")
+        leaver.wait(PHASE_MEETING, 20, "the leaver to join")
+        for page in (b, leaver):
+            page.wait("return window.atriumApp.room.rotation.members.size === 2", 20, "the watcher and a page proven")
+        before = b.js("return window.atriumApp.room.e2ee.index")  # the sharer's leave rolled it once already
+        leaver.click("leave")
+        b.wait(f"return window.atriumApp.room.e2ee.index === {before + 1}", 20, "the page on the next key")
+        rolled = seconds_until(watcher, lambda t: t["keyIndex"] == before + 1)
+        after = seconds_until(watcher, lambda t: t["frames"] >= 30)
+        assert rolled["decryptFailures"] == 0 and after["decryptFailures"] == 0, (rolled, after)
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(20) == 0, watcher.stderr.read()
         w, h, pictures = read_y4m(out)
-        assert (w, h) == (1280, 720) and len(pictures) >= 30, (w, h, len(pictures))
+        assert (w, h) == (1280, 720) and len(pictures) >= 60, (w, h, len(pictures))
         stamps = [stamp_of(p, w) for p in pictures]
         assert all(0 < s < 100000 for s in stamps) and stamps == sorted(stamps), stamps[:20]
         for p in pictures[::10]:
