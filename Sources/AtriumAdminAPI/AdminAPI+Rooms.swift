@@ -69,8 +69,9 @@ extension AdminAPI {
         do throws(AuthError) { try claims.authorize(.administerRoom(room)) } catch { throw .auth(error) }
         let wasE2EE = room.e2ee
         try RoomCoding.apply(body, to: &room)
-        // Clients choose to encrypt as they join: a live room keeps what they joined with.
-        if room.e2ee != wasE2EE, hub?.state(room.id) != nil {
+        // Clients choose to encrypt as they join: a live room (here, or on another node of the cluster)
+        // keeps what they joined with.
+        if room.e2ee != wasE2EE, hub?.state(room.id) != nil || hub?.remoteOwner(scope: room.id.rawValue) != nil {
             throw APIError(
                 status: 409, code: "room_live", message: "e2ee: changed only while the room is not live")
         }

@@ -195,7 +195,8 @@ def test_a_host_on_one_node_locks_sharing_and_the_sharer_on_a_third_sees_its_sha
 
 def test_admin_commands_on_a_node_that_does_not_run_the_room_reach_it(cluster):
     """Stopping a share, new room settings and deleting the room, called on a node that does not run
-    the room, travel as hub commands to the owner (docs/cluster.md, "Requests as values")."""
+    the room, travel as hub commands to the owner (docs/cluster.md, "Requests as values"); `e2ee` is
+    refused there too while the room is live on its owner."""
     async def go():
         async with Opened() as opened:
             host = opened.add(await joined(cluster.nodes[0], "host", room="commands-across", role="host"))
@@ -218,6 +219,10 @@ def test_admin_commands_on_a_node_that_does_not_run_the_room_reach_it(cluster):
             assert status == 200 and body["shareMode"] == "multi", body
             changed = await host.expect("share_policy_changed", timeout=5)
             assert changed["sharePolicy"]["maxConcurrentShares"] == 2, changed
+            # End-to-end encryption is chosen as clients join: not changed while the room is live on
+            # any node.
+            status, _, _, body = other.request("PATCH", f"/v1/rooms/{room_id}", {"e2ee": True})
+            assert status == 409 and body["error"]["code"] == "room_live", body
 
             status, _, _, body = other.request("DELETE", f"/v1/rooms/{room_id}")
             assert status == 204, body
