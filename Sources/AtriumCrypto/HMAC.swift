@@ -48,7 +48,8 @@ public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
-        if count > 0 { _ = RAND_bytes(&out, Int32(count)) }
+        // Keys and nonces come from here: a DRBG that fails must not hand out zeros.
+        if count > 0 { precondition(RAND_bytes(&out, Int32(count)) == 1, "OpenSSL's RAND_bytes failed") }
         return out
     }
 

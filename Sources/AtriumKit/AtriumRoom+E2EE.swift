@@ -20,6 +20,8 @@ struct KeyRotation {
     let hello: String
     /// Proven members: the AES key that wraps secrets between each and this client.
     var members: [ParticipantID: [UInt8]] = [:]
+    /// Members that left: a replay of their `hello` is not taken.
+    var departed: Set<ParticipantID> = []
     /// A roll this client leads: its key index and the members yet to hold it.
     var waiting: (index: UInt64, pending: Set<ParticipantID>)?
 }
@@ -30,6 +32,9 @@ extension AtriumRoom {
     public func setE2EEKey(_ key: [UInt8], index: UInt64, send: Bool = true) throws(AtriumError) {
         guard let keys, !key.isEmpty else {
             throw AtriumError(code: "e2ee_off", message: "the room was not joined with end-to-end encryption")
+        }
+        guard (1...SFrame.maxKeyIndex).contains(index) else {
+            throw AtriumError(code: "invalid_field", message: "index: 1 to \(SFrame.maxKeyIndex)")
         }
         keys.add(secret: key, index: index, send: send)
         if send { publish(.e2eeKey(index: index)) }
@@ -106,11 +111,13 @@ extension AtriumRoom {
 
     /// A rotation message from another member.
     func rotationMessage(_ d: DataInfo) {
-        guard let rotation, let keys, let me, let from = d.from, from != me.id,
+        // Only from a participant in the room now (the server relays, and could replay a leaver's).
+        guard let rotation, let keys, let me, let from = d.from, from != me.id, participants[from] != nil,
+            !rotation.departed.contains(from),
             let body = (try? JSONParser.parse(d.payload))?.objectValue, let type = body["t"]?.stringValue
         else { return }
         let index: UInt64? =
-            if case .int(let i) = body["index"], i >= 0 { UInt64(i) } else { nil }
+            if case .int(let i) = body["index"], i >= 1, UInt64(i) <= SFrame.maxKeyIndex { UInt64(i) } else { nil }
         switch type {
         case "hello":
             guard let pub = body["pub"]?.stringValue.flatMap(Base64.decode),
@@ -118,15 +125,21 @@ extension AtriumRoom {
                 constantTimeEquals(
                     HMACSHA256.authenticate(Array("\(from.rawValue)/".utf8) + pub, key: rotation.auth), mac),
                 let shared = rotation.pair.sharedSecret(with: pub),
-                let wrap = HKDFSHA256.derive(
-                    ikm: shared, salt: Array("Atrium E2EE 1".utf8), info: Array("wrap".utf8), length: 16)
+                let wrap = SFrame.derive(shared, info: "wrap", length: 16)
             else { return }
             let known = rotation.members[from] != nil
             self.rotation?.members[from] = wrap
-            // A newcomer's announcement (to the room): ours in answer, and the key in use if rolled.
+            // A newcomer's announcement (to the room): ours in answer, and the key in use if rolled,
+            // and the one being rolled to, if a roll waits (the newcomer's ack joins it).
             guard d.to == nil, !known else { return }
             var out = [rotation.hello]
             if leads(except: from), keys.sendIndex > 0, let key = keyMessage(keys.sendIndex, for: from, send: true) {
+                out.append(key)
+            }
+            if leads(except: from), let waiting = rotation.waiting,
+                let key = keyMessage(waiting.index, for: from, send: false)
+            {
+                self.rotation?.waiting?.pending.insert(from)
                 out.append(key)
             }
             rotationSend(out, to: from)
@@ -138,6 +151,7 @@ extension AtriumRoom {
                     key: wrap, nonce: iv, aad: Self.wrapAAD(from: from, to: me.id, index: index), sealed: data)
             else { return }
             if keys.secret(index) == nil { keys.add(secret: secret, index: index, send: false) }
+            // The key in use, handed to a newcomer: sent with at once (only ever to a newer index).
             if body["send"]?.boolValue == true {
                 if keys.send(index) { publish(.e2eeKey(index: index)) }
             } else {
@@ -149,7 +163,7 @@ extension AtriumRoom {
             self.rotation?.waiting = waiting
             if waiting.pending.isEmpty { finishRoll(index) }
         case "send":
-            if let index, keys.send(index) { publish(.e2eeKey(index: index)) }
+            if let index, rotation.members[from] != nil, keys.send(index) { publish(.e2eeKey(index: index)) }
         default: break
         }
     }
@@ -157,12 +171,13 @@ extension AtriumRoom {
     /// A member left: the leader rolls the key. Every member gets the new one first, for receiving;
     /// once each holds it (or after `ackWait`) everyone sends with it.
     func memberLeft(_ id: ParticipantID) {
+        rotation?.departed.insert(id)
         guard rotation?.members.removeValue(forKey: id) != nil, let keys else { return }
         if let waiting = rotation?.waiting {
             rotation?.waiting?.pending.remove(id)
             if waiting.pending.subtracting([id]).isEmpty { finishRoll(waiting.index) }
         }
-        guard leads(), let members = rotation?.members.keys else { return }
+        guard leads(), let members = rotation?.members.keys, keys.maxIndex < SFrame.maxKeyIndex else { return }
         let index = keys.maxIndex + 1
         keys.add(secret: SecureRandom.bytes(32), index: index, send: false)
         rotation?.waiting = (index, Set(members))

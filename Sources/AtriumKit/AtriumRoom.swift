@@ -92,6 +92,11 @@ public actor AtriumRoom {
         self.e2ee = e2ee
         try await connect()
         let snapshot = try await enter(.join(options))
+        // A client asked to encrypt never sends in clear on the server's word.
+        if e2ee != nil && !snapshot.room.e2ee {
+            await leave()
+            throw AtriumError(code: "e2ee_mismatch", message: "the server says the room is not end-to-end encrypted")
+        }
         if snapshot.room.e2ee {
             do throws(AtriumError) { try await startE2EE(rotateOnLeave: rotateOnLeave) } catch {
                 await leave()

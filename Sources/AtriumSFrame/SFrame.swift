@@ -15,6 +15,16 @@ public enum SFrame {
     public static let suite: UInt16 = 0x0004
     public static let passphraseIterations = 100_000
 
+    /// The largest key index a client takes (from a member or the app): a roll adds one, and JSON
+    /// carries it exactly.
+    public static let maxKeyIndex: UInt64 = 1 << 32
+
+    /// HKDF-SHA256 of `ikm` with Atrium's salt ("Atrium E2EE 1") and `info`: each sender's base key,
+    /// the key that proves members' public keys (`auth`), the key that wraps secrets between two members.
+    public static func derive(_ ikm: [UInt8], info: String, length: Int) -> [UInt8]? {
+        HKDFSHA256.derive(ikm: ikm, salt: Array("Atrium E2EE 1".utf8), info: Array(info.utf8), length: length)
+    }
+
     /// The room secret of a passphrase.
     public static func secret(passphrase: String, roomID: String) -> [UInt8]? {
         PBKDF2SHA256.derive(
@@ -89,11 +99,15 @@ public final class SFrameKeyring: Sendable {
 
     private let state = Locked(State())
 
-    /// A keyring holding `secret` under `index`, sending with it.
-    public init(secret: [UInt8], index: UInt64 = 0) {
+    /// A keyring holding `secret` under `index`, sending with it. The frame counter starts at a random
+    /// 48-bit value (`counter` for tests): a nonce is not used twice under a key even by two sessions
+    /// a server gave the same participant id.
+    public init(secret: [UInt8], index: UInt64 = 0, counter: UInt64? = nil) {
+        let start = counter ?? (SecureRandom.uint64() & 0xFFFF_FFFF_FFFF)
         state.withLock { s in
             s.secrets[index] = secret
             s.sendIndex = index
+            s.counter = start
         }
     }
 
@@ -112,20 +126,18 @@ public final class SFrameKeyring: Sendable {
     /// The secret under a key index, if held (to hand it to a member, wrapped).
     public func secret(_ index: UInt64) -> [UInt8]? { state.withLock { $0.secrets[index] } }
 
-    /// Senders switch to a key index held: true when they did.
+    /// Senders move up to a key index held: true when they did (never back to an older one, which a
+    /// member that left may hold).
     public func send(_ index: UInt64) -> Bool {
         state.withLock { s in
-            guard s.secrets[index] != nil, s.sendIndex != index else { return false }
+            guard s.secrets[index] != nil, index > s.sendIndex else { return false }
             s.sendIndex = index
             return true
         }
     }
 
     /// The key that proves a member's public key (key rotation, docs/e2ee.md): HKDF of index 0's secret.
-    public var authKey: [UInt8]? {
-        guard let secret = secret(0) else { return nil }
-        return HKDFSHA256.derive(ikm: secret, salt: Array("Atrium E2EE 1".utf8), info: Array("auth".utf8), length: 32)
-    }
+    public var authKey: [UInt8]? { secret(0).flatMap { SFrame.derive($0, info: "auth", length: 32) } }
 
     /// Adds a secret under `index` (for receiving; for sending too with `send`).
     public func add(secret: [UInt8], index: UInt64, send: Bool) {
@@ -141,10 +153,7 @@ public final class SFrameKeyring: Sendable {
         let id = "\(participant)/\(index)"
         let (cached, secret) = state.withLock { s in (s.keys[id], s.secrets[index]) }
         if let cached { return cached }
-        guard let secret,
-            let base = HKDFSHA256.derive(
-                ikm: secret, salt: Array("Atrium E2EE 1".utf8), info: Array(id.utf8), length: 16)
-        else { return nil }
+        guard let secret, let base = SFrame.derive(secret, info: id, length: 16) else { return nil }
         let context = SFrame.bigEndian(index, 8) + SFrame.bigEndian(UInt64(SFrame.suite), 2)
         guard
             let key = HKDFSHA256.derive(

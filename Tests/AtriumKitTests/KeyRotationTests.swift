@@ -31,11 +31,19 @@ import Testing
         return room
     }
 
-    /// The `e2eeKey` indexes a room announced.
-    func keyEvents(_ room: AtriumRoom) -> Monitor<[UInt64]> {
-        let seen = Monitor([UInt64]())
+    /// The `e2eeKey` indexes a room announced, and the chat messages it got.
+    final class Seen: Sendable {
+        let keys = Monitor([UInt64]())
+        let chats = Monitor([String]())
+    }
+
+    func keyEvents(_ room: AtriumRoom) -> Seen {
+        let seen = Seen()
         Task {
-            for await e in room.events { if case .e2eeKey(let i) = e { seen.withLock { $0.append(i) } } }
+            for await e in room.events {
+                if case .e2eeKey(let i) = e { seen.keys.withLock { $0.append(i) } }
+                if case .event(.data(let d)) = e, d.topic == "chat" { seen.chats.withLock { $0.append(d.payload) } }
+            }
         }
         return seen
     }
@@ -59,7 +67,14 @@ import Testing
         #expect(await carol.keys?.secret(1) == nil)
         let first = await alice.keys?.secret(0)
         #expect(rolled != first)
-        try await until("the roll announced") { aliceKeys.withLock { $0 } == [1] && bobKeys.withLock { $0 } == [1] }
+        try await until("the roll announced") {
+            aliceKeys.keys.withLock { $0 } == [1] && bobKeys.keys.withLock { $0 } == [1]
+        }
+        // A member cannot send the others back to the passphrase's key (a leaver holds it).
+        try await bob.sendData(topic: "atrium.e2ee", payload: #"{"t":"send","index":0}"#)
+        try await bob.sendData(topic: "chat", payload: "after")  // relayed in order: the forged one came first
+        try await until("bob's chat") { aliceKeys.chats.withLock { $0 } == ["after"] }
+        #expect(await alice.e2eeKeyIndex == 1)
 
         let eve = try await joined("eve", "another")
         let dave = try await joined("dave", "shared")
@@ -69,5 +84,15 @@ import Testing
         #expect(await eve.e2eeKeyIndex == 0)
         #expect(await eve.keys?.secret(1) == nil)
         for room in [alice, bob, dave, eve] { await room.leave() }
+    }
+
+    /// A client given a passphrase refuses a room the server says is not encrypted: it never sends in
+    /// clear on the server's word.
+    @Test func aPassphraseForAPlainRoomIsRefused() async throws {
+        let room = AtriumRoom(url: server.url, token: try server.token("plain-room", "alice"))
+        do {
+            try await room.join(e2ee: .passphrase("shared"))
+            Issue.record("joined a plain room with a passphrase")
+        } catch { #expect(error.code == "e2ee_mismatch") }
     }
 }

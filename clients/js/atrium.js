@@ -315,7 +315,11 @@ export class Room extends EventTarget {
       if (snapshot.room.e2ee && !options.e2ee) {
         throw new AtriumError("e2ee_required", "the room is end-to-end encrypted: connect with the e2ee option");
       }
-      // The room decides: a passphrase given for a room that is not encrypted is not used.
+      // A client asked to encrypt never sends in clear on the server's word: a room the server says
+      // is not encrypted is refused (the app may connect again without the option).
+      if (options.e2ee && !snapshot.room.e2ee) {
+        throw new AtriumError("e2ee_mismatch", "the server says the room is not end-to-end encrypted");
+      }
       if (options.e2ee && snapshot.room.e2ee) {
         await room._startE2EE();
         if (options.e2ee.rotateOnLeave) await room._startRotation();
@@ -858,33 +862,36 @@ export class Room extends EventTarget {
   async setE2EEKey(key, index, options = {}) {
     if (!this.e2ee) throw new AtriumError("e2ee_off", "the room was not connected with end-to-end encryption");
     if (!Number.isInteger(index) || index < 1 || index > 255) throw new AtriumError("invalid_field", "index: 1 to 255");
-    const done = new Promise((resolve) => {
-      const on = (e) => {
-        if (e.data.type === "ready" && e.data.index === index) {
-          this.e2ee.worker.removeEventListener("message", on);
-          resolve();
-        }
-      };
-      this.e2ee.worker.addEventListener("message", on);
-    });
     const raw = key instanceof Uint8Array ? key.slice().buffer : key;
-    this.e2ee.worker.postMessage({ type: "key", key: raw, index, send: options.send !== false });
-    await done;
+    await this._workerCall(
+      { type: "key", key: raw, index, send: options.send !== false },
+      (m) => m.type === "ready" && m.index === index,
+    );
+  }
+
+  /** @private Posts `message` to the e2ee worker; resolves with its first answer that `matches`. */
+  _workerCall(message, matches) {
+    const worker = this.e2ee.worker;
+    return new Promise((resolve) => {
+      const on = (e) => {
+        if (!matches(e.data)) return;
+        worker.removeEventListener("message", on);
+        resolve(e.data);
+      };
+      worker.addEventListener("message", on);
+      worker.postMessage(message);
+    });
   }
 
   /** @private One call of the e2ee worker's rotation (`op`), resolving with its result. */
-  _rotationCall(op, fields = {}) {
+  async _rotationCall(op, fields = {}) {
     const id = ++this.rotation.calls;
-    return new Promise((resolve, reject) => {
-      const on = (e) => {
-        if (e.data.type !== "rotation" || e.data.id !== id) return;
-        this.e2ee.worker.removeEventListener("message", on);
-        if (e.data.error) reject(new AtriumError("e2ee_failed", e.data.error));
-        else resolve(e.data.result);
-      };
-      this.e2ee.worker.addEventListener("message", on);
-      this.e2ee.worker.postMessage({ type: "rotation", id, op, ...fields });
-    });
+    const answer = await this._workerCall(
+      { type: "rotation", id, op, ...fields },
+      (m) => m.type === "rotation" && m.id === id,
+    );
+    if (answer.error) throw new AtriumError("e2ee_failed", answer.error);
+    return answer.result;
   }
 
   /**
@@ -893,10 +900,16 @@ export class Room extends EventTarget {
    * the key when a member leaves and hands the current one to newcomers.
    */
   async _startRotation() {
-    // members: participant id -> true once its public key proved itself; `chain` orders the work.
-    this.rotation = { calls: 0, members: new Set(), chain: Promise.resolve(), waiting: null };
-    this.rotation.hello = await this._rotationCall("hello", { me: this.me.id });
-    await this._rotationSend({ t: "hello", ...this.rotation.hello });
+    // members: the ids whose public keys proved themselves; departed: ids that left (a replay of
+    // their hello is not taken); `chain` orders the work, behind this page's own key.
+    const r = { calls: 0, members: new Set(), departed: new Set(), chain: null, waiting: null };
+    this.rotation = r;
+    const hello = this._rotationCall("hello", { me: this.me.id });
+    r.chain = hello.then((h) => {
+      r.hello = h;
+    });
+    await r.chain;
+    await this._rotationSend({ t: "hello", ...r.hello });
   }
 
   /** @private A rotation message to one member, or to the room. */
@@ -922,7 +935,9 @@ export class Room extends EventTarget {
       return;
     }
     const from = msg.from;
-    if (!from || from === this.me.id) return;
+    // Only from a participant in the room now (the server relays, and could replay a leaver's).
+    if (!body || typeof body !== "object" || !from || from === this.me.id) return;
+    if (!this.participants.has(from) || r.departed.has(from)) return;
     // Acknowledgements are not queued: the roll they end is what the queue waits on.
     if (body.t === "ack") {
       if (r.waiting && r.waiting.index === body.index) r.waiting.acked(from);
@@ -946,13 +961,16 @@ export class Room extends EventTarget {
             return;
           }
           case "key": {
-            const fields = { from, index: body.index, iv: body.iv, data: body.data, send: body.send === true };
+            if (!Number.isSafeInteger(body.index) || body.index < 1) return;
+            const fields = { from, index: body.index, iv: body.iv, data: body.data, send: false };
             await this._rotationCall("unwrap", fields);
-            if (fields.send) this._keyRolled(body.index);
-            else await this._rotationSend({ t: "ack", index: body.index }, from);
+            // The key in use, handed to a newcomer: sent with at once (only ever to a newer index).
+            if (body.send !== true) await this._rotationSend({ t: "ack", index: body.index }, from);
+            else if (await this._rotationCall("send", { index: body.index })) this._keyRolled(body.index);
             return;
           }
           case "send":
+            if (!r.members.has(from)) return;
             if (await this._rotationCall("send", { index: body.index })) this._keyRolled(body.index);
             return;
         }
@@ -966,7 +984,9 @@ export class Room extends EventTarget {
    */
   _memberLeft(id) {
     const r = this.rotation;
+    r.departed.add(id);
     if (!r.members.delete(id)) return;
+    this._rotationCall("forget", { peer: id }).catch(() => {});
     if (r.waiting) r.waiting.acked(id);
     if (!this._leads()) return;
     r.chain = r.chain

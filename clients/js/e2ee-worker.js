@@ -30,7 +30,10 @@ const secrets = new Map(); // key index -> CryptoKey (HKDF): every index given, 
 let keyed;
 const secretSet = new Promise((resolve) => (keyed = resolve)); // frames before the key wait for it
 let sendIndex = 0;
-let counter = 0; // one counter for every sender of this page: a nonce is never used twice per key
+// One counter for every sender of this page, from a random 48-bit start: a nonce is never used twice
+// under a key, even by two sessions a server gave the same participant id.
+const start = crypto.getRandomValues(new Uint32Array(2));
+let counter = (start[0] & 0xffff) * 2 ** 32 + start[1];
 const keys = new Map(); // "<participant>/<index>" -> Promise<{key, salt}>
 const reported = new Map(); // trackId -> last report (ms)
 let authKey = null; // HMAC key from index 0's secret: proves a page's public key (rotation)
@@ -98,6 +101,7 @@ const rotation = {
   },
   /** A member's public key, kept when its proof holds: true. */
   async peer(m) {
+    if (!ecdh || !authKey) return false;
     const raw = unb64(m.pub);
     const ok = await crypto.subtle.verify("HMAC", authKey, unb64(m.mac), concat(text.encode(`${m.from}/`), raw));
     if (!ok) return false;
@@ -124,7 +128,7 @@ const rotation = {
   },
   /** A secret a member wrapped for this page: kept (and sent with, when `send`) unless the index is old. */
   async unwrap(m) {
-    if (secrets.has(m.index)) return secrets.get(m.index) === secret || !m.send ? true : rotation.send(m);
+    if (secrets.has(m.index)) return m.send ? rotation.send(m) : true;
     const raw = new Uint8Array(
       await crypto.subtle.decrypt(
         { name: "AES-GCM", iv: unb64(m.iv), additionalData: wrapAAD(m.from, me, m.index) },
@@ -133,12 +137,18 @@ const rotation = {
       ),
     );
     raws.set(m.index, raw);
-    await setSecret(raw.buffer, m.index, m.send);
+    await setSecret(raw.buffer, m.index, m.send && m.index > sendIndex);
     return true;
   },
-  /** Senders switch to a key index this page holds: true when it did. */
+  /** A member that left: nothing more is wrapped for it. */
+  async forget(m) {
+    peers.delete(m.peer);
+    return true;
+  },
+  /** Senders move up to a key index this page holds: true when they did (never back to an older one,
+   * which a member that left may hold). */
   async send(m) {
-    if (!secrets.has(m.index) || sendIndex === m.index) return false;
+    if (!secrets.has(m.index) || m.index <= sendIndex) return false;
     secret = secrets.get(m.index);
     sendIndex = m.index;
     return true;
@@ -187,6 +197,7 @@ async function hkdf(key, salt, info, bits) {
 
 /** A sender's SFrame key and salt for a key index (RFC 9605 section 4.4.2). */
 function senderKey(participant, index) {
+  if (!secrets.has(index)) return Promise.reject(new Error(`no key of index ${index}`)); // not cached
   const id = `${participant}/${index}`;
   let entry = keys.get(id);
   if (!entry) {
@@ -340,7 +351,8 @@ function obus(data) {
     }
     const header = data.slice(at, at + headerLength);
     header[0] |= 0x02; // every OBU leaves with its size (as the receiving depacketizer writes it)
-    if (type !== 2 && type !== 8) out.push({ header, payload: data.subarray(p, p + size) });
+    // Temporal delimiters, tile lists and padding: the packetizer drops them.
+    if (type !== 2 && type !== 8 && type !== 15) out.push({ header, payload: data.subarray(p, p + size) });
     at = p + size;
   }
   return out;
@@ -371,9 +383,10 @@ function split(bytes, lengths) {
 }
 
 async function seal(participant, aadFront, plain) {
-  const { key, salt } = await senderKey(participant, sendIndex);
+  const index = sendIndex; // once: a roll may switch it while the key derives
+  const { key, salt } = await senderKey(participant, index);
   const ctr = counter++;
-  const h = header(sendIndex, ctr);
+  const h = header(index, ctr);
   const sealed = new Uint8Array(
     await crypto.subtle.encrypt(
       { name: "AES-GCM", iv: nonce(salt, ctr), additionalData: concat(aadFront, h), tagLength: 128 },
@@ -453,7 +466,11 @@ function encryptor(participant, codecFallback) {
   return async (frame, controller) => {
     if (!secret) await secretSet; // nothing leaves in clear
     const codec = frameCodec(frame, null, codecFallback);
-    frame.data = (await encrypt(codec, frame, new Uint8Array(frame.data), participant)).buffer;
+    try {
+      frame.data = (await encrypt(codec, frame, new Uint8Array(frame.data), participant)).buffer;
+    } catch {
+      return; // a frame that does not encrypt is dropped (a throw would stop the sender for good)
+    }
     controller.enqueue(frame);
   };
 }

@@ -5,7 +5,8 @@ checked), through a simulcast switch and a mute and resume; a late joiner starts
 cached picture of a share (ciphertext) and decodes it; the key rolls to a new index without a frame
 failing to decrypt. A third page with another passphrase receives the packets but decodes no frame and is told
 whose frames failed (`e2ee_error`); an aiortc subscriber without any key decodes no picture of the
-canvas: the server forwards ciphertext. A page without the option cannot join (`e2ee_required`).
+canvas: the server forwards ciphertext. A page without the option cannot join (`e2ee_required`), and
+one with it refuses a room that is not encrypted (`e2ee_mismatch`).
 """
 import asyncio
 import json
@@ -35,12 +36,12 @@ PUBLISH_SHARE = PUBLISH_CANVAS.replace("const [name, options] = arguments;",
                                        "const [name, options, source] = arguments;").replace('"camera"', "source")
 
 CONNECT_REFUSED = """
-const [room, name] = arguments;
+const [room, name, options] = arguments;
 const { Room } = await import("/sdk/atrium.js");
 const q = new URLSearchParams({room, name, role: "participant", identity: name});
 const {token} = await (await fetch(`/dev/token?${q}`, {cache: "no-store"})).json();
 try {
-  await Room.connect(`ws://${location.host}/v1/signal`, token, {name});
+  await Room.connect(`ws://${location.host}/v1/signal`, token, {name, ...(options || {})});
   return "connected";
 } catch (e) {
   return e.code;
@@ -57,6 +58,9 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
     for page in (a, b, c):
         open_page(page, base)
     assert c.js_async(CONNECT_REFUSED, room, "plain") == "e2ee_required"
+    # The other way: a page asked to encrypt refuses a room the server says is not encrypted.
+    assert dev_server.request("POST", "/v1/rooms", {"name": "e2ee-page-plain"})[0] == 201
+    assert c.js_async(CONNECT_REFUSED, "e2ee-page-plain", "careful", {"e2ee": {"passphrase": "x"}}) == "e2ee_mismatch"
     a.js_async(CONNECT, room, "alice", "participant", {"e2ee": {"passphrase": "correct horse"}})
     b.js_async(CONNECT, room, "bob", "participant", {"e2ee": {"passphrase": "correct horse"}})
     alice_cam = a.js_async(PUBLISH_CANVAS, "alice", {})["trackId"]
