@@ -24,6 +24,8 @@ export const STOP_TEXT = {
 export const ERROR_TEXT = {
   e2ee_required: "This meeting is end-to-end encrypted: enter its passphrase to join.",
   e2ee_unsupported: "This browser cannot encrypt media end to end (no RTCRtpScriptTransform).",
+  e2ee_mismatch:
+    "This link has a passphrase, but the server says the meeting is not end-to-end encrypted: not joining (open the link without its #passphrase to join unencrypted).",
   share_locked: "Screen sharing is locked by a host.",
   share_in_progress: "Someone else is already sharing; this room allows one share at a time.",
   too_many_shares: "The room's maximum of concurrent shares is reached.",
