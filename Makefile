@@ -25,7 +25,7 @@ PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps bench-deps build run test preflight unit integration netns browser tsan fuzz fuzz-build fuzz-smoke bench lint format clean
+.PHONY: all deps test-deps bench-deps pion-sfu build run test preflight unit integration netns browser tsan fuzz fuzz-build fuzz-smoke bench lint format clean
 
 all: build
 
@@ -180,7 +180,18 @@ bench-deps: test-deps
 ## link drop; Tests/AtriumMediaTests/BandwidthBench.swift, in memory, on the release build like the others: Janus has
 ## no per-viewer estimation to compare, which the bench says).
 BENCH_RUNS ?= 5
-bench: bench-deps
+## The pion SFU the viewer sweep measures beside Janus (bench/pion_sfu), from Debian's Go packages.
+pion-sfu: bench-deps .build/pion_sfu
+
+## GOPATH mode resolves pion's /v3 import paths ("minimal module compatibility") only for a package inside a
+## GOPATH entry that has a go.mod: the source is copied into one under .build.
+.build/pion_sfu: bench/pion_sfu/main.go bench/pion_sfu/go.mod
+	@rm -rf .build/gopath && mkdir -p .build/gopath/src/pion_sfu .build/go-cache
+	cp bench/pion_sfu/main.go bench/pion_sfu/go.mod .build/gopath/src/pion_sfu/
+	cd .build/gopath/src/pion_sfu && GO111MODULE=off GOPATH=$(CURDIR)/.build/gopath:/usr/share/gocode \
+	  GOCACHE=$(CURDIR)/.build/go-cache go build -o $(CURDIR)/$@ .
+
+bench: bench-deps .build/pion_sfu
 	$(SWIFT) build -c release --product atrium
 	$(SWIFT) build -c release --product SRTPBench
 	$(SWIFT) build -c release --product atrium-viewers

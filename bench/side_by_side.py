@@ -15,24 +15,27 @@ def stop_process(proc):
 
 
 class Table:
-    """Rows of one figure per server; `ratio` rows get Atrium/Janus (the first column over the last)
-    when both servers ran: the first column Atrium, the last Janus (Atrium may have several)."""
+    """Rows of one figure per server; `ratio` rows get Atrium over each anchor that ran (Janus, pion):
+    the first column Atrium (Atrium may have several), then the anchors."""
+
+    ANCHORS = ("Janus", "pion")
 
     def __init__(self, results, min_column=12):
         self.names = [r["name"] for r in results]
-        self.both = len(results) >= 2 and self.names[0] == "Atrium" and self.names[-1] == "Janus"
+        self.anchors = [i for i, n in enumerate(self.names) if n in self.ANCHORS] if self.names[:1] == ["Atrium"] else []
         self.min_column = min_column
         self.rows = []
 
     def row(self, label, values, fmt="{}", ratio=False):
         cells = ["-" if v is None else fmt.format(v) for v in values]
-        r = f"{values[0] / values[-1]:.2f}" if ratio and self.both and values[0] is not None and values[-1] else ""
-        self.rows.append((label, cells, r))
+        ratios = [f"{values[0] / values[i]:.2f}" if ratio and values[0] is not None and values[i] else ""
+                  for i in self.anchors]
+        self.rows.append((label, cells, ratios))
 
     def print(self):
         width = max(len(r[0]) for r in self.rows) + 2
         col = max(self.min_column, max(len(c) for r in self.rows for c in r[1]) + 2)
-        ratio = f"{'Atrium/Janus':>14}" if self.both else ""
-        print(f"{'':{width}}" + "".join(f"{n:>{col}}" for n in self.names) + ratio)
-        for label, cells, rat in self.rows:
-            print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + (f"{rat:>14}" if self.both else ""))
+        heads = "".join(f"{'Atrium/' + self.names[i]:>14}" for i in self.anchors)
+        print(f"{'':{width}}" + "".join(f"{n:>{col}}" for n in self.names) + heads)
+        for label, cells, ratios in self.rows:
+            print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + "".join(f"{r:>14}" for r in ratios))

@@ -1,7 +1,9 @@
 """Viewer sweep: one publisher (camera, screen share, microphone) and N viewers, N = 1, 5, 10, 20,
 40, 80, 160, Atrium (all cores, the room's viewers spread evenly over the media workers, and
-`--media-workers 1`) and Janus (Debian's package, VideoRoom over
-its HTTP API, bench/janus_peer.py) in turn for each N, with the same clients; then a saturation run.
+`--media-workers 1`), Janus (Debian's package, VideoRoom over its HTTP API, bench/janus_peer.py)
+and a minimal pion SFU (bench/pion_sfu: one goroutine per published track writing to every
+subscriber's track, as pion's examples and LiveKit's stack forward) in turn for each N, with the same
+clients; then a saturation run.
 
 The clients are native and cheap (`atrium-viewers`, Sources/atrium-viewers, driven through
 e2e/integration/native_peer.py): the publisher sends pre-made RTP, VP8-looking camera and screen
@@ -10,7 +12,7 @@ stamp (publisher id, source, the publisher's own sequence number, the send time 
 the N viewers run in one process on one thread, doing real ICE checks, DTLS-SRTP and SRTP, and
 decrypt and count every packet without decoding it. Per N, over `--seconds` after a warm-up:
 
-- server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium/Janus;
+- server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium over each anchor (Janus, pion);
 - delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
   stamps, so a server's rewritten RTP sequence numbers cannot hide it);
 - RSS per viewer: (server RSS with N viewers - RSS with the publisher alone) / N;
@@ -194,6 +196,72 @@ class AtriumRun:
         for c in self.clients:
             await c.close()
         self.server.stop()
+
+
+PION_SFU = os.environ.get("ATRIUM_PION_SFU", os.path.join(ROOT, ".build", "pion_sfu"))
+
+
+def pion_missing():
+    """Why the pion SFU cannot run, or None (`make pion-sfu` builds it from Debian's Go packages)."""
+    return None if os.access(PION_SFU, os.X_OK) else f"{PION_SFU} is missing: make pion-sfu (or --skip pion)"
+
+
+def pion_version():
+    """The Debian version of pion/webrtc v3 the SFU was built from."""
+    import subprocess
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "golang-github-pion-webrtc.v3-dev"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "?"
+
+
+class PionRun:
+    """The pion SFU (bench/pion_sfu/main.go) over its small HTTP API: the publisher's offer answered,
+    each viewer offered every track and answering."""
+    name = "pion"
+
+    def __init__(self):
+        self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def _post(self, path, body):
+        import json
+        import urllib.request
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+    async def post(self, path, body):
+        return await asyncio.to_thread(self._post, path, body)
+
+    async def start(self, pub_peers, view_peers):
+        import subprocess
+        self.view_peers = view_peers
+        self.proc = subprocess.Popen([PION_SFU, "-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        line = await asyncio.to_thread(self.proc.stdout.readline)
+        if not line.startswith("listening port="):
+            raise RuntimeError(f"pion_sfu did not start: {line!r}")
+        self.port = int(line.split("=")[1])
+        local = await pub_peers.call("open", id="pub")
+        ssrcs = new_ssrcs()
+        answer = (await self.post("/publish", {"sdp": publisher_offer(local, ssrcs)}))["sdp"]
+        await pub_peers.call("connect", id="pub", **connect_fields(transport(answer), viewer=False))
+        await pub_peers.call("publish", id="pub", publisher=PUBLISHER_ID,
+                             streams=publisher_streams(ssrcs, answered_mid_extension(answer)))
+
+    async def add_viewer(self, peer_id):
+        offered = await self.post("/subscribe", {})
+        local = await self.view_peers.call("open", id=peer_id)
+        await self.post("/answer", {"id": offered["id"], "sdp": viewer_answer(offered["sdp"], local)})
+        await self.view_peers.call("connect", id=peer_id, **connect_fields(transport(offered["sdp"]), viewer=True))
+
+    async def stop(self):
+        from side_by_side import stop_process
+        stop_process(self.proc)
 
 
 class JanusRun:
@@ -555,12 +623,14 @@ async def main_async(args):
     makers = [("atrium", lambda n: AtriumRun(workdir, None, n))]
     if args.one_worker:
         makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
+    makers.append(("pion", lambda n: PionRun()))
     makers.append(("janus", lambda n: JanusRun(workdir)))
     # The saturation run: "Atrium 1w" pinned (the server on one CPU, the clients on the others).
     pinned = pinning() if args.pin else None
     sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n), None)]
     if args.one_worker:
         sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
+    sat_makers.append(("pion", "pion", lambda n: PionRun(), None))
     sat_makers.append(("janus", "janus", lambda n: JanusRun(workdir), None))
     sat_makers = [(m, p) for k, name, m, p in sat_makers
                   if k not in args.skip and (not args.saturation_only or name in args.saturation_only)]
@@ -604,9 +674,9 @@ def main():
                     help="run the 1-worker saturation unpinned (default: server on one CPU, clients on the others)")
     ap.add_argument("--no-one-worker", dest="one_worker", action="store_false",
                     help="leave out Atrium with --media-workers 1")
-    ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "janus"],
+    ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "pion", "janus"],
                     help="run only these servers' saturation (repeatable)")
-    ap.add_argument("--skip", action="append", default=[], choices=["atrium", "janus"])
+    ap.add_argument("--skip", action="append", default=[], choices=["atrium", "pion", "janus"])
     args = ap.parse_args()
     if args.viewers is None:
         args.viewers = QUICK if args.quick else SWEEP
@@ -621,10 +691,14 @@ def main():
         args.saturation_seconds = min(args.saturation_seconds, 3)
     if "janus" not in args.skip and janus_missing(["http"]):
         sys.exit(janus_missing(["http"]))
+    if "pion" not in args.skip and pion_missing():
+        sys.exit(pion_missing())
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"machine: {os.cpu_count()} cores ({model}), Linux {platform.release()}, load average "
           f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
-    print(f"servers: {os.environ['ATRIUM_BIN']}; {janus_version()}; clients: {viewers_binary()}; nice {args.nice} "
+    janus = "Janus skipped" if "janus" in args.skip else janus_version()
+    pion = "pion skipped" if "pion" in args.skip else f"pion_sfu on pion {pion_version()}"
+    print(f"servers: {os.environ['ATRIUM_BIN']}; {pion}; {janus}; clients: {viewers_binary()}; nice {args.nice} "
           f"for the servers and clients (and this session's scheduler autogroup)")
     print("publisher: camera 30 fps x 4 packets, screen 15 fps x 6 packets (1100 bytes), microphone 50 packets/s "
           "(120 bytes): 260 packets/s before scaling; latency = viewer receive - publisher send (CLOCK_MONOTONIC)")

@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import http.client
@@ -137,6 +138,8 @@ class Server:
         return status == 200
 
 
+# e2e/ itself: the benchmarks import this file outside pytest, which otherwise puts it on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from metrics_text import sample_of  # noqa: E402,F401  (the tests import it from here)
 
 

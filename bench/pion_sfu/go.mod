@@ -1,0 +1,3 @@
+module atrium/pion_sfu
+
+go 1.19
