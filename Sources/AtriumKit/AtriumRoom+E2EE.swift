@@ -133,14 +133,12 @@ extension AtriumRoom {
             // and the one being rolled to, if a roll waits (the newcomer's ack joins it).
             guard d.to == nil, !known else { return }
             var out = [rotation.hello]
-            if leads(except: from), keys.sendIndex > 0, let key = keyMessage(keys.sendIndex, for: from, send: true) {
-                out.append(key)
-            }
-            if leads(except: from), let waiting = rotation.waiting,
-                let key = keyMessage(waiting.index, for: from, send: false)
-            {
-                self.rotation?.waiting?.pending.insert(from)
-                out.append(key)
+            if leads(except: from) {
+                if keys.sendIndex > 0, let key = keyMessage(keys.sendIndex, for: from, send: true) { out.append(key) }
+                if let waiting = rotation.waiting, let key = keyMessage(waiting.index, for: from, send: false) {
+                    self.rotation?.waiting?.pending.insert(from)
+                    out.append(key)
+                }
             }
             rotationSend(out, to: from)
         case "key":

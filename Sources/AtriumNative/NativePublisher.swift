@@ -161,6 +161,15 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
         return true
     }
 
+    /// A frame as it leaves: as encoded, or end-to-end encrypted; nil when it does not encrypt (it is
+    /// then not sent: never in clear).
+    static func outgoing(_ bytes: [UInt8], _ media: SFrameMedia, _ e2ee: (keys: SFrameKeyring, sender: String)?)
+        -> [UInt8]?
+    {
+        guard let e2ee else { return bytes }
+        return e2ee.keys.encrypt(bytes, media, sender: e2ee.sender)
+    }
+
     /// Why the sending thread stopped on its own, if it did.
     public var failure: String? { state.withLock { $0.failure } }
 
@@ -232,14 +241,10 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                             video.picture(index), duration: 90000 / max(1, video.framesPerSecond), keyFrame: forceKey))
                     {
                         forceKey = false
-                        // End-to-end encrypted: a frame that does not encrypt is not sent (never in clear).
-                        let sealed = e2ee.map {
-                            $0.keys.encrypt(out.bytes, .vp8(keyFrame: out.isKey), sender: $0.sender)
-                        }
-                        let bytes = e2ee == nil ? out.bytes : (sealed ?? nil) ?? []
                         let payloads =
-                            bytes.isEmpty
-                            ? [] : VP8Payload.packetize(bytes, pictureID: picture & 0x7FFF, maxPayload: 1100)
+                            Self.outgoing(out.bytes, .vp8(keyFrame: out.isKey), e2ee).map {
+                                VP8Payload.packetize($0, pictureID: picture & 0x7FFF, maxPayload: 1100)
+                            } ?? []
                         picture &+= 1
                         for (i, p) in payloads.enumerated() {
                             if var packet = try? RTPPacketWriter.packet(
@@ -268,8 +273,7 @@ public final class NativePublisher: MediaSession, @unchecked Sendable {
                         return [v, v]
                     }
                     if let encoded = try? opus.encode(pcm),
-                        let bytes = e2ee == nil
-                            ? encoded : e2ee?.keys.encrypt(encoded, .opus, sender: e2ee?.sender ?? ""),
+                        let bytes = Self.outgoing(encoded, .opus, e2ee),
                         var packet = try? RTPPacketWriter.packet(
                             payloadType: 111, sequenceNumber: audioSeq, timestamp: UInt32(truncatingIfNeeded: samples),
                             ssrc: audioSSRC, payload: bytes)

@@ -373,16 +373,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     counts.framesGivenUp += v.assembler.framesDropped - before
                 } else if let (s, decoder) = audio[h.ssrc] {
                     counts.audioFrames += 1
-                    if let keys {
-                        guard let sender = s.publisher,
-                            let plain = keys.decrypt(payload, .opus, sender: sender.rawValue)
-                        else {
-                            counts.decryptFailures += 1
-                            continue
-                        }
-                        payload = plain
-                    }
-                    if let samples = try? decoder?.decode(payload) {
+                    guard let opus = Self.incoming(payload, .opus, from: s.publisher, keys, &counts) else { continue }
+                    if let samples = try? decoder?.decode(opus) {
                         out.append(.audio(track: s.track, samples: samples))
                     }
                 }
@@ -452,17 +444,8 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
         now: UInt64, peer: LoadPeer, keys: SFrameKeyring?
     ) {
         counts.bytes += f.bytes.count
-        var bytes = f.bytes
-        if let keys {
-            // End-to-end encrypted: a frame that does not decrypt is dropped, not decoded.
-            guard let sender = v.stream.publisher,
-                let plain = keys.decrypt(bytes, .vp8(keyFrame: f.isKeyFrame), sender: sender.rawValue)
-            else {
-                counts.decryptFailures += 1
-                return
-            }
-            bytes = plain
-        }
+        guard let bytes = Self.incoming(f.bytes, .vp8(keyFrame: f.isKeyFrame), from: v.stream.publisher, keys, &counts)
+        else { return }
         let decoded: I420Frame??
         do { decoded = try v.decoder?.decode(bytes) } catch { decoded = nil }
         // A frame that is not shown (an alt-ref) decodes to no picture: not an error.
@@ -486,6 +469,20 @@ public final class NativeSubscriber: MediaSession, @unchecked Sendable {
                     track: v.stream.track, source: v.stream.source, publisher: v.stream.publisher, picture: picture,
                     encoded: bytes,
                     timestamp: f.timestamp, isKeyFrame: f.isKeyFrame)))
+    }
+
+    /// A frame as received, or decrypted (end-to-end encrypted room); nil, and counted, when it does
+    /// not decrypt: it is dropped, not decoded.
+    static func incoming(
+        _ bytes: [UInt8], _ media: SFrameMedia, from publisher: ParticipantID?, _ keys: SFrameKeyring?,
+        _ counts: inout Counts
+    ) -> [UInt8]? {
+        guard let keys else { return bytes }
+        guard let publisher, let plain = keys.decrypt(bytes, media, sender: publisher.rawValue) else {
+            counts.decryptFailures += 1
+            return nil
+        }
+        return plain
     }
 
     func sendRTCP(_ p: RTCPPacket, _ peer: LoadPeer) {

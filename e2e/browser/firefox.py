@@ -8,6 +8,7 @@ Prefs that matter (checked on firefox-esr 153): fake capture without a prompt
 interface (`media.peerconnection.ice.loopback`) and a granted camera permission, without which
 Firefox gathers no candidate in a namespace that has no default route.
 """
+import base64
 import contextlib
 import itertools
 import json
@@ -21,6 +22,8 @@ import threading
 import time
 
 from websockets.sync.client import connect
+
+from conftest import Browser
 
 FIREFOX = os.environ.get("ATRIUM_FIREFOX", "/usr/bin/firefox-esr")
 
@@ -50,8 +53,9 @@ LISTENING = re.compile(r"WebDriver BiDi listening on (ws://\S+)")
 class FirefoxPage:
     """One headless Firefox with one tab, stopped by its process group's PID."""
 
-    def __init__(self, name, startup_timeout=60):
+    def __init__(self, name, artifacts, startup_timeout=60):
         self.name = name
+        self.artifacts = artifacts
         self.profile = tempfile.mkdtemp(prefix="atrium-firefox-")
         with open(os.path.join(self.profile, "user.js"), "w") as f:
             for k, v in PREFS.items():
@@ -120,19 +124,16 @@ class FirefoxPage:
     def js_async(self, body, *args):
         return self._evaluate(body, args)
 
-    def wait(self, script, timeout=15, what=None, interval=0.2):
-        deadline = time.time() + timeout
-        last = None
-        while time.time() < deadline:
-            try:
-                last = self.js(script)
-            except AssertionError as e:
-                last = f"error: {e}"
-            else:
-                if last:
-                    return last
-            time.sleep(interval)
-        raise AssertionError(f"{self.name}: timed out waiting for {what or script}: last {last!r}")
+    wait = Browser.wait  # polls `js` the same way, with a screenshot on timeout
+
+    def screenshot(self, label):
+        """The tab as a PNG in the test's artifacts (as a Chromium session saves it on a timeout)."""
+        try:
+            shot = self.send("browsingContext.captureScreenshot", {"context": self.context}, timeout=10)
+            with open(os.path.join(self.artifacts, f"{label}-{self.name}.png"), "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        except Exception:
+            pass  # never in the way of the failure it illustrates
 
     def quit(self):
         if self.ws is not None:

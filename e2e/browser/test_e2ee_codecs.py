@@ -7,16 +7,11 @@ spatial layer for VP9 and AV1): the server reads what it needs through the encry
 keeps an H264 share's picture (its key frames found through the encryption) and a late joiner decodes
 it; an outsider's page with another passphrase decodes none of it.
 """
-import json
-import os
-import sys
 import time
 
-from test_e2ee_page import ERRORS, PUBLISH_SHARE, check_canvas
-from test_simulcast import CONNECT, PUBLISH_CANVAS, inbound, open_page, size_is, wait_inbound, wait_remote
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
-from metrics_text import sample_of  # noqa: E402
+from test_e2ee_page import (
+    ERRORS, PUBLISH_SHARE, check_canvas, join_unable_to_decrypt, metric, open_e2ee_room)
+from test_simulcast import CONNECT, PUBLISH_CANVAS, inbound, size_is, wait_inbound, wait_remote
 
 # The MIME type of the codec a viewer receives a track in (its inbound-rtp's codec).
 CODEC_OF = """
@@ -34,11 +29,6 @@ return codec ? codec.mimeType : null;
 PASSPHRASE = {"e2ee": {"passphrase": "codec room"}}
 
 
-def metric(server, name, **labels):
-    _, _, body, _ = server.request("GET", "/metrics", token=None)
-    return sample_of(body.decode(), name, **labels)
-
-
 def starts(server):
     """Video viewers started from the cache (at once or as a fallback) or from a key frame asked for."""
     return sum(metric(server, "atrium_media_key_frame_cache_starts_total", result=r)
@@ -54,11 +44,8 @@ def received_codec(page, name, track, want):
 
 def test_h264_vp9_and_av1_decrypt_and_switch_layers(dev_server, browsers):
     room = "e2ee-codecs"
-    assert dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})[0] == 201
-    base = f"http://127.0.0.1:{dev_server.port}"
     a, b = browsers("a"), browsers("b")
-    for page in (a, b):
-        open_page(page, base)
+    open_e2ee_room(dev_server, room, a, b)
     a.js_async(CONNECT, room, "alice", "participant", PASSPHRASE)
     b.js_async(CONNECT, room, "bob", "participant", PASSPHRASE)
     b.js_async(ERRORS, "bob")
@@ -99,10 +86,6 @@ def test_h264_vp9_and_av1_decrypt_and_switch_layers(dev_server, browsers):
         time.sleep(0.3)
 
     # Another passphrase: the packets arrive, no H264 frame decodes, the failure is reported.
-    b.js_async(CONNECT, room, "mallory", "participant", {"e2ee": {"passphrase": "another"}})
-    b.js_async(ERRORS, "mallory")
-    wait_remote(b, "mallory", share)
-    b.wait(f"return window.peers.mallory.e2eeErrors.some((e) => e.trackId === {json.dumps(share)})", 30,
-           "mallory failing to decrypt the H264 share")
+    join_unable_to_decrypt(b, room, "mallory", "another", share)
     got = inbound(b, "mallory").get(share) or {}
     assert got.get("packets", 0) > 0 and got.get("frames", 0) == 0, got

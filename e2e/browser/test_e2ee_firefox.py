@@ -9,25 +9,22 @@ import os
 import pytest
 
 from firefox import FIREFOX, FirefoxPage
-from test_e2ee_page import ERRORS, check_canvas
-from test_simulcast import CONNECT, PUBLISH_CANVAS, open_page, size_is, wait_inbound, wait_remote
+from test_e2ee_page import ERRORS, check_canvas, open_e2ee_room
+from test_simulcast import CONNECT, PUBLISH_CANVAS, size_is, wait_inbound, wait_remote
 
 
 @pytest.fixture
-def firefox():
+def firefox(artifacts):
     assert os.access(FIREFOX, os.X_OK), f"{FIREFOX} is missing (make test-deps installs firefox-esr)"
-    page = FirefoxPage("firefox")
+    page = FirefoxPage("firefox", artifacts)
     yield page
     page.quit()
 
 
 def test_chromium_and_firefox_decrypt_each_other(dev_server, browsers, firefox):
     room = "e2ee-firefox"
-    assert dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})[0] == 201
-    base = f"http://127.0.0.1:{dev_server.port}"
     chromium = browsers("chromium")
-    for page in (chromium, firefox):
-        open_page(page, base)
+    open_e2ee_room(dev_server, room, chromium, firefox)
     options = {"e2ee": {"passphrase": "both browsers"}}
     chromium.js_async(CONNECT, room, "alice", "participant", options)
     firefox.js_async(CONNECT, room, "bob", "participant", options)

@@ -51,12 +51,8 @@ try {
 
 def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext(dev_server, browsers, monkeypatch):
     room = "e2ee-page"
-    status, _, _, created = dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})
-    assert status == 201 and created["e2ee"] is True, created
-    base = f"http://127.0.0.1:{dev_server.port}"
     a, b, c = browsers("a"), browsers("b"), browsers("c")
-    for page in (a, b, c):
-        open_page(page, base)
+    open_e2ee_room(dev_server, room, a, b, c)
     assert c.js_async(CONNECT_REFUSED, room, "plain") == "e2ee_required"
     # The other way: a page asked to encrypt refuses a room the server says is not encrypted.
     assert dev_server.request("POST", "/v1/rooms", {"name": "e2ee-page-plain"})[0] == 201
@@ -107,20 +103,12 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
     check_canvas(a, "alice", bob_cam)
     assert b.js("return window.peers.bob.e2eeErrors") == []
     # A newcomer with the passphrase alone cannot read index 1, until the app hands it the new key.
-    c.js_async(CONNECT, room, "dave", "participant", {"e2ee": {"passphrase": "correct horse"}})
-    c.js_async(ERRORS, "dave")
-    wait_remote(c, "dave", alice_cam)
-    c.wait(f"return window.peers.dave.e2eeErrors.some((e) => e.trackId === {json.dumps(alice_cam)})", 30,
-           "dave failing to decrypt index 1")
+    join_unable_to_decrypt(c, room, "dave", "correct horse", alice_cam)
     assert c.js_async(roll, "dave", False)
     check_canvas(c, "dave", alice_cam)
 
     # A wrong passphrase: packets arrive, no frame decodes, and the page is told whose failed.
-    c.js_async(CONNECT, room, "mallory", "participant", {"e2ee": {"passphrase": "wrong"}})
-    c.js_async(ERRORS, "mallory")
-    wait_remote(c, "mallory", alice_cam)
-    c.wait("return window.peers.mallory.e2eeErrors.some((e) => e.trackId === "
-           f"{json.dumps(alice_cam)} && e.kind === 'video')", 30, "a decryption failure reported")
+    join_unable_to_decrypt(c, room, "mallory", "wrong", alice_cam)
     got = inbound(c, "mallory").get(alice_cam) or {}
     assert got.get("packets", 0) > 0 and got.get("frames", 0) == 0, got
 
@@ -150,10 +138,33 @@ def test_two_pages_with_a_passphrase_decode_each_other_and_others_see_ciphertext
     print(asyncio.run(asyncio.wait_for(outsider(), 60)))
 
 
+def open_e2ee_room(server, room, *pages):
+    """Creates `room` with `e2ee` and opens the SDK's page in each of `pages` (Chromium or Firefox)."""
+    status, _, _, created = server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})
+    assert status == 201 and created["e2ee"] is True, created
+    for page in pages:
+        open_page(page, f"http://127.0.0.1:{server.port}")
+
+
+def join_unable_to_decrypt(page, room, name, passphrase, track):
+    """`name` joins with a passphrase that is not the one `track` was encrypted with (or a key it
+    lacks): it receives the track and is told its frames do not decrypt (`e2ee_error`)."""
+    page.js_async(CONNECT, room, name, "participant", {"e2ee": {"passphrase": passphrase}})
+    page.js_async(ERRORS, name)
+    wait_remote(page, name, track)
+    page.wait(f"return window.peers[{json.dumps(name)}].e2eeErrors.some((e) => e.trackId === {json.dumps(track)}"
+              " && e.kind === 'video')", 30, f"{name} failing to decrypt {track}")
+
+
+def metric(server, name, **labels):
+    """One sample (the sum over matching labels) of the server's /metrics."""
+    _, _, body, _ = server.request("GET", "/metrics", token=None)
+    return sample_of(body.decode(), name, **labels)
+
+
 def cache_served(server):
     """Viewers started from the key-frame cache, as the server's metrics say."""
-    _, _, body, _ = server.request("GET", "/metrics", token=None)
-    return sample_of(body.decode(), "atrium_media_key_frame_cache_starts_total", result="served")
+    return metric(server, "atrium_media_key_frame_cache_starts_total", result="served")
 
 
 def check_canvas(page, name, track):

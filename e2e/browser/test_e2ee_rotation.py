@@ -8,8 +8,8 @@ is handed the key in use and decodes alice's canvas.
 """
 import json
 
-from test_e2ee_page import ERRORS, check_canvas
-from test_simulcast import CONNECT, PUBLISH_CANVAS, open_page, wait_remote
+from test_e2ee_page import ERRORS, check_canvas, join_unable_to_decrypt, open_e2ee_room
+from test_simulcast import CONNECT, PUBLISH_CANVAS, wait_remote
 
 KEYS = """
 const [name] = arguments;
@@ -29,11 +29,8 @@ def members(page, name, count):
 
 def test_the_key_rolls_when_a_member_leaves(dev_server, browsers):
     room = "e2ee-rotation"
-    assert dev_server.request("POST", "/v1/rooms", {"name": room, "e2ee": True})[0] == 201
-    base = f"http://127.0.0.1:{dev_server.port}"
     a, b = browsers("a"), browsers("b")
-    for page in (a, b):
-        open_page(page, base)
+    open_e2ee_room(dev_server, room, a, b)
     a.js_async(CONNECT, room, "alice", "participant", ROTATING)
     b.js_async(CONNECT, room, "bob", "participant", ROTATING)
     b.js_async(CONNECT, room, "carol", "participant", ROTATING)
@@ -56,11 +53,7 @@ def test_the_key_rolls_when_a_member_leaves(dev_server, browsers):
     assert b.js("return window.peers.bob.e2eeErrors") == []
 
     # The passphrase alone does not give index 1.
-    b.js_async(CONNECT, room, "eve", "participant", {"e2ee": {"passphrase": "rolling"}})
-    b.js_async(ERRORS, "eve")
-    wait_remote(b, "eve", alice_cam)
-    b.wait(f"return window.peers.eve.e2eeErrors.some((e) => e.trackId === {json.dumps(alice_cam)})", 30,
-           "eve failing to decrypt the rolled key")
+    join_unable_to_decrypt(b, room, "eve", "rolling", alice_cam)
     # A newcomer with the option is handed the key in use.
     b.js_async(CONNECT, room, "dave", "participant", ROTATING)
     b.wait("return window.peers.dave.e2ee.index === 1", 20, "dave handed key 1")

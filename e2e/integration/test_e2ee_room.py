@@ -6,19 +6,10 @@ while the room is live (`409 room_live`); its tracks are counted as encrypted
 (`atrium_e2ee_tracks`)."""
 import asyncio
 
-from media_peer import peer_connection
 from signal_client import mint
 from test_media import metric, run_in_room, wait_metric_above
+from test_whep import recvonly_offer
 from test_whip_http import call, error_of, offer_sdp
-
-
-async def player_offer():
-    pc = peer_connection()
-    pc.addTransceiver("video", direction="recvonly")
-    await pc.setLocalDescription(await pc.createOffer())
-    sdp = pc.localDescription.sdp
-    await pc.close()
-    return sdp
 
 
 def test_an_e2ee_room_announces_itself_and_refuses_recording_and_streaming(media_server):
@@ -45,7 +36,7 @@ def test_an_e2ee_room_announces_itself_and_refuses_recording_and_streaming(media
             status, _, _, refused = server.request("POST", f"/v1/rooms/{room['id']}/{path}", body)
             assert status == 409 and refused["error"]["code"] == "e2ee_room", (path, refused)
         # A WHIP tool cannot encrypt, nor a WHEP player decrypt: refused, and neither joins.
-        for kind, sdp in [("whip", await offer_sdp()), ("whep", await player_offer())]:
+        for kind, sdp in [("whip", await offer_sdp()), ("whep", await recvonly_offer())]:
             token = mint(server, "secret-room", f"{kind}-tool")
             headers = {"Content-Type": "application/sdp", "Authorization": f"Bearer {token}"}
             status, _, body = await asyncio.to_thread(
