@@ -114,12 +114,26 @@ async function capture(fn) {
  */
 function midsByTrack(sdp) {
   const out = new Map();
-  for (const section of sdp.split(/\r?\nm=/).slice(1)) {
-    const mid = /\na=mid:(\S+)/.exec("\n" + section)?.[1];
-    const msid = /\na=msid:\S+ (\S+)/.exec("\n" + section)?.[1];
+  for (const { mid, text } of mediaSections(sdp)) {
+    const msid = /\na=msid:\S+ (\S+)/.exec(text)?.[1];
     if (mid && msid) out.set(msid, mid);
   }
   return out;
+}
+
+/**
+ * The media sections of an SDP: each one's kind (`audio`, `video`, ...), mid, and text (from a newline).
+ * @param {string} sdp
+ * @returns {{kind: string|undefined, mid: string|undefined, text: string}[]}
+ */
+function mediaSections(sdp) {
+  return sdp
+    .split(/\r?\nm=/)
+    .slice(1)
+    .map((section) => {
+      const text = "\n" + section;
+      return { kind: /^(\w+)/.exec(section)?.[1], mid: /\na=mid:(\S+)/.exec(text)?.[1], text };
+    });
 }
 
 /**
@@ -130,10 +144,9 @@ function midsByTrack(sdp) {
  */
 function codecsOf(sdp, mid) {
   const out = {};
-  for (const section of sdp.split(/\r?\nm=/).slice(1)) {
-    const kind = /^(\w+)/.exec(section)?.[1];
-    if (/\na=mid:(\S+)/.exec("\n" + section)?.[1] !== mid) continue;
-    for (const m of section.matchAll(/\na=rtpmap:(\d+) ([^/\s]+)\//g)) out[Number(m[1])] = `${kind}/${m[2]}`;
+  const section = mediaSections(sdp).find((s) => s.mid === mid);
+  for (const m of section?.text.matchAll(/\na=rtpmap:(\d+) ([^/\s]+)\//g) ?? []) {
+    out[Number(m[1])] = `${section.kind}/${m[2]}`;
   }
   return out;
 }
