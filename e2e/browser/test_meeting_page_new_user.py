@@ -227,15 +227,18 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
     a.wait("return document.fullscreenElement === null", 5, "full screen left")
 
     # Notices stack, merge duplicates and expire, and never cover a control: Bob stops and shares
-    # again twice ("Bob started sharing." x2), the host locks and unlocks.
+    # again twice ("Bob started sharing." x2), the host locks and unlocks. The two notices must come
+    # within one notice's life (8 s): the loop waits only for Bob's own button, and for Alice's stage
+    # after it (decoding the share on a loaded machine took longer than that).
     for _ in range(2):
         b.click("share-toggle")
         b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'off'", 10, "B stopped")
         b.click("share-toggle")
-        wait_stage(a, b_id)
+        b.wait("return document.querySelector('[data-testid=\"share-toggle\"]').dataset.state === 'on'", 10, "B sharing")
     a.wait("return [...document.querySelectorAll('[data-testid=\"notice\"]')].some((n) =>"
            " n.textContent.startsWith('Bob started sharing.') && Number(n.dataset.count) >= 2)", 10, "a merged notice (x2)")
     assert a.js("return document.querySelectorAll('[data-testid=\"notice\"]').length") <= 4
+    wait_stage(a, b_id)
     controls_uncovered(a)
     controls_uncovered(b)
     a.screenshot("06-notices")
