@@ -21,20 +21,10 @@ final class Consumer {
     /// The first input sequence number forwarded since the last sync: older inputs are not forwarded.
     var syncSequence: UInt16 = 0
     var rtxSequence: UInt16
-    /// Output sequence number -> input and its stream, for NACKs (the low 10 bits index it; the tag
-    /// checks it).
-    var outputTags: [Int32]
-    var outputInputs: [UInt16]
-    var outputStreams: [UInt8]
-    /// How each output packet was rewritten (same index): the VP8 picture-ID and TL0PICIDX shifts
-    /// (picture << 8 | tl0), and whether its marker bit was set; a retransmission gets the same.
-    var outputShifts: [UInt32]
-    var outputMarked: [Bool]
-    /// The timestamp each output packet went with (same index).
-    var outputTimestamps: [UInt32]
-    /// When each output sequence number was last retransmitted (same index), -1 never: a NACK for it
-    /// is answered again only after a round trip.
-    var retransmittedAt: [Double]
+    /// What each output packet was, by output sequence number (the low bits index it; the tag checks
+    /// it), for answering NACKs: only a consumer that negotiated NACK has one, allocated at its
+    /// first packet.
+    var outputs: [OutputRecord] = []
     var packetsOut = 0
     var bytesOut = 0
     var lastTimestamp: UInt32 = 0
@@ -93,7 +83,8 @@ final class Consumer {
     /// The next packet is sent with this consumer's timestamp mapping again.
     var compressing = false
 
-    static let mapSize = 1024
+    /// Output packets remembered for NACKs: as many as the producer's retransmission buffer can hold.
+    static let mapSize = RetransmissionBuffer.maximumEntries
     static let floorLag: UInt16 = 0x4000
     /// VP8 and VP9 carry at most four and eight temporal layers (TID is two or three bits): a viewer
     /// gets all of them unless the allocator's ceiling names fewer.
@@ -110,13 +101,6 @@ final class Consumer {
         // Audio syncs on its first packet (video on its first key frame): `syncSequence` is where the
         // consumer's run starts, wherever the publisher's numbers stand.
         needsSync = !producer.isVideo
-        outputTags = [Int32](repeating: -1, count: Self.mapSize)
-        outputInputs = [UInt16](repeating: 0, count: Self.mapSize)
-        outputStreams = [UInt8](repeating: 0, count: Self.mapSize)
-        outputShifts = [UInt32](repeating: 0, count: Self.mapSize)
-        outputMarked = [Bool](repeating: false, count: Self.mapSize)
-        outputTimestamps = [UInt32](repeating: 0, count: Self.mapSize)
-        retransmittedAt = [Double](repeating: -1, count: Self.mapSize)
         preference = spec.preference
         layering = .simple
         if producer.isSimulcast {
@@ -356,21 +340,33 @@ final class Consumer {
             }
             ts = timestamps.map(timestamp, now: now)
         }
-        let slot = Int(out) & (Self.mapSize - 1)
-        outputTags[slot] = Int32(out)
-        outputInputs[slot] = sequence
-        outputStreams[slot] = UInt8(truncatingIfNeeded: k)
-        outputShifts[slot] = 0
-        outputMarked[slot] = false
-        outputTimestamps[slot] = ts
-        retransmittedAt[slot] = -1
+        if spec.nack {
+            if outputs.isEmpty { outputs = [OutputRecord](repeating: OutputRecord(), count: Self.mapSize) }
+            outputs[Int(out) & (Self.mapSize - 1)] = OutputRecord(
+                tag: Int32(out), input: sequence, stream: UInt8(truncatingIfNeeded: k), timestamp: ts)
+        }
         return .send(sequence: out, timestamp: ts)
     }
 
     /// The producer sequence number and stream behind an output one, if still known.
     func input(for output: UInt16) -> (UInt16, Int)? {
-        let slot = Int(output) & (Self.mapSize - 1)
-        return outputTags[slot] == Int32(output) ? (outputInputs[slot], Int(outputStreams[slot])) : nil
+        guard let r = record(output) else { return nil }
+        return (r.input, Int(r.stream))
+    }
+
+    /// The record of an output sequence number, if still held.
+    func record(_ output: UInt16) -> OutputRecord? {
+        guard !outputs.isEmpty else { return nil }
+        let r = outputs[Int(output) & (Self.mapSize - 1)]
+        return r.tag == Int32(output) ? r : nil
+    }
+
+    /// Changes the record of an output sequence number (if held): how it was rewritten, or when it
+    /// was resent.
+    func amend(_ output: UInt16, _ body: (inout OutputRecord) -> Void) {
+        guard !outputs.isEmpty else { return }
+        let i = Int(output) & (Self.mapSize - 1)
+        if outputs[i].tag == Int32(output) { body(&outputs[i]) }
     }
 
     /// Leaves the simulcast stream forwarded when the bandwidth ceiling fell below it
@@ -395,4 +391,19 @@ final class Consumer {
             if producer.isVideo { waitingForKeyFrame = true } else { needsSync = true }
         }
     }
+}
+
+/// One output packet of a consumer, for answering a NACK for it: the input sequence number and
+/// stream behind it, how it was rewritten (the VP8 picture-ID and TL0PICIDX shifts, picture << 8 |
+/// tl0, and whether its marker bit was set) and its timestamp, so that a retransmission goes out as
+/// the packet did; and when it was last resent (-1: never), answered again only after a round trip.
+/// 24 bytes.
+struct OutputRecord {
+    var tag: Int32 = -1
+    var input: UInt16 = 0
+    var stream: UInt8 = 0
+    var marked = false
+    var shifts: UInt32 = 0
+    var timestamp: UInt32 = 0
+    var retransmittedAt: Double = -1
 }

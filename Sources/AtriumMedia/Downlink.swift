@@ -7,7 +7,7 @@ import AtriumCongestion
 /// lets video out at the estimate's pace (`MediaEngine+Pacer`). Owned by the worker thread.
 final class Downlink {
     /// Toward a subscriber that negotiated transport-wide feedback: the next transport-wide sequence
-    /// number, when each one went and how big it was (ring of 4096), and the estimate built from the
+    /// number, when each one went and how big it was (a ring of 256 to 4096), and the estimate built from the
     /// feedback (`MediaEngine+Estimation`).
     var sendSequence: UInt16 = 0
     var sentAt: [Double] = []

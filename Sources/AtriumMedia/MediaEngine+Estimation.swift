@@ -10,7 +10,12 @@ import AtriumUDP
 /// `sentCluster`) the probe estimator. The estimate goes to the coordinator (`MediaEvent.estimate`),
 /// whose allocator fits the viewer's layers into it (`MediaEngine+Allocation`).
 extension MediaEngine {
-    static let sentRing = 4096
+    /// The sent ring starts at 256 packets and doubles (up to 4096) when it would overwrite a packet
+    /// sent within `sentRingHold`, which feedback may still report: a viewer of a few small streams
+    /// keeps 5 KiB, not 72.
+    static let sentRingFirst = 256
+    static let sentRingMaximum = 4096
+    static let sentRingHold = 2.0
 
     /// Writes the next transport-wide sequence number into the packet in `slot` (whose extension
     /// value at `range` is the publisher's), and notes when and how big it went and the probe cluster
@@ -19,10 +24,10 @@ extension MediaEngine {
     func numberForEstimation(slot: Int, range: Range<Int>, on t: Transport, cluster: Int16 = -1) -> Int32 {
         guard range.count == 2 else { return -1 }
         if t.downlink.sentAt.isEmpty {
-            t.downlink.sentAt = [Double](repeating: 0, count: Self.sentRing)
-            t.downlink.sentSize = [Int32](repeating: 0, count: Self.sentRing)
-            t.downlink.sentTag = [Int32](repeating: -1, count: Self.sentRing)
-            t.downlink.sentCluster = [Int16](repeating: -1, count: Self.sentRing)
+            t.downlink.sentAt = [Double](repeating: 0, count: Self.sentRingFirst)
+            t.downlink.sentSize = [Int32](repeating: 0, count: Self.sentRingFirst)
+            t.downlink.sentTag = [Int32](repeating: -1, count: Self.sentRingFirst)
+            t.downlink.sentCluster = [Int16](repeating: -1, count: Self.sentRingFirst)
             t.downlink.estimating = true
             t.downlink.rembEstimate = false
         }
@@ -30,12 +35,35 @@ extension MediaEngine {
         t.downlink.sendSequence &+= 1
         egress.tx[slot].payload[range.lowerBound] = UInt8(seq >> 8)
         egress.tx[slot].payload[range.lowerBound + 1] = UInt8(seq & 0xFF)
-        let i = Int(seq) & (Self.sentRing - 1)
+        var i = Int(seq) & (t.downlink.sentTag.count - 1)
+        if t.downlink.sentTag[i] >= 0, now - t.downlink.sentAt[i] < Self.sentRingHold,
+            t.downlink.sentTag.count < Self.sentRingMaximum
+        {
+            growSentRing(t.downlink)
+            i = Int(seq) & (t.downlink.sentTag.count - 1)
+        }
         t.downlink.sentAt[i] = now
         t.downlink.sentSize[i] = Int32(truncatingIfNeeded: egress.tx[slot].payload.count)
         t.downlink.sentTag[i] = Int32(seq)
         t.downlink.sentCluster[i] = cluster
         return Int32(seq)
+    }
+
+    /// Twice the sent ring, each packet kept at its place in the larger one.
+    private func growSentRing(_ d: Downlink) {
+        let size = d.sentTag.count * 2
+        var at = [Double](repeating: 0, count: size)
+        var bytes = [Int32](repeating: 0, count: size)
+        var tags = [Int32](repeating: -1, count: size)
+        var clusters = [Int16](repeating: -1, count: size)
+        for i in d.sentTag.indices where d.sentTag[i] >= 0 {
+            let j = Int(d.sentTag[i]) & (size - 1)
+            at[j] = d.sentAt[i]
+            bytes[j] = d.sentSize[i]
+            tags[j] = d.sentTag[i]
+            clusters[j] = d.sentCluster[i]
+        }
+        (d.sentAt, d.sentSize, d.sentTag, d.sentCluster) = (at, bytes, tags, clusters)
     }
 
     /// A subscriber's transport-wide feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01):
@@ -47,7 +75,7 @@ extension MediaEngine {
         // Arrival times in the receiver's clock: the reference (64 ms units) plus 250 us deltas.
         var arrival = Double(fb.referenceTime) * 0.064
         for p in fb.packets {
-            let i = Int(p.sequenceNumber) & (Self.sentRing - 1)
+            let i = Int(p.sequenceNumber) & (t.downlink.sentTag.count - 1)
             let known = t.downlink.sentTag[i] == Int32(p.sequenceNumber)
             guard let delta = p.delta else {
                 if known {

@@ -60,7 +60,8 @@ extension MediaEngine {
         // key frame's worth always fits) is dropped rather than delaying everything after it.
         let limit = pacerLimit(t, rate: rate)
         if Double(t.downlink.paced.bytes + bytes) <= limit,
-            t.downlink.paced.push(egress.tx[slot].payload, to: egress.tx[slot].address, twccOffset: twccOffset)
+            t.downlink.paced.push(
+                egress.tx[slot].payload, to: egress.tx[slot].address, twccOffset: twccOffset, now: t0)
         {
             t.downlink.pacerDelayed += 1
             if t.downlink.paced.count == 1 { egress.pacing.append(t) }

@@ -206,10 +206,12 @@ extension MediaEngine {
             for k in p.streams.indices {
                 p.streams[k].framesPerSecond = Int((Double(p.streams[k].frames) / elapsed).rounded())
                 p.streams[k].frames = 0
+                p.streams[k].buffer?.trim(now: t0)
             }
         }
         reportLayers(elapsed: elapsed)
         for t in transports.values where t.pipe == nil {
+            t.downlink.paced.trim(now: t0)
             perform(t.session.ice.tick(now: instant), on: t)
             guard t.isSecure else { continue }
             for p in t.listener.producers { checkInactivity(p, now: t0) }

@@ -125,7 +125,7 @@ extension MediaEngine {
         } else if recovered || p.isVideo {
             p.streams[k].nacks.arrived(sequence)
         }
-        p.streams[k].buffer?.store(packet, sequence: sequence)
+        p.streams[k].buffer?.store(packet, sequence: sequence, now: t0)
         if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: packet), !r.isEmpty {
             p.levelSum += Int(packet[r.lowerBound] & 0x7F)
             p.levelCount += 1
@@ -279,16 +279,19 @@ extension MediaEngine {
         let slot = egress.count
         egress.tx[slot].payload.removeAll(keepingCapacity: true)
         egress.tx[slot].payload.append(contentsOf: packet)
-        let mapSlot = Int(outSeq) & (Consumer.mapSize - 1)
+        var shifts: UInt32 = 0
         if let d = info.vp8, c.vp8 != nil {
             let media = info.media
-            let shifts = egress.tx[slot].payload.withUnsafeMutableBytes {
-                c.rewriteVP8(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
-            }
-            if let shifts { c.outputShifts[mapSlot] = shifts }
+            shifts =
+                egress.tx[slot].payload.withUnsafeMutableBytes {
+                    c.rewriteVP8(UnsafeMutableRawBufferPointer(rebasing: $0[media]), d)
+                } ?? 0
         }
         let marked = c.svc != nil && c.endsPicture
-        c.outputMarked[mapSlot] = marked
+        c.amend(outSeq) {
+            $0.shifts = shifts
+            $0.marked = marked
+        }
         guard
             send(
                 slot: slot, consumer: c, producer: p, header: header, srtp: srtp, to: peer,
@@ -353,7 +356,7 @@ extension MediaEngine {
     /// (`pacerTakesRetransmission`); what is refused is counted.
     func retransmit(_ c: Consumer, output: UInt16) {
         guard let srtp = c.transport.session.srtpOut, let peer = c.transport.session.peer,
-            let (input, k) = c.input(for: output),
+            let record = c.record(output), case let (input, k) = (record.input, Int(record.stream)),
             c.producer.streams.indices.contains(k), let buffer = c.producer.streams[k].buffer
         else {
             counters.retransmissionMisses += 1
@@ -368,31 +371,30 @@ extension MediaEngine {
             t.retransmission.refused += 1
             return
         }
-        let slot = Int(output) & (Consumer.mapSize - 1)
         let t0 = now
         // A copy may still wait in the pacer: the round trip counts from when it leaves.
         let queued = t.downlink.estimating ? Double(t.downlink.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
-        if c.retransmittedAt[slot] >= 0 && t0 - c.retransmittedAt[slot] < max(0.02, t.rtt ?? 0.1) + queued {
+        if record.retransmittedAt >= 0 && t0 - record.retransmittedAt < max(0.02, t.rtt ?? 0.1) + queued {
             counters.drop(.retransmissionRepeat)
             t.retransmission.refused += 1
             return
         }
-        func resend(_ packet: [UInt8]) -> Retransmission {
+        func resend(_ packet: UnsafeRawBufferPointer) -> Retransmission {
             guard t.retransmission.allowance >= packet.count, pacerTakesRetransmission(t, bytes: packet.count) else {
                 counters.drop(.retransmissionBudget)
                 t.retransmission.refused += 1
                 return .refused
             }
             _ = t.retransmission.spend(packet.count)
-            c.retransmittedAt[slot] = t0
+            c.amend(output) { $0.retransmittedAt = t0 }
             guard let header = try? RTPHeader(parsing: packet) else { return .missing }
             if egress.isFull { flush() }
             let txSlot = egress.count
             egress.tx[txSlot].payload.removeAll(keepingCapacity: true)
             // Sent again as it was sent first: its timestamp, marker and VP8 rewrite.
             var fields = RTPPacketWriter.Rewrite(
-                ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: c.outputTimestamps[slot],
-                payloadType: c.spec.payloadType, marker: c.outputMarked[slot] ? true : nil)
+                ssrc: c.spec.ssrc, sequenceNumber: output, timestamp: record.timestamp,
+                payloadType: c.spec.payloadType, marker: record.marked ? true : nil)
             var media = header.payloadRange
             if let rtxPT = c.spec.rtxPayloadType, let rtxSSRC = c.spec.rtxSSRC {
                 media = media.lowerBound + 2..<media.upperBound + 2
@@ -408,7 +410,7 @@ extension MediaEngine {
                 egress.tx[txSlot].payload.append(contentsOf: packet)
             }
             if c.vp8 != nil, media.upperBound <= egress.tx[txSlot].payload.count {
-                let shift = c.outputShifts[slot]
+                let shift = record.shifts
                 egress.tx[txSlot].payload.withUnsafeMutableBytes { raw in
                     let m = UnsafeMutableRawBufferPointer(rebasing: raw[media])
                     if let d = VP8Descriptor(UnsafeRawBufferPointer(m)) {
@@ -422,10 +424,10 @@ extension MediaEngine {
                 slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
                 fields: fields) ? .sent : .missing
         }
-        // The buffer holds the last 512 packets; a viewer started from the cache may ask for older ones.
+        // The buffer holds the last second; a viewer started from the cache may ask for older packets.
         let outcome: Retransmission =
             buffer.withPacket(input, resend)
-            ?? c.producer.streams[k].cache.withPacket(sequence: input) { resend(Array($0)) } ?? .missing
+            ?? c.producer.streams[k].cache.withPacket(sequence: input) { $0.withUnsafeBytes(resend) } ?? .missing
         switch outcome {
         case .sent: counters.retransmissions += 1
         case .missing: counters.retransmissionMisses += 1

@@ -2,12 +2,16 @@ import AtriumBytes
 import AtriumUDP
 
 /// The packets a subscriber transport's pacer holds back, encrypted and ready to send, oldest first:
-/// a ring of preallocated buffers (allocated at the first packet held, then reused), so that holding
-/// and releasing a packet allocates nothing. Packets wait unencrypted: each keeps where its
-/// transport-wide sequence number goes (-1: none), written when it actually leaves, so the numbers
-/// and send times the estimator sees are those of the wire, and then it is encrypted.
+/// a ring of buffers sized by need (none until the first packet held, then doubling from 16 up to
+/// `capacity` when it fills, and all returned once it has been empty for `idle`), reused meanwhile,
+/// so that holding and releasing a packet allocates nothing once the ring has its size. A viewer
+/// whose link keeps up holds a few slots, not 256 (400 KiB). Packets wait unencrypted: each keeps
+/// where its transport-wide sequence number goes (-1: none), written when it actually leaves, so the
+/// numbers and send times the estimator sees are those of the wire, and then it is encrypted.
 struct PacerQueue {
     static let capacity = 256
+    static let firstSize = 16
+    static let idle = 2.0
     private(set) var packets: [[UInt8]] = []
     private(set) var addresses: [SocketAddress] = []
     private(set) var offsets: [Int32] = []
@@ -15,23 +19,22 @@ struct PacerQueue {
     private(set) var count = 0
     /// Bytes waiting.
     private(set) var bytes = 0
+    /// When a packet last joined.
+    private var lastPush: Double = -.infinity
 
     var isEmpty: Bool { count == 0 }
     var isFull: Bool { count == Self.capacity }
+    /// The slots' buffers (their capacity) and the tables beside them.
+    var bytesHeld: Int {
+        packets.count * (MediaEngine.slotCapacity + MemoryLayout<SocketAddress>.stride + 4)
+    }
 
     /// Copies a packet in at the tail; false when the queue is full.
-    mutating func push(_ bytes: [UInt8], to address: SocketAddress, twccOffset: Int32) -> Bool {
-        if packets.isEmpty {
-            packets = (0..<Self.capacity).map { _ in
-                var b: [UInt8] = []
-                b.reserveCapacity(MediaEngine.slotCapacity)
-                return b
-            }
-            addresses = [SocketAddress](repeating: address, count: Self.capacity)
-            offsets = [Int32](repeating: -1, count: Self.capacity)
-        }
+    mutating func push(_ bytes: [UInt8], to address: SocketAddress, twccOffset: Int32, now: Double) -> Bool {
         guard count < Self.capacity else { return false }
-        let i = (head + count) % Self.capacity
+        if count == packets.count { grow(address) }
+        lastPush = now
+        let i = (head + count) % packets.count
         packets[i].removeAll(keepingCapacity: true)
         packets[i].append(contentsOf: bytes)
         addresses[i] = address
@@ -39,6 +42,33 @@ struct PacerQueue {
         count += 1
         self.bytes += bytes.count
         return true
+    }
+
+    /// Returns the buffers of a queue that has been empty since `idle` ago.
+    mutating func trim(now: Double) {
+        guard count == 0, !packets.isEmpty, now - lastPush > Self.idle else { return }
+        packets = []
+        addresses = []
+        offsets = []
+        head = 0
+    }
+
+    /// Twice the slots (the first 16), the waiting packets moved to the front in order.
+    private mutating func grow(_ address: SocketAddress) {
+        let size = min(Self.capacity, max(Self.firstSize, packets.count * 2))
+        if head != 0 {
+            packets = Array(packets[head...] + packets[..<head])
+            addresses = Array(addresses[head...] + addresses[..<head])
+            offsets = Array(offsets[head...] + offsets[..<head])
+            head = 0
+        }
+        while packets.count < size {
+            var b: [UInt8] = []
+            b.reserveCapacity(MediaEngine.slotCapacity)
+            packets.append(b)
+            addresses.append(address)
+            offsets.append(-1)
+        }
     }
 
     /// The oldest packet's size, if any.
@@ -51,7 +81,7 @@ struct PacerQueue {
         out.append(contentsOf: packets[head])
         let result = (addresses[head], offsets[head])
         self.bytes -= packets[head].count
-        head = (head + 1) % Self.capacity
+        head = (head + 1) % packets.count
         count -= 1
         return result
     }
@@ -61,12 +91,12 @@ struct PacerQueue {
     mutating func remove(ssrc: UInt32, rtxSSRC: UInt32?) -> Int {
         var kept = 0
         for n in 0..<count {
-            let i = (head + n) % Self.capacity
+            let i = (head + n) % packets.count
             if let s = packets[i].uint32(at: 8), s == ssrc || s == rtxSSRC {
                 bytes -= packets[i].count
                 continue
             }
-            let j = (head + kept) % Self.capacity
+            let j = (head + kept) % packets.count
             if j != i {
                 packets.swapAt(i, j)
                 addresses.swapAt(i, j)

@@ -199,7 +199,7 @@ struct ReceiveStream {
         self.ssrc = ssrc
         self.rtxSSRC = rtxSSRC
         self.cache = KeyFrameCache(limits: video ? cache : .disabled)
-        if video { buffer = RetransmissionBuffer(capacity: 512) }
+        if video { buffer = RetransmissionBuffer() }
     }
 
     /// Counts a packet of temporal layer `tid` (nil: the payload names none).

@@ -1,36 +1,152 @@
-/// The last `capacity` packets of one stream, by sequence number, for answering NACKs. Slots are
-/// allocated once; storing copies into a slot without allocating.
+/// The packets of one stream a NACK may still ask for, sized by need: those of the last `hold` (two
+/// seconds, as mediasoup keeps video: a viewer behind a slow link gets some packets a second or more
+/// after they arrived, and asks for a loss a round trip later), in a ring of bytes and a table of
+/// entries that each start small and grow (by half, and double) when they wrap within `hold`. The
+/// bytes halve again when a wrap took over `4 * hold` (a layer whose rate fell), and both are
+/// returned when the stream has sent nothing for `idle` (a paused or stopped layer). So a 150 kbit/s
+/// layer holds about 54 KiB and a 2.2 Mbit/s one 615 KiB, where a fixed 512 full-size slots held
+/// 776 KiB for either. Storing copies into the ring; only a resize allocates (a few times at a
+/// stream's start, and when its rate changes).
 struct RetransmissionBuffer {
-    let capacity: Int
-    private var slots: [[UInt8]]
-    private var tags: [Int32]
+    static let hold = 2.0
+    static let idle = 5.0
+    static let minimumBytes = 16 * 1024
+    static let maximumBytes = 2 << 20
+    static let minimumEntries = 64
+    static let maximumEntries = 1024
 
-    init(capacity: Int, slotSize: Int = 1500) {
-        self.capacity = capacity
-        slots = (0..<capacity).map { _ in
-            var a: [UInt8] = []
-            a.reserveCapacity(slotSize)
-            return a
+    private struct Entry {
+        var sequence: Int32 = -1
+        var length: Int32 = 0
+        /// Where the packet starts, counted in bytes written since the ring began.
+        var position = 0
+        var at: Double = 0
+    }
+
+    private var ring: [UInt8] = []
+    private var entries: [Entry] = []
+    /// Bytes written since the ring began (wasted tail bytes included), and the first still held.
+    private var written = 0
+    private var heldFrom = 0
+    /// When the ring last came round to its start and what had been written then, and when a packet
+    /// was last stored.
+    private var wrappedAt: Double = 0
+    private var wrappedWritten = 0
+    private var lastStore: Double = -.infinity
+
+    init() {}
+
+    /// The bytes the ring and the entries take (0 until the first packet and after `trim`).
+    var bytesHeld: Int { ring.count + entries.count * MemoryLayout<Entry>.stride }
+    var ringBytes: Int { ring.count }
+    var entryCount: Int { entries.count }
+
+    /// Copies `packet` (a received one, read in place) into the ring.
+    mutating func store(_ packet: UnsafeRawBufferPointer, sequence: UInt16, now: Double) {
+        let length = packet.count
+        guard length > 0, length <= Self.minimumBytes else { return }
+        lastStore = now
+        if ring.isEmpty {
+            ring = [UInt8](repeating: 0, count: Self.minimumBytes)
+            entries = [Entry](repeating: Entry(), count: Self.minimumEntries)
+            written = 0
+            heldFrom = 0
+            wrappedAt = now
+            wrappedWritten = 0
         }
-        tags = [Int32](repeating: -1, count: capacity)
+        var offset = written % ring.count
+        if offset + length > ring.count {
+            // Packets never straddle the end: the tail is skipped, and the ring came round.
+            written += ring.count - offset
+            offset = 0
+        }
+        if offset == 0 && written > 0 {
+            // How long the whole ring lasts at the rate since the last wrap (after a resize, less
+            // than the ring was written since).
+            let cycle = (now - wrappedAt) * Double(ring.count) / Double(max(1, written - wrappedWritten))
+            wrappedAt = now
+            wrappedWritten = written
+            if cycle < Self.hold && ring.count < Self.maximumBytes {
+                resize(min(Self.maximumBytes, ring.count / 1024 * 3 / 2 * 1024))
+            } else if cycle > 4 * Self.hold && ring.count > Self.minimumBytes {
+                resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
+            }
+            offset = written % ring.count
+            if offset + length > ring.count {
+                written += ring.count - offset
+                offset = 0
+            }
+        }
+        let old = entries[Int(sequence) & (entries.count - 1)]
+        if old.sequence >= 0 && old.sequence != Int32(sequence) && now - old.at < Self.hold
+            && entries.count < Self.maximumEntries
+        {
+            grow()
+        }
+        ring.withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress, let source = packet.baseAddress {
+                (base + offset).copyMemory(from: source, byteCount: length)
+            }
+        }
+        entries[Int(sequence) & (entries.count - 1)] = Entry(
+            sequence: Int32(sequence), length: Int32(length), position: written, at: now)
+        written += length
+        heldFrom = max(heldFrom, written - ring.count)
     }
 
-    /// Copies `packet` (a received one, read in place) into its slot.
-    mutating func store(_ packet: UnsafeRawBufferPointer, sequence: UInt16) {
-        let i = Int(sequence) % capacity
-        slots[i].removeAll(keepingCapacity: true)
-        slots[i].append(contentsOf: packet)
-        tags[i] = Int32(sequence)
-    }
-
-    /// Whether the packet `sequence` is held (it arrived, and fewer than `capacity` packets since).
-    func contains(_ sequence: UInt16) -> Bool { tags[Int(sequence) % capacity] == Int32(sequence) }
+    /// Whether the packet `sequence` is held.
+    func contains(_ sequence: UInt16) -> Bool { entry(sequence) != nil }
 
     /// Calls `body` with the stored packet for `sequence`, if it is still there.
-    func withPacket<R>(_ sequence: UInt16, _ body: ([UInt8]) -> R) -> R? {
-        let i = Int(sequence) % capacity
-        guard tags[i] == Int32(sequence) else { return nil }
-        return body(slots[i])
+    func withPacket<R>(_ sequence: UInt16, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        guard let e = entry(sequence) else { return nil }
+        let start = e.position % ring.count
+        return ring.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<start + Int(e.length)])) }
+    }
+
+    /// Returns the memory of a stream that has stored nothing for `idle`.
+    mutating func trim(now: Double) {
+        guard !ring.isEmpty, now - lastStore > Self.idle else { return }
+        ring = []
+        entries = []
+    }
+
+    private func entry(_ sequence: UInt16) -> Entry? {
+        guard !entries.isEmpty else { return nil }
+        let e = entries[Int(sequence) & (entries.count - 1)]
+        // A packet the ring's halving left across its end is not held (it is rare and short-lived).
+        let held = e.position >= heldFrom && e.position % ring.count + Int(e.length) <= ring.count
+        return e.sequence == Int32(sequence) && held ? e : nil
+    }
+
+    /// A ring of `size` bytes holding the newest of what this one held, at the same positions.
+    private mutating func resize(_ size: Int) {
+        var next = [UInt8](repeating: 0, count: size)
+        let from = max(heldFrom, written - min(size, ring.count))
+        var p = from
+        next.withUnsafeMutableBytes { dst in
+            ring.withUnsafeBytes { src in
+                guard let d = dst.baseAddress, let s = src.baseAddress else { return }
+                while p < written {
+                    let a = p % src.count
+                    let b = p % size
+                    let n = min(written - p, src.count - a, size - b)
+                    (d + b).copyMemory(from: s + a, byteCount: n)
+                    p += n
+                }
+            }
+        }
+        ring = next
+        heldFrom = from
+    }
+
+    /// Twice the entries, each kept at its place in the larger table.
+    private mutating func grow() {
+        var next = [Entry](repeating: Entry(), count: entries.count * 2)
+        for e in entries where e.sequence >= 0 {
+            next[Int(e.sequence) & (next.count - 1)] = e
+        }
+        entries = next
     }
 }
 

@@ -2,12 +2,13 @@ import AtriumRTP
 
 /// Arrival times of a publisher transport's packets by transport-wide sequence number, turned into
 /// transport-wide feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01) every 50 ms, so that the
-/// browser's send-side bandwidth estimation (GoogCC) can raise the bitrate. Fixed-size storage.
+/// browser's send-side bandwidth estimation (GoogCC) can raise the bitrate. Fixed-size storage, from
+/// the first packet recorded (a transport that only receives media never holds it).
 struct TransportWideRecorder {
     static let size = 1024
     static let maxPerFeedback = 400
-    private var arrivals = [Int64](repeating: -1, count: size)
-    private var tags = [Int32](repeating: -1, count: size)
+    private var arrivals: [Int64] = []
+    private var tags: [Int32] = []
     /// The next sequence number to report, and the newest seen.
     private(set) var next: UInt16?
     private(set) var highest: UInt16 = 0
@@ -20,6 +21,10 @@ struct TransportWideRecorder {
 
     /// Records a packet's arrival, in microseconds of the worker's clock.
     mutating func record(_ sequence: UInt16, at micros: Int64) {
+        if tags.isEmpty {
+            arrivals = [Int64](repeating: -1, count: Self.size)
+            tags = [Int32](repeating: -1, count: Self.size)
+        }
         if next == nil {
             next = sequence
             highest = sequence
@@ -34,6 +39,7 @@ struct TransportWideRecorder {
     }
 
     private func arrival(_ sequence: UInt16) -> Int64? {
+        guard !tags.isEmpty else { return nil }
         let i = Int(sequence) & (Self.size - 1)
         return tags[i] == Int32(sequence) ? arrivals[i] : nil
     }

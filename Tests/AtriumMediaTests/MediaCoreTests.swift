@@ -67,15 +67,89 @@ import Testing
 
     // MARK: - Buffers and statistics
 
-    @Test func theRetransmissionBufferKeepsTheLastPacketsBySequenceNumber() {
-        var b = RetransmissionBuffer(capacity: 4, slotSize: 16)
-        for s: UInt16 in 65534...65535 { [UInt8(s & 0xFF)].withUnsafeBytes { b.store($0, sequence: s) } }
-        for s: UInt16 in 0...2 { [UInt8(s)].withUnsafeBytes { b.store($0, sequence: s) } }
-        #expect(b.withPacket(2) { $0 } == [2])
-        #expect(b.withPacket(65535) { $0 } == [0xFF])
-        // 65534 and 2 share a slot (4 apart): the newer one won.
-        #expect(b.withPacket(65534) { $0 } == nil)
-        #expect(b.withPacket(7) { $0 } == nil)
+    @Test func theRetransmissionBufferKeepsPacketsBySequenceNumberAcrossTheWrap() {
+        var b = RetransmissionBuffer()
+        #expect(b.bytesHeld == 0, "nothing before the first packet")
+        var now = 0.0
+        for s: UInt16 in 65534...65535 { [UInt8(s & 0xFF)].withUnsafeBytes { b.store($0, sequence: s, now: now) } }
+        for s: UInt16 in 0...2 {
+            now += 0.01
+            [UInt8(s)].withUnsafeBytes { b.store($0, sequence: s, now: now) }
+        }
+        #expect(b.withPacket(2) { Array($0) } == [2])
+        #expect(b.withPacket(65535) { Array($0) } == [0xFF])
+        #expect(b.withPacket(7) { Array($0) } == nil)
+        // 64 entries: 66 shares 2's and, a hold later, takes it.
+        now += RetransmissionBuffer.hold + 0.1
+        [UInt8(66)].withUnsafeBytes { b.store($0, sequence: 66, now: now) }
+        #expect(b.withPacket(2) { Array($0) } == nil && b.withPacket(66) { Array($0) } == [66])
+    }
+
+    /// Rate (packets a second) and size -> what the buffer holds after twenty seconds: a ring that
+    /// lasts `hold` at that rate and at most half as much again (it grows by half), entries for every
+    /// packet of `hold` and at most twice that (they double), each within its caps; and every packet of
+    /// the last `hold` is there.
+    @Test(arguments: [
+        (rate: 50, size: 120),  // a microphone-sized stream
+        (rate: 20, size: 1000),  // a simulcast camera's low layer, 160 kbit/s
+        (rate: 60, size: 1100),  // its middle layer, 530 kbit/s
+        (rate: 250, size: 1100),  // its top layer, 2.2 Mbit/s
+        (rate: 1000, size: 1200),  // 9.6 Mbit/s: over the caps, held at them
+    ])
+    func theRetransmissionBufferIsSizedByItsStreamsRate(rate: Int, size: Int) {
+        typealias B = RetransmissionBuffer
+        var b = B()
+        let packet = [UInt8](repeating: 7, count: size)
+        var sequence: UInt16 = 100
+        for i in 0..<(rate * 20) {
+            packet.withUnsafeBytes { b.store($0, sequence: sequence, now: Double(i) / Double(rate)) }
+            sequence &+= 1
+        }
+        let need = Double(rate * size) * B.hold
+        let ringOK =
+            b.ringBytes == B.maximumBytes
+            || (Double(b.ringBytes) >= need && Double(b.ringBytes) <= max(Double(B.minimumBytes), 1.5 * need + 2048))
+        #expect(ringOK, "\(b.ringBytes) bytes for \(Int(need)) a hold")
+        let perHold = Double(rate) * B.hold
+        let entriesOK =
+            b.entryCount == B.maximumEntries
+            || (Double(b.entryCount) >= perHold && Double(b.entryCount) <= max(Double(B.minimumEntries), 2 * perHold))
+        #expect(entriesOK, "\(b.entryCount) entries for \(Int(perHold)) a hold")
+        print("retransmission buffer at \(rate) packets/s of \(size) B: \(b.bytesHeld / 1024) KiB")
+        let held = min(Int(perHold), b.entryCount, b.ringBytes / size - 1)
+        for back in 1...held {
+            #expect(b.contains(sequence &- UInt16(back)), "packet \(back) back")
+        }
+    }
+
+    /// A stream whose rate fell gets a smaller ring (a wrap slower than four seconds halves it), and one
+    /// that stopped gives everything back after five seconds without a packet, and starts again small.
+    @Test func theRetransmissionBufferShrinksWhenTheRateFallsAndEmptiesWhenTheStreamStops() {
+        var b = RetransmissionBuffer()
+        let packet = [UInt8](repeating: 1, count: 1100)
+        var sequence: UInt16 = 0
+        var now = 0.0
+        func send(rate: Int, seconds: Int) {
+            for _ in 0..<(rate * seconds) {
+                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
+                sequence &+= 1
+                now += 1 / Double(rate)
+            }
+        }
+        send(rate: 250, seconds: 5)
+        let top = b.bytesHeld
+        send(rate: 10, seconds: 600)
+        // 11 kB/s: the ring halves while a wrap takes over four holds.
+        #expect(b.ringBytes < 4 * 11_000 * 2 && b.bytesHeld < top / 4, "\(b.bytesHeld) of \(top)")
+        #expect(b.contains(sequence &- 1) && b.contains(sequence &- 10))
+        b.trim(now: now + 4)
+        #expect(b.bytesHeld > 0, "four seconds idle: kept")
+        b.trim(now: now + 6)
+        #expect(b.bytesHeld == 0 && !b.contains(sequence &- 1), "six seconds idle: given back")
+        now += 6
+        send(rate: 10, seconds: 1)
+        #expect(b.bytesHeld == RetransmissionBuffer.minimumBytes + RetransmissionBuffer.minimumEntries * 24)
+        #expect(b.contains(sequence &- 1))
     }
 
     @Test func theNackListAsksAgainAfterTheIntervalAndGivesUp() {

@@ -209,10 +209,10 @@ import Testing
         }
         var out: [UInt8] = []
         var pushed = 0
-        for n in 0..<200 where q.push(packet(1, n), to: address, twccOffset: -1) { pushed += 1 }
+        for n in 0..<200 where q.push(packet(1, n), to: address, twccOffset: -1, now: 0) { pushed += 1 }
         for _ in 0..<180 { _ = q.pop(into: &out) }
         // 20 left; 200 more wrap the ring: ssrc 1, 2 (the stream to drop) and 3 (its RTX) in turn.
-        for n in 200..<400 where q.push(packet([1, 2, 3, 1][n % 4], n), to: address, twccOffset: Int32(n)) {
+        for n in 200..<400 where q.push(packet([1, 2, 3, 1][n % 4], n), to: address, twccOffset: Int32(n), now: 0) {
             pushed += 1
         }
         #expect(pushed == 400)
@@ -226,5 +226,35 @@ import Testing
             if offset >= 0 { #expect(Int(offset) == order.last) }
         }
         #expect(order == Array(180..<200) + (200..<400).filter { $0 % 4 == 0 || $0 % 4 == 3 })
+    }
+
+    /// The pacer's ring is sized by need: nothing before the first packet held, 16 slots, doubling
+    /// (the waiting packets kept in order) up to 256 while it fills, and nothing again once empty for
+    /// two seconds.
+    @Test func thePacerQueueGrowsWithWhatWaitsAndEmptiesWhenIdle() {
+        var q = PacerQueue()
+        let address = SocketAddress.v4(address: 0x7F00_0001, port: 9)
+        let slot = MediaEngine.slotCapacity + MemoryLayout<SocketAddress>.stride + 4
+        #expect(q.bytesHeld == 0)
+        var out: [UInt8] = []
+        for n in 0..<3 { _ = q.push([UInt8(n)], to: address, twccOffset: -1, now: 0) }
+        #expect(q.bytesHeld == 16 * slot)
+        _ = q.pop(into: &out)
+        // 3 in, 1 out, 15 more: the ring (head at 1) doubles to 32 with the 17 waiting in order.
+        for n in 3..<18 { _ = q.push([UInt8(n)], to: address, twccOffset: -1, now: 0.1) }
+        #expect(q.bytesHeld == 32 * slot && q.count == 17)
+        var order: [UInt8] = []
+        while q.pop(into: &out) != nil { order.append(out[0]) }
+        #expect(order == Array(1..<18))
+        for n in 0..<300 { _ = q.push([UInt8(n & 0xFF)], to: address, twccOffset: -1, now: 0.2) }
+        #expect(q.count == PacerQueue.capacity && q.bytesHeld == PacerQueue.capacity * slot)
+        q.trim(now: 5)
+        #expect(q.bytesHeld > 0, "not empty: kept")
+        q.removeAll()
+        q.trim(now: 2.1)
+        #expect(q.bytesHeld > 0, "empty for under two seconds: kept")
+        q.trim(now: 2.3)
+        #expect(q.bytesHeld == 0)
+        #expect(q.push([9], to: address, twccOffset: -1, now: 3) && q.pop(into: &out) != nil && out == [9])
     }
 }
