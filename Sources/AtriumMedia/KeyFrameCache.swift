@@ -4,8 +4,8 @@ import AtriumRTP
 /// frame and the deltas that follow it, so a decoder started from them shows the picture as it is
 /// now, not as it was at the key frame), bounded in bytes, packets and age, replaced at the next key
 /// frame. A new viewer is started from it instead of asking the publisher for a key frame. Packets
-/// are kept back to back in one buffer that grows to the bound and is then reused: storing allocates
-/// nothing once the buffer has grown.
+/// are kept back to back in one buffer that grows to the largest picture and is then reused: storing
+/// allocates nothing once the buffer has grown; it is returned when the picture is forgotten.
 struct KeyFrameCache {
     struct Limits: Equatable, Sendable {
         var bytes: Int
@@ -30,6 +30,9 @@ struct KeyFrameCache {
 
     var count: Int { ends.count }
     var byteCount: Int { bytes.count }
+    /// What its buffers take: the largest picture since it was last forgotten, and the slack of the
+    /// growth to it.
+    var bytesHeld: Int { bytes.capacity + ends.capacity * MemoryLayout<Int>.stride }
     var isEnabled: Bool { limits.bytes > 0 && limits.packets > 0 }
 
     /// Whether a viewer can be started from it now.
@@ -76,10 +79,12 @@ struct KeyFrameCache {
         return withPacket(i, body)
     }
 
-    /// Forgets the picture (a codec change, a paused or ended stream).
+    /// Forgets the picture (a codec change, a paused or ended stream, a picture over the bound) and
+    /// returns its buffers: the next picture grows them again.
     mutating func invalidate() {
-        bytes.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        // A paused stream's packets each land here: only the first gives the buffers back.
+        if bytes.capacity > 0 { bytes = [] }
+        if ends.capacity > 0 { ends = [] }
         keyFrameAt = nil
         generation &+= 1
     }

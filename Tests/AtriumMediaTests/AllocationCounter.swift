@@ -5,6 +5,8 @@ import CAllocationCounter
 /// it).
 struct AllocationCount: Equatable, CustomStringConvertible {
     var allocations: UInt64
+    /// The bytes the thread came to hold (allocated minus freed, usable sizes).
+    var bytes: Int64 = 0
 
     /// Whether the counter is in place (not in a sanitizer build, which owns malloc).
     static var isAvailable: Bool { atrium_count_available() != 0 }
@@ -20,7 +22,7 @@ struct AllocationCount: Equatable, CustomStringConvertible {
             throw error
         }
         let c = atrium_count_end()
-        return AllocationCount(allocations: c.allocations)
+        return AllocationCount(allocations: c.allocations, bytes: c.bytes)
     }
 
     var description: String { "\(allocations) allocations" }

@@ -3,6 +3,7 @@
 #include "CAllocationCounter.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <execinfo.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,31 +44,51 @@ static void counted(void) {
     }
 }
 
+// The bytes a block takes (its usable size), added when the counting thread allocates it and taken
+// off when it frees one: the net bytes the thread came to hold.
+static void held(void *p, int sign) {
+    if (counting && !inTrace && p) counts.bytes += sign * (int64_t)malloc_usable_size(p);
+}
+
 void *malloc(size_t size) {
     if (counting && !inTrace) counted();
-    return __libc_malloc(size);
+    void *p = __libc_malloc(size);
+    held(p, 1);
+    return p;
 }
 
 void *calloc(size_t n, size_t size) {
     if (counting && !inTrace) counted();
-    return __libc_calloc(n, size);
+    void *p = __libc_calloc(n, size);
+    held(p, 1);
+    return p;
 }
 
 void *realloc(void *p, size_t size) {
     if (counting && !inTrace) counted();
-    return __libc_realloc(p, size);
+    held(p, -1);
+    void *q = __libc_realloc(p, size);
+    held(q ? q : (size ? p : NULL), 1);
+    return q;
 }
 
-void free(void *p) { __libc_free(p); }
+void free(void *p) {
+    held(p, -1);
+    __libc_free(p);
+}
 
 void *memalign(size_t alignment, size_t size) {
     if (counting && !inTrace) counted();
-    return __libc_memalign(alignment, size);
+    void *p = __libc_memalign(alignment, size);
+    held(p, 1);
+    return p;
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
     if (counting && !inTrace) counted();
-    return __libc_memalign(alignment, size);
+    void *p = __libc_memalign(alignment, size);
+    held(p, 1);
+    return p;
 }
 
 int posix_memalign(void **out, size_t alignment, size_t size) {
@@ -75,6 +96,7 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
     if (counting && !inTrace) counted();
     void *p = __libc_memalign(alignment, size);
     if (!p) return ENOMEM;
+    held(p, 1);
     *out = p;
     return 0;
 }

@@ -1,7 +1,8 @@
 #ifndef ATRIUM_ALLOCATION_COUNTER_H
 #define ATRIUM_ALLOCATION_COUNTER_H
 // How many heap allocations the calling thread made between atrium_count_begin and atrium_count_end,
-// for the tests that hold the packet path to none (PacketPathAllocationTests).
+// for the tests that hold the packet path to none (PacketPathAllocationTests), and the bytes it came to
+// hold (MemoryHeldTests).
 //
 // The test executable defines malloc, calloc, realloc, free and the aligned allocators itself (glibc
 // supports replacing them: "Replacing malloc" in its manual), counts on the calling thread only, and
@@ -15,6 +16,9 @@
 typedef struct {
     /// malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign calls.
     uint64_t allocations;
+    /// The usable bytes of what the thread allocated minus those of what it freed (a block freed
+    /// that was allocated before counting began counts too): what it came to hold, net.
+    int64_t bytes;
 } atrium_counts;
 
 /// Starts counting on the calling thread (from zero). When the environment has ATRIUM_ALLOC_TRACE=N,

@@ -1,0 +1,81 @@
+import Testing
+
+@testable import AtriumMedia
+
+/// The bytes the engine holds for a meeting's streams, counted by the test executable's malloc on
+/// this thread (`AllocationCount`: usable bytes allocated minus freed), on the manual clock: a
+/// publisher's camera (6 packets of about 1 kB a frame at 30 fps, 1.5 Mbit/s) and microphone, four
+/// viewers (two estimating, their packets paced). Sending grows what the streams need and no more;
+/// a publisher that stops sending gets its retransmission buffer and the viewers' pacer rings back
+/// once they have been idle; closing the consumers, producers and transports returns the rest.
+@Suite struct MemoryHeldTests {
+    @Test func whatTheStreamsHoldSendingIdleAndAfterTheyStop() throws {
+        guard AllocationCount.isAvailable else { return }
+        let room = try PacketPathAllocationTests.Room(viewers: 4)
+        // What the handshakes sent shares the send slots' buffers (the next write into one would copy
+        // it): let it go, and keep nothing sent from here on.
+        room.media.collect()
+        room.media.outbox.removeAll()
+        room.media.port.keepsSent = false
+        let frames = try room.frames(300)
+        let cameraBytesPerSecond = frames.prefix(30).reduce(0) { $0 + $1.dropLast().reduce(0) { $0 + $1.count } }
+        let media = room.media
+        let sending = AllocationCount.measure {
+            for frame in frames {
+                for packet in frame { media.engine.receive(packet, from: room.publisher.address) }
+                media.engine.drainPacers()
+                media.engine.flush()
+                media.advance(by: 0.033)
+                _ = media.events()
+            }
+        }
+        // Read in place: a copy of the streams would keep their buffers alive.
+        var held = 0
+        var cached = 0
+        if let camera = media.engine.producers["cam"] {
+            for k in camera.streams.indices {
+                held += camera.streams[k].buffer?.bytesHeld ?? 0
+                cached += camera.streams[k].cache.bytesHeld
+            }
+        }
+        let pacers = (1...4).map { media.engine.transports["sub\($0)"]?.downlink.paced.bytesHeld ?? 0 }
+        let idle = AllocationCount.measure {
+            media.advance(by: 6)
+            _ = media.events()
+        }
+        let stopped = AllocationCount.measure {
+            for n in 1...4 {
+                media.apply(.closeConsumer(id: "v\(n)"))
+                media.apply(.closeConsumer(id: "a\(n)"))
+            }
+            media.apply(.closeProducer(id: "cam"))
+            media.apply(.closeProducer(id: "mic"))
+            media.apply(.closeTransport(id: "pub"))
+            for n in 1...4 { media.apply(.closeTransport(id: "sub\(n)")) }
+            _ = media.events()
+        }
+        print(
+            """
+            memory held (camera \(cameraBytesPerSecond / 1000) kB/s, 4 viewers):
+              sending 10 s      \(sending.bytes / 1024) KiB (retransmission buffer \(held / 1024) KiB, \
+            key-frame cache \(cached / 1024) KiB, pacer rings \(pacers.map { $0 / 1024 }) KiB)
+              6 s without media \(idle.bytes / 1024) KiB
+              all closed        \(stopped.bytes / 1024) KiB
+            """)
+        // The retransmission buffer holds two seconds of the camera, and at most half as much again.
+        let hold = Double(cameraBytesPerSecond) * RetransmissionBuffer.hold
+        #expect(Double(held) >= hold && Double(held) <= 1.5 * hold + 32 * 1024, "\(held) B for \(Int(hold)) B")
+        // Sending holds that, the key-frame cache's buffers (the largest picture, 90 frames, and the
+        // slack of their growth), and per viewer a pacer ring (for those paced), a NACK map and a sent
+        // ring; nothing else grows with the streams.
+        let rings = (1...4).reduce(0) { n, _ in n + Consumer.mapSize * MemoryLayout<OutputRecord>.stride }
+        let expected = held + cached + pacers.reduce(0, +) + rings
+        #expect(
+            sending.bytes > Int64(held) && sending.bytes < Int64(expected) + 256 * 1024,
+            "\(sending.bytes) B held sending, \(expected) B in the buffers")
+        // Idle for six seconds: the retransmission buffer and the pacer rings go back.
+        #expect(idle.bytes <= -Int64(held + pacers.reduce(0, +)), "\(idle.bytes) B after six idle seconds")
+        // Closed: everything sending added is gone (and what the transports held before it).
+        #expect(sending.bytes + idle.bytes + stopped.bytes < 0, "\(sending.bytes + idle.bytes + stopped.bytes) B left")
+    }
+}
