@@ -355,11 +355,7 @@ final class Consumer {
     }
 
     /// The record of an output sequence number, if still held.
-    func record(_ output: UInt16) -> OutputRecord? {
-        guard !outputs.isEmpty else { return nil }
-        let r = outputs[Int(output) & (Self.mapSize - 1)]
-        return r.tag == Int32(output) ? r : nil
-    }
+    func record(_ output: UInt16) -> OutputRecord? { SequenceTable.find(output, in: outputs) }
 
     /// Changes the record of an output sequence number (if held): how it was rewritten, or when it
     /// was resent.
@@ -398,7 +394,7 @@ final class Consumer {
 /// tl0, and whether its marker bit was set) and its timestamp, so that a retransmission goes out as
 /// the packet did; and when it was last resent (-1: never), answered again only after a round trip.
 /// 24 bytes.
-struct OutputRecord {
+struct OutputRecord: SequenceRecord {
     var tag: Int32 = -1
     var input: UInt16 = 0
     var stream: UInt8 = 0

@@ -7,12 +7,10 @@ import AtriumCongestion
 /// lets video out at the estimate's pace (`MediaEngine+Pacer`). Owned by the worker thread.
 final class Downlink {
     /// Toward a subscriber that negotiated transport-wide feedback: the next transport-wide sequence
-    /// number, when each one went and how big it was (a ring of 256 to 4096), and the estimate built from the
+    /// number, each sent packet's record (a table of 256 to 4096), and the estimate built from the
     /// feedback (`MediaEngine+Estimation`).
     var sendSequence: UInt16 = 0
-    var sentAt: [Double] = []
-    var sentSize: [Int32] = []
-    var sentTag: [Int32] = []
+    var sent: [SentPacket] = []
     var trend = TrendlineEstimator()
     var rate = RateController()
     var estimating = false
@@ -21,9 +19,8 @@ final class Downlink {
     var feedbackReceived = 0
     var feedbackLost = 0
     var lastLossUpdate: Double = 0
-    /// The probe cluster each sent sequence number belonged to (same ring; -1 none), the estimator
-    /// of their results, when to probe, and the cluster being sent (`MediaEngine+Probing`).
-    var sentCluster: [Int16] = []
+    /// The estimator of the probe clusters' results (each sent packet names its cluster), when to
+    /// probe, and the cluster being sent (`MediaEngine+Probing`).
     var probeEstimator = ProbeBitrateEstimator()
     var probes = ProbeController()
     var probing: ProbeInProgress?
@@ -55,4 +52,13 @@ final class Downlink {
 
     /// Whether something estimates the bandwidth toward this subscriber.
     var hasEstimate: Bool { estimating || rembEstimate }
+}
+
+/// A packet sent toward a subscriber with a transport-wide sequence number: when it went, its size,
+/// and the probe cluster it belonged to (-1: none).
+struct SentPacket: TimedSequenceRecord {
+    var tag: Int32 = -1
+    var size: Int32 = 0
+    var cluster: Int16 = -1
+    var at: Double = 0
 }

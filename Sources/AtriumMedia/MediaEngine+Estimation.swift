@@ -7,7 +7,7 @@ import AtriumUDP
 /// that negotiated transport-cc carries a transport-wide sequence number (written over the
 /// publisher's own element, renumbered, so nothing grows), and the subscriber's feedback drives a
 /// trendline estimator and rate controller per transport, and the probe clusters' packets (tagged in
-/// `sentCluster`) the probe estimator. The estimate goes to the coordinator (`MediaEvent.estimate`),
+/// `SentPacket.cluster`) the probe estimator. The estimate goes to the coordinator (`MediaEvent.estimate`),
 /// whose allocator fits the viewer's layers into it (`MediaEngine+Allocation`).
 extension MediaEngine {
     /// The sent ring starts at 256 packets and doubles (up to 4096) when it would overwrite a packet
@@ -23,11 +23,8 @@ extension MediaEngine {
     @discardableResult
     func numberForEstimation(slot: Int, range: Range<Int>, on t: Transport, cluster: Int16 = -1) -> Int32 {
         guard range.count == 2 else { return -1 }
-        if t.downlink.sentAt.isEmpty {
-            t.downlink.sentAt = [Double](repeating: 0, count: Self.sentRingFirst)
-            t.downlink.sentSize = [Int32](repeating: 0, count: Self.sentRingFirst)
-            t.downlink.sentTag = [Int32](repeating: -1, count: Self.sentRingFirst)
-            t.downlink.sentCluster = [Int16](repeating: -1, count: Self.sentRingFirst)
+        if t.downlink.sent.isEmpty {
+            t.downlink.sent = [SentPacket](repeating: SentPacket(), count: Self.sentRingFirst)
             t.downlink.estimating = true
             t.downlink.rembEstimate = false
         }
@@ -35,35 +32,12 @@ extension MediaEngine {
         t.downlink.sendSequence &+= 1
         egress.tx[slot].payload[range.lowerBound] = UInt8(seq >> 8)
         egress.tx[slot].payload[range.lowerBound + 1] = UInt8(seq & 0xFF)
-        var i = Int(seq) & (t.downlink.sentTag.count - 1)
-        if t.downlink.sentTag[i] >= 0, now - t.downlink.sentAt[i] < Self.sentRingHold,
-            t.downlink.sentTag.count < Self.sentRingMaximum
-        {
-            growSentRing(t.downlink)
-            i = Int(seq) & (t.downlink.sentTag.count - 1)
-        }
-        t.downlink.sentAt[i] = now
-        t.downlink.sentSize[i] = Int32(truncatingIfNeeded: egress.tx[slot].payload.count)
-        t.downlink.sentTag[i] = Int32(seq)
-        t.downlink.sentCluster[i] = cluster
+        let t0 = now
+        let i = SequenceTable.slot(
+            seq, in: &t.downlink.sent, now: t0, hold: Self.sentRingHold, maximum: Self.sentRingMaximum)
+        t.downlink.sent[i] = SentPacket(
+            tag: Int32(seq), size: Int32(truncatingIfNeeded: egress.tx[slot].payload.count), cluster: cluster, at: t0)
         return Int32(seq)
-    }
-
-    /// Twice the sent ring, each packet kept at its place in the larger one.
-    private func growSentRing(_ d: Downlink) {
-        let size = d.sentTag.count * 2
-        var at = [Double](repeating: 0, count: size)
-        var bytes = [Int32](repeating: 0, count: size)
-        var tags = [Int32](repeating: -1, count: size)
-        var clusters = [Int16](repeating: -1, count: size)
-        for i in d.sentTag.indices where d.sentTag[i] >= 0 {
-            let j = Int(d.sentTag[i]) & (size - 1)
-            at[j] = d.sentAt[i]
-            bytes[j] = d.sentSize[i]
-            tags[j] = d.sentTag[i]
-            clusters[j] = d.sentCluster[i]
-        }
-        (d.sentAt, d.sentSize, d.sentTag, d.sentCluster) = (at, bytes, tags, clusters)
     }
 
     /// A subscriber's transport-wide feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01):
@@ -75,21 +49,20 @@ extension MediaEngine {
         // Arrival times in the receiver's clock: the reference (64 ms units) plus 250 us deltas.
         var arrival = Double(fb.referenceTime) * 0.064
         for p in fb.packets {
-            let i = Int(p.sequenceNumber) & (t.downlink.sentTag.count - 1)
-            let known = t.downlink.sentTag[i] == Int32(p.sequenceNumber)
+            let sent = SequenceTable.find(p.sequenceNumber, in: t.downlink.sent)
             guard let delta = p.delta else {
-                if known {
+                if let sent {
                     t.downlink.feedbackLost += 1
-                    probeFeedback(t, ring: i, arrived: nil, now: t0)
+                    probeFeedback(t, sent, arrived: nil, now: t0)
                 }
                 continue
             }
             arrival += Double(delta) * 0.000_25
-            guard known else { continue }
+            guard let sent else { continue }
             t.downlink.feedbackReceived += 1
-            t.downlink.ackedBytes += Int(t.downlink.sentSize[i])
-            _ = t.downlink.trend.packet(sent: t.downlink.sentAt[i], arrived: arrival)
-            probeFeedback(t, ring: i, arrived: arrival, now: t0)
+            t.downlink.ackedBytes += Int(sent.size)
+            _ = t.downlink.trend.packet(sent: sent.at, arrived: arrival)
+            probeFeedback(t, sent, arrived: arrival, now: t0)
         }
         let last = t.downlink.lastRateUpdate ?? t0
         if t.downlink.lastRateUpdate == nil { t.downlink.lastRateUpdate = t0 }
@@ -114,11 +87,11 @@ extension MediaEngine {
     /// A reported packet (nil arrival: lost) of a probe cluster, if it belonged to one: the cluster's
     /// result, once it is complete, raises the estimate (if the rate controller takes it) and tells
     /// the probe controller what was learned.
-    func probeFeedback(_ t: Transport, ring i: Int, arrived: Double?, now t0: Double) {
-        let cluster = Int(t.downlink.sentCluster[i])
+    func probeFeedback(_ t: Transport, _ sent: SentPacket, arrived: Double?, now t0: Double) {
+        let cluster = Int(sent.cluster)
         guard cluster >= 0,
             let probed = t.downlink.probeEstimator.packet(
-                cluster: cluster, sent: t.downlink.sentAt[i], arrived: arrived, size: Int(t.downlink.sentSize[i]),
+                cluster: cluster, sent: sent.at, arrived: arrived, size: Int(sent.size),
                 expectedBytes: t.downlink.probeCluster.cluster == cluster ? t.downlink.probeCluster.bytes : 0)
         else { return }
         let before = t.downlink.rate.estimate

@@ -15,8 +15,8 @@ struct RetransmissionBuffer {
     static let minimumEntries = 64
     static let maximumEntries = 1024
 
-    private struct Entry {
-        var sequence: Int32 = -1
+    struct Entry: TimedSequenceRecord {
+        var tag: Int32 = -1
         var length: Int32 = 0
         /// Where the packet starts, counted in bytes written since the ring began.
         var position = 0
@@ -77,19 +77,13 @@ struct RetransmissionBuffer {
                 offset = 0
             }
         }
-        let old = entries[Int(sequence) & (entries.count - 1)]
-        if old.sequence >= 0 && old.sequence != Int32(sequence) && now - old.at < Self.hold
-            && entries.count < Self.maximumEntries
-        {
-            grow()
-        }
+        let e = SequenceTable.slot(sequence, in: &entries, now: now, hold: Self.hold, maximum: Self.maximumEntries)
         ring.withUnsafeMutableBytes { raw in
             if let base = raw.baseAddress, let source = packet.baseAddress {
                 (base + offset).copyMemory(from: source, byteCount: length)
             }
         }
-        entries[Int(sequence) & (entries.count - 1)] = Entry(
-            sequence: Int32(sequence), length: Int32(length), position: written, at: now)
+        entries[e] = Entry(tag: Int32(sequence), length: Int32(length), position: written, at: now)
         written += length
         heldFrom = max(heldFrom, written - ring.count)
     }
@@ -112,11 +106,10 @@ struct RetransmissionBuffer {
     }
 
     private func entry(_ sequence: UInt16) -> Entry? {
-        guard !entries.isEmpty else { return nil }
-        let e = entries[Int(sequence) & (entries.count - 1)]
+        guard let e = SequenceTable.find(sequence, in: entries) else { return nil }
         // A packet the ring's halving left across its end is not held (it is rare and short-lived).
         let held = e.position >= heldFrom && e.position % ring.count + Int(e.length) <= ring.count
-        return e.sequence == Int32(sequence) && held ? e : nil
+        return held ? e : nil
     }
 
     /// A ring of `size` bytes holding the newest of what this one held, at the same positions.
@@ -138,15 +131,6 @@ struct RetransmissionBuffer {
         }
         ring = next
         heldFrom = from
-    }
-
-    /// Twice the entries, each kept at its place in the larger table.
-    private mutating func grow() {
-        var next = [Entry](repeating: Entry(), count: entries.count * 2)
-        for e in entries where e.sequence >= 0 {
-            next[Int(e.sequence) & (next.count - 1)] = e
-        }
-        entries = next
     }
 }
 
