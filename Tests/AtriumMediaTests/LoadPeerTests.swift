@@ -96,9 +96,23 @@ import Testing
         for s in sequences {
             c.count(PayloadStamp(publisher: 1, source: 0, sequence: s, sentNanoseconds: 0), bytes: 10)
         }
-        #expect(c.sources[0]?.packets == packets)
-        #expect(c.sources[0]?.repeated == repeated)
-        #expect(c.sources[0]?.lost == lost)
+        #expect(c.sources.first?.packets == packets)
+        #expect(c.sources.first?.repeated == repeated)
+        #expect(c.sources.first?.lost == lost)
+    }
+
+    /// A meeting's subscriber gets the same source of several publishers: each is its own stream.
+    @Test func streamsByPublisherAndSource() {
+        var c = ReceiveCounters()
+        for s: UInt32 in [0, 1, 2] {
+            for publisher: UInt32 in [1, 2] {
+                c.count(PayloadStamp(publisher: publisher, source: 3, sequence: s, sentNanoseconds: 0), bytes: 10)
+            }
+        }
+        c.count(PayloadStamp(publisher: 2, source: 4, sequence: 9, sentNanoseconds: 0), bytes: 10)
+        #expect(c.sources.map(\.publisher) == [1, 2, 2])
+        #expect(c.sources.map(\.packets) == [3, 3, 1])
+        #expect(c.sources.map(\.lost) == [0, 0, 0])
     }
 
     @Test func latencyQuantiles() {
