@@ -73,6 +73,21 @@ import Testing
         #expect(s.due == 5_000_000 + 33_333_333)
     }
 
+    /// A simulcast layer's packets carry the mid and the rid (RFC 8852) in one one-byte header
+    /// extension block (RFC 8285), padded to a word; the payload starts after it.
+    @Test func simulcastLayerSendsMidAndRid() {
+        var s = PublisherStream(
+            source: 2, kind: .video, ssrc: 5, payloadType: 96, framesPerSecond: 30, packetsPerFrame: 1,
+            packetSize: 300, midExtension: (id: 1, mid: "0"), ridExtension: (id: 2, rid: "f"))
+        var sent: [[UInt8]] = []
+        s.frames(now: 5_000_000, publisher: 9, packetScale: 1) { sent.append($0) }
+        let p = sent.first ?? []
+        #expect(p.count == 300 && p[0] == 0x90)
+        #expect(Array(p[12..<20]) == [0xBE, 0xDE, 0, 1, 0x10, 0x30, 0x20, 0x66])
+        #expect(RTPPayload.bounds(p)?.start == 20)
+        #expect(PayloadStamp(p, payloadStart: 20, end: p.count)?.source == 2)
+    }
+
     @Test func payloadBoundsSkipExtensionAndPadding() {
         // X=1, P=1: a one-word extension after the header, two bytes of padding at the end.
         var p: [UInt8] = [0xB0, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 0xBE, 0xDE, 0, 1, 0x10, 0x30, 0, 0]
