@@ -163,9 +163,17 @@ def make_rooms(first, count, size, share_every):
 
 # -- the servers ------------------------------------------------------------------------------------
 
+def loopback(sdp, what):
+    """The SDP's transport, after checking that it announces candidates on 127.0.0.1 only (the
+    benchmark's traffic stays on the loopback)."""
+    from media_forward import loopback_candidates_only
+    loopback_candidates_only(sdp, what)
+    return transport(sdp)
+
+
 async def publish_streams(pub_peers, p, answer, ssrcs):
     """Connects the participant's publisher peer to the server's answer and starts its streams."""
-    await pub_peers.call("connect", id=p.pub, **connect_fields(transport(answer), viewer=False))
+    await pub_peers.call("connect", id=p.pub, **connect_fields(loopback(answer, "an answer"), viewer=False))
     await pub_peers.call("publish", id=p.pub, publisher=p.stamp_id,
                          streams=p.streams(ssrcs, answered_mid_extension(answer),
                                            answered_mid_extension(answer, RID_EXTENSION)))
@@ -276,7 +284,8 @@ class PionMeetings(PionProcess):
         local = p.state["local"] = await self.sub_peers.call("open", id=p.sub)
         p.state["pion_sub"] = offered["id"]
         await self.post("/answer", {"id": offered["id"], "sdp": viewer_answer(offered["sdp"], local)})
-        await self.sub_peers.call("connect", id=p.sub, **connect_fields(transport(offered["sdp"]), viewer=True))
+        await self.sub_peers.call("connect", id=p.sub, **connect_fields(loopback(offered["sdp"], "an offer"),
+                                                                         viewer=True))
 
 
 class JanusMeetings:
@@ -332,6 +341,9 @@ class JanusMeetings:
                         jsep={"type": "offer", "sdp": offer, "trickle": False, "rid_order": "lmh"})
         _, answer = await self._event(h, "jsep")
         await publish_streams(self.pub_peers, p, answer["sdp"], ssrcs)
+        # A feed can be subscribed to once its connection is up (before, a join naming it is refused
+        # with "No such feed").
+        await self.session.event(h, kind="webrtcup", timeout=30)
         others = [o for o in p.room.participants if o is not p and "feed" in o.state]
         if others:
             await self._subscribe(p, others)
@@ -356,7 +368,8 @@ class JanusMeetings:
         await s.message(h, {"request": "start"},
                         jsep={"type": "answer", "sdp": viewer_answer(offer["sdp"], p.state["local"]), "trickle": False})
         if first:
-            await self.sub_peers.call("connect", id=p.sub, **connect_fields(transport(offer["sdp"]), viewer=True))
+            await self.sub_peers.call("connect", id=p.sub, **connect_fields(loopback(offer["sdp"], "an offer"),
+                                                                             viewer=True))
         try:
             await self._event(h, "started", "configured", timeout=10)
         except JanusError:
@@ -716,9 +729,9 @@ def main():
     if args.points is None:
         args.points = QUICK_POINTS if args.quick else POINTS
     if args.saturation_rooms is None:
-        args.saturation_rooms = 8
+        args.saturation_rooms = 8 if args.quick else 4
     if args.saturation_first is None:
-        args.saturation_first = 4 if args.quick else 8
+        args.saturation_first = 4
     if args.saturation_max is None:
         args.saturation_max = 20 if args.quick else 160
     if args.quick:
