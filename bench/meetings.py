@@ -65,6 +65,8 @@ QUICK_POINTS = [(2, 2), (2, 4)]
 CLIENT_LIMIT = 0.9          # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
 KEY_FRAME_INTERVAL = 3.0    # the publisher's (PublisherStream.keyFrameInterval)
+MACHINE_WAIT = 0.1          # a server whose threads waited for a CPU this share of a window while using
+                            # under 90 % of its CPUs was held back by other work (as the viewer sweep judges)
 
 # The camera's layers, smallest first: (rid, stamp source, fps, packets per frame, bytes, width, height).
 LAYERS = [("q", 0, 30, 1, 625, 320, 180), ("h", 1, 30, 2, 1050, 640, 360), ("f", 2, 30, 5, 1200, 1280, 720)]
@@ -568,7 +570,8 @@ async def scenario(make_run, rooms_at, args, pinned=None):
                 print(f"  {run.name} {len(rooms)} rooms x {rooms[0].size}: delivered {r['pps']:.0f} of "
                       f"{r['expected_pps']} packets/s, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
                       f"{100 * r['cpu'] / r['elapsed']:.0f} %, subscribers {100 * r['subscribers_cpu']:.0f} %, "
-                      f"publishers {100 * r['publishers_cpu']:.0f} %, server socket drops {r['drops']['server']}; "
+                      f"publishers {100 * r['publishers_cpu']:.0f} %, server socket drops {r['drops']['server']}, "
+                      f"server waited for a CPU {100 * r['waited']['server']:.0f} %; "
                       f"{server_behind(r) or 'server kept up'}; {client_limit(r) or 'clients kept up'}", flush=True)
                 if failed(r):
                     break
@@ -641,6 +644,10 @@ def print_saturation(sat):
             why = f"a failure: {bad['error']}"
         elif client_limit(bad):
             why = f"a client, at {bad['rooms']} rooms: {client_limit(bad)}"
+        elif bad["waited"]["server"] > MACHINE_WAIT and bad["cpu"] / bad["elapsed"] < 0.9 * bad["server_cores"]:
+            why = (f"the machine, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % while the server's "
+                   f"threads waited for a CPU {100 * bad['waited']['server']:.0f} % of the window (server CPU "
+                   f"{100 * bad['cpu'] / bad['elapsed']:.0f} %: other work shares its core)")
         else:
             why = (f"the server, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % "
                    f"{'(' + server_behind(bad) + ') ' if server_behind(bad) else ''}with the clients keeping "
