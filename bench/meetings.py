@@ -571,7 +571,7 @@ async def scenario(make_run, rooms_at, args, pinned=None):
                       f"{r['expected_pps']} packets/s, loss {100 * (r['loss'] or 0):.3f} %, server CPU "
                       f"{100 * r['cpu'] / r['elapsed']:.0f} %, subscribers {100 * r['subscribers_cpu']:.0f} %, "
                       f"publishers {100 * r['publishers_cpu']:.0f} %, server socket drops {r['drops']['server']}, "
-                      f"server waited for a CPU {100 * r['waited']['server']:.0f} %; "
+                      f"server's threads waited for a CPU {100 * r['waited']['server']:.0f} % (summed over them); "
                       f"{server_behind(r) or 'server kept up'}; {client_limit(r) or 'clients kept up'}", flush=True)
                 if failed(r):
                     break
@@ -639,17 +639,17 @@ def print_saturation(sat):
         bad = next((r for r in steps if "error" in r or failed(r)), None)
         best = good[-1] if good else None
         if bad is None:
-            why = "not reached: no loss up to the most rooms tried"
+            why = "not reached: no loss up to the most rooms tried (raise --saturation-max)"
         elif "error" in bad:
-            why = f"a failure: {bad['error']}"
+            why = f"not found, a run failed: {bad['error']}"
         elif client_limit(bad):
-            why = f"a client, at {bad['rooms']} rooms: {client_limit(bad)}"
+            why = f"reached by a client, at {bad['rooms']} rooms: {client_limit(bad)}"
         elif bad["waited"]["server"] > MACHINE_WAIT and bad["cpu"] / bad["elapsed"] < 0.9 * bad["server_cores"]:
-            why = (f"the machine, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % while the server's "
+            why = (f"reached by the machine, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % while the server's "
                    f"threads waited for a CPU {100 * bad['waited']['server']:.0f} % of the window (server CPU "
                    f"{100 * bad['cpu'] / bad['elapsed']:.0f} %: other work shares its core)")
         else:
-            why = (f"the server, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % "
+            why = (f"reached by the server, at {bad['rooms']} rooms: loss {100 * (bad['loss'] or 0):.2f} % "
                    f"{'(' + server_behind(bad) + ') ' if server_behind(bad) else ''}with the clients keeping "
                    f"up (server CPU {100 * bad['cpu'] / bad['elapsed']:.0f} %, {bad['drops']['server']} datagrams "
                    f"dropped on its sockets)")
@@ -670,7 +670,7 @@ def print_saturation(sat):
     t.row("CPUs (Atrium with --media-workers 1)", [r["where"] for r in rows])
     t.print()
     for r in rows:
-        print(f"  {r['name']}: stopped by {r['why']}")
+        print(f"  {r['name']}: limit {r['why']}")
 
 
 async def main_async(args):
