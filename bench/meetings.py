@@ -505,7 +505,8 @@ def client_limit(r):
     if drops > 0:
         notes.append(f"clients' sockets dropped {drops} datagrams")
     if r["sent_pps"] < 0.95 * r["intended_pps"]:
-        notes.append(f"publishers sent {r['sent_pps']:.0f}/{r['intended_pps']} pps")
+        notes.append(f"publishers sent {r['sent_pps']:.0f}/{r['intended_pps']} pps (their thread waited for a CPU "
+                     f"{100 * r['waited']['publishers']:.0f} % of the window)")
     if r["subscribers_cpu"] > CLIENT_LIMIT:
         notes.append(f"subscribers {100 * r['subscribers_cpu']:.0f} %")
     if r["publishers_cpu"] > CLIENT_LIMIT:
@@ -715,7 +716,8 @@ async def main_async(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2x2 and 2x4, a saturation run of 4, 12 and 20 rooms")
+    ap.add_argument("--quick", action="store_true",
+                    help="2x2 and 2x4, a saturation run of 4, 12, 20 ... rooms (8 more a step) up to 44")
     ap.add_argument("--points", type=lambda s: [] if s == "none" else [tuple(int(x) for x in p.split("x"))
                                                                         for p in s.split(",")],
                     default=None, help="comma-separated RxP (default 10x2,10x4,5x8; none: only the saturation run)")
@@ -740,7 +742,7 @@ def main():
     if args.saturation_first is None:
         args.saturation_first = 4
     if args.saturation_max is None:
-        args.saturation_max = 20 if args.quick else 160
+        args.saturation_max = 44 if args.quick else 160
     if args.quick:
         args.seconds = min(args.seconds, 4)
     notes = []
