@@ -479,6 +479,9 @@ async def window(run, pub_peers, sub_peers, participants, seconds):
         return sum(x["packets"] for pid in stats["peers"].values() for x in pid["sent"])
 
     right = sum(1 for p in participants if got(s1, p, since=s0) == p.expected())
+    # Peers whose connection is not up (a publisher that never connected sends nothing).
+    down = {"publishers": sum(1 for p in participants if p1["peers"].get(p.pub, {}).get("state") != "connected"),
+            "subscribers": sum(1 for p in participants if s1["peers"].get(p.sub, {}).get("state") != "connected")}
     expected = sum(rate(source) for p in participants for _, source in p.expected())
     return {
         "elapsed": elapsed, "cpu": cpu1 - cpu0, "delivered": delivered, "lost": lost,
@@ -489,7 +492,7 @@ async def window(run, pub_peers, sub_peers, participants, seconds):
         "us_per_packet": 1e6 * (cpu1 - cpu0) / delivered if delivered else None,
         "subscribers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publishers_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
         "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"],
-        "right_layers": right, "participants": len(participants),
+        "right_layers": right, "participants": len(participants), "down": down,
         "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
         "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
         "server_cores": len(os.sched_getaffinity(run.pid)),
@@ -522,8 +525,17 @@ def server_behind(r):
     return ""
 
 
+def not_connected(r):
+    """The peers whose connection to the server is not up ("" when all are)."""
+    d = r["down"]
+    if not d["publishers"] and not d["subscribers"]:
+        return ""
+    return f"connections not up: {d['publishers']} publishers, {d['subscribers']} subscribers"
+
+
 def failed(r):
-    return (r["loss"] or 0) > LOSS_LIMIT or bool(server_behind(r)) or bool(client_limit(r))
+    return ((r["loss"] or 0) > LOSS_LIMIT or bool(server_behind(r)) or bool(client_limit(r))
+            or bool(not_connected(r)))
 
 
 async def scenario(make_run, rooms_at, args, pinned=None):
@@ -573,7 +585,9 @@ async def scenario(make_run, rooms_at, args, pinned=None):
                       f"{100 * r['cpu'] / r['elapsed']:.0f} %, subscribers {100 * r['subscribers_cpu']:.0f} %, "
                       f"publishers {100 * r['publishers_cpu']:.0f} %, server socket drops {r['drops']['server']}, "
                       f"server's threads waited for a CPU {100 * r['waited']['server']:.0f} % (summed over them); "
-                      f"{server_behind(r) or 'server kept up'}; {client_limit(r) or 'clients kept up'}", flush=True)
+                      f"{server_behind(r) or 'server kept up'}; {client_limit(r) or 'clients kept up'}"
+                      f"{'; ' + not_connected(r) if not_connected(r) else ''}; {complete} of {len(everyone)} got "
+                      f"every stream before the window", flush=True)
                 if failed(r):
                     break
         return results
@@ -609,6 +623,7 @@ def print_point(results):
     t.row("subscribers' CPU (% of one core)", [100 * r["subscribers_cpu"] for r in ok], "{:.0f}")
     t.row("publishers' CPU (% of one core)", [100 * r["publishers_cpu"] for r in ok], "{:.0f}")
     t.row("got exactly the layers asked for", [f"{r['right_layers']}/{r['participants']}" for r in ok])
+    t.row("connections not up", [not_connected(r) or "none" for r in ok])
     t.row("client was the limit", [client_limit(r) or "no" for r in ok])
     t.print()
     targets(ok)
@@ -643,6 +658,8 @@ def print_saturation(sat):
             why = "not reached: no loss up to the most rooms tried (raise --saturation-max)"
         elif "error" in bad:
             why = f"not found, a run failed: {bad['error']}"
+        elif not_connected(bad):
+            why = f"reached at {bad['rooms']} rooms: {not_connected(bad)}"
         elif client_limit(bad):
             why = f"reached by a client, at {bad['rooms']} rooms: {client_limit(bad)}"
         elif bad["waited"]["server"] > MACHINE_WAIT and bad["cpu"] / bad["elapsed"] < 0.9 * bad["server_cores"]:
