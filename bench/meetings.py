@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import os
 import platform
+import random
 import shutil
 import sys
 import tempfile
@@ -72,7 +73,8 @@ MACHINE_WAIT = 0.1          # a server whose threads waited for a CPU this share
 LAYERS = [("q", 0, 30, 1, 625, 320, 180), ("h", 1, 30, 2, 1050, 640, 360), ("f", 2, 30, 5, 1200, 1280, 720)]
 MIC = (3, 50, 1, 120)               # stamp source, packets/s, packets per "frame", bytes
 SCREEN = (4, 15, 6, 1100)
-LOW, HIGH = 0, 2                    # the stamp sources of the layers subscribers ask for
+LOW, HIGH = 0, 2                    # the layers subscribers ask for: their stamp source, index in LAYERS
+                                    # and Janus substream alike
 
 
 def rate(source):
@@ -140,7 +142,6 @@ class Participant:
 
     def offer(self, local):
         """Its publisher offer (simulcast camera, microphone, maybe a share) and the SSRCs it sends."""
-        import random
         ssrcs = {"camera": [random.getrandbits(31) | 1 for _ in LAYERS], "microphone": random.getrandbits(31) | 1,
                  "screen_share": random.getrandbits(31) | 1}
         sections = [("video", f"{self.pub}-camera", None, [layer[0] for layer in LAYERS]),
@@ -160,7 +161,7 @@ class Room:
 
 
 def make_rooms(first, count, size, share_every):
-    return [Room(r, size, r % share_every == 0, 1 + r * 16) for r in range(first, first + count)]
+    return [Room(r, size, r % share_every == 0, 1 + r * size) for r in range(first, first + count)]
 
 
 # -- the servers ------------------------------------------------------------------------------------
