@@ -661,6 +661,10 @@ def print_saturation(sat):
             why = f"not found, a run failed: {bad['error']}"
         elif not_connected(bad):
             why = f"reached at {bad['rooms']} rooms: {not_connected(bad)}"
+        elif (client_limit(bad) and max(bad["subscribers_cpu"], bad["publishers_cpu"]) <= CLIENT_LIMIT
+              and max(bad["waited"]["subscribers"], bad["waited"]["publishers"]) > MACHINE_WAIT):
+            why = (f"reached by the machine, at {bad['rooms']} rooms: {client_limit(bad)}, the clients under "
+                   f"{100 * CLIENT_LIMIT:.0f} % of a core but held back by other work on their CPU")
         elif client_limit(bad):
             why = f"reached by a client, at {bad['rooms']} rooms: {client_limit(bad)}"
         elif bad["waited"]["server"] > MACHINE_WAIT and bad["cpu"] / bad["elapsed"] < 0.9 * bad["server_cores"]:
