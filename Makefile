@@ -209,6 +209,7 @@ bench: bench-deps .build/pion_sfu
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/native_publisher.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/meetings.py
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
 	  --tests e2e/browser/test_whip_page.py

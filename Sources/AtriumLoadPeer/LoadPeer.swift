@@ -59,6 +59,9 @@ public final class LoadPeer {
     /// taken. Off for the load clients, which only count.
     public var keepsReceived = false
     public var received: [[UInt8]] = []
+    /// When the first RTP packet that decrypted arrived (CLOCK_MONOTONIC nanoseconds, the kernel's
+    /// receive time): a benchmark's join latency ends there.
+    public private(set) var firstMediaNanoseconds: UInt64?
 
     private var remote: Remote?
     private var selected: SocketAddress?
@@ -211,6 +214,7 @@ public final class LoadPeer {
             counters.undecryptable += 1
             return
         }
+        if firstMediaNanoseconds == nil { firstMediaNanoseconds = now }
         let plain = UnsafeRawBufferPointer(rebasing: p[0..<min(length, p.count)])
         // At most 4096 waiting: an owner that stopped taking them does not grow without bound.
         if keepsReceived && received.count < 4096 { received.append(Array(plain)) }

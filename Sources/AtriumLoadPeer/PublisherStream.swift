@@ -14,6 +14,10 @@ public struct PublisherStream: Sendable {
     public var packetSize: Int
     /// The `sdes:mid` header extension's id (RFC 8843 section 15) and this stream's mid, when negotiated.
     public let midExtension: (id: UInt8, mid: String)?
+    /// The `sdes:rtp-stream-id` header extension's id (RFC 8852 section 3.1) and this stream's rid: a
+    /// simulcast layer's, sent on every packet beside the mid as Chromium sends them (the server
+    /// learns the layer's SSRC from it).
+    public let ridExtension: (id: UInt8, rid: String)?
 
     public private(set) var sentPackets = 0
     public private(set) var keyFrames = 0
@@ -41,7 +45,7 @@ public struct PublisherStream: Sendable {
 
     public init(
         source: UInt8, kind: Kind, ssrc: UInt32, payloadType: UInt8, framesPerSecond: Double, packetsPerFrame: Int,
-        packetSize: Int, midExtension: (id: UInt8, mid: String)?
+        packetSize: Int, midExtension: (id: UInt8, mid: String)?, ridExtension: (id: UInt8, rid: String)? = nil
     ) {
         self.source = source
         self.kind = kind
@@ -51,19 +55,26 @@ public struct PublisherStream: Sendable {
         self.packetsPerFrame = max(1, packetsPerFrame)
         self.packetSize = min(1200, max(80, packetSize))
         self.midExtension = midExtension
+        self.ridExtension = ridExtension
         sequenceNumber = UInt16(truncatingIfNeeded: ssrc)
         timestamp = ssrc &* 7
-        var ext: [UInt8] = []
-        if let midExtension {
-            // One-byte header extension: 0xBEDE, length in words, elements.
-            let mid = Array(midExtension.mid.utf8.prefix(16))
-            if !mid.isEmpty {
-                var element = [midExtension.id << 4 | UInt8(mid.count - 1)] + mid
-                while element.count % 4 != 0 { element.append(0) }
-                ext = [0xBE, 0xDE, 0, UInt8(element.count / 4)] + element
-            }
+        extensionBytes = Self.oneByteExtensions(
+            [midExtension.map { (id: $0.id, value: $0.mid) }, ridExtension.map { (id: $0.id, value: $0.rid) }]
+                .compactMap { $0 })
+    }
+
+    /// A one-byte header extension block (RFC 8285 section 4.2): 0xBEDE, its length in words, then
+    /// each element (id, length - 1, value of 1 to 16 bytes), padded to a word. Empty without elements.
+    static func oneByteExtensions(_ elements: [(id: UInt8, value: String)]) -> [UInt8] {
+        var body: [UInt8] = []
+        for (id, value) in elements {
+            let bytes = Array(value.utf8.prefix(16))
+            guard !bytes.isEmpty, (1...14).contains(id) else { continue }
+            body += [id << 4 | UInt8(bytes.count - 1)] + bytes
         }
-        extensionBytes = ext
+        guard !body.isEmpty else { return [] }
+        while body.count % 4 != 0 { body.append(0) }
+        return [0xBE, 0xDE, 0, UInt8(body.count / 4)] + body
     }
 
     public mutating func requestKeyFrame() { keyFramePending = true }

@@ -13,9 +13,13 @@ internal import AtriumUDP
 ///   `setup` is this peer's own role (`active`: DTLS client).
 /// - `{"op":"publish","id":"p","publisher":7,"streams":[{"source":0,"kind":"video","ssrc":..,"pt":96,
 ///   "fps":30,"packets":4,"size":1100,"mid":"0","midExt":1}]}`: send these streams once connected.
+///   A simulcast layer adds `"rid":"q","ridExt":2` (the `rtp-stream-id` extension on every packet);
+///   the layers of one camera are streams of their own (SSRC, source in the stamp) with one mid.
 /// - `{"op":"scale","value":2.0}`: multiplies every video stream's packets per frame.
 /// - `{"op":"stats"}`: every peer's state and counters, the publisher's sent counts, this process's
-///   CPU seconds and the latency percentiles since the last `stats` (then reset).
+///   CPU seconds and the latency percentiles since the last `stats` (then reset); per peer its
+///   streams by publisher and source, and `firstMedia`, when its first RTP packet arrived
+///   (CLOCK_MONOTONIC nanoseconds, null before).
 /// - `{"op":"close","id":"v1"}`, `{"op":"quit"}`.
 extension LoadLoop {
     enum ControlError: Error, CustomStringConvertible {
@@ -71,12 +75,16 @@ extension LoadLoop {
                 let ext = s["midExt"]?.int64Value.flatMap(UInt8.init(exactly:)).flatMap { id in
                     s["mid"]?.stringValue.map { (id: id, mid: $0) }
                 }
+                let ridExt = s["ridExt"]?.int64Value.flatMap(UInt8.init(exactly:)).flatMap { id in
+                    s["rid"]?.stringValue.map { (id: id, rid: $0) }
+                }
                 list.append(
                     PublisherStream(
                         source: source, kind: kind, ssrc: ssrc, payloadType: pt,
                         framesPerSecond: bounded(s["fps"], 1...1000) ?? 30,
                         packetsPerFrame: Int(bounded(s["packets"], 1...1000) ?? 1),
-                        packetSize: Int(bounded(s["size"], 80...1200) ?? 1000), midExtension: ext))
+                        packetSize: Int(bounded(s["size"], 80...1200) ?? 1000), midExtension: ext,
+                        ridExtension: ridExt))
             }
             streams[token] = list
             if !publishing.contains(token) { publishing.append(token) }
@@ -143,11 +151,10 @@ extension LoadLoop {
             guard let peer = peers[token] else { continue }
             let c = peer.counters
             var sources: [JSONValue] = []
-            for (i, s) in c.sources.enumerated() {
-                guard let s else { continue }
+            for s in c.sources {
                 sources.append(
                     .object([
-                        "source": .int(Int64(i)), "publisher": .int(Int64(s.publisher)),
+                        "source": .int(Int64(s.source)), "publisher": .int(Int64(s.publisher)),
                         "packets": .int(Int64(s.packets)),
                         "bytes": .int(Int64(s.bytes)), "lost": .int(Int64(s.lost)),
                         "repeated": .int(Int64(s.repeated)),
@@ -165,6 +172,7 @@ extension LoadLoop {
                 "packets": .int(Int64(c.packets)), "bytes": .int(Int64(c.bytes)),
                 "undecryptable": .int(Int64(c.undecryptable)), "unstamped": .int(Int64(c.unstamped)),
                 "rtcp": .int(Int64(c.rtcp)), "sources": .array(sources), "sent": .array(sent),
+                "firstMedia": peer.firstMediaNanoseconds.map { .int(Int64(clamping: $0)) } ?? .null,
             ])
         }
         let p50 = latency.quantile(0.5)

@@ -73,6 +73,21 @@ import Testing
         #expect(s.due == 5_000_000 + 33_333_333)
     }
 
+    /// A simulcast layer's packets carry the mid and the rid (RFC 8852) in one one-byte header
+    /// extension block (RFC 8285), padded to a word; the payload starts after it.
+    @Test func simulcastLayerSendsMidAndRid() {
+        var s = PublisherStream(
+            source: 2, kind: .video, ssrc: 5, payloadType: 96, framesPerSecond: 30, packetsPerFrame: 1,
+            packetSize: 300, midExtension: (id: 1, mid: "0"), ridExtension: (id: 2, rid: "f"))
+        var sent: [[UInt8]] = []
+        s.frames(now: 5_000_000, publisher: 9, packetScale: 1) { sent.append($0) }
+        let p = sent.first ?? []
+        #expect(p.count == 300 && p[0] == 0x90)
+        #expect(Array(p[12..<20]) == [0xBE, 0xDE, 0, 1, 0x10, 0x30, 0x20, 0x66])
+        #expect(RTPPayload.bounds(p)?.start == 20)
+        #expect(PayloadStamp(p, payloadStart: 20, end: p.count)?.source == 2)
+    }
+
     @Test func payloadBoundsSkipExtensionAndPadding() {
         // X=1, P=1: a one-word extension after the header, two bytes of padding at the end.
         var p: [UInt8] = [0xB0, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 0xBE, 0xDE, 0, 1, 0x10, 0x30, 0, 0]
@@ -96,9 +111,23 @@ import Testing
         for s in sequences {
             c.count(PayloadStamp(publisher: 1, source: 0, sequence: s, sentNanoseconds: 0), bytes: 10)
         }
-        #expect(c.sources[0]?.packets == packets)
-        #expect(c.sources[0]?.repeated == repeated)
-        #expect(c.sources[0]?.lost == lost)
+        #expect(c.sources.first?.packets == packets)
+        #expect(c.sources.first?.repeated == repeated)
+        #expect(c.sources.first?.lost == lost)
+    }
+
+    /// A meeting's subscriber gets the same source of several publishers: each is its own stream.
+    @Test func streamsByPublisherAndSource() {
+        var c = ReceiveCounters()
+        for s: UInt32 in [0, 1, 2] {
+            for publisher: UInt32 in [1, 2] {
+                c.count(PayloadStamp(publisher: publisher, source: 3, sequence: s, sentNanoseconds: 0), bytes: 10)
+            }
+        }
+        c.count(PayloadStamp(publisher: 2, source: 4, sequence: 9, sentNanoseconds: 0), bytes: 10)
+        #expect(c.sources.map(\.publisher) == [1, 2, 2])
+        #expect(c.sources.map(\.packets) == [3, 3, 1])
+        #expect(c.sources.map(\.lost) == [0, 0, 0])
     }
 
     @Test func latencyQuantiles() {

@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The publisher's three sources: (source index in the stamp, signaling source, kind, payload type).
 SOURCES = [(0, "camera", "video", 96), (1, "screen_share", "video", 96), (2, "microphone", "audio", 111)]
 MID_EXTENSION = "urn:ietf:params:rtp-hdrext:sdes:mid"
+RID_EXTENSION = "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
 
 
 def viewers_binary():
@@ -160,12 +161,45 @@ def publisher_offer(local, ssrcs, mid_extension_id=1):
     return "\r\n".join(out) + "\r\n"
 
 
-def answered_mid_extension(answer):
-    """The id the answer gives the mid header extension (None when it dropped it)."""
+def answered_mid_extension(answer, uri=MID_EXTENSION):
+    """The id the answer gives the mid header extension, or the one named by `uri` (None when it
+    dropped it)."""
     for line in answer.replace("\r\n", "\n").split("\n"):
-        if line.startswith("a=extmap:") and line.split()[-1] == MID_EXTENSION:
+        if line.startswith("a=extmap:") and line.split()[-1] == uri:
             return int(line[len("a=extmap:"):].split()[0].split("/")[0])
     return None
+
+
+def simulcast_offer(local, sections, mid_extension_id=1, rid_extension_id=2):
+    """A publisher's offer of `sections`, each `(kind, track name, ssrc, rids)` in mid order ("0",
+    "1", ...): VP8 or Opus, send-only, one BUNDLE transport, `a=setup:actpass`. A video section with
+    `rids` is a simulcast camera as Chromium offers one: the `rtp-stream-id` extension beside the
+    mid's, `a=rid:<rid> send` per layer and `a=simulcast:send` with the rids in the given order (the
+    smallest first, as an application lists its encodings), and no `a=ssrc` lines (each layer's SSRC
+    is learned from its packets); the others carry their SSRC."""
+    mids = " ".join(str(i) for i in range(len(sections)))
+    out = ["v=0", f"o=- {random.getrandbits(48)} 1 IN IP4 127.0.0.1", "s=-", "t=0 0",
+           f"a=group:BUNDLE {mids}", "a=msid-semantic: WMS loadpub"]
+    for i, (kind, name, ssrc, rids) in enumerate(sections):
+        pt = 96 if kind == "video" else 111
+        out.append(f"m={kind} {local['port']} UDP/TLS/RTP/SAVPF {pt}")
+        out.append("c=IN IP4 127.0.0.1")
+        out.append(f"a=mid:{i}")
+        out += _local_lines(local, "actpass")
+        out += ["a=sendonly", "a=rtcp-mux", "a=rtcp-rsize", f"a=extmap:{mid_extension_id} {MID_EXTENSION}"]
+        if kind == "video":
+            if rids:
+                out.append(f"a=extmap:{rid_extension_id} {RID_EXTENSION}")
+            out += [f"a=rtpmap:{pt} VP8/90000", f"a=rtcp-fb:{pt} nack pli", f"a=rtcp-fb:{pt} ccm fir"]
+        else:
+            out += [f"a=rtpmap:{pt} opus/48000/2", f"a=fmtp:{pt} minptime=10;useinbandfec=1"]
+        out.append(f"a=msid:loadpub {name}")
+        if rids:
+            out += [f"a=rid:{rid} send" for rid in rids] + [f"a=simulcast:send {';'.join(rids)}"]
+        else:
+            out += [f"a=ssrc:{ssrc} cname:loadpub", f"a=ssrc:{ssrc} msid:loadpub {name}"]
+        out += _candidate(local)
+    return "\r\n".join(out) + "\r\n"
 
 
 def connect_fields(remote, *, viewer):

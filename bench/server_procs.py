@@ -1,0 +1,136 @@
+"""What the side-by-side benchmarks (bench/viewers_sweep.py, bench/meetings.py) share about the
+processes they run: a process's CPU time, RSS, run-queue wait, pinning and nice values, and the pion
+SFU (bench/pion_sfu, built by `make pion-sfu`) started and spoken to over its HTTP API."""
+import asyncio
+import json
+import os
+import subprocess
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def runqueue_wait(pid):
+    """Seconds the process's threads spent runnable but waiting for a CPU (the second field of
+    /proc/PID/task/TID/schedstat, summed over the threads: the server's media workers, the load
+    clients' one thread)."""
+    total = 0.0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def usable_cores():
+    return len(os.sched_getaffinity(0))
+
+
+def pin(pid, cpus):
+    """Restricts every thread of `pid` to `cpus` (threads it starts later inherit it): `taskset -a -p`."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass      # a thread that just ended
+
+
+def autogroup_nice(nice):
+    """Sets the nice value of this session's scheduler autogroup (Linux with sched_autogroup_enabled:
+    nice values rank threads only within their autogroup, so this is what ranks the servers and clients,
+    which run in this script's session, against other work on the machine). Returns the old value, or
+    None where there are no autogroups."""
+    try:
+        with open("/proc/self/autogroup") as f:
+            old = int(f.read().split("nice")[1])
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+        return old
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def prioritize(pid, nice):
+    """Sets the nice value of every thread of `pid` (threads it starts later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+        except OSError:
+            pass
+
+
+def pinning():
+    """(server CPUs, client CPUs) for the pinned saturation run: the first usable CPU for the server,
+    the others for the clients; None with fewer than two."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return ({cpus[0]}, set(cpus[1:])) if len(cpus) > 1 else None
+
+
+PION_SFU = os.environ.get("ATRIUM_PION_SFU", os.path.join(ROOT, ".build", "pion_sfu"))
+
+
+def pion_missing():
+    """Why the pion SFU cannot run, or None (`make pion-sfu` builds it from Debian's Go packages)."""
+    return None if os.access(PION_SFU, os.X_OK) else f"{PION_SFU} is missing: make pion-sfu (or --skip pion)"
+
+
+def pion_version():
+    """The Debian version of pion/webrtc v3 the SFU was built from."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "golang-github-pion-webrtc.v3-dev"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "?"
+
+
+class PionProcess:
+    """The pion SFU process on a free port: `await launch()`, `await post(path, body)` (JSON both
+    ways), `await stop()`."""
+    name = "pion"
+
+    def __init__(self):
+        self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    async def launch(self):
+        self.proc = subprocess.Popen([PION_SFU, "-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        line = await asyncio.to_thread(self.proc.stdout.readline)
+        if not line.startswith("listening port="):
+            raise RuntimeError(f"pion_sfu did not start: {line!r}")
+        self.port = int(line.split("=")[1])
+
+    def _post(self, path, body):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
+
+    async def post(self, path, body):
+        return await asyncio.to_thread(self._post, path, body)
+
+    async def stop(self):
+        from side_by_side import stop_process
+        stop_process(self.proc)
