@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+from side_by_side import percentile
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = [
     "e2e/browser/test_bandwidth.py",                 # shaped link: gaps, loss, time back; a step down
@@ -28,11 +30,6 @@ SCENARIOS = [
     "e2e/browser/test_firewalls.py::test_a_viewer_without_udp_receives_camera_and_share_over_ice_tcp",
     "e2e/browser/test_key_frame_cache.py",           # late join of a static screen
 ]
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))]
 
 
 def main():

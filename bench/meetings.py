@@ -58,7 +58,7 @@ from native_peer import (RID_EXTENSION, AtriumViewer, NativePeers, answered_mid_
                          connect_fields, simulcast_offer, transport, viewer_answer, viewers_binary)
 from server_procs import (PionProcess, autogroup_nice, cpu_seconds, pin, pinning, pion_missing,   # noqa: E402
                           pion_version, prioritize, rss_kib, runqueue_wait)
-from side_by_side import Table   # noqa: E402
+from side_by_side import Table, percentile   # noqa: E402
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 POINTS = [(10, 2), (10, 4), (5, 8)]
@@ -435,13 +435,6 @@ def totals(stats, participants):
     return packets, lost
 
 
-def percentile(values, q):
-    if not values:
-        return None
-    v = sorted(values)
-    return v[min(len(v) - 1, max(0, int(round(q * len(v) + 0.5)) - 1))]
-
-
 def join_latencies(stats, participants):
     """Milliseconds from each participant's first request to its first media packet, but the first
     of each room; None for one that got nothing."""
@@ -576,8 +569,8 @@ async def scenario(make_run, rooms_at, args, pinned=None):
             r = await window(run, pub_peers, sub_peers, everyone, args.seconds)
             r.update(name=run.name, rooms=len(rooms), size=rooms[0].size, complete=complete,
                      rss_per_participant=(rss - rss_before) / len(everyone), joined_in=joined_in,
-                     join_p50=percentile([j for j in joins if j is not None], 0.5),
-                     join_p99=percentile([j for j in joins if j is not None], 0.99),
+                     join_p50=percentile([j for j in joins if j is not None], 50),
+                     join_p99=percentile([j for j in joins if j is not None], 99),
                      join_missing=sum(1 for j in joins if j is None), pinned=pinned)
             results.append(r)
             if len(rooms_at) > 1:

@@ -1,6 +1,14 @@
-"""What the benchmarks share: stopping a server process, and the side-by-side table of figures with
-Atrium/Janus ratios that both print."""
+"""What the benchmarks share: stopping a server process, a percentile, and the side-by-side table of
+figures with Atrium/Janus ratios that both print."""
 import subprocess
+
+
+def percentile(values, p):
+    """The nearest-rank percentile of `values` (p in 0..100); None when there are none."""
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, int(round(p / 100 * len(v) + 0.5)) - 1))]
 
 
 def stop_process(proc):
