@@ -25,7 +25,7 @@ PYTHON ?= python3
 BIN := .build/debug/atrium
 ATRIUM_FLAGS ?= --dev
 
-.PHONY: all deps test-deps bench-deps pion-sfu build run test preflight unit integration netns browser tsan fuzz fuzz-build fuzz-smoke fuzz-replay sanitized-builds tsan-build tsan-run bench lint format clean
+.PHONY: all deps test-deps bench-deps pion-sfu build run test preflight unit integration netns browser tsan fuzz fuzz-build fuzz-smoke bench lint format clean
 
 all: build
 
@@ -74,18 +74,12 @@ run: build
 	$(BIN) serve $(ATRIUM_FLAGS)
 
 ## Every test, each case once, in stages whose durations are printed (e2e/stages.sh): a preflight that
-## names whatever is missing, lint, Swift unit tests, the integration suite against the real server and
-## the lossy-link suite in a loopback-only network namespace (meanwhile the fuzz targets and the
-## ThreadSanitizer server build in the background at nice 19: those suites leave about a core idle),
-## then the fuzz corpora and a fixed-seed fuzz run, the signaling and media suites against the
-## ThreadSanitizer build, and the browser suite in its own namespace. ATRIUM_GATE=1: a skipped test
-## fails unless e2e/allowed-skips.txt lists it with its reason.
+## names whatever is missing, lint, Swift unit tests, the fuzz corpora and a fixed-seed fuzz run, the
+## signaling and media suites against a ThreadSanitizer build, the rest of the integration suite against
+## the real server, then the lossy-link suite and the browser suite, each in a loopback-only network
+## namespace. ATRIUM_GATE=1: a skipped test fails unless e2e/allowed-skips.txt lists it with its reason.
 test: test-deps
-	@ATRIUM_GATE=1 bash e2e/stages.sh preflight build lint unit bg:sanitized-builds integration netns \
-	  wait:sanitized-builds fuzz-replay tsan-run browser
-
-## The fuzz targets and the ThreadSanitizer server (each in its own build directory).
-sanitized-builds: fuzz-build tsan-build
+	@ATRIUM_GATE=1 bash e2e/stages.sh preflight build lint unit fuzz-smoke tsan integration netns browser
 
 preflight:
 	@bash e2e/preflight.sh "$(FUZZ_RT)"
@@ -127,13 +121,8 @@ browser: test-deps build
 ## signaling thread, the workers and the pipe between them) and `tsan_cluster` (the cluster's signaling
 ## relay: the Redis subscriber thread handing inbox messages to the service thread). A reported race
 ## makes the server exit 66 and the test fail. These cases run here only, not again in `integration`.
-tsan: test-deps tsan-build
-	@$(MAKE) --no-print-directory tsan-run
-
-tsan-build: deps
+tsan: test-deps
 	$(SWIFT) build --sanitize=thread --build-path .build-tsan --product atrium
-
-tsan-run:
 	ATRIUM_BIN=.build-tsan/debug/atrium TSAN_OPTIONS="halt_on_error=1 exitcode=66" ATRIUM_TEST_MEDIA_WORKERS=2 \
 	  $(PYTHON) -m pytest -q -n 3 --dist loadfile e2e/integration -m "tsan or tsan_cluster"
 
@@ -160,9 +149,6 @@ fuzz: fuzz-build
 ## into the repository). Random, timed campaigns are `make fuzz`.
 FUZZ_SMOKE_RUNS ?= 20000
 fuzz-smoke: fuzz-build
-	@$(MAKE) --no-print-directory fuzz-replay
-
-fuzz-replay:
 	@scratch=$$(mktemp -d); for t in $(FUZZ_TARGETS); do mkdir -p $$scratch/$$t; \
 	  .build-fuzz/release/Fuzz$$t -seed=1 -runs=$(FUZZ_SMOKE_RUNS) -max_len=4096 $$scratch/$$t Fuzz/Corpus/$$t 2>&1 \
 	  | grep -E "^Done|ERROR|SUMMARY|INITED" | sed "s/^/Fuzz$$t: /"; \
