@@ -8,12 +8,17 @@ import AtriumSFrame
 /// SDK's messages on the data topic `atrium.e2ee`, so pages and native clients roll together.
 /// - `hello`: an ECDH P-256 public key and its HMAC under a key from index 0's secret, bound to the
 ///   sender's id: only a holder of the passphrase proves a key.
-/// - `key`: a random secret under the next index, AES-GCM-wrapped under HKDF of the two members' ECDH;
-///   `ack`: held; `send`: everyone sends with it. The lowest participant id leads.
+/// - `keys`: a secret under a key index, AES-GCM-wrapped for each member under HKDF of the two members'
+///   ECDH (many members to a message); `ack`: held; `send`: everyone sends with it. The member that
+///   joined first leads.
 struct KeyRotation {
     static let topic = "atrium.e2ee"
     /// How long the leader waits for every member to hold a new key before all switch (a hang guard).
     static let ackWait: Duration = .seconds(5)
+    /// Wrapped secrets per `keys` message: about 125 bytes each, well under a data message's 16 KiB.
+    static let wrapsPerMessage = 60
+    /// A message refused by the data rate limit is sent again after a second, this many times at most.
+    static let rateLimitedRetries = 10
 
     let pair: ECDHP256
     let auth: [UInt8]
@@ -24,6 +29,8 @@ struct KeyRotation {
     var departed: Set<ParticipantID> = []
     /// A roll this client leads: its key index and the members yet to hold it.
     var waiting: (index: UInt64, pending: Set<ParticipantID>)?
+    /// The messages sent so far, in order: each waits for the one before.
+    var outbox: Task<Void, Never>?
 }
 
 extension AtriumRoom {
@@ -62,51 +69,84 @@ extension AtriumRoom {
         guard let pair = ECDHP256(), let auth = ring.authKey else {
             throw AtriumError(code: "e2ee_failed", message: "no ECDH key pair")
         }
+        rotation = KeyRotation(pair: pair, auth: auth, hello: Self.hello(pair, auth: auth, me: me.id))
+        try await sendData(topic: KeyRotation.topic, payload: rotation?.hello ?? "")
+    }
+
+    /// After a rejoin (a new participant id): this client's key proven again under the new id, to the
+    /// room; members answer as to a newcomer, and the leader hands it the key in use.
+    func announceAgain() {
+        guard let rotation, let me else { return }
+        var next = KeyRotation(
+            pair: rotation.pair, auth: rotation.auth, hello: Self.hello(rotation.pair, auth: rotation.auth, me: me.id))
+        next.departed = rotation.departed
+        next.outbox = rotation.outbox
+        self.rotation = next
+        rotationSend([next.hello], to: nil)
+    }
+
+    /// A `hello`: this client's public key and its proof under `me`.
+    static func hello(_ pair: ECDHP256, auth: [UInt8], me: ParticipantID) -> String {
         let pub = pair.publicKey
-        let mac = HMACSHA256.authenticate(Array("\(me.id.rawValue)/".utf8) + pub, key: auth)
-        let hello = Self.message([
-            "t": .string("hello"), "pub": .string(Base64.encode(pub)), "mac": .string(Base64.encode(mac)),
-        ])
-        rotation = KeyRotation(pair: pair, auth: auth, hello: hello)
-        try await sendData(topic: KeyRotation.topic, payload: hello)
+        let mac = HMACSHA256.authenticate(Array("\(me.rawValue)/".utf8) + pub, key: auth)
+        return message(["t": .string("hello"), "pub": .string(Base64.encode(pub)), "mac": .string(Base64.encode(mac))])
     }
 
     static func message(_ o: JSONObject) -> String { JSONValue.object(o).serialized() }
 
-    /// Rotation's messages to one member (or the room), in order.
-    func rotationSend(_ payloads: [String], to member: ParticipantID?) {
-        Task {
+    /// Rotation's messages to some members (or the room), sent after every one before them; one refused by
+    /// the data rate limit is sent again a second later.
+    func rotationSend(_ payloads: [String], to members: [ParticipantID]?) {
+        guard rotation != nil else { return }
+        let previous = rotation?.outbox
+        rotation?.outbox = Task {
+            await previous?.value
             for p in payloads {
-                _ = try? await self.sendData(topic: KeyRotation.topic, payload: p, to: member.map { [$0] })
+                for _ in 0...KeyRotation.rateLimitedRetries {
+                    do throws(AtriumError) {
+                        _ = try await self.sendData(topic: KeyRotation.topic, payload: p, to: members)
+                        break
+                    } catch  where error.code == "data_rate_limited" {
+                        try? await Task.sleep(for: .seconds(1))
+                    } catch {
+                        break
+                    }
+                }
             }
         }
     }
 
-    /// Whether this client leads: the lowest id among the proven members (but a newcomer's, which
-    /// holds no key to hand out yet).
-    func leads(except newcomer: ParticipantID? = nil) -> Bool {
-        guard let me, let rotation else { return false }
-        return rotation.members.keys.allSatisfy { $0 == newcomer || me.id.rawValue < $0.rawValue }
+    /// Whether this client leads: the one in the room that joined first, which every member works out
+    /// alike from the server's order, so two never roll at once.
+    func leads() -> Bool {
+        guard let me, let rotation, let mine = joinRank[me.id] else { return false }
+        return !participants.keys.contains { !rotation.departed.contains($0) && (joinRank[$0] ?? .max) < mine }
     }
 
     static func wrapAAD(from: ParticipantID, to: ParticipantID, index: UInt64) -> [UInt8] {
         Array("Atrium E2EE wrap \(from.rawValue)>\(to.rawValue)/\(index)".utf8)
     }
 
-    /// The secret of `index` wrapped for `member`, as a `key` message.
-    func keyMessage(_ index: UInt64, for member: ParticipantID, send: Bool) -> String? {
-        guard let me, let wrap = rotation?.members[member], let secret = keys?.secret(index) else { return nil }
-        let iv = SecureRandom.bytes(12)
-        guard
-            let sealed = AESGCM.seal(
-                key: wrap, nonce: iv, aad: Self.wrapAAD(from: me.id, to: member, index: index), plaintext: secret)
-        else { return nil }
-        var o: JSONObject = [
-            "t": .string("key"), "index": .int(Int64(index)), "iv": .string(Base64.encode(iv)),
-            "data": .string(Base64.encode(sealed)),
-        ]
-        if send { o["send"] = .bool(true) }
-        return Self.message(o)
+    /// The secret of `index` wrapped for each of `members` (those proven), as `keys` messages.
+    func keysMessages(_ index: UInt64, for members: [ParticipantID], send: Bool) -> [String] {
+        guard let me, let rotation, let secret = keys?.secret(index) else { return [] }
+        var wraps: [(String, JSONValue)] = []
+        for member in members {
+            let iv = SecureRandom.bytes(12)
+            guard let wrap = rotation.members[member],
+                let sealed = AESGCM.seal(
+                    key: wrap, nonce: iv, aad: Self.wrapAAD(from: me.id, to: member, index: index), plaintext: secret)
+            else { continue }
+            wraps.append(
+                (member.rawValue, .object(["iv": .string(Base64.encode(iv)), "data": .string(Base64.encode(sealed))])))
+        }
+        return stride(from: 0, to: wraps.count, by: KeyRotation.wrapsPerMessage).map { start in
+            var some = JSONObject()
+            for (id, wrap) in wraps[start..<min(start + KeyRotation.wrapsPerMessage, wraps.count)] { some[id] = wrap }
+            var o: JSONObject = ["t": .string("keys"), "index": .int(Int64(index)), "wraps": .object(some)]
+            if send { o["send"] = .bool(true) }
+            return Self.message(o)
+        }
     }
 
     /// A rotation message from another member.
@@ -133,18 +173,18 @@ extension AtriumRoom {
             // and the one being rolled to, if a roll waits (the newcomer's ack joins it).
             guard d.to == nil, !known else { return }
             var out = [rotation.hello]
-            if leads(except: from) {
-                if keys.sendIndex > 0, let key = keyMessage(keys.sendIndex, for: from, send: true) { out.append(key) }
-                if let waiting = rotation.waiting, let key = keyMessage(waiting.index, for: from, send: false) {
+            if leads() {
+                if keys.sendIndex > 0 { out += keysMessages(keys.sendIndex, for: [from], send: true) }
+                if let waiting = rotation.waiting {
                     self.rotation?.waiting?.pending.insert(from)
-                    out.append(key)
+                    out += keysMessages(waiting.index, for: [from], send: false)
                 }
             }
-            rotationSend(out, to: from)
-        case "key":
-            guard let index, let wrap = rotation.members[from],
-                let iv = body["iv"]?.stringValue.flatMap(Base64.decode),
-                let data = body["data"]?.stringValue.flatMap(Base64.decode),
+            rotationSend(out, to: [from])
+        case "keys":
+            guard let index, let wrap = rotation.members[from], let mine = body["wraps"]?[me.id.rawValue],
+                let iv = mine["iv"]?.stringValue.flatMap(Base64.decode),
+                let data = mine["data"]?.stringValue.flatMap(Base64.decode),
                 let secret = AESGCM.open(
                     key: wrap, nonce: iv, aad: Self.wrapAAD(from: from, to: me.id, index: index), sealed: data)
             else { return }
@@ -153,7 +193,7 @@ extension AtriumRoom {
             if body["send"]?.boolValue == true {
                 if keys.send(index) { publish(.e2eeKey(index: index)) }
             } else {
-                rotationSend([Self.message(["t": .string("ack"), "index": .int(Int64(index))])], to: from)
+                rotationSend([Self.message(["t": .string("ack"), "index": .int(Int64(index))])], to: [from])
             }
         case "ack":
             guard let index, var waiting = rotation.waiting, waiting.index == index else { return }
@@ -179,9 +219,7 @@ extension AtriumRoom {
         let index = keys.maxIndex + 1
         keys.add(secret: SecureRandom.bytes(32), index: index, send: false)
         rotation?.waiting = (index, Set(members))
-        for member in members {
-            if let key = keyMessage(index, for: member, send: false) { rotationSend([key], to: member) }
-        }
+        rotationSend(keysMessages(index, for: Array(members), send: false), to: nil)
         if members.isEmpty {
             finishRoll(index)
             return

@@ -31,6 +31,9 @@ public actor AtriumRoom {
     /// Pending share requests (hosts and cohosts).
     public private(set) var requests: [ShareRequestInfo] = []
     public private(set) var connection: ConnectionState = .disconnected
+    /// Everyone in the room (this client too) by the order they joined, as the server lists them: the
+    /// first leads key rotation.
+    var joinRank: [ParticipantID: Int] = [:]
     var resumeToken: String?
     var joinOptions = JoinOptions()
     /// End-to-end encryption: the secret (`join(_:e2ee:)`), the keyring made of it in an encrypted
@@ -166,9 +169,18 @@ public actor AtriumRoom {
         room = snap.room
         me = snap.participant
         participants = Dictionary(snap.participants.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        // The snapshot lists the others in the order they joined. At a join this client comes last; at
+        // a resume it keeps its place, and those who joined meanwhile come after everyone known.
+        if joinRank[snap.participant.id] == nil { joinRank = [:] }
+        for p in snap.participants { rankJoined(p.id) }
+        rankJoined(snap.participant.id)
         shares = snap.shares
         requests = snap.requests ?? []
         resumeToken = snap.resumeToken
+    }
+
+    func rankJoined(_ id: ParticipantID) {
+        if joinRank[id] == nil { joinRank[id] = joinRank.count }
     }
 
     func setConnection(_ c: ConnectionState) {
@@ -277,6 +289,7 @@ public actor AtriumRoom {
         switch e {
         case .participantJoined(let p), .participantUpdated(let p):
             if p.id == me?.id { me = p } else { participants[p.id] = p }
+            rankJoined(p.id)
         case .participantLeft(let id, _):
             participants[id] = nil
         case .trackPublished(let t):
@@ -371,6 +384,9 @@ public actor AtriumRoom {
         var options = joinOptions
         options.subscriberOffer = await media?.keptSubscriberOffer()
         _ = try await enter(.join(options))
+        // Frames carry keys derived for their sender's id: the new one from now on.
+        if encrypting, let media, let keys, let me { _ = await media.encryptFrames(with: keys, sender: me.id) }
+        announceAgain()
         publish(.rejoined)
     }
 }

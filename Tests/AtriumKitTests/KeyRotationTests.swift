@@ -86,6 +86,76 @@ import Testing
         for room in [alice, bob, dave, eve] { await room.leave() }
     }
 
+    /// The member that joined first leads, whatever the ids: every member works it out alike, so two
+    /// never roll different keys under one index. A room past the data rate limit's burst (60 messages)
+    /// still rolls together: the leader wraps the key for many members in one `keys` message.
+    @Test func aLargeRoomRollsTogetherLedByItsFirstMember() async throws {
+        #expect(try server.createRoom(#"{"name":"large","e2ee":true,"maxParticipants":100}"#) == 201)
+        var rooms: [AtriumRoom] = []
+        for i in 0..<64 {
+            let room = AtriumRoom(url: server.url, token: try server.token("large", "member\(i)"))
+            try await room.join(e2ee: .passphrase("shared"), rotateOnLeave: true)
+            rooms.append(room)
+        }
+        for room in rooms {
+            try await until("63 proven members") { await room.rotation?.members.count == 63 }
+        }
+        var leaders: [Bool] = []
+        for room in rooms { leaders.append(await room.leads()) }
+        #expect(leaders == [true] + Array(repeating: false, count: 63))
+        // 63 wrapped secrets go in two messages, each within a data message's 16 KiB.
+        let members = try #require(await rooms[0].rotation?.members.keys)
+        let batches = await rooms[0].keysMessages(0, for: Array(members), send: false)
+        #expect(batches.count == 2)
+        #expect(batches.allSatisfy { $0.utf8.count <= 16384 })
+        // One that is not the leader leaves: the first roll is led by rooms[0].
+        await rooms[1].leave()
+        let stayed = [rooms[0]] + rooms[2...]
+        for room in stayed { try await until("key 1 in use") { await room.e2eeKeyIndex == 1 } }
+        let rolled = try #require(await rooms[0].keys?.secret(1))
+        for room in stayed { #expect(await room.keys?.secret(1) == rolled) }
+        #expect(await rooms[1].keys?.secret(1) == nil)
+        // The leader leaves: the next to have joined leads the second roll.
+        await rooms[0].leave()
+        try await until("the next to have joined leads") { await rooms[2].leads() }
+        for room in rooms[2...] { try await until("key 2 in use") { await room.e2eeKeyIndex == 2 } }
+        let second = try #require(await rooms[2].keys?.secret(2))
+        for room in rooms[2...] { #expect(await room.keys?.secret(2) == second) }
+        for room in rooms[2...] { await room.leave() }
+    }
+
+    /// A client that joins again under a new participant id (its session lost: `moved`, or the server
+    /// forgot it) proves its key again under that id; the leader hands it the key the room rolled to
+    /// when its old id left, and its frames are keyed for the new id.
+    @Test func aRejoinIsAnnouncedAgain() async throws {
+        #expect(try server.createRoom(#"{"name":"rejoin","e2ee":true}"#) == 201)
+        var rooms: [AtriumRoom] = []
+        for name in ["alice", "bob", "carol"] {
+            let room = AtriumRoom(url: server.url, token: try server.token("rejoin", name))
+            try await room.join(e2ee: .passphrase("shared"), rotateOnLeave: true)
+            rooms.append(room)
+        }
+        let (alice, bob, carol) = (rooms[0], rooms[1], rooms[2])
+        for room in rooms { try await until("two proven members") { await room.rotation?.members.count == 2 } }
+        let before = try #require(await bob.me?.id)
+        // As after close 4104 `moved`: a new socket and a join; the old session is replaced.
+        await bob.closed(code: SignalCloseCode.moved, reason: "moved")
+        try await until("bob under a new id") {
+            let (id, state) = (await bob.me?.id, await bob.connection)
+            return id != before && state == .connected
+        }
+        let after = try #require(await bob.me?.id)
+        for room in [alice, carol] {
+            try await until("key 1 in use") { await room.e2eeKeyIndex == 1 }
+            try await until("bob proven again") { await room.rotation?.members[after] != nil }
+            #expect(await room.rotation?.members[before] == nil)
+        }
+        try await until("bob handed key 1") { await bob.e2eeKeyIndex == 1 }
+        let rolled = try #require(await alice.keys?.secret(1))
+        #expect(await bob.keys?.secret(1) == rolled)
+        for room in rooms { await room.leave() }
+    }
+
     /// A client given a passphrase refuses a room the server says is not encrypted: it never sends in
     /// clear on the server's word.
     @Test func aPassphraseForAPlainRoomIsRefused() async throws {

@@ -176,6 +176,10 @@ export const SCREEN_ENCODINGS = Object.freeze([
 
 /** The data topic of end-to-end key rotation between pages (docs/e2ee.md). */
 const E2EE_TOPIC = "atrium.e2ee";
+/** Wrapped secrets per `keys` message: about 125 bytes each, well under a data message's 16 KiB. */
+const WRAPS_PER_MESSAGE = 60;
+/** A rotation message refused by the data rate limit is sent again after a second, this many times. */
+const RATE_LIMITED_RETRIES = 10;
 
 /** The qualities `setQuality` accepts. */
 const QUALITIES = new Set(["low", "medium", "high"]);
@@ -363,6 +367,9 @@ export class Room extends EventTarget {
     this.me = null;
     /** @type {Map<string, any>} participants by id (others) */
     this.participants = new Map();
+    /** @type {Map<string, number>} everyone (this page too) by the order they joined: the first leads
+     * key rotation */
+    this.joinRank = new Map();
     /** @type {Map<string, any>} running and paused shares by id, oldest first */
     this.shares = new Map();
     /** @type {Map<string, any>} pending share requests by id (all of them for moderators, else your own) */
@@ -542,6 +549,7 @@ export class Room extends EventTarget {
     switch (msg.type) {
       case "participant_joined":
         this.participants.set(msg.participant.id, { ...msg.participant, tracks: [] });
+        if (!this.joinRank.has(msg.participant.id)) this.joinRank.set(msg.participant.id, this.joinRank.size);
         break;
       case "participant_updated": {
         // The event's `tracks` is always []: keep the tracks known from track events.
@@ -649,6 +657,10 @@ export class Room extends EventTarget {
       }
     }
     this.participants = new Map(s.participants.map((p) => [p.id, p]));
+    // The snapshot lists the others in the order they joined. At a join this page comes last; at a
+    // resume it keeps its place, and those who joined meanwhile come after everyone known.
+    if (!this.joinRank.has(this.me.id)) this.joinRank.clear();
+    for (const p of [...s.participants, this.me]) if (!this.joinRank.has(p.id)) this.joinRank.set(p.id, this.joinRank.size);
     this.shares = new Map(s.shares.map((sh) => [sh.id, sh]));
     this.subscriptions = s.subscriptions || [];
     this.chat = Array.isArray(s.chat) ? [...s.chat] : [];
@@ -773,6 +785,8 @@ export class Room extends EventTarget {
     this.reconnecting = false;
     this._applySnapshot(snapshot);
     this._emit("rejoined", { participant: this.me });
+    // A new participant id: this page's key proven again under it, and the key in use handed to it.
+    if (this.rotation) await this._startRotation().catch((e) => this._emit("error", e));
     for (const t of captures) {
       try {
         await this.publishTrack(t.track, t.source);
@@ -909,33 +923,75 @@ export class Room extends EventTarget {
 
   /**
    * @private Rotation when someone leaves (docs/e2ee.md): announces this page's proven public key to
-   * the room; members answer with theirs. The member with the lowest participant id leads: it rolls
-   * the key when a member leaves and hands the current one to newcomers.
+   * the room; members answer with theirs. The member that joined first leads: it rolls the key when a
+   * member leaves and hands the current one to newcomers. Called again after a rejoin (a new id).
    */
   async _startRotation() {
     // members: the ids whose public keys proved themselves; departed: ids that left (a replay of
-    // their hello is not taken); `chain` orders the work, behind this page's own key.
-    const r = { calls: 0, members: new Set(), departed: new Set(), chain: null, waiting: null };
+    // their hello is not taken); `chain` orders the work, behind this page's own key; `outbox` the
+    // messages sent.
+    const old = this.rotation;
+    const r = {
+      calls: old?.calls ?? 0,
+      members: new Set(),
+      departed: old?.departed ?? new Set(),
+      chain: null,
+      waiting: null,
+      outbox: old?.outbox ?? Promise.resolve(),
+    };
     this.rotation = r;
-    const hello = this._rotationCall("hello", { me: this.me.id });
-    r.chain = hello.then((h) => {
+    r.chain = this._rotationCall("hello", { me: this.me.id }).then((h) => {
       r.hello = h;
     });
     await r.chain;
     await this._rotationSend({ t: "hello", ...r.hello });
   }
 
-  /** @private A rotation message to one member, or to the room. */
+  /**
+   * @private A rotation message to some members (ids), or to the room, sent after every one before it;
+   * one refused by the data rate limit is sent again a second later.
+   */
   _rotationSend(body, to = null) {
-    return this.sendData(E2EE_TOPIC, JSON.stringify(body), to ? { to: [to] } : {}).catch((e) =>
-      this._emit("error", e),
-    );
+    const r = this.rotation;
+    const payload = JSON.stringify(body);
+    const send = async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await this.sendData(E2EE_TOPIC, payload, to ? { to } : {});
+        } catch (e) {
+          if (!(e instanceof AtriumError && e.code === "data_rate_limited" && attempt < RATE_LIMITED_RETRIES)) {
+            this._emit("error", e);
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    };
+    r.outbox = r.outbox.then(send);
+    return r.outbox;
   }
 
-  /** @private Whether this page leads the rotation: the lowest participant id among the proven members
-   * (but `newcomer`, who has no key to hand out yet). */
-  _leads(newcomer = null) {
-    return [...this.rotation.members].every((id) => id === newcomer || this.me.id < id);
+  /** @private `keys` messages: the wrapped secret of `index` for each member (`wraps`, by id). */
+  _keysMessages(index, wraps, send = false) {
+    const ids = Object.keys(wraps);
+    const out = [];
+    for (let i = 0; i < ids.length; i += WRAPS_PER_MESSAGE) {
+      const some = Object.fromEntries(ids.slice(i, i + WRAPS_PER_MESSAGE).map((id) => [id, wraps[id]]));
+      out.push({ t: "keys", index, wraps: some, ...(send ? { send: true } : {}) });
+    }
+    return out;
+  }
+
+  /**
+   * @private Whether this page leads the rotation: the one in the room that joined first, which every
+   * member works out alike from the server's order, so two never roll at once.
+   */
+  _leads() {
+    const mine = this.joinRank.get(this.me.id);
+    for (const id of this.participants.keys()) {
+      if (!this.rotation.departed.has(id) && (this.joinRank.get(id) ?? Infinity) < mine) return false;
+    }
+    return true;
   }
 
   /** @private A rotation message from another page. */
@@ -965,20 +1021,25 @@ export class Room extends EventTarget {
             r.members.add(from);
             // A newcomer's announcement (to the room): ours in answer, and the key in use, if rolled.
             if (msg.to === null && !known) {
-              await this._rotationSend({ t: "hello", ...r.hello }, from);
-              if (this._leads(from)) {
+              this._rotationSend({ t: "hello", ...r.hello }, [from]);
+              if (this._leads()) {
                 const current = await this._rotationCall("current", { to: from });
-                if (current) await this._rotationSend({ t: "key", send: true, ...current }, from);
+                if (current) {
+                  const { index, ...wrap } = current;
+                  for (const m of this._keysMessages(index, { [from]: wrap }, true)) this._rotationSend(m, [from]);
+                }
               }
             }
             return;
           }
-          case "key": {
-            if (!Number.isSafeInteger(body.index) || body.index < 1) return;
-            const fields = { from, index: body.index, iv: body.iv, data: body.data, send: false };
+          case "keys": {
+            const wraps = body.wraps && typeof body.wraps === "object" ? body.wraps : {};
+            const mine = Object.hasOwn(wraps, this.me.id) ? wraps[this.me.id] : null;
+            if (!mine || !Number.isSafeInteger(body.index) || body.index < 1) return;
+            const fields = { from, index: body.index, iv: mine.iv, data: mine.data, send: false };
             await this._rotationCall("unwrap", fields);
             // The key in use, handed to a newcomer: sent with at once (only ever to a newer index).
-            if (body.send !== true) await this._rotationSend({ t: "ack", index: body.index }, from);
+            if (body.send !== true) this._rotationSend({ t: "ack", index: body.index }, [from]);
             else if (await this._rotationCall("send", { index: body.index })) this._keyRolled(body.index);
             return;
           }
@@ -1004,9 +1065,8 @@ export class Room extends EventTarget {
     if (!this._leads()) return;
     r.chain = r.chain
       .then(async () => {
-        const to = [...r.members];
-        const { index, wraps } = await this._rotationCall("rotate", { to });
-        const pending = new Set(to);
+        const { index, wraps } = await this._rotationCall("rotate", { to: [...r.members] });
+        const pending = new Set(Object.keys(wraps));
         await new Promise((resolve) => {
           const timer = setTimeout(resolve, 5000);
           r.waiting = {
@@ -1019,11 +1079,8 @@ export class Room extends EventTarget {
               }
             },
           };
-          if (to.length === 0) r.waiting.acked(null);
-          for (const member of to) {
-            if (wraps[member]) this._rotationSend({ t: "key", index, ...wraps[member] }, member);
-            else r.waiting.acked(member);
-          }
+          if (pending.size === 0) r.waiting.acked(null);
+          for (const m of this._keysMessages(index, wraps)) this._rotationSend(m);
         });
         r.waiting = null;
         await this._rotationSend({ t: "send", index });

@@ -4,7 +4,9 @@ pages prove their public keys to each other (data messages, topic `atrium.e2ee`)
 key rolls to index 1, a random secret wrapped for each remaining member, and both switch to it
 (`e2ee_key`) with no frame failing to decrypt; bob still decodes alice's canvas. A page holding the
 passphrase alone cannot read index 1 (the new key is not derived from it); a newcomer with the option
-is handed the key in use and decodes alice's canvas.
+is handed the key in use and decodes alice's canvas. Bob's session is lost (a resume the server
+refuses): he joins again under a new participant id, proves his key again under it, and is handed
+index 2, which the room rolled to when his old id left.
 """
 import json
 
@@ -59,3 +61,12 @@ def test_the_key_rolls_when_a_member_leaves(dev_server, browsers):
     b.wait("return window.peers.dave.e2ee.index === 1", 20, "dave handed key 1")
     wait_remote(b, "dave", alice_cam)
     check_canvas(b, "dave", alice_cam)
+
+    # Bob's session lost: the server refuses his resume, he joins again under a new id.
+    old = b.js("return window.peers.bob.me.id")
+    b.js("const p = window.peers.bob; p.resumeToken = 'x'.repeat(32); p.ws.close(); return true;")
+    b.wait(f"const p = window.peers.bob; return p.me.id !== {json.dumps(old)} && p.e2ee.index === 2", 30,
+           "bob rejoined and handed key 2")
+    assert a.js("return window.peers.alice.e2ee.index") == 2
+    wait_remote(b, "bob", alice_cam)
+    check_canvas(b, "bob", alice_cam)
