@@ -3,7 +3,7 @@ import AtriumRTP
 /// The current picture of one video receive stream: its packets from the last key frame on (the key
 /// frame and the deltas that follow it, so a decoder started from them shows the picture as it is
 /// now, not as it was at the key frame), bounded in bytes, packets and age, replaced at the next key
-/// frame. A new viewer is started from it instead of asking the publisher for a key frame. Packets
+/// frame, and let go earlier where nobody would replay it (`ViewerStart.keep`). A new viewer is started from it instead of asking the publisher for a key frame. Packets
 /// are kept back to back in one buffer that grows to the largest picture and is then reused: storing
 /// allocates nothing once the buffer has grown; it is returned when the picture is forgotten.
 struct KeyFrameCache {
@@ -45,9 +45,18 @@ struct KeyFrameCache {
     /// picture; packets older than it (late retransmissions) are not kept; past a bound the cache
     /// is emptied until the next key frame, and the call returns true (the owner asks for one, so the
     /// cache fills again before the next viewer needs it).
+    /// `keepFor`: seconds after its key frame the picture is kept; past that it is let go
+    /// (`ViewerStart.keep`) without asking for another.
     @discardableResult
-    mutating func store(_ packet: UnsafeRawBufferPointer, sequence: UInt16, startsKeyFrame: Bool, now: Double) -> Bool {
+    mutating func store(
+        _ packet: UnsafeRawBufferPointer, sequence: UInt16, startsKeyFrame: Bool, now: Double,
+        keepFor: Double = .infinity
+    ) -> Bool {
         guard isEnabled else { return false }
+        if !startsKeyFrame, let at = keyFrameAt, now - at > keepFor {
+            lapse()
+            return false
+        }
         if startsKeyFrame {
             bytes.removeAll(keepingCapacity: true)
             ends.removeAll(keepingCapacity: true)
@@ -85,6 +94,17 @@ struct KeyFrameCache {
         // A paused stream's packets each land here: only the first gives the buffers back.
         if bytes.capacity > 0 { bytes = [] }
         if ends.capacity > 0 { ends = [] }
+        keyFrameAt = nil
+        generation &+= 1
+    }
+
+    /// Lets the picture go until the next key frame, asking for none. The buffers stay for the next
+    /// picture (storing it allocates nothing), unless they are over four times what this one took:
+    /// grown for an earlier, longer one.
+    mutating func lapse() {
+        guard keyFrameAt != nil else { return }
+        if bytes.capacity > 4 * bytes.count { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
+        if ends.capacity > 4 * ends.count { ends = [] } else { ends.removeAll(keepingCapacity: true) }
         keyFrameAt = nil
         generation &+= 1
     }

@@ -147,7 +147,10 @@ extension MediaEngine {
             p.streams[k].countTemporal(info.vp8?.temporalLayer, bytes: length, marker: headerInfo.marker)
         }
         if caching {
-            if p.streams[k].cache.store(packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0) {
+            let keep = ViewerStart.keep(answers: p.streams[k].answers, screenShare: p.isScreenShare)
+            if p.streams[k].cache.store(
+                packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0, keepFor: keep)
+            {
                 // Past its bound: a key frame refills it (throttled as every request).
                 requestKeyFrameNow(p, stream: k)
             }

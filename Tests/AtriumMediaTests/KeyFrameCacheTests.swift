@@ -63,6 +63,44 @@ import Testing
         #expect(cache.isServable(now: now) == servable, "\(name)")
     }
 
+    /// A picture kept for a while after its key frame (a camera that answers requests): let go at the
+    /// first packet past that, asking for nothing; its buffers stay for the next picture, which is kept
+    /// again; buffers grown for a much longer picture are returned.
+    @Test func aPictureKeptForAWhileIsLetGoAndItsBuffersReused() throws {
+        var cache = KeyFrameCache(limits: KeyFrameCache.Limits(bytes: 100_000, packets: 1000, age: 60))
+        func store(_ s: UInt16, key: Bool = false, at now: Double, keep: Double = 1.5) -> Bool {
+            let packet: [UInt8] = [0x80, 96, UInt8(s >> 8), UInt8(s & 0xFF)] + [UInt8](repeating: 0, count: 96)
+            return packet.withUnsafeBytes { cache.store($0, sequence: s, startsKeyFrame: key, now: now, keepFor: keep) }
+        }
+        #expect(!store(1, key: true, at: 0))
+        for s in 2...45 { #expect(!store(UInt16(s), at: Double(s) / 30)) }
+        #expect(cache.count == 45 && cache.isServable(now: 1.5))
+        let held = cache.bytesHeld
+        #expect(!store(46, at: 1.55), "let go without asking for a key frame")
+        #expect(cache.count == 0 && !cache.isServable(now: 1.55) && cache.bytesHeld == held)
+        #expect(!store(47, at: 1.6) && cache.count == 0, "nothing kept until the next key frame")
+        #expect(!store(48, key: true, at: 3) && !store(49, at: 3.03))
+        #expect(cache.count == 2 && cache.isServable(now: 3.03) && cache.bytesHeld == held, "the same buffers")
+        // Kept to the next key frame (a screen share): a long picture; then let go after a short one.
+        for s in 50...400 { _ = store(UInt16(s), at: 3.03 + Double(s) / 30, keep: .infinity) }
+        #expect(cache.count == 353 && cache.bytesHeld > 4 * held)
+        _ = store(401, key: true, at: 20)
+        _ = store(402, at: 21.6)
+        #expect(cache.count == 0 && cache.bytesHeld == 0, "the long picture's buffers returned")
+    }
+
+    /// How long a picture is kept after its key frame, by what the publisher's answers say.
+    @Test(
+        arguments: [
+            (ViewerStart.Answers.within(0.05), false, 1.5),
+            (.within(0.05), true, Double.infinity),
+            (.unknown, false, .infinity),
+            (.never, false, .infinity),
+        ] as [(ViewerStart.Answers, Bool, Double)])
+    func keepRows(_ answers: ViewerStart.Answers, _ share: Bool, _ expected: Double) {
+        #expect(ViewerStart.keep(answers: answers, screenShare: share) == expected)
+    }
+
     @Test func aDisabledCacheKeepsNothing() throws {
         var cache = KeyFrameCache(limits: .disabled)
         let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]
@@ -244,7 +282,9 @@ import Testing
     /// whether it is a screen share.
     @Test(
         arguments: [
-            (nil, ViewerStart.Answers.within(0.05), false, nil as ViewerStart?),
+            (nil, ViewerStart.Answers.unknown, false, nil as ViewerStart?),
+            (nil, .within(0.05), true, nil),
+            (nil, .within(0.05), false, .request(fallbackAfter: 0.1)),
             (0.3, .within(0.05), false, .replay),
             (3.0, .within(0.05), false, .request(fallbackAfter: 0.1)),
             (3.0, .within(0.2), false, .request(fallbackAfter: 0.4)),
@@ -287,6 +327,14 @@ import Testing
         } else {
             Issue.record("the answer was not noted")
         }
+        // A camera known to answer: its picture is let go 1.5 s after the key frame, with no request.
+        for _ in 0..<60 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        let cache = try #require(room.media.engine.producers["screen"]?.streams[0].cache)
+        #expect(cache.count == 0 && !cache.isServable(now: room.media.clock.now))
+        #expect(try room.plis() == 0)
     }
 
     @Test func aCameraThatDoesNotAnswerIsReplayedAfterTheBoundAndTheNextViewerAtOnce() throws {

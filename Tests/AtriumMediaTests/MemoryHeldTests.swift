@@ -9,9 +9,16 @@ import Testing
 /// a publisher that stops sending gets its retransmission buffer and the viewers' pacer rings back
 /// once they have been idle; closing the consumers, producers and transports returns the rest.
 @Suite struct MemoryHeldTests {
-    @Test func whatTheStreamsHoldSendingIdleAndAfterTheyStop() throws {
+    /// `answers`: the camera is known to answer key-frame requests, so its cache keeps only the first
+    /// 1.5 s of each picture (`ViewerStart.keep`).
+    @Test(arguments: [false, true])
+    func whatTheStreamsHoldSendingIdleAndAfterTheyStop(answers: Bool) throws {
         guard AllocationCount.isAvailable else { return }
         let room = try PacketPathAllocationTests.Room(viewers: 4)
+        // The camera's stream exists from its first packet: the first frame, before anything is counted.
+        room.forward(try room.frames(1))
+        // Released before the producers close: a reference here would keep their buffers.
+        var camera = room.media.engine.producers["cam"]
         // What the handshakes sent shares the send slots' buffers (the next write into one would copy
         // it): let it go, and keep nothing sent from here on.
         room.media.collect()
@@ -22,6 +29,9 @@ import Testing
         let media = room.media
         let sending = AllocationCount.measure {
             for frame in frames {
+                // An encoder that answers key-frame requests (these frames were made ahead, so the
+                // state says it: else a request the viewers' starts made goes unanswered).
+                if answers { camera?.streams[0].answers = .within(0.02) }
                 for packet in frame { media.engine.receive(packet, from: room.publisher.address) }
                 media.engine.drainPacers()
                 media.engine.flush()
@@ -32,12 +42,13 @@ import Testing
         // Read in place: a copy of the streams would keep their buffers alive.
         var held = 0
         var cached = 0
-        if let camera = media.engine.producers["cam"] {
+        if let camera {
             for k in camera.streams.indices {
                 held += camera.streams[k].buffer?.bytesHeld ?? 0
                 cached += camera.streams[k].cache.bytesHeld
             }
         }
+        camera = nil
         let pacers = (1...4).map { media.engine.transports["sub\($0)"]?.downlink.paced.bytesHeld ?? 0 }
         let idle = AllocationCount.measure {
             media.advance(by: 6)
@@ -56,12 +67,14 @@ import Testing
         }
         print(
             """
-            memory held (camera \(cameraBytesPerSecond / 1000) kB/s, 4 viewers):
+            memory held (camera \(cameraBytesPerSecond / 1000) kB/s, 4 viewers, answers \(answers)):
               sending 10 s      \(sending.bytes / 1024) KiB (retransmission buffer \(held / 1024) KiB, \
             key-frame cache \(cached / 1024) KiB, pacer rings \(pacers.map { $0 / 1024 }) KiB)
               6 s without media \(idle.bytes / 1024) KiB
               all closed        \(stopped.bytes / 1024) KiB
             """)
+        // A camera that answers: the cache keeps 1.5 s of each picture (in buffers grown by doubling).
+        if answers { #expect(Double(cached) <= 2 * 1.5 * Double(cameraBytesPerSecond) + 64 * 1024, "\(cached) B") }
         // The retransmission buffer holds two seconds of the camera, and at most half as much again.
         let hold = Double(cameraBytesPerSecond) * RetransmissionBuffer.hold
         #expect(Double(held) >= hold && Double(held) <= 1.5 * hold + 32 * 1024, "\(held) B for \(Int(hold)) B")

@@ -134,23 +134,38 @@ import Testing
         }
     }
 
-    @Test(arguments: [true, false])
-    func forwardingToSeveralViewersAllocatesNothing(keyFrameCache: Bool) throws {
+    /// With the key-frame cache, without it, and with it for a camera known to answer key-frame
+    /// requests (its picture let go 1.5 s after each key frame, and the buffers reused at the next).
+    @Test(arguments: [(true, false), (false, false), (true, true)])
+    func forwardingToSeveralViewersAllocatesNothing(keyFrameCache: Bool, answers: Bool) throws {
         guard AllocationCount.isAvailable else { return }
         let room = try Room(viewers: 4, keyFrameCache: keyFrameCache)
         // Warm-up: every viewer started, buffers grown to their size, the pacers' rings made.
-        room.forward(try room.frames(200))
+        room.forward(try room.frames(1))
+        if answers, let camera = room.media.engine.producers["cam"] {
+            for k in camera.streams.indices { camera.streams[k].answers = .within(0.02) }
+        }
+        room.forward(try room.frames(199))
         room.media.collect()
         // What the viewers were sent shares the send slots' buffers: let it go.
         room.media.outbox.removeAll()
         room.media.port.keepsSent = false
         let frames = try room.frames(600)
         let before = room.media.engine.counters.packetsOut
+        if answers, let camera = room.media.engine.producers["cam"] {
+            for k in camera.streams.indices { camera.streams[k].answers = .within(0.02) }
+        }
         let count = AllocationCount.measure { room.forward(frames) }
         let forwarded = room.media.engine.counters.packetsOut - before
+        if answers, let camera = room.media.engine.producers["cam"] {
+            // Still known to answer: each picture was let go 1.5 s after its key frame.
+            #expect(camera.streams.allSatisfy { if case .within = $0.answers { true } else { false } })
+        }
         #expect(forwarded > 600 * 6 * 2, "\(forwarded) packets forwarded")
         #expect(count.allocations == 0, "\(count) for \(forwarded) forwarded packets")
-        print("packet path: \(count) for \(forwarded) forwarded packets (key-frame cache \(keyFrameCache))")
+        print(
+            "packet path: \(count) for \(forwarded) forwarded packets (key-frame cache \(keyFrameCache), answers \(answers))"
+        )
         // What went out still decrypts at the viewers.
         room.media.port.keepsSent = true
         room.forward(try room.frames(3))
