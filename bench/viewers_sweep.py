@@ -15,7 +15,8 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
 - server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium over each anchor (Janus, pion);
 - delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
   stamps, so a server's rewritten RTP sequence numbers cannot hide it);
-- RSS per viewer: (server RSS with N viewers - RSS with the publisher alone) / N;
+- RSS per viewer: (server RSS with N viewers - RSS with the publisher alone, read after two of its
+  key-frame intervals) / N;
 - latency through the server, p50/p99: when the packet reached the viewer's socket (the kernel's
   receive timestamp) minus the stamp's send time, on the same clock (it includes the publisher's
   socket path, so it is an upper bound of what the server adds, but not how long the viewer took to
@@ -319,6 +320,10 @@ async def drained(run, view_peers, timeout=10):
         await asyncio.sleep(0.25)
 
 
+# The publisher's key frames come every 3 s: two intervals and a second.
+STEADY_AFTER = 7.0
+
+
 def refined(good, bad):
     """The scale halfway between a good and a failed step, or None when no packet rate lies between
     them (the publisher rounds packets per frame to integers)."""
@@ -346,7 +351,10 @@ async def scenario(make_run, n, args, scales=None, pinned=None):
             pin(view_peers.pid, pinned[1])
             pin(pub_peers.pid, pinned[1])
         await wait_connected(pub_peers, ["pub"], 20)
-        await asyncio.sleep(1)
+        # The publisher alone in its steady state: what a stream holds (retransmission buffers, the
+        # key-frame cache of each stream) grows over its first key-frame intervals, and read earlier
+        # that growth counted as the viewers'.
+        await asyncio.sleep(STEADY_AFTER)
         rss_alone = rss_kib(run.pid)
         ids = [f"v{i}" for i in range(n)]
         for i in ids:
