@@ -246,12 +246,13 @@ def test_new_user_prejoin_invite_grid_people_host_actions_and_quality(dev_server
            20, "the join notice expired")
 
     # The host removes Bob: Bob is told and stays out (no rejoin by itself); Alice sees him leave.
+    # (Alice's side first: it says whether the removal went through, should Bob's notice not come.)
     click_fresh(a, f'[data-participant-id="{b_id}"] [data-testid="person-remove"]')
-    n = wait_notice(b, reason="removed")
+    n = wait_notice(a, reason="participant_left", timeout=30)
+    assert n["text"] == "Bob left.", n
+    n = wait_notice(b, reason="removed", timeout=30)
     assert "removed you" in n["text"], n
     b.wait("return document.body.dataset.phase === 'join'", 10, "B on the join screen")
-    n = wait_notice(a, reason="participant_left")
-    assert n["text"] == "Bob left.", n
     # Removal is final: the page decided at the close not to rejoin (no attempt scheduled).
     assert b.js("return window.atriumApp.rejoin") is None
     assert b.js("return document.body.dataset.phase") == "join" and not b.visible("rejoin-panel")
