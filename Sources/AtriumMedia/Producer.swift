@@ -150,6 +150,8 @@ struct ReceiveStream {
     /// answers to such requests said lately (`ViewerStart`).
     var pendingRequestAt: Double?
     var answers = ViewerStart.Answers.unknown
+    /// Whether a key frame came yet (requests before the first are not answers' to wait for).
+    var hadKeyFrame = false
     var packetsIn = 0
     /// A pipe producer's stream: the pipe carried some of it since it was last wanted.
     var pipeCarried = false
@@ -258,11 +260,12 @@ struct ReceiveStream {
     /// A key-frame request was sent. Only once the stream has had a key frame: its first one (a sender
     /// starting) answers nothing.
     mutating func keyFrameRequested(now: Double) {
-        if pendingRequestAt == nil, cache.keyFrameAt != nil { pendingRequestAt = now }
+        if pendingRequestAt == nil, hadKeyFrame { pendingRequestAt = now }
     }
 
     /// A key frame arrived: the answer to the pending request, if any.
     mutating func keyFrameArrived(now: Double) {
+        hadKeyFrame = true
         guard let at = pendingRequestAt else { return }
         answers = .within(now - at)
         pendingRequestAt = nil

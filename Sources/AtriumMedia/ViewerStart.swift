@@ -25,28 +25,31 @@ enum ViewerStart: Equatable, Sendable {
         case never
     }
 
-    /// How long after its key frame a stream's cached picture is kept. A camera known to answer
-    /// key-frame requests is only ever replayed while its chain is short (a later start asks it, and
-    /// falls back to the cache only within `answerBound`): kept that long, then let go, so a camera
-    /// whose encoder sends key frames only when asked does not hold megabytes of deltas nobody replays.
-    /// A screen share's, or that of a publisher that does not answer or was never asked, is kept to the
-    /// next key frame (or the cache's bound).
+    /// How long after its key frame a stream's cached picture is kept. A camera's is only replayed
+    /// while its chain is short (a later start asks it for a key frame, and falls back to the cache
+    /// only within `answerBound`): kept that long, then let go, so that a camera whose encoder sends
+    /// key frames only when asked (a browser's) does not hold megabytes of deltas nobody replays. A
+    /// screen share's (the static screen the cache is for), or that of a camera known not to answer
+    /// (from its next key frame on), is kept to the next key frame or the cache's bound.
     static func keep(answers: Answers, screenShare: Bool) -> Double {
-        if screenShare { return .infinity }
-        if case .within = answers { return shortChainAge + answerBound }
-        return .infinity
+        if screenShare || answers == .never { return .infinity }
+        return shortChainAge + answerBound
     }
 
     /// The decision for one start. `keyFrameAge`: seconds since the cached key frame (nil: nothing
     /// servable cached, so a request it is, with no fallback). A publisher never asked yet: a camera
     /// is asked (camera encoders answer), a screen share is replayed (the static screen the cache is
     /// for may never send another key frame, and its sharer is not bothered).
-    /// A camera that answers keeps only a short picture (`keep`): with nothing servable it is a fresh
-    /// start all the same.
+    /// A camera's picture is let go 1.5 s after its key frame (`keep`): with nothing servable, a camera
+    /// not known to ignore requests gets a fresh start all the same.
     static func decide(keyFrameAge: Double?, answers: Answers, screenShare: Bool) -> ViewerStart? {
         guard let age = keyFrameAge else {
-            if case .within(let t) = answers, !screenShare { return .request(fallbackAfter: fallback(t)) }
-            return nil
+            guard !screenShare else { return nil }
+            switch answers {
+            case .never: return nil
+            case .unknown: return .request(fallbackAfter: answerBound)
+            case .within(let t): return .request(fallbackAfter: fallback(t))
+            }
         }
         if age <= shortChainAge { return .replay }
         switch answers {

@@ -94,7 +94,8 @@ import Testing
         arguments: [
             (ViewerStart.Answers.within(0.05), false, 1.5),
             (.within(0.05), true, Double.infinity),
-            (.unknown, false, .infinity),
+            (.unknown, false, 1.5),
+            (.unknown, true, .infinity),
             (.never, false, .infinity),
         ] as [(ViewerStart.Answers, Bool, Double)])
     func keepRows(_ answers: ViewerStart.Answers, _ share: Bool, _ expected: Double) {
@@ -282,8 +283,10 @@ import Testing
     /// whether it is a screen share.
     @Test(
         arguments: [
-            (nil, ViewerStart.Answers.unknown, false, nil as ViewerStart?),
+            (nil, ViewerStart.Answers.never, false, nil as ViewerStart?),
             (nil, .within(0.05), true, nil),
+            (nil, .unknown, true, nil),
+            (nil, .unknown, false, .request(fallbackAfter: 1.0)),
             (nil, .within(0.05), false, .request(fallbackAfter: 0.1)),
             (0.3, .within(0.05), false, .replay),
             (3.0, .within(0.05), false, .request(fallbackAfter: 0.1)),
@@ -337,26 +340,42 @@ import Testing
         #expect(try room.plis() == 0)
     }
 
-    @Test func aCameraThatDoesNotAnswerIsReplayedAfterTheBoundAndTheNextViewerAtOnce() throws {
+    /// A camera that does not answer key-frame requests (never asked before): its picture was let go
+    /// 1.5 s after the key frame, so a late viewer is a fresh start and waits; once its request went
+    /// unanswered, the camera's next picture is kept whole and the next viewer is replayed at once.
+    @Test func aCameraThatDoesNotAnswerIsKeptWholeOnceKnownAndTheNextViewerReplayed() throws {
         let room = try Self.liveCamera()
+        let cache = { try #require(room.media.engine.producers["screen"]?.streams[0].cache) }
+        #expect(try cache().count == 0, "let go 1.5 s after its key frame")
         let v = try room.viewer(45_011)
         #expect(try room.plis() == 1)
-        // Deltas only for a second: no answer; past the bound the cache is replayed.
-        for _ in 0..<30 {
+        #expect(room.media.engine.counters.freshStarts == 1)
+        // Deltas only: no answer. The viewer gives up before the request is made again.
+        for _ in 0..<15 {
             try room.sendFrame()
             room.media.advance(by: 1.0 / 30)
         }
         try v.receive(from: room.media)
-        #expect(v.rtp.isEmpty, "waiting for the fresh key frame")
-        room.media.advance(by: 0.1)
-        try v.receive(from: room.media)
-        #expect(try Self.frames(v).first?.frame == 0, "the cached picture from its key frame")
-        #expect(room.media.engine.counters.fallbackStarts == 1)
-        // The publisher is known not to answer: the next viewer is replayed at once.
+        #expect(v.rtp.isEmpty, "waiting for a key frame")
+        room.media.apply(.closeConsumer(id: "c45011"))
+        for _ in 0..<18 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        #expect(room.media.engine.producers["screen"]?.streams[0].answers == .never)
+        // The encoder's own next key frame and two seconds of deltas: kept whole.
+        try room.sendFrame(key: true)
+        room.media.advance(by: 1.0 / 30)
+        for _ in 0..<60 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        #expect(try cache().count == 61)
         _ = try room.plis()
         let w = try room.viewer(45_012)
-        #expect(try Self.frames(w).first?.frame == 0)
-        #expect(room.media.engine.counters.cacheStarts == 2 && room.media.engine.counters.freshStarts == 1)
+        #expect(try Self.frames(w).first?.frame == 93, "replayed at once from the key frame")
+        #expect(try room.plis() == 0)
+        #expect(room.media.engine.counters.cacheStarts == 1 && room.media.engine.counters.fallbackStarts == 0)
     }
 
     @Test func aBurstOfJoinersIsOneRequestAndOneKeyFrame() throws {
