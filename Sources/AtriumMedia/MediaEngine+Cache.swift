@@ -20,6 +20,10 @@ extension MediaEngine {
     func startViewer(_ c: Consumer, stream k: Int) {
         let p = c.producer
         guard p.isVideo, p.streams.indices.contains(k) else { return }
+        guard p.streams[k].cache.isEnabled else {
+            requestKeyFrameNow(p, stream: k)
+            return
+        }
         let cache = p.streams[k].cache
         let age = cache.isServable(now: now) ? cache.keyFrameAt.map { now - $0 } : nil
         switch ViewerStart.decide(keyFrameAge: age, answers: p.streams[k].answers, screenShare: p.isScreenShare) {
@@ -31,6 +35,16 @@ extension MediaEngine {
         case .replay, nil:
             if !startFromCache(c, stream: k) { requestKeyFrameNow(p, stream: k) }
         }
+    }
+
+    /// How long stream `k`'s picture is kept after its key frame (`ViewerStart.keep`). The engine waits
+    /// on it while a key-frame request is pending (a start may fall back on it), while a recorder takes
+    /// the track (a live stream's line keeps its last picture) and on a pipe producer (its home knows
+    /// whether the publisher answers). A stream that once left a request unanswered keeps it whole.
+    func cacheKeep(_ p: Producer, stream k: Int) -> Double {
+        let waiting = p.streams[k].pendingRequestAt != nil || !p.sinks.isEmpty || p.pipeInput != nil
+        let answers = p.streams[k].ignoredRequests ? .never : p.streams[k].answers
+        return ViewerStart.keep(answers: answers, screenShare: p.isScreenShare, waiting: waiting)
     }
 
     /// Every tick: a fresh start whose key frame came is done; one past its bound is replayed from the

@@ -147,7 +147,12 @@ extension MediaEngine {
             p.streams[k].countTemporal(info.vp8?.temporalLayer, bytes: length, marker: headerInfo.marker)
         }
         if caching {
-            let keep = ViewerStart.keep(answers: p.streams[k].answers, screenShare: p.isScreenShare)
+            // Whether to let go of the picture is looked at only once it is older than a camera keeps
+            // one: the rest of the time this costs a comparison.
+            var keep = Double.infinity
+            if let at = p.streams[k].cache.keyFrameAt, t0 - at > ViewerStart.cameraKeep {
+                keep = cacheKeep(p, stream: k)
+            }
             if p.streams[k].cache.store(
                 packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0, keepFor: keep)
             {

@@ -152,6 +152,9 @@ struct ReceiveStream {
     var answers = ViewerStart.Answers.unknown
     /// Whether a key frame came yet (requests before the first are not answers' to wait for).
     var hadKeyFrame = false
+    /// Whether a request ever went unanswered: its pictures are kept whole from then on (a camera
+    /// whose periodic key frames can look like answers to the requests repeated while a viewer waits).
+    var ignoredRequests = false
     var packetsIn = 0
     /// A pipe producer's stream: the pipe carried some of it since it was last wanted.
     var pipeCarried = false
@@ -275,6 +278,7 @@ struct ReceiveStream {
     mutating func checkAnswer(now: Double) {
         guard let at = pendingRequestAt, now - at > ViewerStart.answerBound else { return }
         answers = .never
+        ignoredRequests = true
         pendingRequestAt = nil
     }
 

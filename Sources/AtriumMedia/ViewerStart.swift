@@ -25,15 +25,20 @@ enum ViewerStart: Equatable, Sendable {
         case never
     }
 
+    /// How long after its key frame a camera's picture is kept by default: the 0.5 s a start replays
+    /// and the 1 s a start waits for the key frame it asked before replaying.
+    static let cameraKeep = shortChainAge + answerBound
+
     /// How long after its key frame a stream's cached picture is kept. A camera's is only replayed
     /// while its chain is short (a later start asks it for a key frame, and falls back to the cache
-    /// only within `answerBound`): kept that long, then let go, so that a camera whose encoder sends
-    /// key frames only when asked (a browser's) does not hold megabytes of deltas nobody replays. A
-    /// screen share's (the static screen the cache is for), or that of a camera known not to answer
-    /// (from its next key frame on), is kept to the next key frame or the cache's bound.
-    static func keep(answers: Answers, screenShare: Bool) -> Double {
-        if screenShare || answers == .never { return .infinity }
-        return shortChainAge + answerBound
+    /// only within `answerBound`): kept `cameraKeep`, then let go, so that a camera whose encoder
+    /// sends key frames only when asked (a browser's) does not hold megabytes of deltas nobody
+    /// replays. Kept to the next key frame (or the cache's bound): a screen share's (the static
+    /// screen the cache is for), a camera's known to ignore requests, and one the engine is `waiting`
+    /// on (a start may fall back on it, a recorder may need its last picture).
+    static func keep(answers: Answers, screenShare: Bool, waiting: Bool) -> Double {
+        if screenShare || waiting || answers == .never { return .infinity }
+        return cameraKeep
     }
 
     /// The decision for one start. `keyFrameAge`: seconds since the cached key frame (nil: nothing

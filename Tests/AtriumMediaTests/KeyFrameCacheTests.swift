@@ -89,17 +89,19 @@ import Testing
         #expect(cache.count == 0 && cache.bytesHeld == 0, "the long picture's buffers returned")
     }
 
-    /// How long a picture is kept after its key frame, by what the publisher's answers say.
+    /// How long a picture is kept after its key frame, by what the publisher's answers say, its
+    /// source, and whether the engine waits on it.
     @Test(
         arguments: [
-            (ViewerStart.Answers.within(0.05), false, 1.5),
-            (.within(0.05), true, Double.infinity),
-            (.unknown, false, 1.5),
-            (.unknown, true, .infinity),
-            (.never, false, .infinity),
-        ] as [(ViewerStart.Answers, Bool, Double)])
-    func keepRows(_ answers: ViewerStart.Answers, _ share: Bool, _ expected: Double) {
-        #expect(ViewerStart.keep(answers: answers, screenShare: share) == expected)
+            (ViewerStart.Answers.within(0.05), false, false, 1.5),
+            (.within(0.05), true, false, Double.infinity),
+            (.within(0.05), false, true, .infinity),
+            (.unknown, false, false, 1.5),
+            (.unknown, true, false, .infinity),
+            (.never, false, false, .infinity),
+        ] as [(ViewerStart.Answers, Bool, Bool, Double)])
+    func keepRows(_ answers: ViewerStart.Answers, _ share: Bool, _ waiting: Bool, _ expected: Double) {
+        #expect(ViewerStart.keep(answers: answers, screenShare: share, waiting: waiting) == expected)
     }
 
     @Test func aDisabledCacheKeepsNothing() throws {
@@ -376,6 +378,28 @@ import Testing
         #expect(try Self.frames(w).first?.frame == 93, "replayed at once from the key frame")
         #expect(try room.plis() == 0)
         #expect(room.media.engine.counters.cacheStarts == 1 && room.media.engine.counters.fallbackStarts == 0)
+    }
+
+    /// A camera never asked, a second after its key frame: a viewer's request goes unanswered, and the
+    /// picture, kept while the request waits (past the 1.5 s a camera keeps one), is replayed after
+    /// the bound.
+    @Test func aCameraThatDoesNotAnswerIsReplayedFromThePictureKeptWhileItsRequestWaits() throws {
+        let room = try Room(source: "camera")
+        for _ in 0..<30 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        _ = try room.plis()
+        let v = try room.viewer(45_013)
+        #expect(try room.plis() == 1)
+        for _ in 0..<30 {
+            try room.sendFrame()
+            room.media.advance(by: 1.0 / 30)
+        }
+        room.media.advance(by: 0.1)
+        try v.receive(from: room.media)
+        #expect(try Self.frames(v).first?.frame == 0, "the cached picture from its key frame")
+        #expect(room.media.engine.counters.fallbackStarts == 1)
     }
 
     @Test func aBurstOfJoinersIsOneRequestAndOneKeyFrame() throws {

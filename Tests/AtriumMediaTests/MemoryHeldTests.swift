@@ -31,7 +31,11 @@ import Testing
             for frame in frames {
                 // An encoder that answers key-frame requests (these frames were made ahead, so the
                 // state says it: else a request the viewers' starts made goes unanswered).
-                if answers { camera?.streams[0].answers = .within(0.02) }
+                if answers {
+                    camera?.streams[0].answers = .within(0.02)
+                    camera?.streams[0].pendingRequestAt = nil
+                    camera?.streams[0].ignoredRequests = false
+                }
                 for packet in frame { media.engine.receive(packet, from: room.publisher.address) }
                 media.engine.drainPacers()
                 media.engine.flush()

@@ -1,8 +1,8 @@
 """The key-frame cache with a browser viewer (docs/protocol.md §14, "The key-frame cache"): headless
 Chromium opening the meeting page joins a screen share that has been running for a while and decodes
 it, although the sharer sent its only key frame before the viewer came; and joining a live camera
-whose cached picture is over a megabyte of deltas, it is started on a fresh key frame and shows a live
-picture (the capture clock stamped in it), not the old one, and decodes on from that key frame.
+whose picture the server let go 1.5 s after its key frame, it is started on a fresh key frame and
+shows a live picture (the capture clock stamped in it), and decodes on from that key frame.
 
 The sharer is an aiortc publisher from the integration harness (e2e/integration/media_peer.py) whose
 screen sender acts on no PLI, FIR or REMB (`ignore_key_frame_requests`): Chromium as a sharer cannot
@@ -194,14 +194,13 @@ let out = null;
 return out;
 """
 
-CACHED_BYTES = 1 << 20  # the cached picture a late viewer of the camera would be replayed
-
 
 def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(dev_server, browsers, artifacts,
                                                                                  figures):
-    """An aiortc camera that answers key-frame requests, busy enough that its cached picture (its
-    key frame and every delta since) passes a megabyte: a Chromium viewer joining then is started on
-    a fresh key frame (counted `fresh`), so the first picture it presents was captured after it
+    """An aiortc camera that answers key-frame requests, busy, its key frame long past: the server
+    kept its picture 1.5 s and let it go (a camera's later starts ask for a key frame, where a replay
+    would be seconds of deltas). A Chromium viewer joining then is started on a fresh key frame
+    (counted `fresh`), so the first picture it presents was captured after it
     joined, and it decodes on from that one key frame. The time from the join to that picture and
     Chromium's freeze count are figures for `make bench` (targets: 300 ms, no freeze)."""
     room = "cache-live-camera"
@@ -220,12 +219,17 @@ def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(
             return c, pub
         client, pub = loop.call(publish())
         track = pub.track_id("camera")
-        # The premise: a cached chain over a megabyte (its key frame long past).
+        # The premise: the camera's picture kept after its key frame, then let go (the gauge is read
+        # once a second).
         deadline = time.time() + 120
-        while counter(dev_server, "atrium_media_track_key_frame_cache_bytes", track=track) < CACHED_BYTES:
-            assert time.time() < deadline, "the camera's cached picture never passed a megabyte"
-            time.sleep(0.5)
-        cached = counter(dev_server, "atrium_media_track_key_frame_cache_bytes", track=track)
+        cached = 0
+        while True:
+            held = counter(dev_server, "atrium_media_track_key_frame_cache_bytes", track=track)
+            cached = max(cached, held)
+            if cached > 0 and held == 0:
+                break
+            assert time.time() < deadline, f"the camera's picture was not let go (at most {cached} bytes held)"
+            time.sleep(0.2)
         fresh_before = counter(dev_server, "atrium_media_key_frame_cache_starts_total", result="fresh")
 
         viewer = browsers("viewer")
@@ -251,7 +255,7 @@ def test_a_browser_joining_a_live_camera_sees_the_live_picture_without_a_freeze(
         age = (first["stamp"] - joined_at) % (1 << STAMP_BITS)
         captured_after_join = age < (1 << (STAMP_BITS - 1))
         delays = [(e["at"] - e["stamp"]) % (1 << STAMP_BITS) for e in log]
-        print(f"live camera, {cached / 1e6:.2f} MB cached: first picture presented {first['at'] - joined_at} ms after "
+        print(f"live camera, its picture let go ({cached / 1e6:.2f} MB at most): first picture presented {first['at'] - joined_at} ms after "
               f"the join (its presented count {first['presented']}), captured "
               f"{'after' if captured_after_join else 'before'} the join; capture-to-presentation median "
               f"{sorted(delays)[len(delays) // 2]} ms, max {max(delays)} ms; playout {playout}")
