@@ -31,6 +31,8 @@ struct KeyRotation {
     var waiting: (index: UInt64, pending: Set<ParticipantID>)?
     /// The messages sent so far, in order: each waits for the one before.
     var outbox: Task<Void, Never>?
+    /// The highest key index a roll named (a leader taking over mid-roll goes above it).
+    var seen: UInt64 = 0
 }
 
 extension AtriumRoom {
@@ -81,6 +83,7 @@ extension AtriumRoom {
             pair: rotation.pair, auth: rotation.auth, hello: Self.hello(rotation.pair, auth: rotation.auth, me: me.id))
         next.departed = rotation.departed
         next.outbox = rotation.outbox
+        next.seen = rotation.seen
         self.rotation = next
         rotationSend([next.hello], to: nil)
     }
@@ -95,7 +98,7 @@ extension AtriumRoom {
     static func message(_ o: JSONObject) -> String { JSONValue.object(o).serialized() }
 
     /// Rotation's messages to some members (or the room), sent after every one before them; one refused by
-    /// the data rate limit is sent again a second later.
+    /// the data rate limit, or while the socket is down, is sent again a second later.
     func rotationSend(_ payloads: [String], to members: [ParticipantID]?) {
         guard rotation != nil else { return }
         let previous = rotation?.outbox
@@ -106,7 +109,7 @@ extension AtriumRoom {
                     do throws(AtriumError) {
                         _ = try await self.sendData(topic: KeyRotation.topic, payload: p, to: members)
                         break
-                    } catch  where error.code == "data_rate_limited" {
+                    } catch  where ["data_rate_limited", "disconnected"].contains(error.code) {
                         try? await Task.sleep(for: .seconds(1))
                     } catch {
                         break
@@ -116,11 +119,24 @@ extension AtriumRoom {
         }
     }
 
-    /// Whether this client leads: the one in the room that joined first, which every member works out
-    /// alike from the server's order, so two never roll at once.
-    func leads() -> Bool {
-        guard let me, let rotation, let mine = joinRank[me.id] else { return false }
-        return !participants.keys.contains { !rotation.departed.contains($0) && (joinRank[$0] ?? .max) < mine }
+    /// The member that leads: the one in the room that joined first, which every member works out alike
+    /// from the server's order, so two never roll at once.
+    func leader() -> ParticipantID? {
+        guard let me, let rotation else { return nil }
+        var first = me.id
+        for id in participants.keys where !rotation.departed.contains(id) {
+            if (joinRank[id] ?? .max) < (joinRank[first] ?? .max) { first = id }
+        }
+        return first
+    }
+
+    /// Whether this client leads.
+    func leads() -> Bool { me.map { leader() == $0.id } ?? false }
+
+    /// After a resume (events meanwhile are not replayed): proven members gone from the room left.
+    func rotationResumed() {
+        guard let members = rotation?.members.keys else { return }
+        for id in members where participants[id] == nil { memberLeft(id) }
     }
 
     static func wrapAAD(from: ParticipantID, to: ParticipantID, index: UInt64) -> [UInt8] {
@@ -182,7 +198,10 @@ extension AtriumRoom {
             }
             rotationSend(out, to: [from])
         case "keys":
-            guard let index, let wrap = rotation.members[from], let mine = body["wraps"]?[me.id.rawValue],
+            // Only the leader's (two secrets under one index would split the room).
+            guard let index, from == leader() else { return }
+            self.rotation?.seen = max(rotation.seen, index)
+            guard let wrap = rotation.members[from], let mine = body["wraps"]?[me.id.rawValue],
                 let iv = mine["iv"]?.stringValue.flatMap(Base64.decode),
                 let data = mine["data"]?.stringValue.flatMap(Base64.decode),
                 let secret = AESGCM.open(
@@ -201,7 +220,9 @@ extension AtriumRoom {
             self.rotation?.waiting = waiting
             if waiting.pending.isEmpty { finishRoll(index) }
         case "send":
-            if let index, rotation.members[from] != nil, keys.send(index) { publish(.e2eeKey(index: index)) }
+            if let index, rotation.members[from] != nil, from == leader(), keys.send(index) {
+                publish(.e2eeKey(index: index))
+            }
         default: break
         }
     }
@@ -215,9 +236,11 @@ extension AtriumRoom {
             rotation?.waiting?.pending.remove(id)
             if waiting.pending.subtracting([id]).isEmpty { finishRoll(waiting.index) }
         }
-        guard leads(), let members = rotation?.members.keys, keys.maxIndex < SFrame.maxKeyIndex else { return }
-        let index = keys.maxIndex + 1
+        guard leads(), let current = rotation, max(keys.maxIndex, current.seen) < SFrame.maxKeyIndex else { return }
+        let members = current.members.keys
+        let index = max(keys.maxIndex, current.seen) + 1
         keys.add(secret: SecureRandom.bytes(32), index: index, send: false)
+        rotation?.seen = index
         rotation?.waiting = (index, Set(members))
         rotationSend(keysMessages(index, for: Array(members), send: false), to: nil)
         if members.isEmpty {
@@ -235,6 +258,15 @@ extension AtriumRoom {
         guard rotation?.waiting?.index == index else { return }
         rotation?.waiting = nil
         rotationSend([Self.message(["t": .string("send"), "index": .int(Int64(index))])], to: nil)
+        // Its own frames switch once the others are told (not before: they would fail meanwhile).
+        let told = rotation?.outbox
+        Task {
+            await told?.value
+            self.sendWith(index)
+        }
+    }
+
+    func sendWith(_ index: UInt64) {
         if keys?.send(index) == true { publish(.e2eeKey(index: index)) }
     }
 }

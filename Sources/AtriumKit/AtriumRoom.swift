@@ -360,6 +360,7 @@ public actor AtriumRoom {
                 }
                 do throws(AtriumError) {
                     _ = try await enter(.resume(resumeToken: resumeToken ?? ""))
+                    rotationResumed()
                     publish(.resumed)
                 } catch  where error.code == "resume_failed" {
                     // The server forgot the session (restarted, or past the resume window): join again.

@@ -75,6 +75,17 @@ import Testing
         try await bob.sendData(topic: "chat", payload: "after")  // relayed in order: the forged one came first
         try await until("bob's chat") { aliceKeys.chats.withLock { $0 } == ["after"] }
         #expect(await alice.e2eeKeyIndex == 1)
+        // Nor hand out a key of its own: only the leader's keys are taken (alice leads, having joined
+        // first), else two secrets could come to share an index.
+        let aliceID = try #require(await alice.me?.id)
+        await bob.keys?.add(secret: [UInt8](repeating: 7, count: 32), index: 7, send: false)
+        for m in await bob.keysMessages(7, for: [aliceID], send: true) {
+            try await bob.sendData(topic: "atrium.e2ee", payload: m, to: [aliceID])
+        }
+        try await bob.sendData(topic: "chat", payload: "after keys")
+        try await until("bob's second chat") { aliceKeys.chats.withLock { $0 } == ["after", "after keys"] }
+        #expect(await alice.e2eeKeyIndex == 1)
+        #expect(await alice.keys?.secret(7) == nil)
 
         let eve = try await joined("eve", "another")
         let dave = try await joined("dave", "shared")

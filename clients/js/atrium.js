@@ -180,6 +180,8 @@ const E2EE_TOPIC = "atrium.e2ee";
 const WRAPS_PER_MESSAGE = 60;
 /** A rotation message refused by the data rate limit is sent again after a second, this many times. */
 const RATE_LIMITED_RETRIES = 10;
+/** Key indexes run from 1 to 2^32 (docs/e2ee.md). */
+const MAX_KEY_INDEX = 2 ** 32;
 
 /** The qualities `setQuality` accepts. */
 const QUALITIES = new Set(["low", "medium", "high"]);
@@ -709,6 +711,7 @@ export class Room extends EventTarget {
         const s = await this.request("resume", { protocol: PROTOCOL, resumeToken: this.resumeToken });
         this.reconnecting = false;
         this._applySnapshot(s);
+        this._rotationResumed();
         this._emit("reconnected", {});
         return;
       } catch (e) {
@@ -786,7 +789,7 @@ export class Room extends EventTarget {
     this._applySnapshot(snapshot);
     this._emit("rejoined", { participant: this.me });
     // A new participant id: this page's key proven again under it, and the key in use handed to it.
-    if (this.rotation) await this._startRotation().catch((e) => this._emit("error", e));
+    if (this.rotation) this._startRotation().catch((e) => this._emit("error", e));
     for (const t of captures) {
       try {
         await this.publishTrack(t.track, t.source);
@@ -938,6 +941,7 @@ export class Room extends EventTarget {
       chain: null,
       waiting: null,
       outbox: old?.outbox ?? Promise.resolve(),
+      seen: old?.seen ?? 0, // the highest key index a roll named
     };
     this.rotation = r;
     r.chain = this._rotationCall("hello", { me: this.me.id }).then((h) => {
@@ -949,7 +953,7 @@ export class Room extends EventTarget {
 
   /**
    * @private A rotation message to some members (ids), or to the room, sent after every one before it;
-   * one refused by the data rate limit is sent again a second later.
+   * one refused by the data rate limit, or while the socket is down, is sent again a second later.
    */
   _rotationSend(body, to = null) {
     const r = this.rotation;
@@ -959,8 +963,10 @@ export class Room extends EventTarget {
         try {
           return await this.sendData(E2EE_TOPIC, payload, to ? { to } : {});
         } catch (e) {
-          if (!(e instanceof AtriumError && e.code === "data_rate_limited" && attempt < RATE_LIMITED_RETRIES)) {
-            this._emit("error", e);
+          // Refused for the rate, or the socket is down for a resume: again a second later.
+          const again = e instanceof AtriumError && ["data_rate_limited", "disconnected"].includes(e.code);
+          if (!again || attempt >= RATE_LIMITED_RETRIES || this.closed) {
+            if (!this.closed) this._emit("error", e);
             return;
           }
           await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -983,15 +989,26 @@ export class Room extends EventTarget {
   }
 
   /**
-   * @private Whether this page leads the rotation: the one in the room that joined first, which every
+   * @private The member that leads the rotation: the one in the room that joined first, which every
    * member works out alike from the server's order, so two never roll at once.
    */
-  _leads() {
-    const mine = this.joinRank.get(this.me.id);
+  _leader() {
+    let first = this.me.id;
     for (const id of this.participants.keys()) {
-      if (!this.rotation.departed.has(id) && (this.joinRank.get(id) ?? Infinity) < mine) return false;
+      if (!this.rotation.departed.has(id) && (this.joinRank.get(id) ?? Infinity) < this.joinRank.get(first)) first = id;
     }
-    return true;
+    return first;
+  }
+
+  /** @private Whether this page leads the rotation. */
+  _leads() {
+    return this._leader() === this.me.id;
+  }
+
+  /** @private After a resume (events meanwhile are not replayed): proven members gone from the room left. */
+  _rotationResumed() {
+    if (!this.rotation) return;
+    for (const id of [...this.rotation.members]) if (!this.participants.has(id)) this._memberLeft(id);
   }
 
   /** @private A rotation message from another page. */
@@ -1033,9 +1050,13 @@ export class Room extends EventTarget {
             return;
           }
           case "keys": {
+            // Only the leader's (two secrets under one index would split the room).
+            if (from !== this._leader() || !Number.isSafeInteger(body.index) || body.index < 1) return;
+            if (body.index > MAX_KEY_INDEX) return;
+            r.seen = Math.max(r.seen, body.index);
             const wraps = body.wraps && typeof body.wraps === "object" ? body.wraps : {};
             const mine = Object.hasOwn(wraps, this.me.id) ? wraps[this.me.id] : null;
-            if (!mine || !Number.isSafeInteger(body.index) || body.index < 1) return;
+            if (!mine) return;
             const fields = { from, index: body.index, iv: mine.iv, data: mine.data, send: false };
             await this._rotationCall("unwrap", fields);
             // The key in use, handed to a newcomer: sent with at once (only ever to a newer index).
@@ -1044,7 +1065,7 @@ export class Room extends EventTarget {
             return;
           }
           case "send":
-            if (!r.members.has(from)) return;
+            if (!r.members.has(from) || from !== this._leader()) return;
             if (await this._rotationCall("send", { index: body.index })) this._keyRolled(body.index);
             return;
         }
@@ -1065,7 +1086,8 @@ export class Room extends EventTarget {
     if (!this._leads()) return;
     r.chain = r.chain
       .then(async () => {
-        const { index, wraps } = await this._rotationCall("rotate", { to: [...r.members] });
+        const { index, wraps } = await this._rotationCall("rotate", { to: [...r.members], above: r.seen });
+        r.seen = Math.max(r.seen, index);
         const pending = new Set(Object.keys(wraps));
         await new Promise((resolve) => {
           const timer = setTimeout(resolve, 5000);

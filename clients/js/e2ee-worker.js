@@ -112,9 +112,10 @@ const rotation = {
     peers.set(m.from, await crypto.subtle.importKey("raw", bits, "AES-GCM", false, ["encrypt", "decrypt"]));
     return true;
   },
-  /** A new random secret under the next key index, for receiving; wrapped for each of `to`. */
+  /** A new random secret under the next key index (above `above`, the highest a roll named), for
+   * receiving; wrapped for each of `to`. */
   async rotate(m) {
-    const index = Math.max(...secrets.keys()) + 1;
+    const index = Math.max(...secrets.keys(), m.above ?? 0) + 1;
     const raw = crypto.getRandomValues(new Uint8Array(32));
     raws.set(index, raw);
     await setSecret(raw.buffer, index, false);
