@@ -42,7 +42,8 @@ if not os.environ.get("ATRIUM_BIN"):
 from cluster_fixture import Cluster, RedisServer   # noqa: E402
 from native_peer import AtriumViewer, NativePeers, atrium_publish, wait_connected   # noqa: E402
 from signal_client import joined   # noqa: E402
-from viewers_sweep import PUBLISHER_ID, cpu_seconds, receiving, totals   # noqa: E402
+from server_procs import cpu_seconds   # noqa: E402
+from viewers_sweep import PUBLISHER_ID, receiving, totals   # noqa: E402
 
 CLIENT_LIMIT = 0.9
 LOSS_LIMIT = 0.001

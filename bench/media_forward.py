@@ -59,12 +59,8 @@ import threading
 import time
 import uuid
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
-if not os.environ.get("ATRIUM_BIN"):
-    os.environ["ATRIUM_BIN"] = next(
-        (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
-         if os.path.exists(p)), os.path.join(ROOT, ".build/debug/atrium"))
+import server_procs  # noqa: E402  (first: the harness's import path and ATRIUM_BIN's default)
+server_procs.use_integration_harness()
 
 import aioice.turn                # noqa: E402
 import av                         # noqa: E402

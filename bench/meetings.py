@@ -43,21 +43,16 @@ import os
 import platform
 import random
 import shutil
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
-if not os.environ.get("ATRIUM_BIN"):
-    os.environ["ATRIUM_BIN"] = next(
-        (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
-         if os.path.exists(p)), os.path.join(ROOT, ".build/debug/atrium"))
+import server_procs  # noqa: E402  (first: the harness's import path and ATRIUM_BIN's default)
+server_procs.use_integration_harness()
 
 from native_peer import (RID_EXTENSION, AtriumViewer, NativePeers, answered_mid_extension,   # noqa: E402
                          connect_fields, simulcast_offer, transport, viewer_answer, viewers_binary)
-from server_procs import (PionProcess, autogroup_nice, cpu_seconds, pin, pinning, pion_missing,   # noqa: E402
-                          pion_version, prioritize, rss_kib, runqueue_wait)
+from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402
+                          rss_kib)
 from side_by_side import Table, percentile   # noqa: E402
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
@@ -449,22 +444,13 @@ def join_latencies(stats, participants):
 
 async def window(run, pub_peers, sub_peers, participants, seconds):
     """Figures over `seconds` of the running meetings."""
-    from media_forward import udp_sockets
     pids = {"server": run.pid, "subscribers": sub_peers.pid, "publishers": pub_peers.pid}
     s0 = await sub_peers.call("stats")          # also resets the latency histogram
     p0 = await pub_peers.call("stats")
-    udp0 = udp_sockets(pids.values())
-    wait0 = {k: runqueue_wait(pid) for k, pid in pids.items()}
-    t0 = time.monotonic()
-    cpu0 = cpu_seconds(run.pid)
-    await asyncio.sleep(seconds)
-    cpu1 = cpu_seconds(run.pid)
-    t1 = time.monotonic()
-    udp1 = udp_sockets(pids.values())
-    wait1 = {k: runqueue_wait(pid) for k, pid in pids.items()}
+    m = await server_procs.machine_window(run.pid, pids, seconds)
     s1 = await sub_peers.call("stats")
     p1 = await pub_peers.call("stats")
-    elapsed = t1 - t0
+    elapsed, cpu, udp0, udp1 = m["elapsed"], m["cpu"], m["udp0"], m["udp1"]
     packets0, lost0 = totals(s0, participants)
     packets1, lost1 = totals(s1, participants)
     delivered, lost = packets1 - packets0, lost1 - lost0
@@ -478,17 +464,17 @@ async def window(run, pub_peers, sub_peers, participants, seconds):
             "subscribers": sum(1 for p in participants if s1["peers"].get(p.sub, {}).get("state") != "connected")}
     expected = sum(rate(source) for p in participants for _, source in p.expected())
     return {
-        "elapsed": elapsed, "cpu": cpu1 - cpu0, "delivered": delivered, "lost": lost,
+        "elapsed": elapsed, "cpu": cpu, "delivered": delivered, "lost": lost,
         "pps": delivered / elapsed, "expected_pps": expected, "sent_pps": (sent(p1) - sent(p0)) / elapsed,
         "intended_pps": sum(rate(source) for p in participants for source in
                             [layer[1] for layer in LAYERS] + [MIC[0]] + ([SCREEN[0]] if p.shares else [])),
         "loss": lost / (delivered + lost) if delivered + lost else None,
-        "us_per_packet": 1e6 * (cpu1 - cpu0) / delivered if delivered else None,
+        "us_per_packet": 1e6 * cpu / delivered if delivered else None,
         "subscribers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publishers_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
         "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"],
         "right_layers": right, "participants": len(participants), "down": down,
         "drops": {k: udp1[pid][0] - udp0[pid][0] for k, pid in pids.items()},
-        "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
+        "waited": m["waited"],
         "server_cores": len(os.sched_getaffinity(run.pid)),
     }
 
@@ -779,14 +765,7 @@ def main():
     print("each participant: camera layers q/h/f 30 fps x 1/2/5 packets (625/1050/1200 bytes: 150/500/1440 kbit/s), "
           "microphone 50 packets/s (120 bytes); a share 15 fps x 6 packets (1100 bytes); subscribers get the low "
           "layer of tiles, the high layer of the speaker")
-    t0 = time.monotonic()
-    old_nice = autogroup_nice(args.nice) if args.nice else None
-    try:
-        asyncio.run(main_async(args))
-    finally:
-        if old_nice is not None:
-            autogroup_nice(old_nice)
-    print(f"\nwall time: {time.monotonic() - t0:.0f} s")
+    server_procs.run_niced(args.nice, main_async(args))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,57 @@
 """What the side-by-side benchmarks (bench/viewers_sweep.py, bench/meetings.py) share about the
-processes they run: a process's CPU time, RSS, run-queue wait, pinning and nice values, and the pion
-SFU (bench/pion_sfu, built by `make pion-sfu`) started and spoken to over its HTTP API."""
+processes they run: a process's CPU time, RSS, run-queue wait, pinning and nice values, a measured
+window's machine figures, and the pion SFU (bench/pion_sfu, built by `make pion-sfu`) started and
+spoken to over its HTTP API."""
 import asyncio
 import json
 import os
 import subprocess
+import sys
+import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def use_integration_harness():
+    """For a benchmark script, before it imports the integration harness (e2e/integration): the
+    harness on the import path, and ATRIUM_BIN defaulting to the release build if built, else the
+    debug one."""
+    sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
+    if not os.environ.get("ATRIUM_BIN"):
+        builds = [os.path.join(ROOT, f".build/{c}/atrium") for c in ("release", "debug")]
+        os.environ["ATRIUM_BIN"] = next((p for p in builds if os.path.exists(p)), builds[1])
+
+
+def run_niced(nice, coroutine):
+    """Runs a benchmark's main coroutine with this session's scheduler autogroup at `nice` (none when
+    0; restored after), then prints the wall time."""
+    t0 = time.monotonic()
+    old_nice = autogroup_nice(nice) if nice else None
+    try:
+        asyncio.run(coroutine)
+    finally:
+        if old_nice is not None:
+            autogroup_nice(old_nice)
+    print(f"\nwall time: {time.monotonic() - t0:.0f} s")
+
+
+async def machine_window(server_pid, pids, seconds):
+    """What the machine says over `seconds`: the server's CPU seconds (`cpu`), each process's UDP
+    sockets before and after (`udp0`, `udp1`: `media_forward.udp_sockets`), the share of the window
+    each of `pids` ({name: pid}) waited for a CPU (`waited`), and the time it took (`elapsed`)."""
+    from media_forward import udp_sockets
+    udp0 = udp_sockets(pids.values())
+    wait0 = {k: runqueue_wait(pid) for k, pid in pids.items()}
+    t0 = time.monotonic()
+    cpu0 = cpu_seconds(server_pid)
+    await asyncio.sleep(seconds)
+    cpu1 = cpu_seconds(server_pid)
+    elapsed = time.monotonic() - t0
+    udp1 = udp_sockets(pids.values())
+    waited = {k: (runqueue_wait(pid) - wait0[k]) / elapsed for k, pid in pids.items()}
+    return {"cpu": cpu1 - cpu0, "elapsed": elapsed, "udp0": udp0, "udp1": udp1, "waited": waited}
 
 
 def cpu_seconds(pid):

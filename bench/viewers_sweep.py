@@ -45,19 +45,15 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "e2e", "integration"))
-if not os.environ.get("ATRIUM_BIN"):
-    os.environ["ATRIUM_BIN"] = next(
-        (p for p in (os.path.join(ROOT, ".build/release/atrium"), os.path.join(ROOT, ".build/debug/atrium"))
-         if os.path.exists(p)), os.path.join(ROOT, ".build/debug/atrium"))
+import server_procs  # noqa: E402  (first: the harness's import path and ATRIUM_BIN's default)
+server_procs.use_integration_harness()
 
 from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
                          connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
                          viewer_answer, viewers_binary, wait_connected)
 from side_by_side import Table   # noqa: E402
-from server_procs import (PionProcess, autogroup_nice, cpu_seconds, pin, pinning, pion_missing,   # noqa: E402,F401
-                          pion_version, prioritize, rss_kib, runqueue_wait, usable_cores)
+from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402,F401
+                          rss_kib, usable_cores)
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 SWEEP = [1, 5, 10, 20, 40, 80, 160]
@@ -217,33 +213,24 @@ def intended_rate(scale):
 
 async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
     """Figures over `seconds` of the running scenario."""
-    from media_forward import udp_sockets
     pids = {"server": run.pid, "viewers": view_peers.pid, "publisher": pub_peers.pid}
     gso0 = await segmented(run)
     s0 = await view_peers.call("stats")          # also resets the latency histogram
     p0 = await pub_peers.call("stats")
-    udp0 = udp_sockets(pids.values())
-    wait0 = {k: runqueue_wait(pid) for k, pid in pids.items()}
-    t0 = time.monotonic()
-    cpu0 = cpu_seconds(run.pid)
-    await asyncio.sleep(seconds)
-    cpu1 = cpu_seconds(run.pid)
-    t1 = time.monotonic()
-    udp1 = udp_sockets(pids.values())
-    wait1 = {k: runqueue_wait(pid) for k, pid in pids.items()}
+    m = await server_procs.machine_window(run.pid, pids, seconds)
     s1 = await view_peers.call("stats")
     p1 = await pub_peers.call("stats")
     gso1 = await segmented(run)
     packets0, lost0 = totals(s0, ids)
     packets1, lost1 = totals(s1, ids)
-    elapsed = t1 - t0
+    elapsed, cpu, udp0, udp1 = m["elapsed"], m["cpu"], m["udp0"], m["udp1"]
     delivered, lost = packets1 - packets0, lost1 - lost0
     sent = sum(x["packets"] for x in p1["peers"]["pub"]["sent"]) - sum(x["packets"] for x in p0["peers"]["pub"]["sent"])
     return {
-        "elapsed": elapsed, "cpu": cpu1 - cpu0, "delivered": delivered, "lost": lost,
+        "elapsed": elapsed, "cpu": cpu, "delivered": delivered, "lost": lost,
         "pps": delivered / elapsed, "sent_pps": sent / elapsed,
         "loss": lost / (delivered + lost) if delivered + lost else None,
-        "us_per_packet": 1e6 * (cpu1 - cpu0) / delivered if delivered else None,
+        "us_per_packet": 1e6 * cpu / delivered if delivered else None,
         "viewers_cpu": (s1["cpu"] - s0["cpu"]) / elapsed, "publisher_cpu": (p1["cpu"] - p0["cpu"]) / elapsed,
         "p50": s1["latency"]["p50"], "p99": s1["latency"]["p99"], "rss": rss_kib(run.pid),
         "intended_pps": intended_rate(scale),
@@ -263,7 +250,7 @@ async def window(run, pub_peers, view_peers, ids, seconds, scale=1.0):
         "expected_pps": len(ids) * sent / elapsed,
         # Share of the window each process was runnable but got no CPU: the machine, not the
         # process, held it back (other work on a shared 2-core VM).
-        "waited": {k: (wait1[k] - wait0[k]) / elapsed for k in pids},
+        "waited": m["waited"],
     }
 
 
@@ -591,14 +578,7 @@ def main():
           f"for the servers and clients (and this session's scheduler autogroup)")
     print("publisher: camera 30 fps x 4 packets, screen 15 fps x 6 packets (1100 bytes), microphone 50 packets/s "
           "(120 bytes): 260 packets/s before scaling; latency = viewer receive - publisher send (CLOCK_MONOTONIC)")
-    t0 = time.monotonic()
-    old_nice = autogroup_nice(args.nice) if args.nice else None
-    try:
-        asyncio.run(main_async(args))
-    finally:
-        if old_nice is not None:
-            autogroup_nice(old_nice)
-    print(f"\nwall time: {time.monotonic() - t0:.0f} s")
+    server_procs.run_niced(args.nice, main_async(args))
 
 
 if __name__ == "__main__":

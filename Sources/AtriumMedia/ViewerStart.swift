@@ -48,20 +48,16 @@ enum ViewerStart: Equatable, Sendable {
     /// A camera's picture is let go 1.5 s after its key frame (`keep`): with nothing servable, a camera
     /// not known to ignore requests gets a fresh start all the same.
     static func decide(keyFrameAge: Double?, answers: Answers, screenShare: Bool) -> ViewerStart? {
-        guard let age = keyFrameAge else {
-            guard !screenShare else { return nil }
+        if let age = keyFrameAge, age <= shortChainAge { return .replay }
+        let decision: ViewerStart =
             switch answers {
-            case .never: return nil
-            case .unknown: return .request(fallbackAfter: answerBound)
-            case .within(let t): return .request(fallbackAfter: fallback(t))
+            case .never: .replay
+            case .unknown: screenShare ? .replay : .request(fallbackAfter: answerBound)
+            case .within(let t): .request(fallbackAfter: fallback(t))
             }
-        }
-        if age <= shortChainAge { return .replay }
-        switch answers {
-        case .never: return .replay
-        case .unknown: return screenShare ? .replay : .request(fallbackAfter: answerBound)
-        case .within(let t): return .request(fallbackAfter: fallback(t))
-        }
+        // Nothing servable: no replay, and a screen share's start is a plain request.
+        guard keyFrameAge == nil else { return decision }
+        return decision == .replay || screenShare ? nil : decision
     }
 
     /// Twice the publisher's last answer (a round trip and a frame), a tenth of a second to `answerBound`.

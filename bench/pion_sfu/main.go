@@ -125,6 +125,15 @@ func fail(w http.ResponseWriter, status int, err error) {
 	reply(w, map[string]string{"error": err.Error()})
 }
 
+// decode reads the request's JSON body into v; on a malformed one it answers 400 and returns false.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		fail(w, 400, err)
+		return false
+	}
+	return true
+}
+
 // localDescription sets d and waits for every candidate (no trickle on this API).
 func localDescription(pc *webrtc.PeerConnection, d webrtc.SessionDescription) (string, error) {
 	gathered := webrtc.GatheringCompletePromise(pc)
@@ -154,8 +163,7 @@ func expectedTracks(offer string) int {
 
 func (s *sfu) publish(w http.ResponseWriter, r *http.Request) {
 	var body request
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, 400, err)
+	if !decode(w, r, &body) {
 		return
 	}
 	pc, err := s.api.NewPeerConnection(webrtc.Configuration{})
@@ -260,8 +268,7 @@ func (s *sfu) add(pc *webrtc.PeerConnection, publishers []*publisher, rids map[s
 
 func (s *sfu) subscribe(w http.ResponseWriter, r *http.Request) {
 	var body request
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, 400, err)
+	if !decode(w, r, &body) {
 		return
 	}
 	var publishers []*publisher
@@ -296,8 +303,7 @@ func (s *sfu) subscribe(w http.ResponseWriter, r *http.Request) {
 
 func (s *sfu) update(w http.ResponseWriter, r *http.Request) {
 	var body request
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, 400, err)
+	if !decode(w, r, &body) {
 		return
 	}
 	var publishers []*publisher
@@ -323,8 +329,7 @@ func (s *sfu) update(w http.ResponseWriter, r *http.Request) {
 
 func (s *sfu) answer(w http.ResponseWriter, r *http.Request) {
 	var body sdpBody
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, 400, err)
+	if !decode(w, r, &body) {
 		return
 	}
 	s.mu.Lock()

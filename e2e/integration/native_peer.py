@@ -142,23 +142,8 @@ def publisher_offer(local, ssrcs, mid_extension_id=1):
     """The publisher's offer: camera and screen share (VP8) and microphone (Opus), send-only, one
     BUNDLE transport, `a=setup:actpass`, the mid header extension, `a=ssrc` lines; mids "0", "1", "2"
     in SOURCES order. `ssrcs`: source name -> SSRC."""
-    out = ["v=0", f"o=- {random.getrandbits(48)} 1 IN IP4 127.0.0.1", "s=-", "t=0 0",
-           "a=group:BUNDLE 0 1 2", "a=msid-semantic: WMS loadpub"]
-    for i, (_, source, kind, pt) in enumerate(SOURCES):
-        out.append(f"m={kind} {local['port']} UDP/TLS/RTP/SAVPF {pt}")
-        out.append("c=IN IP4 127.0.0.1")
-        out.append(f"a=mid:{i}")
-        out += _local_lines(local, "actpass")
-        out += ["a=sendonly", "a=rtcp-mux", "a=rtcp-rsize", f"a=extmap:{mid_extension_id} {MID_EXTENSION}"]
-        if kind == "video":
-            out += [f"a=rtpmap:{pt} VP8/90000", f"a=rtcp-fb:{pt} nack pli", f"a=rtcp-fb:{pt} ccm fir"]
-        else:
-            out += [f"a=rtpmap:{pt} opus/48000/2", f"a=fmtp:{pt} minptime=10;useinbandfec=1"]
-        track = f"{source}-track"
-        out += [f"a=msid:loadpub {track}", f"a=ssrc:{ssrcs[source]} cname:loadpub",
-                f"a=ssrc:{ssrcs[source]} msid:loadpub {track}"]
-        out += _candidate(local)
-    return "\r\n".join(out) + "\r\n"
+    sections = [(kind, f"{source}-track", ssrcs[source], None) for _, source, kind, _ in SOURCES]
+    return simulcast_offer(local, sections, mid_extension_id)
 
 
 def answered_mid_extension(answer, uri=MID_EXTENSION):
