@@ -33,6 +33,9 @@ struct KeyRotation {
     var outbox: Task<Void, Never>?
     /// The highest key index a roll named (a leader taking over mid-roll goes above it).
     var seen: UInt64 = 0
+    /// The index of the last roll this client finished: the key in use, also while its own frames
+    /// switch to it (after its `send` message is out).
+    var rolled: UInt64 = 0
 }
 
 extension AtriumRoom {
@@ -84,6 +87,7 @@ extension AtriumRoom {
         next.departed = rotation.departed
         next.outbox = rotation.outbox
         next.seen = rotation.seen
+        next.rolled = rotation.rolled
         self.rotation = next
         rotationSend([next.hello], to: nil)
     }
@@ -190,7 +194,8 @@ extension AtriumRoom {
             guard d.to == nil, !known else { return }
             var out = [rotation.hello]
             if leads() {
-                if keys.sendIndex > 0 { out += keysMessages(keys.sendIndex, for: [from], send: true) }
+                let inUse = max(keys.sendIndex, rotation.rolled)
+                if inUse > 0 { out += keysMessages(inUse, for: [from], send: true) }
                 if let waiting = rotation.waiting {
                     self.rotation?.waiting?.pending.insert(from)
                     out += keysMessages(waiting.index, for: [from], send: false)
@@ -257,6 +262,7 @@ extension AtriumRoom {
     func finishRoll(_ index: UInt64) {
         guard rotation?.waiting?.index == index else { return }
         rotation?.waiting = nil
+        rotation?.rolled = index
         rotationSend([Self.message(["t": .string("send"), "index": .int(Int64(index))])], to: nil)
         // Its own frames switch once the others are told (not before: they would fail meanwhile).
         let told = rotation?.outbox
