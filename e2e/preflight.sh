@@ -18,6 +18,8 @@ need redis-server "the cluster and Redis tests"
 need redis-cli "the cluster tests"
 need ffmpeg "recording tests"
 need ffprobe "recording tests"
+/usr/bin/python3 -c 'import gi; gi.require_version("GstWebRTC", "1.0")' 2>/dev/null \
+  || missing+=("GStreamer's webrtcbin bindings for /usr/bin/python3 (gir1.2-gst-plugins-bad-1.0: the WHIP tests)")
 [ -n "$fuzz_rt" ] && [ -f "$fuzz_rt" ] || missing+=("libclang_rt.fuzzer_no_main (the fuzz smoke: the toolchain's fuzzer runtime)")
 if command -v unshare >/dev/null 2>&1; then
   unshare --net -- sh -c 'ip link set lo up' 2>/dev/null \
