@@ -20,9 +20,11 @@ extension MediaEngine {
             let start = header.payloadRange.lowerBound
             guard header.payloadRange.count >= 2 else { return }
             let osn = UInt16(rx[i].payload[start]) << 8 | UInt16(rx[i].payload[start + 1])
-            // A copy of a packet that already arrived (a publisher's RTX padding, a late repair):
-            // viewers have it, or ask this server for it.
-            if p.streams[k].buffer?.contains(osn) == true {
+            // A repair is a packet this server asked for and still waits for. Anything else is a
+            // copy of one that arrived (a publisher's RTX padding, a second repair) or one given up
+            // on: viewers have it, or ask this server for it. (Not the retransmission buffer: a
+            // layer nobody watches holds nothing there.)
+            if !p.streams[k].nacks.awaits(osn) {
                 counters.drop(.duplicate)
                 return
             }
@@ -125,23 +127,28 @@ extension MediaEngine {
         } else if recovered || p.isVideo {
             p.streams[k].nacks.arrived(sequence)
         }
-        p.streams[k].buffer?.store(packet, sequence: sequence, now: t0)
         if let id = p.spec.audioLevelID, let r = headerInfo.extensionValueRange(id: id, in: packet), !r.isEmpty {
             p.levelSum += Int(packet[r.lowerBound] & 0x7F)
             p.levelCount += 1
         }
-        let caching = p.isVideo && p.streams[k].cache.isEnabled
+        let cacheable = p.isVideo && p.streams[k].cache.isEnabled
+        // A camera's layer nobody wants (`reportWanted`) is not cached: its picture would start no one.
+        let caching = cacheable && (p.wantedMask & (1 << k) != 0 || p.isScreenShare || !p.sinks.isEmpty)
         if p.paused {
-            if caching { p.streams[k].cache.invalidate() }
+            if cacheable { p.streams[k].cache.invalidate() }
             counters.drop(.paused)
             return
         }
-        if !p.pipes.isEmpty { pipe(packet, producer: p, stream: k, recovered: recovered, on: t) }
-        guard !p.consumers.isEmpty || caching || !p.sinks.isEmpty else { return }
+        if !p.pipes.isEmpty {
+            pipe(packet, producer: p, stream: k, recovered: recovered, on: t)
+            // Held while piped too: a repair's copy is then told apart before it crosses the pipe.
+            p.streams[k].buffer?.store(packet, sequence: sequence, now: t0)
+        }
+        guard !p.consumers.isEmpty || cacheable || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
         let info = classify(
             packet, producer: p, header: headerInfo, recovered: recovered,
-            keyFrameNeeded: caching || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
+            keyFrameNeeded: cacheable || (recording && p.sinks.contains(where: \.waitingForKeyFrame)))
         if p.isSimulcast {
             p.streams[k].measureKeyFrame(bytes: packet.count, timestamp: timestamp, starts: info.keyFrame)
             p.streams[k].countTemporal(info.vp8?.temporalLayer, bytes: length, marker: headerInfo.marker)
@@ -159,14 +166,17 @@ extension MediaEngine {
                 // Past its bound: a key frame refills it (throttled as every request).
                 requestKeyFrameNow(p, stream: k)
             }
-            if info.keyFrame {
-                p.streams[k].noteKeyFrame(packet, media: info.media, codec: p.codec, now: t0)
-                p.streams[k].keyFrameArrived(now: t0)
-            }
+        }
+        if cacheable && info.keyFrame {
+            p.streams[k].noteKeyFrame(packet, media: info.media, codec: p.codec, now: t0)
+            p.streams[k].keyFrameArrived(now: t0)
         }
         // By index: a `for ... in` over the array goes through the generic iterator, which a debug
         // build does not specialize and which then allocates per element. Borrowed: no reference
         // counting per consumer.
+        // Only a packet some consumer was sent is held for retransmission: a layer nobody watches
+        // (a camera's middle layer, a non-speaker's top one) holds no buffer, which `trim` returns.
+        var sent = false
         var j = 0
         while j < p.consumerRefs.count {
             let ref = p.consumerRefs[j]
@@ -179,11 +189,15 @@ extension MediaEngine {
                     counters.drop(.bandwidth)
                     return
                 }
-                deliver(
+                if deliver(
                     packet, to: c, producer: p, stream: k, info: info, header: headerInfo, sequence: sequence,
                     timestamp: timestamp, now: t0)
+                {
+                    sent = true
+                }
             }
         }
+        if sent && p.pipes.isEmpty { p.streams[k].buffer?.store(packet, sequence: sequence, now: t0) }
         if recording {
             record(packet, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
         }
@@ -228,7 +242,7 @@ extension MediaEngine {
 
     /// Offers `packet` (`rx[i]`'s, borrowed) to one consumer: its layer decision, sequence and timestamp
     /// mapping, VP8 rewrite and marker, then encryption into the send batch. Returns whether it was
-    /// sent.
+    /// sent (the viewer may ask for it again).
     @discardableResult
     func deliver(
         _ packet: UnsafeRawBufferPointer, to c: Consumer, producer p: Producer, stream k: Int, info: PacketInfo,
@@ -279,8 +293,9 @@ extension MediaEngine {
             return false
         }
         if injectedLoss() {
+            // Lost as on the wire, after it was sent: the viewer's NACK for it is answered.
             counters.drop(.injectedLoss)
-            return false
+            return true
         }
         let length = packet.count
         if egress.isFull { flush() }

@@ -39,6 +39,9 @@ final class Producer {
     var svcLayers: [LayerChoice.Size] = []
     /// AV1: the last template dependency structure (sent with key frames).
     var structure: DependencyStructure?
+    /// The streams some consumer or pipe wants (bit k: stream k), as `reportWanted` last found them;
+    /// all until then. A camera's stream outside it is not cached.
+    var wantedMask: UInt8 = .max
     /// The rids last reported as wanted (`MediaEvent.layersWanted`); nil before the first report.
     var reportedWanted: [String]?
     /// The layers last reported to the coordinator (`MediaEvent.layers`).

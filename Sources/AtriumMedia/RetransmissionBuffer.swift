@@ -164,6 +164,9 @@ struct NackList {
         }
     }
 
+    /// Whether `sequence` is missing and still asked for.
+    func awaits(_ sequence: UInt16) -> Bool { entries.contains { $0.sequence == sequence } }
+
     mutating func arrived(_ sequence: UInt16) {
         if let i = entries.firstIndex(where: { $0.sequence == sequence }) { entries.remove(at: i) }
     }

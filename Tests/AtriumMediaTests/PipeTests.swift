@@ -320,15 +320,20 @@ import Testing
 
     /// Of a simulcast producer only the streams a far viewer's preference asks for cross the pipe
     /// (the bottom one always): a low viewer there gets stream 0 piped; a high one adds stream 2, not 1.
-    @Test func onlyTheStreamsFarViewersWantCrossThePipe() throws {
+    /// A share's top stream, cached while nobody wanted it, starts the far viewer without a request; a
+    /// camera's, not cached then, is asked for.
+    @Test(arguments: [false, true])
+    func onlyTheStreamsFarViewersWantCrossThePipe(screenShare: Bool) throws {
         let home = try EmbeddedMedia(seed: 7)
         let far = try EmbeddedMedia(seed: 8)
         let link = PipeLink(from: 0, to: 1, wakeFar: nil, wakeHome: nil, capacity: 256)
         let publisher = try EmbeddedPeer(
             port: 40_000, transport: "pub", serverFingerprint: home.engine.certificate.fingerprint)
         try publisher.connect(to: home, midExtensionID: 1)
-        home.apply(.addProducer(SimulcastEngineTests.camera))
-        far.apply(.addPipeProducer(SimulcastEngineTests.camera, router: "room", link: link, tag: 5))
+        var spec = SimulcastEngineTests.camera
+        if screenShare { spec.source = "screen_share" }
+        home.apply(.addProducer(spec))
+        far.apply(.addPipeProducer(spec, router: "room", link: link, tag: 5))
         home.apply(.pipeProducer(id: "cam", link: link, tag: 5))
         let v = try EmbeddedPeer(port: 46_000, transport: "sub", serverFingerprint: far.engine.certificate.fingerprint)
         try v.connect(to: far)
@@ -358,13 +363,17 @@ import Testing
         #expect(try frames(3) == [0])
         // The far viewer now prefers the top layer: the far worker says so, the home worker hands it
         // the top stream's cached picture (three frames since its key frame) without asking the
-        // publisher, then pipes it too.
+        // publisher, then pipes it too. A camera's top stream was not cached: the publisher is asked.
         let asked = home.engine.counters.plisSent
         far.apply(.setPreference(consumer: "c", LayerPreference(quality: .high)))
         home.engine.drainPipes()
         var cached: [UInt8] = []
         while link.packets.pop({ h, _ in cached.append(h.stream) }) {}
-        #expect(cached == [2, 2, 2] && home.engine.counters.plisSent == asked)
+        if screenShare {
+            #expect(cached == [2, 2, 2] && home.engine.counters.plisSent == asked)
+        } else {
+            #expect(cached.isEmpty && home.engine.counters.plisSent == asked + 1)
+        }
         #expect(try frames(3) == [0, 2])
     }
 

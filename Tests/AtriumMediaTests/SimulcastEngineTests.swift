@@ -329,6 +329,33 @@ import Testing
             "the top viewer is on the middle stream after one switch down: \(layers)")
     }
 
+    /// Only the packets some viewer was sent are held for retransmission: a layer nobody watches holds
+    /// no buffer, and one its last viewer left gives its buffer back once idle.
+    @Test func onlyAWatchedLayerIsHeldForRetransmission() throws {
+        let room = try Room()
+        room.media.apply(.closeConsumer(id: "c3"))
+        try room.start(frames: 40)
+        func held(_ k: Int) -> Int { room.media.engine.producers["cam"]?.streams[k].buffer?.bytesHeld ?? -1 }
+        #expect(held(0) > 0 && held(1) > 0)
+        #expect(held(2) == 0)
+        // The medium viewer steps down to the low layer: the medium one is let go 5 s later.
+        room.media.apply(.setPreference(consumer: "c2", .low))
+        try room.sendFrame(keys: [0])
+        for _ in 0..<Int(RetransmissionBuffer.idle * 30) + 60 { try room.sendFrame() }
+        #expect(held(0) > 0)
+        #expect(held(1) == 0 && held(2) == 0)
+        // What the low viewer was sent is still answered from the buffer.
+        let low = room.viewers[0]
+        let misses = room.media.engine.counters.retransmissionMisses
+        let last = try #require(try Self.received(low).last)
+        try low.forgetReceived()
+        try low.send(
+            rtcp: [.nack(GenericNACK(senderSSRC: 77, mediaSSRC: 2000, lost: [last.sequence]))], to: room.media)
+        try low.receive(from: room.media)
+        #expect(try Self.received(low) == [last])
+        #expect(room.media.engine.counters.retransmissionMisses == misses)
+    }
+
     @Test func theLayersWantedFollowTheViewers() throws {
         let room = try Room()
         #expect(room.layersWanted() == [["q"], ["q", "h"], ["q", "h", "f"]])
