@@ -330,20 +330,25 @@ import Testing
     }
 
     /// Only the packets some viewer was sent are held for retransmission: a layer nobody watches holds
-    /// no buffer, and one its last viewer left gives its buffer back once idle.
+    /// no buffer, and one its last viewer left gives its buffer back once idle. A camera's layer nobody
+    /// wants is not cached either.
     @Test func onlyAWatchedLayerIsHeldForRetransmission() throws {
         let room = try Room()
         room.media.apply(.closeConsumer(id: "c3"))
         try room.start(frames: 40)
         func held(_ k: Int) -> Int { room.media.engine.producers["cam"]?.streams[k].buffer?.bytesHeld ?? -1 }
+        func cached(_ k: Int) -> Int { room.media.engine.producers["cam"]?.streams[k].cache.count ?? -1 }
         #expect(held(0) > 0 && held(1) > 0)
         #expect(held(2) == 0)
+        // Nor is a camera's layer nobody wants cached.
+        #expect(cached(0) > 0 && cached(1) > 0 && cached(2) == 0)
         // The medium viewer steps down to the low layer: the medium one is let go 5 s later.
         room.media.apply(.setPreference(consumer: "c2", .low))
         try room.sendFrame(keys: [0])
         for _ in 0..<Int(RetransmissionBuffer.idle * 30) + 60 { try room.sendFrame() }
         #expect(held(0) > 0)
         #expect(held(1) == 0 && held(2) == 0)
+        #expect(cached(1) == 0 && cached(2) == 0)
         // What the low viewer was sent is still answered from the buffer.
         let low = room.viewers[0]
         let misses = room.media.engine.counters.retransmissionMisses
