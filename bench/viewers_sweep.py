@@ -1,6 +1,6 @@
 """Viewer sweep: one publisher (camera, screen share, microphone) and N viewers, N = 1, 5, 10, 20,
-40, 80, 160, Atrium (all cores, the room's viewers spread evenly over the media workers, and
-`--media-workers 1`), Janus (Debian's package, VideoRoom over its HTTP API, bench/janus_peer.py)
+40, 80, 160, Atrium (all cores with the server's defaults: a room stays on one worker up to 200
+transports, `--spread` spreads its viewers evenly over the workers instead; and `--media-workers 1`), Janus (Debian's package, VideoRoom over its HTTP API, bench/janus_peer.py)
 and a minimal pion SFU (bench/pion_sfu: one goroutine per published track writing to every
 subscriber's track, as pion's examples and LiveKit's stack forward) in turn for each N, with the same
 clients; then a saturation run.
@@ -78,17 +78,18 @@ def totals(stats, ids):
 # -- one server with a publisher, viewers added on demand ------------------------------------------
 
 class AtriumRun:
-    """Atrium with `workers` media workers (None: the default, every core). With several workers the
-    room spreads its viewers evenly over them: `--media-room-spread` is the room's transports over
-    the workers, rounded up (docs/media-workers.md)."""
+    """Atrium with `workers` media workers (None: the default, every core). `spread`: with several
+    workers the room spreads its viewers evenly over them (`--media-room-spread` is the room's
+    transports over the workers, rounded up; docs/media-workers.md); else the server's default keeps
+    a room on one worker up to 200 transports."""
 
-    def __init__(self, workdir, workers, n, pinned=False):
+    def __init__(self, workdir, workers, n, pinned=False, spread=False):
         from conftest import Server
         self.name = ("Atrium" if workers is None else f"Atrium {workers}w") + (" pinned" if pinned else "")
         args = ["--dev", "--store", "memory", "--auto-create-rooms", "any", "--media-bind", "127.0.0.1"]
         if workers is not None:
             args += ["--media-workers", str(workers)]
-        elif usable_cores() > 1:
+        elif spread and usable_cores() > 1:
             args += ["--media-room-spread", str(max(2, -(-(n + 1) // usable_cores())))]
         self.server = Server(os.path.join(workdir, f"atrium-{workers}-{time.time_ns()}"), *args)
         self.clients, self.viewers = [], []
@@ -496,14 +497,14 @@ def print_saturation(sat):
 
 async def main_async(args):
     workdir = tempfile.mkdtemp(prefix="atrium-viewers-sweep-")
-    makers = [("atrium", lambda n: AtriumRun(workdir, None, n))]
+    makers = [("atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread))]
     if args.one_worker:
         makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
     makers.append(("pion", lambda n: PionRun()))
     makers.append(("janus", lambda n: JanusRun(workdir)))
     # The saturation run: "Atrium 1w" pinned (the server on one CPU, the clients on the others).
     pinned = pinning() if args.pin else None
-    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n), None)]
+    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread), None)]
     if args.one_worker:
         sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
     sat_makers.append(("pion", "pion", lambda n: PionRun(), None))
@@ -548,6 +549,8 @@ def main():
                          "that other work on a shared machine does not hold them back")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="run the 1-worker saturation unpinned (default: server on one CPU, clients on the others)")
+    ap.add_argument("--spread", action="store_true",
+                    help="spread the room's viewers evenly over Atrium's workers (default: the server's own rule)")
     ap.add_argument("--no-one-worker", dest="one_worker", action="store_false",
                     help="leave out Atrium with --media-workers 1")
     ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "pion", "janus"],
