@@ -3,9 +3,11 @@ import AtriumRTP
 /// The current picture of one video receive stream: its packets from the last key frame on (the key
 /// frame and the deltas that follow it, so a decoder started from them shows the picture as it is
 /// now, not as it was at the key frame), bounded in bytes, packets and age, replaced at the next key
-/// frame, and let go earlier where nobody would replay it (`ViewerStart.keep`). A new viewer is started from it instead of asking the publisher for a key frame. Packets
-/// are kept back to back in one buffer that grows to the largest picture and is then reused: storing
-/// allocates nothing once the buffer has grown; it is returned when the picture is forgotten.
+/// frame, and let go earlier where nobody would replay it (`ViewerStart.keep`). A new viewer is
+/// started from it instead of asking the publisher for a key frame. Packets are kept back to back in
+/// one buffer that grows to the largest picture and is then reused: storing allocates nothing once
+/// the buffer has grown; it is returned when the picture is forgotten, and handed to the worker's
+/// spares (`PictureSpares`) when it is let go.
 struct KeyFrameCache {
     struct Limits: Equatable, Sendable {
         var bytes: Int
@@ -25,6 +27,8 @@ struct KeyFrameCache {
     private(set) var keySequence: UInt16 = 0
     /// Bumped at every new key frame: a replay in progress knows its packets were replaced.
     private(set) var generation = 0
+    /// The size of the last picture let go: the spare the next one takes is the one that fits it best.
+    private var lastPictureBytes = 0
 
     init(limits: Limits) { self.limits = limits }
 
@@ -47,17 +51,20 @@ struct KeyFrameCache {
     /// cache fills again before the next viewer needs it).
     /// `keepFor`: seconds after its key frame the picture is kept; past that it is let go
     /// (`ViewerStart.keep`) without asking for another.
+    /// `spares`: the worker's buffers let go by other pictures, which a new picture takes when it has
+    /// none of its own, and where a picture let go puts its own.
     @discardableResult
     mutating func store(
         _ packet: UnsafeRawBufferPointer, sequence: UInt16, startsKeyFrame: Bool, now: Double,
-        keepFor: Double = .infinity
+        keepFor: Double = .infinity, spares: inout PictureSpares
     ) -> Bool {
         guard isEnabled else { return false }
         if !startsKeyFrame, let at = keyFrameAt, now - at > keepFor {
-            lapse()
+            lapse(spares: &spares)
             return false
         }
         if startsKeyFrame {
+            if bytes.capacity == 0 { spares.take(fitting: lastPictureBytes, &bytes, &ends) }
             bytes.removeAll(keepingCapacity: true)
             ends.removeAll(keepingCapacity: true)
             keyFrameAt = now
@@ -74,6 +81,7 @@ struct KeyFrameCache {
         ends.append(bytes.count)
         return false
     }
+
 
     /// The cached packet with this sequence number, for answering a NACK the stream's retransmission
     /// buffer no longer can (a replay reaches further back than it).
@@ -98,13 +106,12 @@ struct KeyFrameCache {
         generation &+= 1
     }
 
-    /// Lets the picture go until the next key frame, asking for none. The buffers stay for the next
-    /// picture (storing it allocates nothing), unless they are over four times what this one took:
-    /// grown for an earlier, longer one.
-    mutating func lapse() {
+    /// Lets the picture go until the next key frame, asking for none. Its buffers go to the worker's
+    /// spares, for the next picture of this stream or another (storing it allocates nothing).
+    mutating func lapse(spares: inout PictureSpares) {
         guard keyFrameAt != nil else { return }
-        if bytes.capacity > 4 * bytes.count { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
-        if ends.capacity > 4 * ends.count { ends = [] } else { ends.removeAll(keepingCapacity: true) }
+        lastPictureBytes = bytes.count
+        spares.give(&bytes, &ends)
         keyFrameAt = nil
         generation &+= 1
     }
@@ -127,5 +134,85 @@ extension MediaConfiguration {
     var keyFrameCache: KeyFrameCache.Limits {
         guard keyFrameCacheBytes > 0, keyFrameCachePackets > 0, keyFrameCacheSeconds > 0 else { return .disabled }
         return KeyFrameCache.Limits(bytes: keyFrameCacheBytes, packets: keyFrameCachePackets, age: keyFrameCacheSeconds)
+    }
+}
+
+/// The buffers of the pictures one worker's caches let go (`KeyFrameCache.lapse`), for the next key
+/// frame of any of its streams. A browser's camera sends a key frame only when asked, so most cameras
+/// hold no picture most of the time, and a few spare buffers serve them all instead of one each.
+/// Giving and taking allocate nothing (up to `capacity` spares); `trim` returns those no picture took
+/// since its last call.
+struct PictureSpares {
+    static let capacity = 64
+    /// How often `trim` runs (engine seconds): longer than a camera's key-frame interval.
+    static let trimInterval = 5.0
+    private var bytes: [[UInt8]] = []
+    private var ends: [[Int]] = []
+    /// The fewest spares on hand since the last trim: that many were not needed.
+    private var fewest = 0
+
+    init() {
+        bytes.reserveCapacity(Self.capacity)
+        ends.reserveCapacity(Self.capacity)
+    }
+
+    var count: Int { bytes.count }
+    var bytesHeld: Int {
+        var n = 0
+        var i = 0
+        while i < bytes.count {
+            n += bytes[i].capacity + ends[i].capacity * MemoryLayout<Int>.stride
+            i += 1
+        }
+        return n
+    }
+
+    /// Takes `b` and `e` (emptied, their capacity kept) as spares; past `capacity` they are freed.
+    mutating func give(_ b: inout [UInt8], _ e: inout [Int]) {
+        guard b.capacity > 0 || e.capacity > 0 else { return }
+        guard bytes.count < Self.capacity else {
+            b = []
+            e = []
+            return
+        }
+        b.removeAll(keepingCapacity: true)
+        e.removeAll(keepingCapacity: true)
+        bytes.append([])
+        ends.append([])
+        swap(&bytes[bytes.count - 1], &b)
+        swap(&ends[ends.count - 1], &e)
+    }
+
+    /// Hands over the spare that fits `need` bytes most tightly (the largest when none does), into
+    /// `b` and `e`, which hold nothing.
+    mutating func take(fitting need: Int, _ b: inout [UInt8], _ e: inout [Int]) {
+        guard !bytes.isEmpty else { return }
+        var best = 0
+        var i = 1
+        while i < bytes.count {
+            let c = bytes[i].capacity
+            let bestCapacity = bytes[best].capacity
+            let fits = c >= need
+            let bestFits = bestCapacity >= need
+            if (fits && (!bestFits || c < bestCapacity)) || (!fits && !bestFits && c > bestCapacity) { best = i }
+            i += 1
+        }
+        swap(&bytes[best], &b)
+        swap(&ends[best], &e)
+        bytes.swapAt(best, bytes.count - 1)
+        ends.swapAt(best, ends.count - 1)
+        bytes.removeLast()
+        ends.removeLast()
+        fewest = min(fewest, bytes.count)
+    }
+
+    /// Frees the spares no picture needed since the last call.
+    mutating func trim() {
+        let unused = min(fewest, bytes.count)
+        if unused > 0 {
+            bytes.removeLast(unused)
+            ends.removeLast(unused)
+        }
+        fewest = bytes.count
     }
 }

@@ -37,6 +37,17 @@ extension MediaEngine {
         }
     }
 
+    /// Whether stream `k`'s picture is cached at all. A share's always (a late viewer of any layer
+    /// starts from it), and every stream a recorder may take. Of a camera, only a layer some consumer
+    /// or pipe wants (`reportWanted`), and of a simulcast camera's layers only the bottom one (where a
+    /// new viewer starts) unless the camera left a key-frame request unanswered: a browser's camera
+    /// answers one within a round trip and a frame, and its upper layers' pictures, the largest, would
+    /// be held for the rare viewer that starts on them.
+    @inline(__always) func cachesPicture(_ p: Producer, stream k: Int) -> Bool {
+        if p.isScreenShare || !p.sinks.isEmpty { return true }
+        return p.wantedMask & (1 << k) != 0 && (k == 0 || p.streams[k].ignoredRequests)
+    }
+
     /// How long stream `k`'s picture is kept after its key frame (`ViewerStart.keep`). The engine waits
     /// on it while a key-frame request is pending (a start may fall back on it), while a recorder takes
     /// the track (a live stream's line keeps its last picture) and on a pipe producer (its home knows

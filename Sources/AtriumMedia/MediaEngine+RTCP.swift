@@ -210,6 +210,10 @@ extension MediaEngine {
             }
         }
         reportLayers(elapsed: elapsed)
+        if t0 - lastSparesTrim >= PictureSpares.trimInterval {
+            lastSparesTrim = t0
+            pictureSpares.trim()
+        }
         for t in transports.values where t.pipe == nil {
             t.downlink.paced.trim(now: t0)
             perform(t.session.ice.tick(now: instant), on: t)

@@ -132,8 +132,7 @@ extension MediaEngine {
             p.levelCount += 1
         }
         let cacheable = p.isVideo && p.streams[k].cache.isEnabled
-        // A camera's layer nobody wants (`reportWanted`) is not cached: its picture would start no one.
-        let caching = cacheable && (p.wantedMask & (1 << k) != 0 || p.isScreenShare || !p.sinks.isEmpty)
+        let caching = cacheable && cachesPicture(p, stream: k)
         if p.paused {
             if cacheable { p.streams[k].cache.invalidate() }
             counters.drop(.paused)
@@ -161,7 +160,8 @@ extension MediaEngine {
                 keep = cacheKeep(p, stream: k)
             }
             if p.streams[k].cache.store(
-                packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0, keepFor: keep)
+                packet, sequence: sequence, startsKeyFrame: info.keyFrame, now: t0, keepFor: keep,
+                spares: &pictureSpares)
             {
                 // Past its bound: a key frame refills it (throttled as every request).
                 requestKeyFrameNow(p, stream: k)

@@ -72,6 +72,10 @@ final class MediaEngine {
     var lossState: UInt64 = 0x9E37_79B9_7F4A_7C15
     var lastTick: Double = 0
     var lastSecond: Double = 0
+    /// The buffers of the cameras' pictures let go, for the next key frame of any stream here, and
+    /// when they were last trimmed.
+    var pictureSpares = PictureSpares()
+    var lastSparesTrim: Double = 0
     var lastLevels: Double = 0
     var reportedLevels = false
     /// A room spread over several workers (`MediaEngine+Pipe`): the links this worker pushes

@@ -42,6 +42,7 @@ import Testing
         ] as [(String, [Step], [UInt16], Bool)])
     func cacheRows(_ name: String, _ steps: [Step], _ held: [UInt16], _ servable: Bool) throws {
         var cache = KeyFrameCache(limits: Self.limits)
+        var spares = PictureSpares()
         var now = 0.0
         for step in steps {
             switch step {
@@ -51,7 +52,9 @@ import Testing
                 let packet = try RTPPacketWriter.packet(
                     payloadType: 96, sequenceNumber: s, timestamp: 0, ssrc: 1,
                     payload: [UInt8](repeating: 0, count: max(0, n - 12)))
-                packet.withUnsafeBytes { _ = cache.store($0, sequence: s, startsKeyFrame: isKey, now: now) }
+                packet.withUnsafeBytes {
+                    _ = cache.store($0, sequence: s, startsKeyFrame: isKey, now: now, spares: &spares)
+                }
             case .at(let t):
                 now = t
             }
@@ -64,29 +67,63 @@ import Testing
     }
 
     /// A picture kept for a while after its key frame (a camera that answers requests): let go at the
-    /// first packet past that, asking for nothing; its buffers stay for the next picture, which is kept
-    /// again; buffers grown for a much longer picture are returned.
+    /// first packet past that, asking for nothing; its buffers go to the worker's spares, and the next
+    /// picture (of this stream or another) takes them back, so storing it allocates nothing; spares no
+    /// picture took between two trims are freed.
     @Test func aPictureKeptForAWhileIsLetGoAndItsBuffersReused() throws {
         var cache = KeyFrameCache(limits: KeyFrameCache.Limits(bytes: 100_000, packets: 1000, age: 60))
+        var other = KeyFrameCache(limits: KeyFrameCache.Limits(bytes: 100_000, packets: 1000, age: 60))
+        var spares = PictureSpares()
         func store(_ s: UInt16, key: Bool = false, at now: Double, keep: Double = 1.5) -> Bool {
             let packet: [UInt8] = [0x80, 96, UInt8(s >> 8), UInt8(s & 0xFF)] + [UInt8](repeating: 0, count: 96)
-            return packet.withUnsafeBytes { cache.store($0, sequence: s, startsKeyFrame: key, now: now, keepFor: keep) }
+            return packet.withUnsafeBytes {
+                cache.store($0, sequence: s, startsKeyFrame: key, now: now, keepFor: keep, spares: &spares)
+            }
         }
         #expect(!store(1, key: true, at: 0))
         for s in 2...45 { #expect(!store(UInt16(s), at: Double(s) / 30)) }
         #expect(cache.count == 45 && cache.isServable(now: 1.5))
         let held = cache.bytesHeld
         #expect(!store(46, at: 1.55), "let go without asking for a key frame")
-        #expect(cache.count == 0 && !cache.isServable(now: 1.55) && cache.bytesHeld == held)
+        #expect(cache.count == 0 && !cache.isServable(now: 1.55) && cache.bytesHeld == 0)
+        #expect(spares.count == 1 && spares.bytesHeld == held, "its buffers are the worker's spares")
         #expect(!store(47, at: 1.6) && cache.count == 0, "nothing kept until the next key frame")
+        // Another stream's key frame takes them.
+        let packet: [UInt8] = [0x80, 96, 0, 9] + [UInt8](repeating: 0, count: 96)
+        packet.withUnsafeBytes { _ = other.store($0, sequence: 9, startsKeyFrame: true, now: 2, spares: &spares) }
+        #expect(spares.count == 0 && other.bytesHeld == held)
+        packet.withUnsafeBytes {
+            _ = other.store($0, sequence: 10, startsKeyFrame: false, now: 4, keepFor: 1.5, spares: &spares)
+        }
+        #expect(spares.count == 1 && other.bytesHeld == 0)
+        // This stream's next key frame takes them back.
         #expect(!store(48, key: true, at: 3) && !store(49, at: 3.03))
         #expect(cache.count == 2 && cache.isServable(now: 3.03) && cache.bytesHeld == held, "the same buffers")
-        // Kept to the next key frame (a screen share): a long picture; then let go after a short one.
-        for s in 50...400 { _ = store(UInt16(s), at: 3.03 + Double(s) / 30, keep: .infinity) }
-        #expect(cache.count == 353 && cache.bytesHeld > 4 * held)
-        _ = store(401, key: true, at: 20)
-        _ = store(402, at: 21.6)
-        #expect(cache.count == 0 && cache.bytesHeld == 0, "the long picture's buffers returned")
+        #expect(spares.count == 0)
+        // The fewest spares on hand between two trims were not needed: the second trim frees them.
+        _ = store(50, at: 5)
+        #expect(spares.count == 1)
+        spares.trim()
+        #expect(spares.count == 1, "taken since the trim before")
+        spares.trim()
+        #expect(spares.count == 0 && spares.bytesHeld == 0, "not taken since the last trim")
+        // Of several spares a picture takes the one that fits the last picture let go most tightly.
+        var small = [UInt8](repeating: 0, count: 10_000)
+        var large = [UInt8](repeating: 0, count: 50_000)
+        var fit = [UInt8](repeating: 0, count: 5_000)
+        var e1: [Int] = [0]
+        var e2: [Int] = [0]
+        var e3: [Int] = [0]
+        spares.give(&large, &e1)
+        spares.give(&small, &e2)
+        spares.give(&fit, &e3)
+        var b: [UInt8] = []
+        var e: [Int] = []
+        spares.take(fitting: 8_000, &b, &e)
+        #expect(b.capacity >= 10_000 && b.capacity < 50_000 && spares.count == 2)
+        var b2: [UInt8] = []
+        spares.take(fitting: 80_000, &b2, &e)
+        #expect(b2.capacity >= 50_000 && spares.count == 1, "none fits: the largest")
     }
 
     /// How long a picture is kept after its key frame, by what the publisher's answers say, its
@@ -107,7 +144,8 @@ import Testing
     @Test func aDisabledCacheKeepsNothing() throws {
         var cache = KeyFrameCache(limits: .disabled)
         let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]
-        packet.withUnsafeBytes { _ = cache.store($0, sequence: 1, startsKeyFrame: true, now: 0) }
+        var spares = PictureSpares()
+        packet.withUnsafeBytes { _ = cache.store($0, sequence: 1, startsKeyFrame: true, now: 0, spares: &spares) }
         #expect(cache.count == 0 && !cache.isServable(now: 0) && !cache.isEnabled)
     }
 

@@ -55,6 +55,8 @@ import Testing
                 cached += camera.streams[k].cache.bytesHeld
             }
         }
+        // A picture let go gave its buffers to the worker's spares.
+        cached += room.media.engine.pictureSpares.bytesHeld
         camera = nil
         let pacers = (1...4).map { media.engine.transports["sub\($0)"]?.downlink.paced.bytesHeld ?? 0 }
         let idle = AllocationCount.measure {

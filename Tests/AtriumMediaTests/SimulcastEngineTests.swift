@@ -330,8 +330,8 @@ import Testing
     }
 
     /// Only the packets some viewer was sent are held for retransmission: a layer nobody watches holds
-    /// no buffer, and one its last viewer left gives its buffer back once idle. A camera's layer nobody
-    /// wants is not cached either.
+    /// no buffer, and one its last viewer left gives its buffer back once idle. Of a camera's layers
+    /// only the bottom one is cached, or one some viewer wants of a camera that ignored a request.
     @Test func onlyAWatchedLayerIsHeldForRetransmission() throws {
         let room = try Room()
         room.media.apply(.closeConsumer(id: "c3"))
@@ -340,8 +340,9 @@ import Testing
         func cached(_ k: Int) -> Int { room.media.engine.producers["cam"]?.streams[k].cache.count ?? -1 }
         #expect(held(0) > 0 && held(1) > 0)
         #expect(held(2) == 0)
-        // Nor is a camera's layer nobody wants cached.
-        #expect(cached(0) > 0 && cached(1) > 0 && cached(2) == 0)
+        // Of a camera's layers only the bottom one is cached (the upper ones, wanted or not, are asked
+        // for when a viewer starts on them), unless the camera left a request unanswered.
+        #expect(cached(0) > 0 && cached(1) == 0 && cached(2) == 0)
         // The medium viewer steps down to the low layer: the medium one is let go 5 s later.
         room.media.apply(.setPreference(consumer: "c2", .low))
         try room.sendFrame(keys: [0])
@@ -349,6 +350,11 @@ import Testing
         #expect(held(0) > 0)
         #expect(held(1) == 0 && held(2) == 0)
         #expect(cached(1) == 0 && cached(2) == 0)
+        // A camera that once ignored a request has its wanted upper layers cached too.
+        room.media.apply(.setPreference(consumer: "c2", .medium))
+        room.media.engine.producers["cam"]?.streams[1].ignoredRequests = true
+        try room.sendFrame(keys: [1])
+        #expect(cached(1) > 0 && cached(2) == 0)
         // What the low viewer was sent is still answered from the buffer.
         let low = room.viewers[0]
         let misses = room.media.engine.counters.retransmissionMisses
