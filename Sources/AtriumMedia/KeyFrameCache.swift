@@ -82,7 +82,6 @@ struct KeyFrameCache {
         return false
     }
 
-
     /// The cached packet with this sequence number, for answering a NACK the stream's retransmission
     /// buffer no longer can (a replay reaches further back than it).
     func withPacket<R>(sequence: UInt16, _ body: (ArraySlice<UInt8>) -> R) -> R? {
