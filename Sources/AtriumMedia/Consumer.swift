@@ -83,8 +83,10 @@ final class Consumer {
     /// The next packet is sent with this consumer's timestamp mapping again.
     var compressing = false
 
-    /// Output packets remembered for NACKs: as many as the producer's retransmission buffer can hold.
+    /// Output packets remembered for NACKs: those of the retransmission buffer's hold, in a table that
+    /// starts at `firstMapSize` and doubles (`SequenceTable`) up to as many as that buffer can hold.
     static let mapSize = RetransmissionBuffer.maximumEntries
+    static let firstMapSize = RetransmissionBuffer.minimumEntries
     static let floorLag: UInt16 = 0x4000
     /// VP8 and VP9 carry at most four and eight temporal layers (TID is two or three bits): a viewer
     /// gets all of them unless the allocator's ceiling names fewer.
@@ -341,9 +343,11 @@ final class Consumer {
             ts = timestamps.map(timestamp, now: now)
         }
         if spec.nack {
-            if outputs.isEmpty { outputs = [OutputRecord](repeating: OutputRecord(), count: Self.mapSize) }
-            outputs[Int(out) & (Self.mapSize - 1)] = OutputRecord(
-                tag: Int32(out), input: sequence, stream: UInt8(truncatingIfNeeded: k), timestamp: ts)
+            if outputs.isEmpty { outputs = [OutputRecord](repeating: OutputRecord(), count: Self.firstMapSize) }
+            let i = SequenceTable.slot(
+                out, in: &outputs, now: now, hold: RetransmissionBuffer.hold, maximum: Self.mapSize)
+            outputs[i] = OutputRecord(
+                tag: Int32(out), input: sequence, stream: UInt8(truncatingIfNeeded: k), timestamp: ts, at: now)
         }
         return .send(sequence: out, timestamp: ts)
     }
@@ -361,7 +365,7 @@ final class Consumer {
     /// was resent.
     func amend(_ output: UInt16, _ body: (inout OutputRecord) -> Void) {
         guard !outputs.isEmpty else { return }
-        let i = Int(output) & (Self.mapSize - 1)
+        let i = Int(output) & (outputs.count - 1)
         if outputs[i].tag == Int32(output) { body(&outputs[i]) }
     }
 
@@ -394,7 +398,7 @@ final class Consumer {
 /// tl0, and whether its marker bit was set) and its timestamp, so that a retransmission goes out as
 /// the packet did; and when it was last resent (-1: never), answered again only after a round trip.
 /// 24 bytes.
-struct OutputRecord: SequenceRecord {
+struct OutputRecord: TimedSequenceRecord {
     var tag: Int32 = -1
     var input: UInt16 = 0
     var stream: UInt8 = 0
@@ -402,4 +406,6 @@ struct OutputRecord: SequenceRecord {
     var shifts: UInt32 = 0
     var timestamp: UInt32 = 0
     var retransmittedAt: Double = -1
+    /// When it was sent first (the table keeps what a NACK may still ask for: `RetransmissionBuffer.hold`).
+    var at: Double = 0
 }

@@ -59,6 +59,7 @@ import Testing
         cached += room.media.engine.pictureSpares.bytesHeld
         camera = nil
         let pacers = (1...4).map { media.engine.transports["sub\($0)"]?.downlink.paced.bytesHeld ?? 0 }
+        let maps = (1...4).map { media.engine.consumers["v\($0)"]?.outputs.count ?? 0 }
         let idle = AllocationCount.measure {
             media.advance(by: 6)
             _ = media.events()
@@ -92,7 +93,10 @@ import Testing
         // Sending holds that, the key-frame cache's buffers (the largest picture, 90 frames, and the
         // slack of their growth), and per viewer a pacer ring (for those paced), a NACK map and a sent
         // ring; nothing else grows with the streams.
-        let rings = (1...4).reduce(0) { n, _ in n + Consumer.mapSize * MemoryLayout<OutputRecord>.stride }
+        // The NACK maps keep two seconds of what each viewer was sent (6 packets a frame at 30 fps: 360),
+        // in 512 records each where 1024 were made at once.
+        #expect(maps == [512, 512, 512, 512], "NACK map records \(maps)")
+        let rings = maps.reduce(0) { $0 + $1 * MemoryLayout<OutputRecord>.stride }
         let expected = held + cached + pacers.reduce(0, +) + rings
         #expect(
             sending.bytes > Int64(held) && sending.bytes < Int64(expected) + 256 * 1024,
