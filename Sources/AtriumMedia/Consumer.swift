@@ -396,8 +396,8 @@ final class Consumer {
 /// One output packet of a consumer, for answering a NACK for it: the input sequence number and
 /// stream behind it, how it was rewritten (the VP8 picture-ID and TL0PICIDX shifts, picture << 8 |
 /// tl0, and whether its marker bit was set) and its timestamp, so that a retransmission goes out as
-/// the packet did; and when it was last resent (-1: never), answered again only after a round trip.
-/// 24 bytes.
+/// the packet did; when it was last resent (-1: never), answered again only after a round trip; and
+/// when it was first sent. 32 bytes.
 struct OutputRecord: TimedSequenceRecord {
     var tag: Int32 = -1
     var input: UInt16 = 0

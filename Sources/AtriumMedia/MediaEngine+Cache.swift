@@ -146,9 +146,14 @@ extension MediaEngine {
                 c.replay = replay
                 c.compressing = replay.index <= replay.snapshotEnd
                 let info = classify(packet, producer: p, header: header, recovered: false, keyFrameNeeded: true)
-                deliver(
+                let sent = deliver(
                     packet, to: c, producer: p, stream: replay.stream, info: info, header: header,
                     sequence: header.sequenceNumber, timestamp: header.timestamp, now: t0)
+                // Held for the viewer's NACKs as a live packet is (the picture may be let go or
+                // replaced before it asks).
+                if sent, p.streams[replay.stream].buffer?.contains(header.sequenceNumber) == false {
+                    p.streams[replay.stream].buffer?.store(packet, sequence: header.sequenceNumber, now: t0)
+                }
             }
         }
         c.replay = r

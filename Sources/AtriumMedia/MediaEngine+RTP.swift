@@ -138,10 +138,10 @@ extension MediaEngine {
             counters.drop(.paused)
             return
         }
-        if !p.pipes.isEmpty {
-            pipe(packet, producer: p, stream: k, recovered: recovered, on: t)
-            // Held while piped too: a repair's copy is then told apart before it crosses the pipe.
-            p.streams[k].buffer?.store(packet, sequence: sequence, now: t0)
+        if !p.pipes.isEmpty { pipe(packet, producer: p, stream: k, recovered: recovered, on: t) }
+        // A picture no longer cached (a recorder gone, which had every layer cached) is let go.
+        if cacheable && !caching && p.streams[k].cache.keyFrameAt != nil {
+            p.streams[k].cache.lapse(spares: &pictureSpares)
         }
         guard !p.consumers.isEmpty || cacheable || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
@@ -176,6 +176,7 @@ extension MediaEngine {
         // counting per consumer.
         // Only a packet some consumer was sent is held for retransmission: a layer nobody watches
         // (a camera's middle layer, a non-speaker's top one) holds no buffer, which `trim` returns.
+        // (A far worker's viewers are answered from its pipe producer's own buffer.)
         var sent = false
         var j = 0
         while j < p.consumerRefs.count {
@@ -197,7 +198,7 @@ extension MediaEngine {
                 }
             }
         }
-        if sent && p.pipes.isEmpty { p.streams[k].buffer?.store(packet, sequence: sequence, now: t0) }
+        if sent { p.streams[k].buffer?.store(packet, sequence: sequence, now: t0) }
         if recording {
             record(packet, producer: p, stream: k, keyFrame: info.keyFrame, sequence: sequence, timestamp: timestamp)
         }
@@ -292,11 +293,6 @@ extension MediaEngine {
             if case .drop(let reason) = admission { counters.drop(reason) }
             return false
         }
-        if injectedLoss() {
-            // Lost as on the wire, after it was sent: the viewer's NACK for it is answered.
-            counters.drop(.injectedLoss)
-            return true
-        }
         let length = packet.count
         if egress.isFull { flush() }
         let slot = egress.count
@@ -314,6 +310,12 @@ extension MediaEngine {
         c.amend(outSeq) {
             $0.shifts = shifts
             $0.marked = marked
+        }
+        if injectedLoss() {
+            // Lost as on the wire, after it was sent (rewritten and recorded): the viewer's NACK for
+            // it is answered.
+            counters.drop(.injectedLoss)
+            return true
         }
         guard
             send(

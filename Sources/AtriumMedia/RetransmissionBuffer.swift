@@ -147,6 +147,7 @@ struct NackList {
     static let capacity = 256
     static let maxTries = 8
     static let maxAge = 1.0
+    static let keepAge = 2.0
     private(set) var entries: [Entry] = []
 
     init() { entries.reserveCapacity(Self.capacity) }
@@ -171,11 +172,16 @@ struct NackList {
         if let i = entries.firstIndex(where: { $0.sequence == sequence }) { entries.remove(at: i) }
     }
 
-    /// The sequence numbers to ask for now: not asked within `interval`, fewer than `maxTries` times.
+    /// The sequence numbers to ask for now: not asked within `interval`, fewer than `maxTries` times,
+    /// missed within `maxAge`. One given up on is still awaited (`awaits`) until `keepAge`: the repair
+    /// of its last request may be on its way.
     mutating func due(now: Double, interval: Double) -> [UInt16] {
-        entries.removeAll { now - $0.firstMissed > Self.maxAge || $0.tries >= Self.maxTries }
+        entries.removeAll { now - $0.firstMissed > Self.keepAge }
         var out: [UInt16] = []
-        for i in entries.indices where now - entries[i].lastSent >= interval {
+        for i in entries.indices
+        where now - entries[i].lastSent >= interval && now - entries[i].firstMissed <= Self.maxAge
+            && entries[i].tries < Self.maxTries
+        {
             entries[i].lastSent = now
             entries[i].tries += 1
             out.append(entries[i].sequence)

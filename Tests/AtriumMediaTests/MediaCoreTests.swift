@@ -159,7 +159,11 @@ import Testing
         #expect(n.due(now: 0.01, interval: 0.02) == [])
         n.arrived(11)
         #expect(n.due(now: 0.03, interval: 0.02) == [10, 12])
-        #expect(n.due(now: 2, interval: 0.02) == [], "older than a second: given up")
+        #expect(n.awaits(10) && !n.awaits(11))
+        #expect(n.due(now: 1.5, interval: 0.02) == [], "older than a second: given up")
+        #expect(n.awaits(10) && n.awaits(12), "a repair of the last request may still come")
+        #expect(n.due(now: 2.1, interval: 0.02) == [])
+        #expect(!n.awaits(10) && !n.awaits(12), "past keepAge: forgotten")
         n.missed(from: 65535, to: 1, now: 3)
         var asked = 0
         var t = 3.0
@@ -168,6 +172,7 @@ import Testing
             t += 0.05
         }
         #expect(asked == NackList.maxTries)
+        #expect(n.awaits(0), "asked for the last time, still awaited")
     }
 
     @Test func receptionStatisticsFindGapsAcrossTheWrap() {

@@ -359,6 +359,8 @@ import Testing
         let low = room.viewers[0]
         let misses = room.media.engine.counters.retransmissionMisses
         let last = try #require(try Self.received(low).last)
+        let input = try #require(room.media.engine.consumers["c1"]?.input(for: last.sequence))
+        #expect(room.media.engine.producers["cam"]?.streams[0].buffer?.contains(input.0) == true)
         try low.forgetReceived()
         try low.send(
             rtcp: [.nack(GenericNACK(senderSSRC: 77, mediaSSRC: 2000, lost: [last.sequence]))], to: room.media)
