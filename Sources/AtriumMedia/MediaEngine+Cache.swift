@@ -48,6 +48,14 @@ extension MediaEngine {
         return p.wantedMask & (1 << k) != 0 && (k == 0 || p.streams[k].ignoredRequests)
     }
 
+    /// Lets go of the pictures `cachesPicture` no longer keeps, when what it reads changes (a layer no
+    /// longer wanted, a recorder gone): their buffers go to the worker's spares.
+    func releaseUncachedPictures(_ p: Producer) {
+        for k in p.streams.indices where p.streams[k].cache.keyFrameAt != nil && !cachesPicture(p, stream: k) {
+            p.streams[k].cache.lapse(spares: &pictureSpares)
+        }
+    }
+
     /// How long stream `k`'s picture is kept after its key frame (`ViewerStart.keep`). The engine waits
     /// on it while a key-frame request is pending (a start may fall back on it), while a recorder takes
     /// the track (a live stream's line keeps its last picture) and on a pipe producer (its home knows

@@ -35,12 +35,10 @@ extension MediaEngine {
         for c in p.consumers where !c.closed && !c.bandwidthPaused { wanted |= 1 << c.preferredLayer.spatial }
         // A pipe producer piped on asks for what its own far side wants too.
         for o in p.pipes { wanted |= o.wanted }
-        // A camera's picture serves only the starts of its viewers: a layer nobody wants any more
-        // gives its cache back (a share's is kept, a late viewer of any layer starts from it).
-        let dropped = p.wantedMask & ~wanted
-        p.wantedMask = wanted
-        if !p.isScreenShare && dropped != 0 {
-            for k in p.streams.indices where dropped & (1 << k) != 0 { p.streams[k].cache.invalidate() }
+        // A camera's layer nobody wants any more lets its picture go (`cachesPicture`).
+        if wanted != p.wantedMask {
+            p.wantedMask = wanted
+            releaseUncachedPictures(p)
         }
         if let input = p.pipeInput {
             // The home worker tells the publisher, for its viewers and every far worker's together.

@@ -139,10 +139,6 @@ extension MediaEngine {
             return
         }
         if !p.pipes.isEmpty { pipe(packet, producer: p, stream: k, recovered: recovered, on: t) }
-        // A picture no longer cached (a recorder gone, which had every layer cached) is let go.
-        if cacheable && !caching && p.streams[k].cache.keyFrameAt != nil {
-            p.streams[k].cache.lapse(spares: &pictureSpares)
-        }
         guard !p.consumers.isEmpty || cacheable || !p.sinks.isEmpty else { return }
         let recording = !p.sinks.isEmpty
         let info = classify(
