@@ -83,8 +83,10 @@ final class Consumer {
     /// The next packet is sent with this consumer's timestamp mapping again.
     var compressing = false
 
-    /// Output packets remembered for NACKs: those of the retransmission buffer's hold, in a table that
-    /// starts at `firstMapSize` and doubles (`SequenceTable`) up to as many as that buffer can hold.
+    /// Output packets remembered for NACKs: those of the transport's hold (`Transport.nackHold`, copied
+    /// here once a second), in a table that starts at `firstMapSize` and doubles (`SequenceTable`) up
+    /// to as many as the retransmission buffer can hold.
+    var nackHold = RetransmissionBuffer.unmeasuredHold
     static let mapSize = RetransmissionBuffer.maximumEntries
     static let firstMapSize = RetransmissionBuffer.minimumEntries
     static let floorLag: UInt16 = 0x4000
@@ -345,7 +347,7 @@ final class Consumer {
         if spec.nack {
             if outputs.isEmpty { outputs = [OutputRecord](repeating: OutputRecord(), count: Self.firstMapSize) }
             let i = SequenceTable.slot(
-                out, in: &outputs, now: now, hold: RetransmissionBuffer.hold, maximum: Self.mapSize)
+                out, in: &outputs, now: now, hold: nackHold, maximum: Self.mapSize)
             outputs[i] = OutputRecord(
                 tag: Int32(out), input: sequence, stream: UInt8(truncatingIfNeeded: k), timestamp: ts, at: now)
         }
@@ -406,6 +408,6 @@ struct OutputRecord: TimedSequenceRecord {
     var shifts: UInt32 = 0
     var timestamp: UInt32 = 0
     var retransmittedAt: Double = -1
-    /// When it was sent first (the table keeps what a NACK may still ask for: `RetransmissionBuffer.hold`).
+    /// When it was sent first (the table keeps what a NACK may still ask for: `nackHold`).
     var at: Double = 0
 }

@@ -202,6 +202,7 @@ extension MediaEngine {
         let elapsed = lastSecond == 0 ? 1 : t0 - lastSecond
         lastSecond = t0
         let instant = self.instant
+        holdForViewers(now: t0)
         for p in producers.values where p.isVideo {
             for k in p.streams.indices {
                 p.streams[k].framesPerSecond = Int((Double(p.streams[k].frames) / elapsed).rounded())
@@ -221,6 +222,32 @@ extension MediaEngine {
             for p in t.listener.producers { checkInactivity(p, now: t0) }
             if !t.listener.producers.isEmpty { sendReceiverReports(t, elapsed: elapsed, now: t0) }
             if !t.consumers.isEmpty { sendSenderReports(t, now: t0) }
+        }
+    }
+
+    /// Once a second: how long each viewer may still ask for a packet (its round trip and pacer
+    /// queue), and so how long each video stream holds what it was sent: the longest of the viewers
+    /// on it on this worker (a far worker's viewers are answered by their own), or of all the
+    /// producer's viewers for a stream none is on (one may step to it).
+    func holdForViewers(now t0: Double) {
+        for t in transports.values where t.pipe == nil && !t.consumers.isEmpty {
+            let queued = t.downlink.estimating ? Double(t.downlink.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
+            t.nackHold = RetransmissionBuffer.hold(rtt: t.rtt, queued: queued)
+        }
+        for p in producers.values where p.isVideo {
+            var any = 0.0
+            for c in p.consumers where c.transport.pipe == nil {
+                c.nackHold = c.transport.nackHold
+                any = max(any, c.nackHold)
+            }
+            guard any > 0 else { continue }
+            for k in p.streams.indices {
+                var hold = 0.0
+                for c in p.consumers where c.transport.pipe == nil && c.currentStream == k {
+                    hold = max(hold, c.nackHold)
+                }
+                p.streams[k].buffer?.hold = hold > 0 ? hold : any
+            }
         }
     }
 

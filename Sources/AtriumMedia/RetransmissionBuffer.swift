@@ -1,14 +1,16 @@
-/// The packets of one stream a NACK may still ask for, sized by need: those of the last `hold` (two
-/// seconds, as mediasoup keeps video: a viewer behind a slow link gets some packets a second or more
-/// after they arrived, and asks for a loss a round trip later), in a ring of bytes and a table of
-/// entries that each start small and grow (by half, and double) when they wrap within `hold`. The
-/// bytes halve again when a wrap took over `4 * hold` (a layer whose rate fell), and both are
-/// returned when the stream has sent nothing for `idle` (a paused or stopped layer). So a 150 kbit/s
-/// layer holds about 54 KiB and a 2.2 Mbit/s one 615 KiB, where a fixed 512 full-size slots held
-/// 776 KiB for either. Storing copies into the ring; only a resize allocates (a few times at a
-/// stream's start, and when its rate changes).
+/// The packets of one stream a NACK may still ask for, sized by need: those of the last `hold` (what
+/// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
+/// ring of bytes and a table of entries that each start small and grow (by half, and double) when
+/// they wrap within `hold`. The ring shrinks to two holds when a wrap took over four (a layer whose
+/// rate fell, viewers nearer), and both are returned when the stream has sent nothing for `idle` (a
+/// paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
+/// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
+/// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
 struct RetransmissionBuffer {
-    static let hold = 2.0
+    /// The longest and shortest hold, and the hold until a viewer's round trip is measured.
+    static let longestHold = 2.0
+    static let shortestHold = 0.3
+    static let unmeasuredHold = 0.5
     static let idle = 5.0
     static let minimumBytes = 16 * 1024
     static let maximumBytes = 2 << 20
@@ -21,6 +23,20 @@ struct RetransmissionBuffer {
         /// Where the packet starts, counted in bytes written since the ring began.
         var position = 0
         var at: Double = 0
+    }
+
+    /// How long a packet is kept at least (seconds): set from the viewers' round trips once a second.
+    var hold = Self.unmeasuredHold
+
+    /// How long a viewer may still ask for a packet it was sent: a browser asks again every round
+    /// trip (Chromium's `NackRequester`, up to 10 times), so four round trips, plus 150 ms for the gap
+    /// to show and the first request to leave, plus what the packet waits in the viewer's pacer
+    /// (`queued`); `unmeasuredHold` before a receiver report gave the round trip; within
+    /// `shortestHold` and `longestHold`. mediasoup and Janus size theirs by the round trip likewise
+    /// (within 200 ms and 2 s, 200 ms and 1 s).
+    static func hold(rtt: Double?, queued: Double) -> Double {
+        guard let rtt, rtt.isFinite, queued.isFinite else { return unmeasuredHold }
+        return min(longestHold, max(shortestHold, 0.15 + 4 * max(0, rtt) + max(0, queued)))
     }
 
     private var ring: [UInt8] = []
@@ -66,10 +82,12 @@ struct RetransmissionBuffer {
             let cycle = (now - wrappedAt) * Double(ring.count) / Double(max(1, written - wrappedWritten))
             wrappedAt = now
             wrappedWritten = written
-            if cycle < Self.hold && ring.count < Self.maximumBytes {
+            if cycle < hold && ring.count < Self.maximumBytes {
                 resize(min(Self.maximumBytes, ring.count / 1024 * 3 / 2 * 1024))
-            } else if cycle > 4 * Self.hold && ring.count > Self.minimumBytes {
-                resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
+            } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
+                // To two holds at the rate of the last cycle, in whole KiB.
+                let fit = Double(ring.count) * 2 * hold / cycle
+                resize(max(Self.minimumBytes, min(ring.count / 2, Int(fit) / 1024 * 1024)))
             }
             offset = written % ring.count
             if offset + length > ring.count {
@@ -77,7 +95,7 @@ struct RetransmissionBuffer {
                 offset = 0
             }
         }
-        let e = SequenceTable.slot(sequence, in: &entries, now: now, hold: Self.hold, maximum: Self.maximumEntries)
+        let e = SequenceTable.slot(sequence, in: &entries, now: now, hold: hold, maximum: Self.maximumEntries)
         ring.withUnsafeMutableBytes { raw in
             if let base = raw.baseAddress, let source = packet.baseAddress {
                 (base + offset).copyMemory(from: source, byteCount: length)

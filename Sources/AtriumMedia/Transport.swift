@@ -40,6 +40,9 @@ final class Transport {
     /// What retransmission toward the transport may still spend, and what it refused.
     var retransmission = RetransmissionBudget()
     var rtt: Double?
+    /// How long the viewer may still ask for a packet it was sent (`RetransmissionBuffer.hold`), from
+    /// its round trip and pacer queue, once a second.
+    var nackHold = RetransmissionBuffer.unmeasuredHold
     /// The latest fraction of media lost on this transport (0 to 1): from the subscriber's receiver
     /// reports toward a subscriber, from our own reception statistics from a publisher.
     var loss: Double?

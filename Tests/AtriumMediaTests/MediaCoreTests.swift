@@ -80,42 +80,46 @@ import Testing
         #expect(b.withPacket(65535) { Array($0) } == [0xFF])
         #expect(b.withPacket(7) { Array($0) } == nil)
         // 64 entries: 66 shares 2's and, a hold later, takes it.
-        now += RetransmissionBuffer.hold + 0.1
+        now += b.hold + 0.1
         [UInt8(66)].withUnsafeBytes { b.store($0, sequence: 66, now: now) }
         #expect(b.withPacket(2) { Array($0) } == nil && b.withPacket(66) { Array($0) } == [66])
     }
 
-    /// Rate (packets a second) and size -> what the buffer holds after twenty seconds: a ring that
-    /// lasts `hold` at that rate and at most half as much again (it grows by half), entries for every
-    /// packet of `hold` and at most twice that (they double), each within its caps; and every packet of
-    /// the last `hold` is there.
+    /// Rate (packets a second), size and hold -> what the buffer holds after twenty seconds: a ring
+    /// that lasts `hold` at that rate and at most half as much again (it grows by half), entries for
+    /// every packet of `hold` and at most twice that (they double), each within its caps; and every
+    /// packet of the last `hold` is there.
     @Test(arguments: [
-        (rate: 50, size: 120),  // a microphone-sized stream
-        (rate: 20, size: 1000),  // a simulcast camera's low layer, 160 kbit/s
-        (rate: 60, size: 1100),  // its middle layer, 530 kbit/s
-        (rate: 250, size: 1100),  // its top layer, 2.2 Mbit/s
-        (rate: 1000, size: 1200),  // 9.6 Mbit/s: over the caps, held at them
+        (rate: 50, size: 120, hold: 2.0),  // a microphone-sized stream
+        (rate: 20, size: 1000, hold: 2.0),  // a simulcast camera's low layer, 160 kbit/s
+        (rate: 60, size: 1100, hold: 2.0),  // its middle layer, 530 kbit/s
+        (rate: 250, size: 1100, hold: 2.0),  // its top layer, 2.2 Mbit/s
+        (rate: 1000, size: 1200, hold: 2.0),  // 9.6 Mbit/s: over the caps, held at them
+        (rate: 20, size: 1000, hold: 0.3),  // the low layer for viewers nearby
+        (rate: 250, size: 1100, hold: 0.3),  // the top layer for viewers nearby
+        (rate: 250, size: 1100, hold: 0.5),  // ... before their round trips are measured
     ])
-    func theRetransmissionBufferIsSizedByItsStreamsRate(rate: Int, size: Int) {
+    func theRetransmissionBufferIsSizedByItsStreamsRate(rate: Int, size: Int, hold: Double) {
         typealias B = RetransmissionBuffer
         var b = B()
+        b.hold = hold
         let packet = [UInt8](repeating: 7, count: size)
         var sequence: UInt16 = 100
         for i in 0..<(rate * 20) {
             packet.withUnsafeBytes { b.store($0, sequence: sequence, now: Double(i) / Double(rate)) }
             sequence &+= 1
         }
-        let need = Double(rate * size) * B.hold
+        let need = Double(rate * size) * b.hold
         let ringOK =
             b.ringBytes == B.maximumBytes
             || (Double(b.ringBytes) >= need && Double(b.ringBytes) <= max(Double(B.minimumBytes), 1.5 * need + 2048))
         #expect(ringOK, "\(b.ringBytes) bytes for \(Int(need)) a hold")
-        let perHold = Double(rate) * B.hold
+        let perHold = Double(rate) * b.hold
         let entriesOK =
             b.entryCount == B.maximumEntries
             || (Double(b.entryCount) >= perHold && Double(b.entryCount) <= max(Double(B.minimumEntries), 2 * perHold))
         #expect(entriesOK, "\(b.entryCount) entries for \(Int(perHold)) a hold")
-        print("retransmission buffer at \(rate) packets/s of \(size) B: \(b.bytesHeld / 1024) KiB")
+        print("retransmission buffer at \(rate) packets/s of \(size) B, \(hold) s: \(b.bytesHeld / 1024) KiB")
         let held = min(Int(perHold), b.entryCount, b.ringBytes / size - 1)
         for back in 1...held {
             #expect(b.contains(sequence &- UInt16(back)), "packet \(back) back")
@@ -150,6 +154,54 @@ import Testing
         send(rate: 10, seconds: 1)
         #expect(b.bytesHeld == RetransmissionBuffer.minimumBytes + RetransmissionBuffer.minimumEntries * 24)
         #expect(b.contains(sequence &- 1))
+    }
+
+    /// A viewer's round trip and pacer queue (seconds) -> how long what it was sent is held: four round
+    /// trips and 150 ms, plus the queue, within 0.3 and 2 s; 0.5 s until a round trip is measured.
+    @Test(
+        arguments: [
+            (rtt: nil, queued: 0, hold: 0.5),
+            (rtt: 0.001, queued: 0, hold: 0.3),
+            (rtt: 0.05, queued: 0, hold: 0.35),
+            (rtt: 0.1, queued: 0.2, hold: 0.75),
+            (rtt: 0.45, queued: 0, hold: 1.95),
+            (rtt: 3, queued: 0, hold: 2),
+            (rtt: -1, queued: -1, hold: 0.3),
+            (rtt: .nan, queued: 0, hold: 0.5),
+            (rtt: 0.1, queued: .infinity, hold: 0.5),
+        ] as [(Double?, Double, Double)])
+    func theHoldFollowsTheViewersRoundTrip(rtt: Double?, queued: Double, hold: Double) {
+        #expect(abs(RetransmissionBuffer.hold(rtt: rtt, queued: queued) - hold) < 1e-9)
+    }
+
+    /// Viewers nearer than they were (the hold falls from 2 s to 0.3 s): the ring shrinks to about two
+    /// holds at the next wrap, and grows again when the hold rises; the last hold is always there.
+    @Test func theRetransmissionBufferFollowsItsHold() {
+        var b = RetransmissionBuffer()
+        b.hold = 2
+        let packet = [UInt8](repeating: 1, count: 1100)
+        var sequence: UInt16 = 0
+        var now = 0.0
+        func send(seconds: Double) {
+            for _ in 0..<Int(seconds * 180) {
+                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
+                sequence &+= 1
+                now += 1 / 180.0
+            }
+        }
+        // 198 kB/s.
+        send(seconds: 10)
+        let far = b.ringBytes
+        #expect(far >= 2 * 198_000 && far <= 3 * 198_000 + 2048, "\(far) B for 2 s")
+        b.hold = 0.3
+        send(seconds: 10)
+        let near = b.ringBytes
+        #expect(near >= 198_000 * 3 / 10 && near <= 4 * 198_000 * 3 / 10, "\(near) B for 0.3 s")
+        for back in 1...Int(0.3 * 180) { #expect(b.contains(sequence &- UInt16(back))) }
+        b.hold = 1
+        send(seconds: 10)
+        #expect(b.ringBytes >= 198_000 && b.ringBytes <= 3 * 198_000, "\(b.ringBytes) B for 1 s")
+        for back in 1...180 { #expect(b.contains(sequence &- UInt16(back))) }
     }
 
     @Test func theNackListAsksAgainAfterTheIntervalAndGivesUp() {

@@ -87,15 +87,16 @@ import Testing
         // 45 more, 6 packets each, 33 ms apart: let go at the first packet past), not the 90 of a key
         // frame interval.
         #expect(mostCached == (answers ? 46 : 90) * 6, "\(mostCached) packets cached at most")
-        // The retransmission buffer holds two seconds of the camera, and at most half as much again.
-        let hold = Double(cameraBytesPerSecond) * RetransmissionBuffer.hold
+        // The retransmission buffer holds its hold of the camera (half a second: the viewers report no
+        // round trip), and at most half as much again.
+        let hold = Double(cameraBytesPerSecond) * RetransmissionBuffer.unmeasuredHold
         #expect(Double(held) >= hold && Double(held) <= 1.5 * hold + 32 * 1024, "\(held) B for \(Int(hold)) B")
         // Sending holds that, the key-frame cache's buffers (the largest picture, 90 frames, and the
         // slack of their growth), and per viewer a pacer ring (for those paced), a NACK map and a sent
         // ring; nothing else grows with the streams.
-        // The NACK maps keep two seconds of what each viewer was sent (6 packets a frame at 30 fps: 360),
-        // in 512 records each where 1024 were made at once.
-        #expect(maps == [512, 512, 512, 512], "NACK map records \(maps)")
+        // The NACK maps keep half a second of what each viewer was sent (6 packets a frame at 30 fps:
+        // 90), in 128 records each where 1024 were made at once.
+        #expect(maps == [128, 128, 128, 128], "NACK map records \(maps)")
         let rings = maps.reduce(0) { $0 + $1 * MemoryLayout<OutputRecord>.stride }
         let expected = held + cached + pacers.reduce(0, +) + rings
         #expect(

@@ -369,6 +369,46 @@ import Testing
         #expect(room.media.engine.counters.retransmissionMisses == misses)
     }
 
+    /// Each stream holds what its viewers may still ask for: half a second until their receiver
+    /// reports give round trips, then four round trips and 150 ms (at least 0.3 s) of the farthest
+    /// viewer on it; the NACK maps follow their own viewer's. A far viewer's NACK for a packet a
+    /// second and a half old is answered.
+    @Test func eachStreamHoldsWhatItsViewersMayStillAskFor() throws {
+        let room = try Room()
+        try room.start(frames: 40)
+        let engine = room.media.engine
+        func holds() -> [Double] { (0..<3).map { engine.producers["cam"]?.streams[$0].buffer?.hold ?? -1 } }
+        func maps() -> [Double] { (1...3).map { engine.consumers["c\($0)"]?.nackHold ?? -1 } }
+        #expect(holds() == [0.5, 0.5, 0.5] && maps() == [0.5, 0.5, 0.5])
+        // Receiver reports: 5 ms away for the low and medium viewers, 400 ms for the high one.
+        for (i, rtt) in [0.005, 0.005, 0.4].enumerated() {
+            let middle = UInt32(truncatingIfNeeded: MediaEngine.ntpNow() >> 16)
+            let block = ReceptionReport(
+                ssrc: 2000 + UInt32(i), fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
+                lastSenderReport: middle &- UInt32(rtt * 65536), delaySinceLastSenderReport: 0)
+            try room.viewers[i].send(
+                rtcp: [.receiverReport(ReceiverReport(ssrc: 77, reports: [block]))], to: room.media)
+        }
+        for _ in 0..<40 { try room.sendFrame() }
+        let h = holds()
+        let m = maps()
+        #expect(h[0] == RetransmissionBuffer.shortestHold && h[1] == RetransmissionBuffer.shortestHold)
+        #expect(h[2] >= 1.75 && h[2] < 1.8, "the high viewer's four round trips and 150 ms: \(h)")
+        #expect(m[0] == h[0] && m[1] == h[1] && m[2] == h[2])
+        // The high viewer asks for a packet sent 1.5 s (45 frames) ago: it is answered from the buffer.
+        let high = room.viewers[2]
+        high.rtp.removeAll()
+        for _ in 0..<45 { try room.sendFrame() }
+        let old = try #require(try Self.received(high).first)
+        try high.forgetReceived()
+        let misses = engine.counters.retransmissionMisses
+        try high.send(
+            rtcp: [.nack(GenericNACK(senderSSRC: 77, mediaSSRC: 2002, lost: [old.sequence]))], to: room.media)
+        try high.receive(from: room.media)
+        #expect(try Self.received(high) == [old])
+        #expect(engine.counters.retransmissionMisses == misses)
+    }
+
     @Test func theLayersWantedFollowTheViewers() throws {
         let room = try Room()
         #expect(room.layersWanted() == [["q"], ["q", "h"], ["q", "h", "f"]])
