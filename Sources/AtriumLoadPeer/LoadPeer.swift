@@ -73,6 +73,12 @@ public final class LoadPeer {
     private var transactionCounter: UInt64 = 0
     private var nextCheck: UInt64 = 0
     private let tieBreaker: UInt64
+    /// The last sender report of each SSRC the server sends (the middle 32 bits of its NTP time, and
+    /// when it arrived), answered once a second by a receiver report as a browser's are (RFC 3550
+    /// section 6.4.2): the server measures the round trip from them. At most 31, one report's blocks.
+    private var senderReports: [(ssrc: UInt32, middle: UInt32, at: UInt64)] = []
+    private var nextReport: UInt64 = 0
+    static let reportInterval: UInt64 = 1_000_000_000
 
     /// Checks every 50 ms until one succeeds, then every 2 s (consent freshness, RFC 7675).
     static let checkInterval: UInt64 = 50_000_000
@@ -136,6 +142,10 @@ public final class LoadPeer {
             for address in selected.map({ [$0] }) ?? remote.candidates { sendCheck(to: address, remote) }
             nextCheck = now + (iceSucceeded ? Self.consentInterval : Self.checkInterval)
         }
+        if state == .connected && !senderReports.isEmpty && now >= nextReport {
+            nextReport = now + Self.reportInterval
+            sendReceiverReport(now: now)
+        }
         if let dtls, state == .handshaking, let selected, let t = dtls.nextTimeout, t == .zero || t < .milliseconds(1) {
             do {
                 for d in try dtls.timeout() { outbox.append(Datagram(address: selected, payload: d)) }
@@ -151,7 +161,7 @@ public final class LoadPeer {
         guard datagram.count > 1 else { return }
         switch PacketDemultiplexer.classify(datagram) {
         case .rtp: receiveRTP(&datagram, now: now, latency: &latency)
-        case .rtcp: receiveRTCP(&datagram)
+        case .rtcp: receiveRTCP(&datagram, now: now)
         case .stun: receiveSTUN(datagram, from: address)
         case .dtls: receiveDTLS(datagram, from: address)
         default: break
@@ -223,13 +233,36 @@ public final class LoadPeer {
         if let stamp, now > stamp.sentNanoseconds { latency.record(nanoseconds: now - stamp.sentNanoseconds) }
     }
 
-    private func receiveRTCP(_ p: inout [UInt8]) {
+    /// A report block for each sender report heard: its time and how long ago it came (the loss
+    /// fields are left at zero: a load client counts what it lost itself).
+    private func sendReceiverReport(now: UInt64) {
+        let blocks = senderReports.map { r in
+            let since = min(now >= r.at ? now - r.at : 0, 60_000_000_000)
+            return ReceptionReport(
+                ssrc: r.ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
+                lastSenderReport: r.middle,
+                delaySinceLastSenderReport: UInt32(truncatingIfNeeded: since * 65536 / 1_000_000_000))
+        }
+        let ssrc = transactionHigh | 1
+        guard var bytes = try? RTCPCompound.serialize([.receiverReport(ReceiverReport(ssrc: ssrc, reports: blocks))])
+        else { return }
+        send(rtcp: &bytes)
+    }
+
+    private func receiveRTCP(_ p: inout [UInt8], now: UInt64) {
         guard let srtpIn else { return }
         do { try srtpIn.unprotectRTCP(&p) } catch { return }
         counters.rtcp += 1
         guard let packets = try? RTCPCompound.parse(p) else { return }
         for packet in packets {
             switch packet {
+            case .senderReport(let sr):
+                let middle = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
+                if let i = senderReports.firstIndex(where: { $0.ssrc == sr.ssrc }) {
+                    senderReports[i] = (sr.ssrc, middle, now)
+                } else if senderReports.count < 31 {
+                    senderReports.append((sr.ssrc, middle, now))
+                }
             case .pictureLossIndication(let pli): keyFrameRequests.append(pli.sources.mediaSSRC)
             case .nack(let n):
                 // Kept until the owner takes them; an owner that never does (a load client) keeps

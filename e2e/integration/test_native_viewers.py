@@ -3,7 +3,8 @@ real server, so that the benchmark's clients cannot rot unnoticed: the native pu
 camera, a screen share and a microphone; three native viewers in one process connect (ICE checks,
 DTLS, SRTP) and receive all three, each packet proving its source by content: the stamp at the end
 of every payload carries the publisher's id, the source and the publisher's own sequence number,
-which must fall inside what the publisher sent. Nothing about speed is asserted."""
+which must fall inside what the publisher sent; the viewers' receiver reports give the server their
+round trips. Nothing about speed is asserted."""
 import asyncio
 import os
 
@@ -53,6 +54,17 @@ def test_native_viewers_receive_the_native_publisher_through_atrium(tmp_path):
                     assert 0 <= s["first"] <= s["highest"] < sent_by_source[index], (s, sent_by_source)
                     assert s["packets"] <= s["highest"] - s["first"] + 1, s
             assert stats["latency"]["count"] > 0
+            # The viewers answer the server's sender reports as a browser does: the server has a round
+            # trip for each of their transports (what it sizes their retransmission hold by).
+            while True:
+                _, _, body, _ = server.request("GET", "/metrics", token=None)
+                rtts = [
+                    line for line in body.decode().splitlines()
+                    if line.startswith("atrium_media_rtt_seconds{") and '/sub"}' in line
+                ]
+                if len(rtts) == VIEWERS:
+                    break
+                await asyncio.sleep(0.2)
             for v in viewers:
                 assert v.error is None, v.error
         finally:
