@@ -2,6 +2,8 @@ internal import AtriumSRTP
 internal import COpenSSL
 
 extension DTLSEndpoint {
+    /// The largest record this side writes (application data: SCTP packets, within its path MTU).
+    static let maximumSendFragment = 4096
     static let cipherSuites =
         "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305"
 
@@ -58,6 +60,11 @@ extension DTLSEndpoint {
         atrium_ssl_set_no_query_mtu(raw)
         // SSL_CTRL_SET_MTU answers the MTU it set, or 0 below the minimum.
         guard atrium_ssl_set_mtu(raw, options.mtu) > 0 else { throw .openSSL("SSL_set_mtu") }
+        // Records this side writes stay within a datagram (SCTP's packets are within its path MTU),
+        // so the write buffer is sized for one, not for a 16 KiB record.
+        guard atrium_ssl_set_max_send_fragment(raw, Self.maximumSendFragment) == 1 else {
+            throw .openSSL("SSL_set_max_send_fragment")
+        }
         DTLS_set_timer_cb(raw) { ssl, previous in dtlsTimerCallback(ssl, previous) }
         switch role {
         case .client: SSL_set_connect_state(raw)

@@ -32,8 +32,9 @@ public final class DTLSEndpoint {
     private var handshakeDone = false
     /// What records the established association accepts (set when the handshake completes).
     private var established: DTLSRecordCheck.Established?
-    /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram.
-    private var readBuffer = [UInt8](repeating: 0, count: 1 << 14)
+    /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram; made
+    /// at the first record after the handshake (a transport without data channels rarely has one).
+    private var readBuffer: [UInt8] = []
 
     /// The largest datagram accepted: a DTLS record is at most 2^14 + 2048 bytes of payload plus
     /// its header (RFC 6347 section 4.1), and UDP caps a datagram below 64 KiB.
@@ -43,17 +44,27 @@ public final class DTLSEndpoint {
     ///   - certificate: this endpoint's identity, whose fingerprint went into the local SDP.
     ///   - remoteFingerprint: the peer's `a=fingerprint` from the remote SDP; nil for a server that
     ///     starts before it has the peer's SDP (a client always knows it).
+    ///   - context: the owner's shared context for `certificate` and `options` (`DTLSContext`); nil
+    ///     makes one for this endpoint alone.
     public init(
         role: DTLSRole, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint?,
-        options: DTLSOptions = DTLSOptions()
+        options: DTLSOptions = DTLSOptions(), context: DTLSContext? = nil
     ) throws(DTLSError) {
         self.role = role
         guard role == .server || remoteFingerprint != nil else {
             throw .invalidState("a client needs the peer's fingerprint")
         }
         self.remoteFingerprint = remoteFingerprint
-        let context = try Self.makeContext(certificate: certificate, options: options)
-        self.connection = try Self.makeConnection(context: context, role: role, options: options)
+        let shared: SSLContextHandle
+        if let context {
+            guard context.certificate === certificate, context.profiles == options.profiles else {
+                throw .invalidState("the shared context is for another certificate or profiles")
+            }
+            shared = context.handle
+        } else {
+            shared = try Self.makeContext(certificate: certificate, options: options)
+        }
+        self.connection = try Self.makeConnection(context: shared, role: role, options: options)
     }
 
     /// Whether a datagram opens a handshake: a record of content type handshake (22), epoch 0, whose
@@ -232,8 +243,14 @@ public final class DTLSEndpoint {
         var output = DTLSOutput()
         let ssl = connection.pointer
         readLoop: while true {
-            let count = readBuffer.withUnsafeMutableBytes { bytes in
-                SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
+            // A peek of one byte first: the read buffer is made only once application data came.
+            var probe: UInt8 = 0
+            var count = SSL_peek(ssl, &probe, 1)
+            if count > 0 {
+                if readBuffer.isEmpty { readBuffer = [UInt8](repeating: 0, count: 1 << 14) }
+                count = readBuffer.withUnsafeMutableBytes { bytes in
+                    SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
+                }
             }
             if count > 0 {
                 output.events.append(.applicationData(Array(readBuffer.prefix(Int(count)))))
@@ -262,5 +279,21 @@ public final class DTLSEndpoint {
         }
         output.datagrams += connection.sink.take()
         return output
+    }
+}
+
+/// An `SSL_CTX` with one certificate and the SRTP profiles offered, made once and shared by the
+/// endpoints of one owner (a media worker): each `SSL` only reads it. A context per endpoint held
+/// about 30 KiB more per transport. Not thread-safe to share across owners' threads by contract:
+/// each worker makes its own.
+public final class DTLSContext {
+    let handle: SSLContextHandle
+    let certificate: DTLSCertificate
+    let profiles: [SRTPProfile]
+
+    public init(certificate: DTLSCertificate, options: DTLSOptions = DTLSOptions()) throws(DTLSError) {
+        handle = try DTLSEndpoint.makeContext(certificate: certificate, options: options)
+        self.certificate = certificate
+        profiles = options.profiles
     }
 }

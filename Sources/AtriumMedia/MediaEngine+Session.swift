@@ -86,12 +86,21 @@ extension MediaEngine {
 
     // MARK: - DTLS
 
+    /// The worker's one DTLS context for its certificate (`DTLSContext`), made at the first transport.
+    func sharedDTLSContext() throws(DTLSError) -> DTLSContext {
+        if let dtlsContext { return dtlsContext }
+        let made = try DTLSContext(certificate: certificate)
+        dtlsContext = made
+        return made
+    }
+
     func makeDTLS(_ t: Transport) {
         guard let remote = t.session.remote, t.session.dtls == nil else { return }
         do {
             let endpoint = try DTLSEndpoint(
                 role: remote.dtlsClient ? .client : .server, certificate: certificate,
-                remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint))
+                remoteFingerprint: DTLSFingerprint(hashFunction: "sha-256", digest: remote.fingerprint),
+                context: try sharedDTLSContext())
             t.session.dtls = endpoint
             if !remote.dtlsClient { _ = try endpoint.start() }
         } catch {
@@ -120,7 +129,8 @@ extension MediaEngine {
             // WebSocket and UDP race): the peer is the DTLS client, so we are the server. The
             // fingerprint is checked when the answer arrives, before any media is sent.
             do {
-                let early = try DTLSEndpoint(role: .server, certificate: certificate, remoteFingerprint: nil)
+                let early = try DTLSEndpoint(
+                    role: .server, certificate: certificate, remoteFingerprint: nil, context: try sharedDTLSContext())
                 _ = try early.start()
                 t.session.dtls = early
                 t.session.dtlsGeneration = t.session.iceGeneration
@@ -149,7 +159,8 @@ extension MediaEngine {
                     role: .server, certificate: certificate,
                     remoteFingerprint: t.session.remote.map {
                         DTLSFingerprint(hashFunction: "sha-256", digest: $0.fingerprint)
-                    }
+                    },
+                    context: try sharedDTLSContext()
                 )
                 _ = try fresh.start()
                 t.session.dtls = fresh

@@ -22,6 +22,8 @@ final class MediaEngine {
     /// The passive ICE-TCP socket (`MediaEngine+TCP`), when configured.
     let tcpListener: TCPListener?
     let certificate: DTLSCertificate
+    /// The DTLS context every transport's endpoint shares (made at the first; nil until then).
+    var dtlsContext: DTLSContext?
     let config: MediaConfiguration
     let logger: Logger
     /// The address ICE reports as our side of every pair.

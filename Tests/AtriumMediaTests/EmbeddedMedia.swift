@@ -25,14 +25,26 @@ final class EmbeddedMedia {
     }
 
     /// Hands a datagram to the engine as if it arrived from `from`.
+    /// While not nil: the bytes the engine's own work came to hold (`AllocationCount`), summed over
+    /// `deliver`, `apply` and `advance` (the peers' work between them, and what is collected for
+    /// them, is not counted).
+    var engineBytes: Int64?
+
+    private func engineWork(_ body: () -> Void) {
+        guard let held = engineBytes else { return body() }
+        engineBytes = held + AllocationCount.measure(body).bytes
+    }
+
     func deliver(_ bytes: [UInt8], from: SocketAddress) {
-        engine.receive(bytes, from: from)
+        engineWork { engine.receive(bytes, from: from) }
         collect()
     }
 
     func apply(_ command: MediaCommand) {
-        engine.apply(command)
-        engine.flush()
+        engineWork {
+            engine.apply(command)
+            engine.flush()
+        }
         collect()
     }
 
@@ -41,8 +53,10 @@ final class EmbeddedMedia {
         let end = clock.now + seconds
         while clock.now < end - 1e-9 {
             clock.now = min(end, clock.now + 0.02)
-            engine.tick(clock.now)
-            engine.flush()
+            engineWork {
+                engine.tick(clock.now)
+                engine.flush()
+            }
         }
         collect()
     }

@@ -1,3 +1,6 @@
+import AtriumDTLS
+import AtriumICE
+import AtriumUDP
 import Testing
 
 @testable import AtriumMedia
@@ -106,5 +109,39 @@ import Testing
         #expect(idle.bytes <= -Int64(held + pacers.reduce(0, +)), "\(idle.bytes) B after six idle seconds")
         // Closed: everything sending added is gone (and what the transports held before it).
         #expect(sending.bytes + idle.bytes + stopped.bytes < 0, "\(sending.bytes + idle.bytes + stopped.bytes) B left")
+    }
+
+    /// What a viewer's transport holds on the server, its peer's work not counted: opened (its ICE
+    /// agent, its `SSL` on the worker's shared DTLS context, its downlink), then after its handshake
+    /// (OpenSSL's read buffer and a write buffer for a datagram-sized record, the SRTP sessions; the
+    /// buffer for application data only once some comes). A context of its own, a 16 KiB write
+    /// buffer and read buffer made at the handshake held about 40 KiB more.
+    @Test func aViewersTransportHoldsLittleOnTheServer() throws {
+        guard AllocationCount.isAvailable else { return }
+        let room = try PacketPathAllocationTests.Room(viewers: 1)
+        let media = room.media
+        let fp = media.engine.certificate.fingerprint
+        var rows: [(opened: Int64, secure: Int64)] = []
+        for n in 2...4 {
+            let v = try EmbeddedPeer(port: 42_000 + UInt16(n), transport: "x\(n)", serverFingerprint: fp)
+            media.engineBytes = 0
+            media.apply(
+                .openTransport(
+                    TransportSpec(
+                        id: v.transport, router: "room", label: v.transport, localUfrag: v.localUfrag,
+                        localPassword: v.localPassword, remote: v.remote(midExtensionID: nil, transportWideCC: 4))))
+            let opened = media.engineBytes ?? 0
+            try v.check(media)
+            try v.handshake(media)
+            rows.append((opened, (media.engineBytes ?? 0) - opened))
+            media.engineBytes = nil
+        }
+        print(
+            "a viewer's transport on the server (bytes): "
+                + rows.map { "opened \($0.opened), handshake \($0.secure)" }.joined(separator: "; "))
+        for r in rows {
+            #expect(r.opened < 16 * 1024, "\(r.opened) B opened")
+            #expect(r.opened + r.secure < 80 * 1024, "\(r.opened + r.secure) B connected")
+        }
     }
 }
