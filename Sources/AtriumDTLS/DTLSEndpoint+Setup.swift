@@ -22,6 +22,10 @@ extension DTLSEndpoint {
         // expansion. No renegotiation: one epoch per association.
         guard SSL_CTX_set_cipher_list(raw, Self.cipherSuites) == 1 else { throw .openSSL("SSL_CTX_set_cipher_list") }
         _ = SSL_CTX_set_options(raw, atrium_ssl_op_no_renegotiation())
+        // No resumption (WebRTC peers make a new association each time): no tickets, and no session
+        // cache, which a context shared by a worker's transports would fill with every handshake.
+        _ = SSL_CTX_set_options(raw, atrium_ssl_op_no_ticket())
+        _ = atrium_ssl_ctx_set_session_cache_off(raw)
         guard SSL_CTX_use_certificate(raw, certificate.certificate.pointer) == 1 else {
             throw .openSSL("SSL_CTX_use_certificate")
         }

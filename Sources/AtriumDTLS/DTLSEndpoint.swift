@@ -148,6 +148,9 @@ public final class DTLSEndpoint {
     public func send(_ data: [UInt8]) throws(DTLSError) -> [[UInt8]] {
         guard state == .connected else { throw .invalidState("send() called in state \(state)") }
         guard !data.isEmpty else { return [] }
+        guard data.count <= Self.maximumSendFragment else {
+            throw .invalidState("\(data.count) bytes: a record carries at most \(Self.maximumSendFragment)")
+        }
         ERR_clear_error()
         let written = data.withUnsafeBytes { bytes in
             SSL_write(connection.pointer, bytes.baseAddress, Int32(bytes.count))

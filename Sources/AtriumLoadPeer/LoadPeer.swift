@@ -75,7 +75,8 @@ public final class LoadPeer {
     private let tieBreaker: UInt64
     /// The last sender report of each SSRC the server sends (the middle 32 bits of its NTP time, and
     /// when it arrived), answered once a second by a receiver report as a browser's are (RFC 3550
-    /// section 6.4.2): the server measures the round trip from them. At most 31, one report's blocks.
+    /// section 6.4.2): the server measures the round trip from them. At most 31, one report's blocks: the
+    /// least recently heard gives way.
     private var senderReports: [(ssrc: UInt32, middle: UInt32, at: UInt64)] = []
     private var nextReport: UInt64 = 0
     static let reportInterval: UInt64 = 1_000_000_000
@@ -260,7 +261,13 @@ public final class LoadPeer {
                 let middle = UInt32(truncatingIfNeeded: sr.ntpTimestamp >> 16)
                 if let i = senderReports.firstIndex(where: { $0.ssrc == sr.ssrc }) {
                     senderReports[i] = (sr.ssrc, middle, now)
-                } else if senderReports.count < 31 {
+                } else {
+                    // The least recently heard gives way (an SSRC that stopped).
+                    if senderReports.count == 31,
+                        let i = senderReports.indices.min(by: { senderReports[$0].at < senderReports[$1].at })
+                    {
+                        senderReports.remove(at: i)
+                    }
                     senderReports.append((sr.ssrc, middle, now))
                 }
             case .pictureLossIndication(let pli): keyFrameRequests.append(pli.sources.mediaSSRC)

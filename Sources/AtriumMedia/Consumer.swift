@@ -98,6 +98,7 @@ final class Consumer {
         self.spec = spec
         self.producer = producer
         self.transport = transport
+        nackHold = transport.nackHold
         seq = SeqManager(initialOutput: UInt16(truncatingIfNeeded: random.next()) & 0x7FFF)
         rtxSequence = UInt16(truncatingIfNeeded: random.next()) & 0x7FFF
         timestamps = TimestampMapper(clockRate: producer.spec.clockRate)

@@ -225,29 +225,24 @@ extension MediaEngine {
         }
     }
 
-    /// Once a second: how long each viewer may still ask for a packet (its round trip and pacer
-    /// queue), and so how long each video stream holds what it was sent: the longest of the viewers
-    /// on it on this worker (a far worker's viewers are answered by their own), or of all the
-    /// producer's viewers for a stream none is on (one may step to it).
+    /// Once a second: how long each viewer may still ask for a packet (its round trip, and the longest
+    /// its packets waited in its pacer over the second), and so how long each video stream holds what
+    /// it was sent: the longest of the producer's viewers on this worker (a far worker's viewers are
+    /// answered by their own), for every layer (a viewer may step to another at any time).
     func holdForViewers(now t0: Double) {
         for t in transports.values where t.pipe == nil && !t.consumers.isEmpty {
-            let queued = t.downlink.estimating ? Double(t.downlink.paced.bytes) * 8 / pacingRate(t, now: t0) : 0
+            let peak = t.downlink.paced.takePeak()
+            let queued = t.downlink.estimating && peak > 0 ? Double(peak) * 8 / pacingRate(t, now: t0) : 0
             t.nackHold = RetransmissionBuffer.hold(rtt: t.rtt, queued: queued)
         }
         for p in producers.values where p.isVideo {
-            var any = 0.0
+            var hold = 0.0
             for c in p.consumers where c.transport.pipe == nil {
                 c.nackHold = c.transport.nackHold
-                any = max(any, c.nackHold)
+                hold = max(hold, c.nackHold)
             }
-            guard any > 0 else { continue }
-            for k in p.streams.indices {
-                var hold = 0.0
-                for c in p.consumers where c.transport.pipe == nil && c.currentStream == k {
-                    hold = max(hold, c.nackHold)
-                }
-                p.streams[k].buffer?.hold = hold > 0 ? hold : any
-            }
+            guard hold > 0 else { continue }
+            for k in p.streams.indices { p.streams[k].buffer?.hold = hold }
         }
     }
 

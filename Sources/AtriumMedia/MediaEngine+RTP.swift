@@ -445,7 +445,8 @@ extension MediaEngine {
                 slot: txSlot, consumer: c, producer: c.producer, header: header, srtp: srtp, to: peer,
                 fields: fields) ? .sent : .missing
         }
-        // The buffer holds the last second; a viewer started from the cache may ask for older packets.
+        // The buffer holds what its viewers may still ask for (`RetransmissionBuffer.hold`); a viewer
+        // started from the cache may ask for older packets.
         let outcome: Retransmission =
             buffer.withPacket(input, resend)
             ?? c.producer.streams[k].cache.withPacket(sequence: input) { $0.withUnsafeBytes(resend) } ?? .missing

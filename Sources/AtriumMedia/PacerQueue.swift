@@ -17,8 +17,9 @@ struct PacerQueue {
     private(set) var offsets: [Int32] = []
     private(set) var head = 0
     private(set) var count = 0
-    /// Bytes waiting.
+    /// Bytes waiting, and the most that waited since `takePeak` last read it.
     private(set) var bytes = 0
+    private var peak = 0
     /// When a packet last joined.
     private var lastPush: Double = -.infinity
 
@@ -41,7 +42,14 @@ struct PacerQueue {
         offsets[i] = twccOffset
         count += 1
         self.bytes += bytes.count
+        peak = max(peak, self.bytes)
         return true
+    }
+
+    /// The most bytes that waited since the last call (or now), and starts counting again.
+    mutating func takePeak() -> Int {
+        defer { peak = bytes }
+        return max(peak, bytes)
     }
 
     /// Returns the buffers of a queue that has been empty since `idle` ago.

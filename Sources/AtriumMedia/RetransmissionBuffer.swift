@@ -1,8 +1,9 @@
 /// The packets of one stream a NACK may still ask for, sized by need: those of the last `hold` (what
 /// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
-/// they wrap within `hold`. The ring shrinks to two holds when a wrap took over four (a layer whose
-/// rate fell, viewers nearer), and both are returned when the stream has sent nothing for `idle` (a
+/// they wrap within `hold` (the ring at once to the hold at its rate, when that is more than half as
+/// much again). The ring halves when a wrap took over four holds (a layer whose rate fell, viewers
+/// nearer), and both are returned when the stream has sent nothing for `idle` (a
 /// paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
 /// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
 /// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
@@ -83,11 +84,13 @@ struct RetransmissionBuffer {
             wrappedAt = now
             wrappedWritten = written
             if cycle < hold && ring.count < Self.maximumBytes {
-                resize(min(Self.maximumBytes, ring.count / 1024 * 3 / 2 * 1024))
+                // By half, or at once to a fifth more than the hold at the last cycle's rate (a hold
+                // that rose, a burst), in whole KiB.
+                let fit = min(Double(Self.maximumBytes), Double(ring.count) * 1.2 * hold / max(cycle, 0.001))
+                resize(min(Self.maximumBytes, max(ring.count / 1024 * 3 / 2, Int(fit) / 1024) * 1024))
             } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
-                // To two holds at the rate of the last cycle, in whole KiB.
-                let fit = Double(ring.count) * 2 * hold / cycle
-                resize(max(Self.minimumBytes, min(ring.count / 2, Int(fit) / 1024 * 1024)))
+                // Halved: it still lasts two holds at the last cycle's rate.
+                resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
             }
             offset = written % ring.count
             if offset + length > ring.count {

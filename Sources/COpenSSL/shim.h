@@ -24,6 +24,8 @@ static inline int atrium_ssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version
 static inline int atrium_dtls1_2_version(void) { return DTLS1_2_VERSION; }
 static inline void atrium_ssl_set_no_query_mtu(SSL *ssl) { SSL_set_options(ssl, SSL_OP_NO_QUERY_MTU); }
 static inline long atrium_ssl_set_mtu(SSL *ssl, long mtu) { return SSL_set_mtu(ssl, mtu); }
+static inline uint64_t atrium_ssl_op_no_ticket(void) { return SSL_OP_NO_TICKET; }
+static inline long atrium_ssl_ctx_set_session_cache_off(SSL_CTX *ctx) { return SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF); }
 static inline long atrium_ssl_set_max_send_fragment(SSL *ssl, long m) { return SSL_set_max_send_fragment(ssl, m); }
 static inline long atrium_dtls_set_link_mtu(SSL *ssl, long mtu) { return DTLS_set_link_mtu(ssl, mtu); }
 static inline long atrium_bio_set_mem_eof_return(BIO *bio, int value) { return BIO_set_mem_eof_return(bio, value); }

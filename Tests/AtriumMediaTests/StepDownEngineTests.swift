@@ -257,4 +257,19 @@ import Testing
         #expect(q.bytesHeld == 0)
         #expect(q.push([9], to: address, twccOffset: -1, now: 3) && q.pop(into: &out) != nil && out == [9])
     }
+
+    /// The most bytes that waited since the last look (what a viewer's retransmission hold counts),
+    /// however little waits when it is read; the count starts again from what waits then.
+    @Test func thePacerQueueKeepsItsPeakUntilRead() {
+        var q = PacerQueue()
+        let address = SocketAddress.v4(address: 0x7F00_0001, port: 9)
+        var out: [UInt8] = []
+        for _ in 0..<10 { _ = q.push([UInt8](repeating: 1, count: 100), to: address, twccOffset: -1, now: 0) }
+        for _ in 0..<8 { _ = q.pop(into: &out) }
+        #expect(q.bytes == 200)
+        #expect(q.takePeak() == 1000)
+        #expect(q.takePeak() == 200)
+        while q.pop(into: &out) != nil {}
+        #expect(q.takePeak() == 200 && q.takePeak() == 0)
+    }
 }

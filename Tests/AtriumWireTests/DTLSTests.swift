@@ -351,6 +351,49 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
                 == [.applicationData(Array("three".utf8))])
     }
 
+    /// Records are at most 4 KiB (SCTP's packets fit a datagram): a larger write is refused with a
+    /// clear error before OpenSSL sees it, and the association goes on; 4 KiB goes through.
+    @Test func aWriteLargerThanARecordIsRefusedAndTheAssociationLives() async throws {
+        let pair = try Pair()
+        _ = try await run(pair)
+        #expect(throws: DTLSError.self) { _ = try pair.client.send([UInt8](repeating: 7, count: 4097)) }
+        #expect(pair.client.state == .connected)
+        let largest = [UInt8](repeating: 9, count: 4096)
+        var delivered: [DTLSEvent] = []
+        for d in try pair.client.send(largest) { delivered += try pair.server.receive(d).events }
+        #expect(delivered == [.applicationData(largest)])
+    }
+
+    /// Endpoints sharing one context (a worker's transports) each complete their own handshake with
+    /// their own keys; a context made for another certificate is refused.
+    @Test func endpointsSharingAContextHandshakeApart() async throws {
+        let serverCertificate = try DTLSCertificate()
+        let shared = try DTLSContext(certificate: serverCertificate)
+        var keys: [SRTPKeys] = []
+        for _ in 0..<2 {
+            let clientCertificate = try DTLSCertificate()
+            let client = try DTLSEndpoint(
+                role: .client, certificate: clientCertificate, remoteFingerprint: serverCertificate.fingerprint)
+            let server = try DTLSEndpoint(
+                role: .server, certificate: serverCertificate, remoteFingerprint: clientCertificate.fingerprint,
+                context: shared)
+            var toServer = try client.start()
+            for _ in 0..<10 where server.keys == nil || client.keys == nil {
+                var toClient: [[UInt8]] = []
+                for d in toServer { toClient += try server.receive(d).datagrams }
+                toServer = try toClient.flatMap { try client.receive($0).datagrams }
+            }
+            let k = try #require(server.keys)
+            #expect(client.keys?.remoteMasterKey == k.localMasterKey)
+            keys.append(k)
+        }
+        #expect(keys[0].localMasterKey != keys[1].localMasterKey)
+        #expect(throws: DTLSError.self) {
+            _ = try DTLSEndpoint(
+                role: .server, certificate: try DTLSCertificate(), remoteFingerprint: nil, context: shared)
+        }
+    }
+
     @Test func closeNotifyEndsTheAssociation() async throws {
         let pair = try Pair()
         _ = try await run(pair)
