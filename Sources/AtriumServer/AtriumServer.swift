@@ -16,6 +16,7 @@ import AtriumStore
 import AtriumUDP
 import AtriumWeb
 import AtriumWebhook
+import CAtriumSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -60,6 +61,8 @@ public final class AtriumServer {
 
     /// Serves until stopped; returns the process exit code.
     public func run() -> Int32 {
+        // Large blocks back to the system when freed (a stream's buffers after it ends).
+        _ = atrium_keep_large_blocks_returnable()
         do throws(ServerError) {
             try start()
         } catch {

@@ -29,6 +29,14 @@ void atrium_lws_log_install(int level, void (*sink)(void *user, int level, const
 /// Lines suppressed so far (for tests and metrics).
 unsigned long atrium_lws_log_suppressed(void);
 
+/// Blocks of 64 KiB and more (a stream's retransmission ring, a cached picture's buffers) come from
+/// their own mappings and go back to the system when freed. glibc's default raises that threshold to
+/// the largest block freed so far, after which such blocks come from the heap, whose freed middle it
+/// keeps: a server whose streams come and go (and whose rings shrink) then held on to its peak. Set
+/// explicitly, the threshold stays. Returns 1 when set, 0 when the environment's
+/// MALLOC_MMAP_THRESHOLD_ decides instead.
+int atrium_keep_large_blocks_returnable(void);
+
 /// The CPUs this process may run on (sched_getaffinity), at least 1.
 int atrium_usable_cpus(void);
 
