@@ -209,8 +209,8 @@ bench: bench-deps .build/pion_sfu
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/whip_first_frame.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/native_publisher.py --runs $(BENCH_RUNS)
-	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py
-	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/meetings.py
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py --runs 3
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/meetings.py --runs 3
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \
 	  --tests e2e/browser/test_whip_page.py

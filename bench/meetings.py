@@ -53,7 +53,7 @@ from native_peer import (RID_EXTENSION, AtriumViewer, NativePeers, answered_mid_
                          connect_fields, simulcast_offer, transport, viewer_answer, viewers_binary)
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402
                           rss_kib)
-from side_by_side import Table, percentile   # noqa: E402
+from side_by_side import Table, over_runs, percentile   # noqa: E402
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 POINTS = [(10, 2), (10, 4), (5, 8)]
@@ -688,12 +688,18 @@ async def main_async(args):
         for rooms, size in args.points:
             print(f"\n== {rooms} rooms x {size} participants (a share in one room of every {args.share_every}) ==",
                   flush=True)
-            results = []
-            for make in makers:
-                steps = await asyncio.wait_for(
-                    scenario(make, [make_rooms(0, rooms, size, args.share_every)], args), 900)
-                results += steps
-            print_point(results)
+            runs = []
+            for run in range(args.runs):
+                if args.runs > 1:
+                    print(f"-- run {run + 1} of {args.runs}", flush=True)
+                results = []
+                for make in makers:
+                    steps = await asyncio.wait_for(
+                        scenario(make, [make_rooms(0, rooms, size, args.share_every)], args), 900)
+                    results += steps
+                print_point(results)
+                runs.append(results)
+            over_runs(runs, "rss_per_participant", "RSS per participant (KiB)")
         if args.saturation_rooms:
             size = args.saturation_participants
             pinned = pinning() if args.pin else None
@@ -724,6 +730,9 @@ def main():
                     default=None, help="comma-separated RxP (default 10x2,10x4,5x8; none: only the saturation run)")
     ap.add_argument("--share-every", type=int, default=3, help="a screen share in every K-th room")
     ap.add_argument("--seconds", type=float, default=8, help="measured window per point")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="measure each point this many times (the servers in turn each time), then print the "
+                         "medians and ranges and judge the targets on the medians")
     ap.add_argument("--start-timeout", type=float, default=30)
     ap.add_argument("--concurrency", type=int, default=4, help="rooms joining at once")
     ap.add_argument("--saturation-participants", type=int, default=4)

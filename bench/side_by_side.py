@@ -47,3 +47,55 @@ class Table:
         print(f"{'':{width}}" + "".join(f"{n:>{col}}" for n in self.names) + heads)
         for label, cells, ratios in self.rows:
             print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + "".join(f"{r:>14}" for r in ratios))
+
+
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return None if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+
+
+def over_runs(runs, rss_key, rss_label):
+    """The figures of a point measured `len(runs)` times (`runs`: each run's results, one per server,
+    Atrium first): per server the median and range of CPU per delivered packet and of `rss_key`, and
+    Atrium's CPU over the cheaper anchor of the same run; the targets judged on the medians (CPU at
+    most a third of the cheaper anchor, RSS at or below every anchor's). Nothing asserted."""
+    if len(runs) < 2:
+        return
+    names = []
+    for results in runs:
+        for r in results:
+            if "error" not in r and r["name"] not in names:
+                names.append(r["name"])
+
+    def figures(name, key):
+        return [r[key] for results in runs for r in results
+                if r["name"] == name and "error" not in r and r.get(key) is not None]
+
+    def spread(values, fmt):
+        return f"{fmt.format(_median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
+    print(f"  over {len(runs)} runs, median [range]:")
+    for key, label, fmt in (("us_per_packet", "CPU per delivered packet (us)", "{:.2f}"), (rss_key, rss_label, "{:.0f}")):
+        cells = [f"{n} {spread(figures(n, key), fmt)}" for n in names if figures(n, key)]
+        print(f"    {label}: " + ", ".join(cells))
+    anchors = [n for n in names if n in Table.ANCHORS]
+    if not names or names[0] != "Atrium" or not anchors:
+        return
+    ratios = []
+    for results in runs:
+        ok = {r["name"]: r for r in results if "error" not in r}
+        cheaper = [ok[n]["us_per_packet"] for n in anchors if n in ok and ok[n]["us_per_packet"]]
+        if "Atrium" in ok and ok["Atrium"]["us_per_packet"] and cheaper:
+            ratios.append(ok["Atrium"]["us_per_packet"] / min(cheaper))
+    notes = []
+    if ratios:
+        met = _median(ratios) <= 1 / 3
+        notes.append(f"Atrium's CPU over the cheaper anchor {spread(ratios, '{:.2f}')} vs 0.33: "
+                     f"{'met' if met else 'NOT met'}")
+    rss = {n: _median(figures(n, rss_key)) for n in names if figures(n, rss_key)}
+    if "Atrium" in rss and any(n in rss for n in anchors):
+        lowest = min(rss[n] for n in anchors if n in rss)
+        notes.append(f"{rss_label} {rss['Atrium']:.0f} vs the anchors' {lowest:.0f} at most: "
+                     f"{'met' if rss['Atrium'] <= lowest else 'NOT met'}")
+    print("  targets over the runs (medians): " + "; ".join(notes))

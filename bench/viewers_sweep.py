@@ -51,7 +51,7 @@ server_procs.use_integration_harness()
 from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
                          connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
                          viewer_answer, viewers_binary, wait_connected)
-from side_by_side import Table   # noqa: E402
+from side_by_side import Table, over_runs   # noqa: E402
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402,F401
                           rss_kib, usable_cores)
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
@@ -515,10 +515,16 @@ async def main_async(args):
     try:
         for n in args.viewers:
             print(f"\n== {n} viewer(s) ==", flush=True)
-            results = []
-            for make in makers:
-                results.append(await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120))
-            print_n(results)
+            runs = []
+            for run in range(args.runs):
+                if args.runs > 1:
+                    print(f"-- run {run + 1} of {args.runs}", flush=True)
+                results = []
+                for make in makers:
+                    results.append(await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120))
+                print_n(results)
+                runs.append(results)
+            over_runs(runs, "rss_per_viewer", "RSS per viewer (KiB)")
         if args.saturation_viewers:
             n = args.saturation_viewers
             print(f"\n== saturation: {n} viewers, publisher's video packets per frame x{args.scales} ==", flush=True)
@@ -536,6 +542,9 @@ def main():
     ap.add_argument("--viewers", type=lambda s: [] if s == "none" else [int(x) for x in s.split(",")], default=None,
                     help="comma-separated N (default 1,5,10,20,40,80,160; none: only the saturation run)")
     ap.add_argument("--seconds", type=float, default=8, help="measured window per N")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="measure each N this many times (the servers in turn each time), then print the medians "
+                         "and ranges and judge the targets on the medians")
     ap.add_argument("--warmup", type=float, default=2)
     ap.add_argument("--start-timeout", type=float, default=40)
     ap.add_argument("--saturation-viewers", type=int, default=None, help="N of the saturation run (0: none)")
