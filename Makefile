@@ -137,7 +137,7 @@ FUZZ_FLAGS := -c release --build-path .build-fuzz -Xswiftc -sanitize=address \
   -Xlinker $(FUZZ_RT) -Xlinker -lstdc++
 
 fuzz-build: deps
-	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product Fuzz$$t || exit 1; done
+	@for t in $(FUZZ_TARGETS); do ATRIUM_EXCLUSIVITY_CHECKED=1 $(SWIFT) build $(FUZZ_FLAGS) --product Fuzz$$t || exit 1; done
 
 ## Long campaigns: `make fuzz FUZZ_SECONDS=600`; new interesting inputs are added to Fuzz/Corpus.
 fuzz: fuzz-build

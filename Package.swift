@@ -13,9 +13,12 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + import
 
 // The packet path's modules skip the runtime exclusivity checks in release builds (a thread-local
 // access set per `inout` of a class's stored property: about 3 % of a worker's CPU in a meeting).
-// Debug and sanitizer builds, where every test runs, keep them; the compile-time checks stay.
+// Debug and sanitizer builds, where every test runs, keep them, and so do the fuzz builds (release,
+// with ATRIUM_EXCLUSIVITY_CHECKED set); the compile-time checks stay.
 let packetPath: [SwiftSetting] =
-    strict + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+    strict
+    + (Context.environment["ATRIUM_EXCLUSIVITY_CHECKED"] == nil
+        ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : [])
 
 let package = Package(
     name: "Atrium",

@@ -699,7 +699,7 @@ async def main_async(args):
                     results += steps
                 print_point(results)
                 runs.append(results)
-            over_runs(runs, "rss_per_participant", "RSS per participant (KiB)")
+            over_runs(runs, "rss_per_participant", "RSS per participant (KiB)", rss_cap=100)
         if args.saturation_rooms:
             size = args.saturation_participants
             pinned = pinning() if args.pin else None

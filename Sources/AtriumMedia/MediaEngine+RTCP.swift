@@ -230,8 +230,10 @@ extension MediaEngine {
     /// it was sent: the longest of the producer's viewers on this worker (a far worker's viewers are
     /// answered by their own), for every layer (a viewer may step to another at any time).
     func holdForViewers(now t0: Double) {
-        for t in transports.values where t.pipe == nil && !t.consumers.isEmpty {
+        for t in transports.values where t.pipe == nil {
+            // Read on every transport, so that a transport's next consumer starts from this second's.
             let peak = t.downlink.paced.takePeak()
+            guard !t.consumers.isEmpty else { continue }
             let queued = t.downlink.estimating && peak > 0 ? Double(peak) * 8 / pacingRate(t, now: t0) : 0
             t.nackHold = RetransmissionBuffer.hold(rtt: t.rtt, queued: queued)
         }

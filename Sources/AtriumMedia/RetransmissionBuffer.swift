@@ -1,8 +1,8 @@
 /// The packets of one stream a NACK may still ask for, sized by need: those of the last `hold` (what
 /// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
-/// they wrap within `hold` (the ring at once to the hold at its rate, when that is more than half as
-/// much again). The ring halves when a wrap took over four holds (a layer whose rate fell, viewers
+/// they wrap within `hold` (the ring at once to the hold at a measured rate, when that is more than
+/// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer whose rate fell, viewers
 /// nearer), and both are returned when the stream has sent nothing for `idle` (a
 /// paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
 /// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
@@ -13,6 +13,8 @@ struct RetransmissionBuffer {
     static let shortestHold = 0.3
     static let unmeasuredHold = 0.5
     static let idle = 5.0
+    /// The shortest cycle a ring grows to fit the hold from at once.
+    static let measuredCycle = 0.05
     static let minimumBytes = 16 * 1024
     static let maximumBytes = 2 << 20
     static let minimumEntries = 64
@@ -84,10 +86,15 @@ struct RetransmissionBuffer {
             wrappedAt = now
             wrappedWritten = written
             if cycle < hold && ring.count < Self.maximumBytes {
-                // By half, or at once to a fifth more than the hold at the last cycle's rate (a hold
-                // that rose, a burst), in whole KiB.
-                let fit = min(Double(Self.maximumBytes), Double(ring.count) * 1.2 * hold / max(cycle, 0.001))
-                resize(min(Self.maximumBytes, max(ring.count / 1024 * 3 / 2, Int(fit) / 1024) * 1024))
+                // By half; or, over a cycle long enough to give a rate (a burst stored at one instant
+                // gives none), at once to a fifth more than the hold at that rate (a hold that rose),
+                // at most four times the ring; in whole KiB.
+                var kib = ring.count / 1024 * 3 / 2
+                if cycle >= Self.measuredCycle {
+                    let fit = min(Double(4 * ring.count), Double(ring.count) * 1.2 * hold / cycle)
+                    kib = max(kib, Int(fit) / 1024)
+                }
+                resize(min(Self.maximumBytes, kib * 1024))
             } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
                 // Halved: it still lasts two holds at the last cycle's rate.
                 resize(max(Self.minimumBytes, ring.count / 2048 * 1024))

@@ -204,6 +204,16 @@ import Testing
         for back in 1...180 { #expect(b.contains(sequence &- UInt16(back))) }
     }
 
+    /// A burst stored at one instant (a batch read at once, a cache replay) gives no rate: the ring
+    /// grows by half at each wrap, to what the burst needs, not to the 2 MiB cap.
+    @Test func aBurstAtOneInstantGrowsTheRingByHalves() {
+        var b = RetransmissionBuffer()
+        let packet = [UInt8](repeating: 3, count: 1100)
+        for s: UInt16 in 0..<100 { packet.withUnsafeBytes { b.store($0, sequence: s, now: 1) } }
+        #expect(b.ringBytes >= 100 * 1100 / 2 && b.ringBytes <= 2 * 100 * 1100, "\(b.ringBytes) B for 110 kB")
+        #expect(b.contains(99) && b.contains(60))
+    }
+
     @Test func theNackListAsksAgainAfterTheIntervalAndGivesUp() {
         var n = NackList()
         n.missed(from: 10, to: 12, now: 0)
