@@ -53,7 +53,7 @@ from native_peer import (RID_EXTENSION, AtriumViewer, NativePeers, answered_mid_
                          connect_fields, simulcast_offer, transport, viewer_answer, viewers_binary)
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402
                           rss_kib)
-from side_by_side import Table, over_runs, percentile   # noqa: E402
+from side_by_side import Table, measured_runs, over_runs, percentile   # noqa: E402
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
 
 POINTS = [(10, 2), (10, 4), (5, 8)]
@@ -688,17 +688,14 @@ async def main_async(args):
         for rooms, size in args.points:
             print(f"\n== {rooms} rooms x {size} participants (a share in one room of every {args.share_every}) ==",
                   flush=True)
-            runs = []
-            for run in range(args.runs):
-                if args.runs > 1:
-                    print(f"-- run {run + 1} of {args.runs}", flush=True)
+            async def measure():
                 results = []
                 for make in makers:
-                    steps = await asyncio.wait_for(
+                    results += await asyncio.wait_for(
                         scenario(make, [make_rooms(0, rooms, size, args.share_every)], args), 900)
-                    results += steps
                 print_point(results)
-                runs.append(results)
+                return results
+            runs = await measured_runs(args.runs, measure)
             over_runs(runs, "rss_per_participant", "RSS per participant (KiB)", rss_cap=100)
         if args.saturation_rooms:
             size = args.saturation_participants

@@ -49,6 +49,17 @@ class Table:
             print(f"{label:{width}}" + "".join(f"{c:>{col}}" for c in cells) + "".join(f"{r:>14}" for r in ratios))
 
 
+async def measured_runs(count, measure):
+    """`await measure()` `count` times (each run prints its own table and returns its results), with a
+    header per run when there are several; returns every run's results, for `over_runs`."""
+    runs = []
+    for run in range(count):
+        if count > 1:
+            print(f"-- run {run + 1} of {count}", flush=True)
+        runs.append(await measure())
+    return runs
+
+
 def _median(values):
     v = sorted(values)
     n = len(v)

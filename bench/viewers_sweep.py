@@ -51,7 +51,7 @@ server_procs.use_integration_harness()
 from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
                          connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
                          viewer_answer, viewers_binary, wait_connected)
-from side_by_side import Table, over_runs   # noqa: E402
+from side_by_side import Table, measured_runs, over_runs   # noqa: E402
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402,F401
                           rss_kib, usable_cores)
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
@@ -515,15 +515,12 @@ async def main_async(args):
     try:
         for n in args.viewers:
             print(f"\n== {n} viewer(s) ==", flush=True)
-            runs = []
-            for run in range(args.runs):
-                if args.runs > 1:
-                    print(f"-- run {run + 1} of {args.runs}", flush=True)
-                results = []
-                for make in makers:
-                    results.append(await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120))
+            async def measure():
+                results = [await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120)
+                           for make in makers]
                 print_n(results)
-                runs.append(results)
+                return results
+            runs = await measured_runs(args.runs, measure)
             over_runs(runs, "rss_per_viewer", "RSS per viewer (KiB)")
         if args.saturation_viewers:
             n = args.saturation_viewers

@@ -83,10 +83,9 @@ final class Consumer {
     /// The next packet is sent with this consumer's timestamp mapping again.
     var compressing = false
 
-    /// Output packets remembered for NACKs: those of the transport's hold (`Transport.nackHold`, copied
-    /// here once a second), in a table that starts at `firstMapSize` and doubles (`SequenceTable`) up
-    /// to as many as the retransmission buffer can hold.
-    var nackHold = RetransmissionBuffer.unmeasuredHold
+    /// Output packets remembered for NACKs: those of the transport's hold, in a table that starts at
+    /// `firstMapSize` and doubles (`SequenceTable`) up to as many as the retransmission buffer can hold.
+    var nackHold: Double { transport.nackHold }
     static let mapSize = RetransmissionBuffer.maximumEntries
     static let firstMapSize = RetransmissionBuffer.minimumEntries
     static let floorLag: UInt16 = 0x4000
@@ -98,7 +97,6 @@ final class Consumer {
         self.spec = spec
         self.producer = producer
         self.transport = transport
-        nackHold = transport.nackHold
         seq = SeqManager(initialOutput: UInt16(truncatingIfNeeded: random.next()) & 0x7FFF)
         rtxSequence = UInt16(truncatingIfNeeded: random.next()) & 0x7FFF
         timestamps = TimestampMapper(clockRate: producer.spec.clockRate)

@@ -204,7 +204,9 @@ extension MediaEngine {
         let instant = self.instant
         holdForViewers(now: t0)
         for p in producers.values where p.isVideo {
+            let hold = farthestViewerHold(p)
             for k in p.streams.indices {
+                if hold > 0 { p.streams[k].buffer?.hold = hold }
                 p.streams[k].framesPerSecond = Int((Double(p.streams[k].frames) / elapsed).rounded())
                 p.streams[k].frames = 0
                 p.streams[k].buffer?.trim(now: t0)
@@ -225,10 +227,8 @@ extension MediaEngine {
         }
     }
 
-    /// Once a second: how long each viewer may still ask for a packet (its round trip, and the longest
-    /// its packets waited in its pacer over the second), and so how long each video stream holds what
-    /// it was sent: the longest of the producer's viewers on this worker (a far worker's viewers are
-    /// answered by their own), for every layer (a viewer may step to another at any time).
+    /// Once a second: how long each viewer may still ask for a packet, from its round trip and the
+    /// longest its packets waited in its pacer over the second (`RetransmissionBuffer.hold`).
     func holdForViewers(now t0: Double) {
         for t in transports.values where t.pipe == nil {
             // Read on every transport, so that a transport's next consumer starts from this second's.
@@ -237,15 +237,15 @@ extension MediaEngine {
             let queued = t.downlink.estimating && peak > 0 ? Double(peak) * 8 / pacingRate(t, now: t0) : 0
             t.nackHold = RetransmissionBuffer.hold(rtt: t.rtt, queued: queued)
         }
-        for p in producers.values where p.isVideo {
-            var hold = 0.0
-            for c in p.consumers where c.transport.pipe == nil {
-                c.nackHold = c.transport.nackHold
-                hold = max(hold, c.nackHold)
-            }
-            guard hold > 0 else { continue }
-            for k in p.streams.indices { p.streams[k].buffer?.hold = hold }
-        }
+    }
+
+    /// How long `p`'s streams hold what they sent: the longest hold of its viewers on this worker (a far
+    /// worker's viewers are answered by their own), for every layer (a viewer may step to another at
+    /// any time); 0 with none.
+    func farthestViewerHold(_ p: Producer) -> Double {
+        var hold = 0.0
+        for c in p.consumers where c.transport.pipe == nil { hold = max(hold, c.nackHold) }
+        return hold
     }
 
     /// A transport's share of the 20 ms timer: DTLS retransmissions, key-frame requests and NACKs
