@@ -35,6 +35,10 @@ public final class DTLSEndpoint {
     /// Reused for every `SSL_read`, so application data costs no buffer allocation per datagram; made
     /// at the first record after the handshake (a transport without data channels rarely has one).
     private var readBuffer: [UInt8] = []
+    /// The owner's shared context this endpoint was made on; nil when it has its own.
+    public let context: DTLSContext?
+    /// The bytes of the application-data buffer (0 until the first record with data).
+    public var applicationBufferBytes: Int { readBuffer.count }
 
     /// The largest datagram accepted: a DTLS record is at most 2^14 + 2048 bytes of payload plus
     /// its header (RFC 6347 section 4.1), and UDP caps a datagram below 64 KiB.
@@ -55,6 +59,7 @@ public final class DTLSEndpoint {
             throw .invalidState("a client needs the peer's fingerprint")
         }
         self.remoteFingerprint = remoteFingerprint
+        self.context = context
         let shared: SSLContextHandle
         if let context {
             guard context.certificate === certificate, context.profiles == options.profiles else {
