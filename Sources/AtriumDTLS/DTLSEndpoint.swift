@@ -39,6 +39,12 @@ public final class DTLSEndpoint {
     public let context: DTLSContext?
     /// The bytes of the application-data buffer (0 until the first record with data).
     public var applicationBufferBytes: Int { readBuffer.count }
+    /// OpenSSL's record buffers (a 16 KiB read buffer and the write buffer, about 21 KiB together) are
+    /// let go once the handshake is done and made again for a record in or out. A transport that
+    /// carries only SRTP (no data channels) rarely sees one; the first application data keeps them.
+    public private(set) var recordBuffersReleased = false
+    /// Application data went one way or the other: the record buffers stay.
+    private var carriesData = false
 
     /// The largest datagram accepted: a DTLS record is at most 2^14 + 2048 bytes of payload plus
     /// its header (RFC 6347 section 4.1), and UDP caps a datagram below 64 KiB.
@@ -109,6 +115,9 @@ public final class DTLSEndpoint {
         }
         guard written == Int32(datagram.count) else { throw .openSSL("BIO_write") }
         guard handshakeDone else { return try handshake() }
+        // Reading makes the record buffers again if they were let go.
+        recordBuffersReleased = false
+        defer { releaseRecordBuffersIfIdle() }
         var output = try readApplicationData()
         // After the handshake a datagram that yields nothing, neither data nor an answer (OpenSSL
         // answers a retransmitted final flight), was discarded: a bad tag, a replay.
@@ -141,6 +150,8 @@ public final class DTLSEndpoint {
     /// Calling it early is harmless: it returns nothing.
     public func timeout() throws(DTLSError) -> [[UInt8]] {
         guard state == .handshaking || state == .connected else { return [] }
+        restoreRecordBuffers()
+        defer { releaseRecordBuffersIfIdle() }
         ERR_clear_error()
         guard atrium_dtls_handle_timeout(connection.pointer) >= 0 else {
             state = .failed
@@ -156,6 +167,8 @@ public final class DTLSEndpoint {
         guard data.count <= Self.maximumSendFragment else {
             throw .invalidState("\(data.count) bytes: a record carries at most \(Self.maximumSendFragment)")
         }
+        carriesData = true
+        restoreRecordBuffers()
         ERR_clear_error()
         let written = data.withUnsafeBytes { bytes in
             SSL_write(connection.pointer, bytes.baseAddress, Int32(bytes.count))
@@ -170,6 +183,7 @@ public final class DTLSEndpoint {
     public func close() -> [[UInt8]] {
         defer { state = .closed }
         guard state == .handshaking || state == .connected else { return [] }
+        restoreRecordBuffers()
         ERR_clear_error()
         _ = SSL_shutdown(connection.pointer)
         drainOpenSSLErrors()
@@ -197,7 +211,32 @@ public final class DTLSEndpoint {
         let more = try readApplicationData()
         output.datagrams += more.datagrams
         output.events += more.events
+        releaseRecordBuffersIfIdle()
         return output
+    }
+
+    /// Lets OpenSSL's record buffers go while the association carries no application data. Reading
+    /// makes them again by itself (the next `SSL_peek`/`SSL_read`); writing does not (see
+    /// `restoreRecordBuffers`).
+    private func releaseRecordBuffersIfIdle() {
+        guard handshakeDone, !carriesData, !recordBuffersReleased, state == .connected || state == .handshaking
+        else { return }
+        // Refused (0) while a record is half read or half written; the next call tries again.
+        if SSL_free_buffers(connection.pointer) == 1 { recordBuffersReleased = true }
+    }
+
+    /// Makes the record buffers again before a write: OpenSSL 3.0's DTLS write path (`SSL_write`,
+    /// `SSL_shutdown`'s alert, a timer's retransmission) writes into its buffer without making it, and
+    /// after `SSL_free_buffers` that is freed memory; its read path makes both first. A one-byte peek
+    /// with nothing to read (every datagram's records were read when it came) makes them and returns
+    /// "want read".
+    private func restoreRecordBuffers() {
+        guard recordBuffersReleased else { return }
+        var probe: UInt8 = 0
+        ERR_clear_error()
+        _ = SSL_peek(connection.pointer, &probe, 1)
+        drainOpenSSLErrors()
+        recordBuffersReleased = false
     }
 
     /// The least a protected record of the negotiated cipher carries: explicit nonce and tag for
@@ -261,6 +300,7 @@ public final class DTLSEndpoint {
                 }
             }
             if count > 0 {
+                carriesData = true
                 output.events.append(.applicationData(Array(readBuffer.prefix(Int(count)))))
                 continue
             }

@@ -281,13 +281,16 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
     }
 
     /// Records that must not end an established association (RFC 6347 section 4.1.2.7): each content
-    /// type, each epoch, too short for the cipher, too long, truncated, a forged MAC, a replay, and
-    /// plain junk. After each, the association is up and application data still flows.
+    /// type, each epoch, another version, too short for the cipher, too long, truncated, a forged
+    /// MAC, a replay, and plain junk. After each, the association is up, has let its record buffers
+    /// go again (nothing is left half read), and application data still flows.
     static let junk: [(String, [UInt8])] = {
-        func record(_ type: UInt8, epoch: UInt16, seq: UInt8, _ body: [UInt8], length: Int? = nil) -> [UInt8] {
+        func record(
+            _ type: UInt8, epoch: UInt16, seq: UInt8, _ body: [UInt8], length: Int? = nil, version: UInt8 = 0xFD
+        ) -> [UInt8] {
             let n = length ?? body.count
             return [
-                type, 0xFE, 0xFD, UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, seq,
+                type, 0xFE, version, UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, seq,
                 UInt8(n >> 8), UInt8(n & 0xFF),
             ] + body
         }
@@ -297,6 +300,10 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
             ("application data, epoch 2", record(23, epoch: 2, seq: 1, Array(repeating: 7, count: 40))),
             ("application data, epoch 65535", record(23, epoch: 0xFFFF, seq: 1, Array(repeating: 7, count: 40))),
             ("application data with a forged tag", record(23, epoch: 1, seq: 20, Array(repeating: 9, count: 64))),
+            (
+                "application data of DTLS 1.0, epoch 1",
+                record(23, epoch: 1, seq: 21, Array(repeating: 9, count: 64), version: 0xFF)
+            ),
             ("plaintext fatal alert, epoch 0", record(21, epoch: 0, seq: 30, [2, 40])),
             ("forged alert, epoch 1", record(21, epoch: 1, seq: 31, Array(repeating: 3, count: 26))),
             ("change_cipher_spec, epoch 1", record(20, epoch: 1, seq: 32, [1])),
@@ -327,6 +334,7 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
         #expect(output.events.isEmpty)
         #expect(output.discarded == 1)
         #expect(pair.server.state == .connected)
+        #expect(pair.server.recordBuffersReleased)
         let message: [UInt8] = Array("hello".utf8)
         var delivered: [DTLSEvent] = []
         for d in try pair.client.send(message) { delivered += try pair.server.receive(d).events }
@@ -392,6 +400,67 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
             _ = try DTLSEndpoint(
                 role: .server, certificate: try DTLSCertificate(), remoteFingerprint: nil, context: shared)
         }
+    }
+
+    /// Once the handshake is done both sides let OpenSSL's record buffers go; what needs them later
+    /// gets them back: a write (OpenSSL's DTLS write path would otherwise write into freed memory), a
+    /// close_notify, the answer to a retransmitted final flight, a record read. Application data
+    /// keeps them from then on.
+    @Test func theRecordBuffersAreLetGoUntilARecordNeedsThem() async throws {
+        let pair = try Pair()
+        _ = try await run(pair)
+        #expect(pair.client.recordBuffersReleased && pair.server.recordBuffersReleased)
+        // A forged record is read (and discarded): the buffers are let go again after it.
+        let forged = try #require(Self.junk.first { $0.0 == "application data with a forged tag" }?.1)
+        #expect(try pair.server.receive(forged).discarded == 1)
+        #expect(pair.server.recordBuffersReleased)
+        // Data from the server, then from the client: each side keeps its buffers from then on.
+        var delivered: [DTLSEvent] = []
+        for d in try pair.server.send(Array("from the server".utf8)) { delivered += try pair.client.receive(d).events }
+        #expect(delivered == [.applicationData(Array("from the server".utf8))])
+        #expect(!pair.server.recordBuffersReleased && !pair.client.recordBuffersReleased)
+        for d in try pair.client.send(Array("and back".utf8)) { delivered += try pair.server.receive(d).events }
+        #expect(delivered.last == .applicationData(Array("and back".utf8)))
+        #expect(!pair.server.recordBuffersReleased)
+
+        // A close_notify from an endpoint whose buffers were let go reaches the peer.
+        let quiet = try Pair()
+        _ = try await run(quiet)
+        #expect(quiet.server.recordBuffersReleased)
+        var events: [DTLSEvent] = []
+        for d in quiet.server.close() { events += try quiet.client.receive(d).events }
+        #expect(events == [.closed] && quiet.client.state == .closed)
+    }
+
+    /// The server's final flight is lost: it has let its record buffers go by then, and the client's
+    /// retransmitted flight still gets the answer that completes the client.
+    @Test func aLostFinalFlightIsAnsweredAfterTheBuffersWentBack() async throws {
+        let pair = try Pair(clientOptions: fastTimer, serverOptions: fastTimer)
+        var toServer = try pair.client.start()
+        var lost = 0
+        for _ in 0..<10 where pair.client.keys == nil {
+            var toClient: [[UInt8]] = []
+            for d in toServer {
+                let output = try pair.server.receive(d)
+                // The flight that completed the server: lost.
+                if output.events.contains(where: { if case .connected = $0 { true } else { false } }) {
+                    lost += output.datagrams.count
+                } else {
+                    toClient += output.datagrams
+                }
+            }
+            toServer = try toClient.flatMap { try pair.client.receive($0).datagrams }
+            if toServer.isEmpty, toClient.isEmpty, pair.client.keys == nil {
+                #expect(pair.server.recordBuffersReleased && pair.server.state == .connected)
+                let wait = try #require(pair.client.nextTimeout)
+                try await Task.sleep(for: wait + .milliseconds(2))
+                toServer = try pair.client.timeout()
+            }
+        }
+        #expect(lost > 0)
+        #expect(
+            pair.client.state == .connected && pair.client.keys?.remoteMasterKey == pair.server.keys?.localMasterKey)
+        #expect(pair.server.recordBuffersReleased)
     }
 
     @Test func closeNotifyEndsTheAssociation() async throws {
