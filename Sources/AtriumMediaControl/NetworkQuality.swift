@@ -53,6 +53,32 @@ package struct NetworkQuality: Equatable, Sendable {
     package static func message(_ entries: [NetworkQuality]) -> JSONObject {
         ServerEvent.networkQuality(entries.map(\.entry)).json
     }
+
+    /// Who is told what: each member its own entry and those of the room's publishers (what it can
+    /// watch), sorted by participant id; a member with neither is told nothing. The publishers' list
+    /// is shared: the members whose own entry is in it or who have none form one group (one message
+    /// encoded once), the others get it with their own. So a hidden participant or a viewer is
+    /// never named to the others, and an audience of N costs N short messages, not N of N entries.
+    /// Pure.
+    package static func audiences(
+        _ entries: [NetworkQuality], publishers: Set<ParticipantID>, members: [ParticipantID]
+    ) -> [(recipients: [ParticipantID], entries: [NetworkQuality])] {
+        let shared = entries.filter { publishers.contains($0.participant) }
+        var own: [ParticipantID: NetworkQuality] = [:]
+        for e in entries where !publishers.contains(e.participant) { own[e.participant] = e }
+        var common: [ParticipantID] = []
+        var out: [(recipients: [ParticipantID], entries: [NetworkQuality])] = []
+        for m in members {
+            if let mine = own[m] {
+                let list = (shared + [mine]).sorted { $0.participant.rawValue < $1.participant.rawValue }
+                out.append(([m], list))
+            } else if !shared.isEmpty {
+                common.append(m)
+            }
+        }
+        if !common.isEmpty { out.insert((common, shared), at: 0) }
+        return out
+    }
 }
 
 extension MediaCoordinator {

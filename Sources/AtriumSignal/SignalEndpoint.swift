@@ -348,11 +348,16 @@ public final class SignalEndpoint: WebSocketHandler, HubOutput {
         }
     }
 
-    /// `network_quality` to every member of each room whose participants have media transports.
+    /// `network_quality` to the members of each room whose participants have media transports: each
+    /// its own and the publishers' (`NetworkQuality.audiences`).
     func pushNetworkQuality() {
         guard let media else { return }
         for (room, entries) in media.networkQuality() where !entries.isEmpty {
-            if let state = hub.state(room) { broadcast(NetworkQuality.message(entries), to: state.order) }
+            guard let state = hub.state(room) else { continue }
+            let publishers = Set(state.tracks.values.map(\.owner))
+            for group in NetworkQuality.audiences(entries, publishers: publishers, members: state.order) {
+                broadcast(NetworkQuality.message(group.entries), to: group.recipients)
+            }
         }
     }
 
