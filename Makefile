@@ -174,7 +174,8 @@ bench-deps: test-deps
 ## server's CPU, the pointer's latency on a lossy data channel and over signaling; bench/data_fanout.py),
 ## after SRTP per packet for both backends (bench/srtp_bench.py: CPU ns per protect/unprotect and allocations),
 ## the viewer sweep (1 to 160 native viewers of one publisher, Atrium with all cores and with one media worker
-## against Janus, then a saturation run; bench/viewers_sweep.py, `--quick` for N = 1 and 5),
+## against Janus, then a saturation run; bench/viewers_sweep.py, `--quick` for N = 1 and 5; then 1,000 hidden
+## viewers, Atrium alone: the anchors' CPU per packet would need several times this machine's cores),
 ## the browser scenarios' timing figures over BENCH_RUNS runs against their targets (shaped link, layer
 ## switches, a stalled ICE-TCP viewer, late joins; bench/browser_figures.py, in a private namespace), and
 ## bandwidth estimation (CPU per forwarded packet with 20 viewers with and without it, settle time after a
@@ -210,6 +211,8 @@ bench: bench-deps .build/pion_sfu
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/stream_transcode.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/native_publisher.py --runs $(BENCH_RUNS)
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py --runs 3
+	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/viewers_sweep.py --viewers 1000 --hidden-viewers \
+	  --saturation-viewers 0 --no-one-worker --skip janus --skip pion --start-timeout 300 --runs 3
 	ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/meetings.py --runs 3
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS)
 	$(SUDO) ATRIUM_BIN=.build/release/atrium $(PYTHON) bench/browser_figures.py --runs $(BENCH_RUNS) \

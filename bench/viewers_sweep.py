@@ -23,6 +23,10 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
   read it: the viewers let datagrams gather 4 ms between polls to read them in batches);
 - the clients' CPU: a client above 90 % of a core was the limit, and the report says so.
 
+From N = 1,000 the sweep prints the large room's target beside the RSS per viewer (100 KiB per
+participant); `--hidden-viewers` joins Atrium's viewers hidden, as a large audience would be, so
+that this harness's one process is not handed every viewer's presence events (N^2 in all).
+
 The saturation run (N = `--saturation-viewers`) raises the publisher's video packets per frame until
 the viewers lose more than 0.1 % or a client is the limit, then halves the gap between the last good
 and the first failed step (`--refine` times), and prints per server the highest delivered rate below
@@ -59,6 +63,8 @@ from janus_peer import JanusError, JanusProcess, janus_version, missing as janus
 SWEEP = [1, 5, 10, 20, 40, 80, 160]
 QUICK = [1, 5]
 PUBLISHER_ID = 7
+LARGE_ROOM = 1000         # from this N the sweep prints the large room's memory target
+LARGE_ROOM_KIB = 100
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
 MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window (summed over
@@ -83,8 +89,9 @@ class AtriumRun:
     transports over the workers, rounded up; docs/media-workers.md); else the server's default keeps
     a room on one worker up to 200 transports."""
 
-    def __init__(self, workdir, workers, n, pinned=False, spread=False):
+    def __init__(self, workdir, workers, n, pinned=False, spread=False, hidden=False):
         from conftest import Server
+        self.hidden = hidden
         self.name = ("Atrium" if workers is None else f"Atrium {workers}w") + (" pinned" if pinned else "")
         args = ["--dev", "--store", "memory", "--auto-create-rooms", "any", "--media-bind", "127.0.0.1"]
         if workers is not None:
@@ -109,7 +116,12 @@ class AtriumRun:
         await atrium_publish(c, pub_peers, "pub", PUBLISHER_ID)
 
     async def add_viewer(self, peer_id):
-        c = await self._joined(self.server, peer_id, room="sweep", role="viewer")
+        token = None
+        if self.hidden:
+            from signal_client import mint_jwt
+            token = mint_jwt(self.server, peer_id, {"room": "sweep", "roomJoin": True, "canSubscribe": True,
+                                                    "canPublish": False, "role": "viewer", "hidden": True})
+        c = await self._joined(self.server, peer_id, room="sweep", role="viewer", token=token)
         c.start_keepalive(5)
         self.viewers.append(AtriumViewer(c, self.view_peers, peer_id))
 
@@ -427,6 +439,17 @@ def client_limit(r):
     return ", ".join(notes)
 
 
+def large_room_target(runs, n):
+    """RSS per viewer against the 100 KiB per participant targeted at 1,000 participants (the median
+    over the runs; nothing asserted)."""
+    rss = sorted(r["rss_per_viewer"] for results in runs for r in results
+                 if r["name"] == "Atrium" and "error" not in r)
+    if rss:
+        median = rss[len(rss) // 2]
+        print(f"  target at {n:,} participants: RSS per viewer {median:.0f} KiB vs {LARGE_ROOM_KIB} KiB: "
+              f"{'met' if median <= LARGE_ROOM_KIB else 'NOT met'}")
+
+
 def print_n(results):
     t = Table(results, min_column=12)
     t.row("server CPU per delivered packet (us)", [r["us_per_packet"] for r in results], "{:.2f}", ratio=True)
@@ -497,7 +520,7 @@ def print_saturation(sat):
 
 async def main_async(args):
     workdir = tempfile.mkdtemp(prefix="atrium-viewers-sweep-")
-    makers = [("atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread))]
+    makers = [("atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread, hidden=args.hidden_viewers))]
     if args.one_worker:
         makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
     makers.append(("pion", lambda n: PionRun()))
@@ -522,6 +545,8 @@ async def main_async(args):
                 return results
             runs = await measured_runs(args.runs, measure)
             over_runs(runs, "rss_per_viewer", "RSS per viewer (KiB)")
+            if n >= LARGE_ROOM:
+                large_room_target(runs, n)
         if args.saturation_viewers:
             n = args.saturation_viewers
             print(f"\n== saturation: {n} viewers, publisher's video packets per frame x{args.scales} ==", flush=True)
@@ -562,6 +587,9 @@ def main():
     ap.add_argument("--saturation-only", action="append", default=[], choices=["atrium", "atrium-1w", "pion", "janus"],
                     help="run only these servers' saturation (repeatable)")
     ap.add_argument("--skip", action="append", default=[], choices=["atrium", "pion", "janus"])
+    ap.add_argument("--hidden-viewers", action="store_true",
+                    help="Atrium's viewers join hidden, announced to nobody (a large audience): else the "
+                         "harness's one process takes every viewer's presence events, N^2 in all")
     args = ap.parse_args()
     if args.viewers is None:
         args.viewers = QUICK if args.quick else SWEEP
