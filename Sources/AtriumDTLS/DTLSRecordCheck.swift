@@ -33,7 +33,7 @@ public enum DTLSRecordCheck {
         case wrongEpoch(UInt16)
         /// After the handshake: a protected record too short for its cipher's nonce and tag.
         case tooShortForCipher(Int)
-        /// After the handshake: a protected record of another version than DTLS 1.2.
+        /// After the handshake: a record of another version than DTLS 1.2 (a late ClientHello's 1.0).
         case wrongVersion(UInt16)
     }
 
@@ -52,8 +52,8 @@ public enum DTLSRecordCheck {
     /// Checks every record of a datagram; pure. With `established`, also each record's epoch and
     /// length against the association: OpenSSL 3.0.19 stops reading after some records it should
     /// only discard (an application_data record shorter than the AEAD tag, a change_cipher_spec in
-    /// the current epoch), or skips a record of another version but keeps its fragment buffered, so
-    /// those never reach it.
+    /// the current epoch), or skips a record of another version (a late ClientHello's 1.0) but keeps
+    /// its fragment buffered, so those never reach it.
     public static func problem(in datagram: [UInt8], established: Established? = nil) -> Problem? {
         var offset = 0
         while offset < datagram.count {
@@ -68,10 +68,11 @@ public enum DTLSRecordCheck {
             guard length <= maximumFragmentLength else { return .fragmentTooLong(length) }
             if let established {
                 let epoch = UInt16(datagram[offset + 3]) << 8 | UInt16(datagram[offset + 4])
+                // Only a ClientHello may carry 1.0, and an established association takes none.
+                guard version == 0xFEFD else { return .wrongVersion(version) }
                 switch (type, epoch) {
                 case (20, 0), (21, 0), (22, 0): break
                 case (21, established.epoch), (22, established.epoch), (23, established.epoch):
-                    guard version == 0xFEFD else { return .wrongVersion(version) }
                     guard length >= established.minimumProtectedLength else { return .tooShortForCipher(length) }
                 default: return .wrongEpoch(epoch)
                 }

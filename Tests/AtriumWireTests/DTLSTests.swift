@@ -304,6 +304,12 @@ private func rtpPacket(seq: UInt16) -> [UInt8] {
                 "application data of DTLS 1.0, epoch 1",
                 record(23, epoch: 1, seq: 21, Array(repeating: 9, count: 64), version: 0xFF)
             ),
+            (
+                "a late ClientHello, DTLS 1.0, epoch 0",
+                record(
+                    22, epoch: 0, seq: 22, [1] + Array(repeating: 0, count: 11) + Array(repeating: 5, count: 40),
+                    version: 0xFF)
+            ),
             ("plaintext fatal alert, epoch 0", record(21, epoch: 0, seq: 30, [2, 40])),
             ("forged alert, epoch 1", record(21, epoch: 1, seq: 31, Array(repeating: 3, count: 26))),
             ("change_cipher_spec, epoch 1", record(20, epoch: 1, seq: 32, [1])),

@@ -250,7 +250,9 @@ function enterRoom(room) {
     if (m.reason === "replaced") return; // the same person, from another window
     notify({ text: `${who(m.participantId).Name} left.`, reason: "participant_left" });
   });
+  // Each push is all this participant may see (its own and the publishers'): who is not in it shows none.
   on("network_quality", (m) => {
+    app.quality.clear();
     for (const q of m.participants ?? []) app.quality.set(q.participantId, q);
     render();
   });
