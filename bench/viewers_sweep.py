@@ -55,7 +55,7 @@ server_procs.use_integration_harness()
 from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
                          connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
                          viewer_answer, viewers_binary, wait_connected)
-from side_by_side import Table, measured_runs, over_runs   # noqa: E402
+from side_by_side import Table, _median, measured_runs, over_runs   # noqa: E402
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402,F401
                           rss_kib, usable_cores)
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
@@ -442,10 +442,9 @@ def client_limit(r):
 def large_room_target(runs, n):
     """RSS per viewer against the 100 KiB per participant targeted at 1,000 participants (the median
     over the runs; nothing asserted)."""
-    rss = sorted(r["rss_per_viewer"] for results in runs for r in results
-                 if r["name"] == "Atrium" and "error" not in r)
+    rss = [r["rss_per_viewer"] for results in runs for r in results if r["name"] == "Atrium" and "error" not in r]
     if rss:
-        median = rss[len(rss) // 2]
+        median = _median(rss)
         print(f"  target at {n:,} participants: RSS per viewer {median:.0f} KiB vs {LARGE_ROOM_KIB} KiB: "
               f"{'met' if median <= LARGE_ROOM_KIB else 'NOT met'}")
 
@@ -522,14 +521,16 @@ async def main_async(args):
     workdir = tempfile.mkdtemp(prefix="atrium-viewers-sweep-")
     makers = [("atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread, hidden=args.hidden_viewers))]
     if args.one_worker:
-        makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n)))
+        makers.append(("atrium", lambda n: AtriumRun(workdir, 1, n, hidden=args.hidden_viewers)))
     makers.append(("pion", lambda n: PionRun()))
     makers.append(("janus", lambda n: JanusRun(workdir)))
     # The saturation run: "Atrium 1w" pinned (the server on one CPU, the clients on the others).
     pinned = pinning() if args.pin else None
-    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread), None)]
+    sat_makers = [("atrium", "atrium", lambda n: AtriumRun(workdir, None, n, spread=args.spread,
+                                                              hidden=args.hidden_viewers), None)]
     if args.one_worker:
-        sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned)), pinned))
+        sat_makers.append(("atrium", "atrium-1w", lambda n: AtriumRun(workdir, 1, n, pinned=bool(pinned),
+                                                                      hidden=args.hidden_viewers), pinned))
     sat_makers.append(("pion", "pion", lambda n: PionRun(), None))
     sat_makers.append(("janus", "janus", lambda n: JanusRun(workdir), None))
     sat_makers = [(m, p) for k, name, m, p in sat_makers

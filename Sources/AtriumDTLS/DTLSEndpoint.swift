@@ -139,9 +139,12 @@ public final class DTLSEndpoint {
     }
 
     /// How long until `timeout()` should be called, while OpenSSL's retransmission timer runs; nil
-    /// when no flight awaits an answer. OpenSSL measures the interval with its own clock.
+    /// when no flight awaits an answer. OpenSSL measures the interval with its own clock. Once the
+    /// handshake is done no timer runs (both sides stop it at their last flight, and nothing
+    /// renegotiates), so an established association answers without asking OpenSSL: its owner reads
+    /// this for every transport on every tick.
     public var nextTimeout: Duration? {
-        guard state == .handshaking || state == .connected else { return nil }
+        guard state == .handshaking, !handshakeDone else { return nil }
         let microseconds = atrium_dtls_get_timeout_us(connection.pointer)
         return microseconds < 0 ? nil : .microseconds(microseconds)
     }
@@ -227,7 +230,7 @@ public final class DTLSEndpoint {
 
     /// Makes the record buffers again before a write: OpenSSL 3.0's DTLS write path (`SSL_write`,
     /// `SSL_shutdown`'s alert, a timer's retransmission) writes into its buffer without making it, and
-    /// after `SSL_free_buffers` that is freed memory; its read path makes both first. A one-byte peek
+    /// after `SSL_free_buffers` that is a null pointer; its read path makes both first. A one-byte peek
     /// with nothing to read (every datagram's records were read when it came) makes them and returns
     /// "want read".
     private func restoreRecordBuffers() {

@@ -68,7 +68,8 @@ public enum DTLSRecordCheck {
             guard length <= maximumFragmentLength else { return .fragmentTooLong(length) }
             if let established {
                 let epoch = UInt16(datagram[offset + 3]) << 8 | UInt16(datagram[offset + 4])
-                // Only a ClientHello may carry 1.0, and an established association takes none.
+                // Only the first flights (a ClientHello, a HelloVerifyRequest) may carry 1.0, and an
+                // established association takes neither.
                 guard version == 0xFEFD else { return .wrongVersion(version) }
                 switch (type, epoch) {
                 case (20, 0), (21, 0), (22, 0): break

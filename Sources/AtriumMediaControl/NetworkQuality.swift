@@ -55,9 +55,10 @@ package struct NetworkQuality: Equatable, Sendable {
     }
 
     /// Who is told what: each member its own entry and those of the room's publishers (what it can
-    /// watch), sorted by participant id; a member with neither is told nothing. The publishers' list
-    /// is shared: the members whose own entry is in it or who have none form one group (one message
-    /// encoded once), the others get it with their own. So a hidden participant or a viewer is
+    /// watch), sorted by participant id; a member with neither is told an empty list, so that every
+    /// push is all a member may see and a grade no longer pushed goes. The publishers' list is shared:
+    /// the members whose own entry is in it or who have none form one group (one message encoded
+    /// once), the others get it with their own. So a hidden participant or a viewer is
     /// never named to the others, and an audience of N costs N short messages, not N of N entries.
     /// Pure.
     package static func audiences(
@@ -72,7 +73,7 @@ package struct NetworkQuality: Equatable, Sendable {
             if let mine = own[m] {
                 let list = (shared + [mine]).sorted { $0.participant.rawValue < $1.participant.rawValue }
                 out.append(([m], list))
-            } else if !shared.isEmpty {
+            } else {
                 common.append(m)
             }
         }

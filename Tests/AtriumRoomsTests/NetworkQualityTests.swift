@@ -80,7 +80,8 @@ struct NetworkQualityTests {
     }
 
     /// Who is told what (a table): members whose own entry is a publisher's, or who have none, share
-    /// one message of the publishers' entries; every other member gets those with its own.
+    /// one message of the publishers' entries (empty when nobody publishes); every other member gets
+    /// those with its own.
     @Test func eachMemberIsToldItsOwnAndThePublishers() {
         func q(_ id: String) -> NetworkQuality { NetworkQuality(participant: ParticipantID(id), level: .good) }
         func ids(_ e: [NetworkQuality]) -> [String] { e.map(\.participant.rawValue) }
@@ -94,7 +95,7 @@ struct NetworkQualityTests {
                     (["hid"], ["hid", "p1", "p2"]),
                 ]
             ),
-            ([], [(["p1"], ["p1"]), (["p2"], ["p2"]), (["v1"], ["v1"]), (["hid"], ["hid"])]),
+            ([], [(["quiet"], []), (["p1"], ["p1"]), (["p2"], ["p2"]), (["v1"], ["v1"]), (["hid"], ["hid"])]),
             (
                 ["p2", "quiet"],
                 [
