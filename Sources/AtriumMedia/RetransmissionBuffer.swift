@@ -2,9 +2,9 @@
 /// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
 /// they wrap within `hold` (the ring at once to the hold at a measured rate, when that is more than
-/// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer whose rate fell, viewers
-/// nearer), and both are returned when the stream has sent nothing for `idle` (a
-/// paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
+/// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer
+/// whose rate fell, viewers nearer), and both are returned when the stream has sent nothing for
+/// `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
 /// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
 /// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
 struct RetransmissionBuffer {

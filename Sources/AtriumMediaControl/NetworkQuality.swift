@@ -64,9 +64,11 @@ package struct NetworkQuality: Equatable, Sendable {
     package static func audiences(
         _ entries: [NetworkQuality], publishers: Set<ParticipantID>, members: [ParticipantID]
     ) -> [(recipients: [ParticipantID], entries: [NetworkQuality])] {
-        let shared = entries.filter { publishers.contains($0.participant) }
+        var shared: [NetworkQuality] = []
         var own: [ParticipantID: NetworkQuality] = [:]
-        for e in entries where !publishers.contains(e.participant) { own[e.participant] = e }
+        for e in entries {
+            if publishers.contains(e.participant) { shared.append(e) } else { own[e.participant] = e }
+        }
         var common: [ParticipantID] = []
         var out: [(recipients: [ParticipantID], entries: [NetworkQuality])] = []
         for m in members {
