@@ -2,8 +2,9 @@
 /// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
 /// they wrap within `hold` (the ring at once to the hold at a measured rate, when that is more than
-/// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer
-/// whose rate fell, viewers nearer), and both are returned when the stream has sent nothing for
+/// half as much again, up to four times). The ring shrinks to a fifth more than the hold (at most to a
+/// quarter at once) when a wrap took over two holds (a layer whose rate fell, viewers nearer, a round
+/// trip measured after the 0.5 s assumed before it), and both are returned when the stream has sent nothing for
 /// `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
 /// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
 /// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
@@ -95,9 +96,12 @@ struct RetransmissionBuffer {
                     kib = max(kib, Int(fit) / 1024)
                 }
                 resize(min(Self.maximumBytes, kib * 1024))
-            } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
-                // Halved: it still lasts two holds at the last cycle's rate.
-                resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
+            } else if cycle > 2 * hold && ring.count > Self.minimumBytes {
+                // Down to a fifth more than the hold at the last cycle's rate (a hold that fell, a
+                // rate that fell), in whole KiB; at most to a quarter per wrap, so that a cycle that
+                // spanned a pause does not leave a stream that resumes with a ring far too small.
+                let fit = Int(Double(ring.count) * 1.2 * hold / cycle) / 1024 * 1024
+                resize(max(Self.minimumBytes, ring.count / 4096 * 1024, fit))
             }
             offset = written % ring.count
             if offset + length > ring.count {
