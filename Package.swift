@@ -77,7 +77,8 @@ let package = Package(
         // SRTP/SRTCP (AES-CM-HMAC-SHA1-80, AEAD-AES-128-GCM) over OpenSSL, or libsrtp2 (its reference).
         .target(name: "AtriumSRTP", dependencies: ["CSRTP", "CAtriumSRTP"], swiftSettings: packetPath),
         // DTLS-SRTP handshake state machine (OpenSSL), handing keys to AtriumSRTP.
-        .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: strict),
+        // Its endpoints' state is read for every transport on every 20 ms tick of the worker.
+        .target(name: "AtriumDTLS", dependencies: ["COpenSSL", "AtriumSRTP"], swiftSettings: packetPath),
 
         // Media-plane transports: batched UDP sockets and the poller; ICE-lite as a pure state machine.
         .target(name: "AtriumUDP", dependencies: ["CAtriumUDP", "AtriumBytes"], swiftSettings: packetPath),

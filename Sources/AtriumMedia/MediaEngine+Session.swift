@@ -213,7 +213,7 @@ extension MediaEngine {
     // MARK: - SRTP and SRTCP in
 
     func receiveSRTP(_ i: Int, from address: SocketAddress) {
-        guard let t = addressRefs[address] else {
+        guard let t = transportRef(at: address) else {
             counters.drop(.unknownSource)
             return
         }

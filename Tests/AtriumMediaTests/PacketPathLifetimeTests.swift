@@ -62,6 +62,25 @@ import Testing
         #expect(watch.alive.filter { $0.hasPrefix("transport") }.count == 4)
     }
 
+    /// The packet path remembers the last address it found a transport at: once that transport
+    /// closes, the next datagram from the address is dropped as from an unknown source, not handed
+    /// to what was freed; one from a viewer's address still finds its transport.
+    @Test func aClosedTransportsAddressIsNotFoundAgain() throws {
+        let (room, watch) = try Self.forwardingRoom()
+        let engine = room.media.engine
+        let frames = try room.frames(2)
+        room.forward([frames[0]])
+        room.media.apply(.closeTransport(id: "pub"))
+        room.media.advance(by: 0.1)
+        #expect(watch.alive.contains("transport pub") == false)
+        let unknown = engine.counters.dropped[DropReason.unknownSource.rawValue]
+        room.forward([frames[1]])
+        #expect(engine.counters.dropped[DropReason.unknownSource.rawValue] == unknown + frames[1].count)
+        let viewer = room.viewers[0]
+        #expect(engine.transportRef(at: viewer.address)?.refers(to: engine.transports["sub1"]!) == true)
+        #expect(engine.transportRef(at: room.publisher.address) == nil)
+    }
+
     @Test func anEngineDroppedWithEverythingOpenLeavesNothingBehind() throws {
         var watch: Watch
         do {
