@@ -19,7 +19,8 @@ time on CLOCK_MONOTONIC); each layer is a stream of its own, so the stamps also 
 subscriber got. Per point and server, over `--seconds` after two key-frame intervals of steady
 sending:
 
-- server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium over each anchor;
+- server CPU (its threads' time on a CPU to the nanosecond, `server_procs.window_cpu`) per delivered
+  packet, and Atrium over each anchor;
 - RSS per participant: (server RSS with the rooms up - RSS before any join) / (R x P);
 - join latency p50/p99: from a participant's first request to the first media packet its subscriber
   connection received (the kernel's receive time), for every participant but the first of each room

@@ -64,12 +64,13 @@ def cpu_seconds(pid):
 
 def threads_cpu_seconds(pid):
     """The CPU seconds of a process's live threads to the nanosecond (the first field of
-    /proc/PID/task/TID/schedstat, summed); a thread that exited is no longer counted."""
+    /proc/PID/task/TID/schedstat, summed; the time /proc/PID/stat counts in ticks); a thread that
+    exited is no longer counted. None when the threads cannot be listed."""
     total = 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0.0
+        return None
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
@@ -82,9 +83,14 @@ def threads_cpu_seconds(pid):
 def window_cpu(ticks, threads):
     """A window's CPU seconds from its (start, end) readings of `cpu_seconds` and
     `threads_cpu_seconds`: the threads' nanoseconds, unless a thread exited in the window (the ticks
-    then say more than they can by quantization: two ticks and 5 %). The ticks alone were off by up
-    to a sixth where a server used 60 ms in a window (one viewer)."""
-    by_ticks, by_threads = ticks[1] - ticks[0], threads[1] - threads[0]
+    then say more than they can by quantization: two ticks and 5 %; a thread that both started and
+    exited within the window is missed below that, and none of the servers measured starts or ends
+    threads in a steady window). The ticks alone were off by up to a sixth where a server used 60 ms
+    in a window (one viewer)."""
+    by_ticks = ticks[1] - ticks[0]
+    if threads[0] is None or threads[1] is None:
+        return by_ticks
+    by_threads = threads[1] - threads[0]
     return by_ticks if by_ticks > by_threads * 1.05 + 2 / CLK_TCK else by_threads
 
 

@@ -12,7 +12,8 @@ stamp (publisher id, source, the publisher's own sequence number, the send time 
 the N viewers run in one process on one thread, doing real ICE checks, DTLS-SRTP and SRTP, and
 decrypt and count every packet without decoding it. Per N, over `--seconds` after a warm-up:
 
-- server CPU (user + sys, /proc/PID/stat) per delivered packet, and Atrium over each anchor (Janus, pion);
+- server CPU (its threads' time on a CPU to the nanosecond, `server_procs.window_cpu`) per delivered
+  packet, and Atrium over each anchor (Janus, pion);
 - delivered packet rate (the viewers' count), loss (by the publisher's sequence numbers in the
   stamps, so a server's rewritten RTP sequence numbers cannot hide it);
 - RSS per viewer: (server RSS with N viewers - RSS with the publisher alone, read after two of its

@@ -2,9 +2,10 @@
 /// its viewers on the worker may still ask for, from their round trips: `hold(rtt:queued:)`), in a
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
 /// they wrap within `hold` (the ring at once to the hold at a measured rate, when that is more than
-/// half as much again, up to four times). The ring shrinks to a fifth more than the hold (at most to a
-/// quarter at once) when a wrap took over two holds (a layer whose rate fell, viewers nearer, a round
-/// trip measured after the 0.5 s assumed before it), and both are returned when the stream has sent nothing for
+/// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer
+/// whose rate fell), and is refit to a fifth more than the hold at the first wrap after the hold fell
+/// below what the ring was last sized for, when it lasts over one and a half holds (viewers nearer, a
+/// round trip measured after the 0.5 s assumed before it); both are returned when the stream has sent nothing for
 /// `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
 /// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
 /// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
@@ -53,6 +54,8 @@ struct RetransmissionBuffer {
     private var wrappedAt: Double = 0
     private var wrappedWritten = 0
     private var lastStore: Double = -.infinity
+    /// The hold when the ring was made or last resized: a hold that fell below it refits the ring.
+    private var sizedFor: Double = 0
 
     init() {}
 
@@ -73,6 +76,7 @@ struct RetransmissionBuffer {
             heldFrom = 0
             wrappedAt = now
             wrappedWritten = 0
+            sizedFor = hold
         }
         var offset = written % ring.count
         if offset + length > ring.count {
@@ -96,10 +100,13 @@ struct RetransmissionBuffer {
                     kib = max(kib, Int(fit) / 1024)
                 }
                 resize(min(Self.maximumBytes, kib * 1024))
-            } else if cycle > 2 * hold && ring.count > Self.minimumBytes {
-                // Down to a fifth more than the hold at the last cycle's rate (a hold that fell, a
-                // rate that fell), in whole KiB; at most to a quarter per wrap, so that a cycle that
-                // spanned a pause does not leave a stream that resumes with a ring far too small.
+            } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
+                // Halved: it still lasts two holds at the last cycle's rate.
+                resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
+            } else if hold < sizedFor && cycle > 1.5 * hold && ring.count > Self.minimumBytes {
+                // The hold fell (once, not with the rate's swings, which a refit would follow back and
+                // forth): down to a fifth more than it at the last cycle's rate, in whole KiB; at most
+                // to a quarter, so that a cycle that spanned a pause leaves no ring far too small.
                 let fit = Int(Double(ring.count) * 1.2 * hold / cycle) / 1024 * 1024
                 resize(max(Self.minimumBytes, ring.count / 4096 * 1024, fit))
             }
@@ -139,7 +146,7 @@ struct RetransmissionBuffer {
 
     private func entry(_ sequence: UInt16) -> Entry? {
         guard let e = SequenceTable.find(sequence, in: entries) else { return nil }
-        // A packet the ring's halving left across its end is not held (it is rare and short-lived).
+        // A packet a shrinking resize left across the ring's end is not held (rare and short-lived).
         let held = e.position >= heldFrom && e.position % ring.count + Int(e.length) <= ring.count
         return held ? e : nil
     }
@@ -163,6 +170,7 @@ struct RetransmissionBuffer {
         }
         ring = next
         heldFrom = from
+        sizedFor = hold
     }
 }
 
