@@ -65,8 +65,8 @@ def cpu_seconds(pid):
 def threads_cpu_seconds(pid):
     """The CPU seconds of a process's live threads to the nanosecond (the first field of
     /proc/PID/task/TID/schedstat, summed; the time /proc/PID/stat counts in ticks); a thread that
-    exited is no longer counted. None when the threads cannot be listed."""
-    total = 0
+    exited is no longer counted. None when no thread could be read."""
+    total, read = 0, 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -75,9 +75,10 @@ def threads_cpu_seconds(pid):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
                 total += int(f.read().split()[0])
+            read += 1
         except (OSError, IndexError, ValueError):
             pass    # it exited between the listing and the read
-    return total / 1e9
+    return total / 1e9 if read else None
 
 
 def window_cpu(ticks, threads):

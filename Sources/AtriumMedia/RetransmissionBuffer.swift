@@ -3,11 +3,11 @@
 /// ring of bytes and a table of entries that each start small and grow (by half, and double) when
 /// they wrap within `hold` (the ring at once to the hold at a measured rate, when that is more than
 /// half as much again, up to four times). The ring halves when a wrap took over four holds (a layer
-/// whose rate fell), and is refit to a fifth more than the hold at the first wrap after the hold fell
-/// below what the ring was last sized for, when it lasts over one and a half holds (viewers nearer, a
-/// round trip measured after the 0.5 s assumed before it); both are returned when the stream has sent nothing for
-/// `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds about 60 KiB for viewers a few
-/// milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
+/// whose rate fell), and is refit to a fifth more than the hold at the first wraps after the hold fell
+/// a quarter below what the ring was made or grown for, when it lasts over one and a half holds
+/// (viewers nearer, a round trip measured after the 0.5 s assumed before it); both are returned when
+/// the stream has sent nothing for `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds
+/// about 60 KiB for viewers a few milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
 /// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
 struct RetransmissionBuffer {
     /// The longest and shortest hold, and the hold until a viewer's round trip is measured.
@@ -54,8 +54,9 @@ struct RetransmissionBuffer {
     private var wrappedAt: Double = 0
     private var wrappedWritten = 0
     private var lastStore: Double = -.infinity
-    /// The hold when the ring was made or last resized: a hold that fell below it refits the ring.
+    /// The hold the ring was made, grown or refit for: a hold a quarter lower refits the ring.
     private var sizedFor: Double = 0
+    static let refitBelow = 0.75
 
     init() {}
 
@@ -100,15 +101,19 @@ struct RetransmissionBuffer {
                     kib = max(kib, Int(fit) / 1024)
                 }
                 resize(min(Self.maximumBytes, kib * 1024))
+                sizedFor = hold
+            } else if hold < Self.refitBelow * sizedFor && cycle > 1.5 * hold && ring.count > Self.minimumBytes {
+                // The hold fell by a quarter or more (once: not with the rate's swings nor the round
+                // trip's jitter, which a refit would follow back and forth): down to a fifth more than
+                // it at the last cycle's rate, in whole KiB; at most to a quarter per wrap (a cycle
+                // that spanned a pause leaves no ring far too small), the rest at the next wraps.
+                let fit = Int(Double(ring.count) * 1.2 * hold / cycle) / 1024 * 1024
+                let quarter = ring.count / 4096 * 1024
+                resize(max(Self.minimumBytes, quarter, fit))
+                if fit >= quarter { sizedFor = hold }
             } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
                 // Halved: it still lasts two holds at the last cycle's rate.
                 resize(max(Self.minimumBytes, ring.count / 2048 * 1024))
-            } else if hold < sizedFor && cycle > 1.5 * hold && ring.count > Self.minimumBytes {
-                // The hold fell (once, not with the rate's swings, which a refit would follow back and
-                // forth): down to a fifth more than it at the last cycle's rate, in whole KiB; at most
-                // to a quarter, so that a cycle that spanned a pause leaves no ring far too small.
-                let fit = Int(Double(ring.count) * 1.2 * hold / cycle) / 1024 * 1024
-                resize(max(Self.minimumBytes, ring.count / 4096 * 1024, fit))
             }
             offset = written % ring.count
             if offset + length > ring.count {
@@ -146,7 +151,7 @@ struct RetransmissionBuffer {
 
     private func entry(_ sequence: UInt16) -> Entry? {
         guard let e = SequenceTable.find(sequence, in: entries) else { return nil }
-        // A packet a shrinking resize left across the ring's end is not held (rare and short-lived).
+        // A packet a resize left across the ring's end is not held (rare and short-lived).
         let held = e.position >= heldFrom && e.position % ring.count + Int(e.length) <= ring.count
         return held ? e : nil
     }
@@ -170,7 +175,6 @@ struct RetransmissionBuffer {
         }
         ring = next
         heldFrom = from
-        sizedFor = hold
     }
 }
 
