@@ -62,10 +62,10 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def threads_cpu_seconds(pid):
-    """The CPU seconds of a process's live threads to the nanosecond (the first field of
-    /proc/PID/task/TID/schedstat, summed; the time /proc/PID/stat counts in ticks); a thread that
-    exited is no longer counted. None when no thread could be read."""
+def threads_schedstat(pid, field):
+    """Field `field` of /proc/PID/task/TID/schedstat summed over a process's live threads, in seconds
+    (0: time on a CPU, 1: time runnable but waiting for one); a thread that exited is no longer
+    counted. None when no thread could be read."""
     total, read = 0, 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -74,11 +74,17 @@ def threads_cpu_seconds(pid):
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
+                total += int(f.read().split()[field])
             read += 1
         except (OSError, IndexError, ValueError):
             pass    # it exited between the listing and the read
     return total / 1e9 if read else None
+
+
+def threads_cpu_seconds(pid):
+    """The CPU seconds of a process's live threads to the nanosecond (the time /proc/PID/stat counts
+    in ticks); None when no thread could be read."""
+    return threads_schedstat(pid, 0)
 
 
 def window_cpu(ticks, threads):
@@ -106,19 +112,8 @@ def rss_kib(pid):
 def runqueue_wait(pid):
     """Seconds the process's threads spent runnable but waiting for a CPU (the second field of
     /proc/PID/task/TID/schedstat, summed over the threads: the server's media workers, the load
-    clients' one thread)."""
-    total = 0.0
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return total
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[1]) / 1e9
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    clients' one thread); 0 when no thread could be read."""
+    return threads_schedstat(pid, 1) or 0.0
 
 
 def usable_cores():

@@ -7,8 +7,9 @@
 /// a quarter below what the ring was made or grown for, when it lasts over one and a half holds
 /// (viewers nearer, a round trip measured after the 0.5 s assumed before it); both are returned when
 /// the stream has sent nothing for `idle` (a paused or stopped layer). So a 1.44 Mbit/s layer holds
-/// about 60 KiB for viewers a few milliseconds away and 400 KiB for one 450 ms away. Storing copies into the ring; only a resize
-/// allocates (a few times at a stream's start, and when its rate or its viewers' round trips change).
+/// about 60 KiB for viewers a few milliseconds away and 400 KiB for one 450 ms away. Storing copies
+/// into the ring; only a resize allocates (a few times at a stream's start, and when its rate or its
+/// viewers' round trips change).
 struct RetransmissionBuffer {
     /// The longest and shortest hold, and the hold until a viewer's round trip is measured.
     static let longestHold = 2.0
@@ -21,6 +22,8 @@ struct RetransmissionBuffer {
     static let maximumBytes = 2 << 20
     static let minimumEntries = 64
     static let maximumEntries = 1024
+    /// How far the hold must fall below what the ring was sized for to refit it.
+    static let refitBelow = 0.75
 
     struct Entry: TimedSequenceRecord {
         var tag: Int32 = -1
@@ -54,9 +57,8 @@ struct RetransmissionBuffer {
     private var wrappedAt: Double = 0
     private var wrappedWritten = 0
     private var lastStore: Double = -.infinity
-    /// The hold the ring was made, grown or refit for: a hold a quarter lower refits the ring.
+    /// The hold the ring was made, grown or refit for: a hold `refitBelow` of it refits the ring.
     private var sizedFor: Double = 0
-    static let refitBelow = 0.75
 
     init() {}
 
@@ -91,14 +93,16 @@ struct RetransmissionBuffer {
             let cycle = (now - wrappedAt) * Double(ring.count) / Double(max(1, written - wrappedWritten))
             wrappedAt = now
             wrappedWritten = written
+            // The bytes that last a fifth more than the hold at that rate (infinite for a cycle of 0:
+            // a burst stored at one instant, which the growth below does not fit to).
+            let fit = Double(ring.count) * 1.2 * hold / cycle
             if cycle < hold && ring.count < Self.maximumBytes {
                 // By half; or, over a cycle long enough to give a rate (a burst stored at one instant
                 // gives none), at once to a fifth more than the hold at that rate (a hold that rose),
                 // at most four times the ring; in whole KiB.
                 var kib = ring.count / 1024 * 3 / 2
                 if cycle >= Self.measuredCycle {
-                    let fit = min(Double(4 * ring.count), Double(ring.count) * 1.2 * hold / cycle)
-                    kib = max(kib, Int(fit) / 1024)
+                    kib = max(kib, Int(min(Double(4 * ring.count), fit)) / 1024)
                 }
                 resize(min(Self.maximumBytes, kib * 1024))
                 sizedFor = hold
@@ -107,10 +111,10 @@ struct RetransmissionBuffer {
                 // trip's jitter, which a refit would follow back and forth): down to a fifth more than
                 // it at the last cycle's rate, in whole KiB; at most to a quarter per wrap (a cycle
                 // that spanned a pause leaves no ring far too small), the rest at the next wraps.
-                let fit = Int(Double(ring.count) * 1.2 * hold / cycle) / 1024 * 1024
+                let fitted = Int(fit) / 1024 * 1024
                 let quarter = ring.count / 4096 * 1024
-                resize(max(Self.minimumBytes, quarter, fit))
-                if fit >= quarter { sizedFor = hold }
+                resize(max(Self.minimumBytes, quarter, fitted))
+                if fitted >= quarter { sizedFor = hold }
             } else if cycle > 4 * hold && ring.count > Self.minimumBytes {
                 // Halved: it still lasts two holds at the last cycle's rate.
                 resize(max(Self.minimumBytes, ring.count / 2048 * 1024))

@@ -129,31 +129,21 @@ import Testing
     /// A stream whose rate fell gets a smaller ring (a wrap slower than four holds halves it), and one
     /// that stopped gives everything back after five seconds without a packet, and starts again small.
     @Test func theRetransmissionBufferShrinksWhenTheRateFallsAndEmptiesWhenTheStreamStops() {
-        var b = RetransmissionBuffer()
-        let packet = [UInt8](repeating: 1, count: 1100)
-        var sequence: UInt16 = 0
-        var now = 0.0
-        func send(rate: Int, seconds: Int) {
-            for _ in 0..<(rate * seconds) {
-                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
-                sequence &+= 1
-                now += 1 / Double(rate)
-            }
-        }
-        send(rate: 250, seconds: 5)
-        let top = b.bytesHeld
-        send(rate: 10, seconds: 600)
+        var f = SteadyFeed(size: 1100)
+        f.send(rate: 250, seconds: 5)
+        let top = f.buffer.bytesHeld
+        f.send(rate: 10, seconds: 600)
         // 11 kB/s: the ring halves while a wrap takes over four holds.
-        #expect(b.ringBytes < 4 * 11_000 * 2 && b.bytesHeld < top / 4, "\(b.bytesHeld) of \(top)")
-        #expect(b.contains(sequence &- 1) && b.contains(sequence &- 10))
-        b.trim(now: now + 4)
-        #expect(b.bytesHeld > 0, "four seconds idle: kept")
-        b.trim(now: now + 6)
-        #expect(b.bytesHeld == 0 && !b.contains(sequence &- 1), "six seconds idle: given back")
-        now += 6
-        send(rate: 10, seconds: 1)
-        #expect(b.bytesHeld == RetransmissionBuffer.minimumBytes + RetransmissionBuffer.minimumEntries * 24)
-        #expect(b.contains(sequence &- 1))
+        #expect(f.buffer.ringBytes < 4 * 11_000 * 2 && f.buffer.bytesHeld < top / 4, "\(f.buffer.bytesHeld) of \(top)")
+        #expect(f.buffer.contains(f.sequence &- 1) && f.buffer.contains(f.sequence &- 10))
+        f.buffer.trim(now: f.now + 4)
+        #expect(f.buffer.bytesHeld > 0, "four seconds idle: kept")
+        f.buffer.trim(now: f.now + 6)
+        #expect(f.buffer.bytesHeld == 0 && !f.buffer.contains(f.sequence &- 1), "six seconds idle: given back")
+        f.now += 6
+        f.send(rate: 10, seconds: 1)
+        #expect(f.buffer.bytesHeld == RetransmissionBuffer.minimumBytes + RetransmissionBuffer.minimumEntries * 24)
+        #expect(f.buffer.contains(f.sequence &- 1))
     }
 
     /// A viewer's round trip and pacer queue (seconds) -> how long what it was sent is held: four round
@@ -175,34 +165,24 @@ import Testing
     }
 
     /// Viewers nearer than they were (the hold falls from 2 s to 0.3 s): the ring is refit to a fifth
-    /// more than the hold over the next wraps (a quarter at a time), and grows again when the hold rises; the last hold is always
-    /// there.
+    /// more than the hold over the next wraps (a quarter at a time), and grows again when the hold
+    /// rises; the last hold is always there.
     @Test func theRetransmissionBufferFollowsItsHold() {
-        var b = RetransmissionBuffer()
-        b.hold = 2
-        let packet = [UInt8](repeating: 1, count: 1100)
-        var sequence: UInt16 = 0
-        var now = 0.0
-        func send(seconds: Double) {
-            for _ in 0..<Int(seconds * 180) {
-                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
-                sequence &+= 1
-                now += 1 / 180.0
-            }
-        }
+        var f = SteadyFeed(size: 1100)
+        f.buffer.hold = 2
         // 198 kB/s.
-        send(seconds: 10)
-        let far = b.ringBytes
+        f.send(rate: 180, seconds: 10)
+        let far = f.buffer.ringBytes
         #expect(far >= 2 * 198_000 && far <= 3 * 198_000 + 2048, "\(far) B for 2 s")
-        b.hold = 0.3
-        send(seconds: 10)
-        let near = b.ringBytes
+        f.buffer.hold = 0.3
+        f.send(rate: 180, seconds: 10)
+        let near = f.buffer.ringBytes
         #expect(near >= 198_000 * 3 / 10 && near <= 198_000 * 3 / 10 * 3 / 2 + 2048, "\(near) B for 0.3 s")
-        for back in 1...Int(0.3 * 180) { #expect(b.contains(sequence &- UInt16(back))) }
-        b.hold = 1
-        send(seconds: 10)
-        #expect(b.ringBytes >= 198_000 && b.ringBytes <= 3 * 198_000, "\(b.ringBytes) B for 1 s")
-        for back in 1...180 { #expect(b.contains(sequence &- UInt16(back))) }
+        for back in 1...Int(0.3 * 180) { #expect(f.buffer.contains(f.sequence &- UInt16(back))) }
+        f.buffer.hold = 1
+        f.send(rate: 180, seconds: 10)
+        #expect(f.buffer.ringBytes >= 198_000 && f.buffer.ringBytes <= 3 * 198_000, "\(f.buffer.ringBytes) B for 1 s")
+        for back in 1...180 { #expect(f.buffer.contains(f.sequence &- UInt16(back))) }
     }
 
     /// A viewer's first receiver report (the hold falls from the 0.5 s assumed to 0.3 s): the ring that
@@ -210,50 +190,33 @@ import Testing
     /// camera of 30 frames of 4 packets a second, twice that, and a 2.2 Mbit/s layer.
     @Test(arguments: [(rate: 120, size: 1130), (rate: 240, size: 1130), (rate: 250, size: 1100)])
     func theRingIsRefitOnceTheRoundTripIsMeasured(rate: Int, size: Int) {
-        var b = RetransmissionBuffer()
-        let packet = [UInt8](repeating: 2, count: size)
-        var sequence: UInt16 = 0
-        var now = 0.0
-        func send(seconds: Double) {
-            for _ in 0..<Int(seconds * Double(rate)) {
-                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
-                sequence &+= 1
-                now += 1 / Double(rate)
-            }
-        }
-        send(seconds: 5)
-        let assumed = b.ringBytes
+        var f = SteadyFeed(size: size)
+        f.send(rate: rate, seconds: 5)
+        let assumed = f.buffer.ringBytes
         let bytesPerSecond = Double(rate * size)
         #expect(Double(assumed) >= 0.5 * bytesPerSecond, "\(assumed) B for 0.5 s")
-        b.hold = 0.3
-        send(seconds: 5)
+        f.buffer.hold = 0.3
+        f.send(rate: rate, seconds: 5)
+        let ring = f.buffer.ringBytes
         let need = 0.3 * bytesPerSecond
-        #expect(Double(b.ringBytes) >= need && Double(b.ringBytes) <= 1.5 * need + 2048, "\(b.ringBytes) B for 0.3 s")
-        #expect(b.ringBytes < assumed)
-        for back in 1...Int(0.3 * Double(rate)) { #expect(b.contains(sequence &- UInt16(back))) }
-        print("retransmission ring at \(rate) packets/s of \(size) B, KiB:", assumed / 1024, "then", b.ringBytes / 1024)
+        #expect(Double(ring) >= need && Double(ring) <= 1.5 * need + 2048, "\(ring) B for 0.3 s")
+        #expect(ring < assumed)
+        for back in 1...Int(0.3 * Double(rate)) { #expect(f.buffer.contains(f.sequence &- UInt16(back))) }
+        print("retransmission ring at \(rate) packets/s of \(size) B, KiB:", assumed / 1024, "then", ring / 1024)
     }
 
     /// At a steady hold, the rate's swings (key frames) and the round trip's jitter (a hold a few
     /// milliseconds up and down) grow the ring to the highest rate and never refit it back and forth.
     @Test func theRateSwingsAndTheHoldsJitterDoNotRefitTheRing() {
-        var b = RetransmissionBuffer()
-        b.hold = 0.3
-        let packet = [UInt8](repeating: 4, count: 1100)
-        var sequence: UInt16 = 0
-        var now = 0.0
+        var f = SteadyFeed(size: 1100)
         var sizes: [Int] = []
         for half in 0..<40 {
             // Half a second at 120 packets/s, then half a second at 240; the hold 0.32 s while the ring
             // grows, then 0.30 s in every slower half.
             let rate = half % 2 == 0 ? 120 : 240
-            b.hold = half >= 8 && half % 2 == 0 ? 0.3 : 0.32
-            for _ in 0..<(rate / 2) {
-                packet.withUnsafeBytes { b.store($0, sequence: sequence, now: now) }
-                sequence &+= 1
-                now += 1 / Double(rate)
-            }
-            if half >= 4 { sizes.append(b.ringBytes) }
+            f.buffer.hold = half >= 8 && half % 2 == 0 ? 0.3 : 0.32
+            f.send(rate: rate, seconds: 0.5)
+            if half >= 4 { sizes.append(f.buffer.ringBytes) }
         }
         #expect(sizes == sizes.sorted(), "the ring shrank and grew again: \(sizes.map { $0 / 1024 }) KiB")
         #expect(Double(sizes.last ?? 0) >= 0.32 * 240 * 1100)
@@ -439,5 +402,24 @@ import Testing
         let second = r.feedback(senderSSRC: 1, mediaSSRC: 2)
         let next = try #require(second)
         #expect(next.baseSequenceNumber == 3 && next.feedbackPacketCount == 1)
+    }
+}
+
+/// Packets of one size stored into a retransmission buffer at a steady rate, on a clock of their own.
+private struct SteadyFeed {
+    var buffer = RetransmissionBuffer()
+    var sequence: UInt16 = 0
+    var now = 0.0
+    let packet: [UInt8]
+
+    init(size: Int) { packet = [UInt8](repeating: 1, count: size) }
+
+    /// `rate` packets a second for `seconds`.
+    mutating func send(rate: Int, seconds: Double) {
+        for _ in 0..<Int(seconds * Double(rate)) {
+            packet.withUnsafeBytes { buffer.store($0, sequence: sequence, now: now) }
+            sequence &+= 1
+            now += 1 / Double(rate)
+        }
     }
 }
