@@ -22,7 +22,12 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
   receive timestamp) minus the stamp's send time, on the same clock (it includes the publisher's
   socket path, so it is an upper bound of what the server adds, but not how long the viewer took to
   read it: the viewers let datagrams gather 4 ms between polls to read them in batches);
-- the clients' CPU: a client above 90 % of a core was the limit, and the report says so.
+- the clients' CPU: a client above 90 % of a core was the limit, and the report says so;
+- the machine's floor (after the servers; `--no-floor` leaves it out): bench/relay_floor.c, a plain C
+  relay (epoll, recvmmsg, sendmmsg; no ICE, DTLS, SRTP, RTP or GSO) of the same packet pattern to N
+  receivers, measured the same way: its CPU per delivered packet, what each server spends above it,
+  and Atrium's above-floor cost over the cheaper anchor's (context: the target is judged on the whole
+  figure). At few viewers the wakeups and loopback deliveries that any relay pays are most of it.
 
 From N = 1,000 the sweep prints the large room's target beside the RSS per viewer (100 KiB per
 participant); `--hidden-viewers` joins Atrium's viewers hidden, as a large audience would be, so
@@ -45,10 +50,13 @@ import argparse
 import asyncio
 import os
 import platform
+import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from asyncio.subprocess import PIPE
 
 import server_procs  # noqa: E402  (first: the harness's import path and ATRIUM_BIN's default)
 server_procs.use_integration_harness()
@@ -279,6 +287,108 @@ async def segmented(run):
             sample_of(text, "atrium_media_udp_messages_total"),
             sample_of(text, "atrium_media_packets_total", direction="out"),
             sample_of(text, "atrium_media_udp_segmentation_fallbacks_total"))
+
+
+# -- the machine's floor ---------------------------------------------------------------------------
+
+def build_floor(workdir):
+    """bench/relay_floor.c compiled into `workdir`; None when it could not be (said why)."""
+    binary = os.path.join(workdir, "relay_floor")
+    try:
+        subprocess.run(["gcc", "-O2", "-o", binary, os.path.join(server_procs.ROOT, "bench", "relay_floor.c")],
+                       check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"the floor is not measured: relay_floor did not build ({getattr(e, 'stderr', '') or e})")
+        return None
+    return binary
+
+
+async def floor_window(binary, n, args):
+    """The machine's floor at `n` viewers: bench/relay_floor.c relaying the publisher's packet pattern
+    (without its key frames) to `n` receivers in one process, measured as the servers are (after the
+    warm-up, over `args.seconds`, the same nice): {"name": "floor", "us_per_packet": its CPU per
+    delivered packet}."""
+    procs = []
+    try:
+        for attempt in range(5):
+            base = random.randrange(20000, 60000 - n)   # receivers base .. base + n - 1, the relay base + n
+            procs = [await asyncio.create_subprocess_exec(binary, "recv", str(base), str(n), stdin=PIPE, stdout=PIPE),
+                     await asyncio.create_subprocess_exec(binary, "relay", str(base + n), str(base), str(n))]
+            await asyncio.sleep(0.2)
+            if all(p.returncode is None for p in procs):
+                break
+            await stop_floor(procs)     # a port was taken: another base
+            procs = []
+        if not procs:
+            return {"name": "floor", "error": "no free ports"}
+        procs.append(await asyncio.create_subprocess_exec(
+            binary, "send", str(base + n), "30", "4", "15", "6", "50"))
+        receiver, relay = procs[0], procs[1]
+        if args.nice:
+            for p in procs:
+                prioritize(p.pid, args.nice)
+        await asyncio.sleep(max(args.warmup, 2))
+
+        async def count():
+            receiver.stdin.write(b"count\n")
+            await receiver.stdin.drain()
+            return int(await asyncio.wait_for(receiver.stdout.readline(), 10))
+        count0 = await count()
+        m = await server_procs.machine_window(relay.pid, {"relay": relay.pid}, args.seconds)
+        delivered = await count() - count0
+        return {"name": "floor", "us_per_packet": 1e6 * m["cpu"] / delivered if delivered else None,
+                "pps": delivered / m["elapsed"]}
+    finally:
+        await stop_floor(procs)
+
+
+async def stop_floor(procs):
+    for p in procs:
+        if p.returncode is None:
+            p.kill()
+        await p.wait()
+
+
+def print_floor(results):
+    """The floor's line under a run's table: its CPU per delivered packet, each server's above it, and
+    Atrium's share of the cheaper anchor's cost above the floor."""
+    floor = next((r for r in results if r["name"] == "floor"), None)
+    if floor is None:
+        return
+    if floor.get("us_per_packet") is None:
+        print(f"  floor: not measured ({floor.get('error', 'nothing delivered')})")
+        return
+    f = floor["us_per_packet"]
+    servers = [r for r in results if r["name"] != "floor" and r.get("us_per_packet")]
+    above = ", ".join(f"{r['name']} {r['us_per_packet'] - f:.2f}" for r in servers)
+    ratio = above_floor(results)
+    print(f"  floor (a plain C relay of the same packets, bench/relay_floor.c): {f:.2f} us per delivered packet "
+          f"({floor['pps']:.0f} packets/s); above it (us): {above}"
+          + (f"; Atrium / cheaper anchor above the floor {ratio:.2f}" if ratio is not None else ""))
+
+
+def above_floor(results):
+    """Atrium's CPU per delivered packet above the floor over the cheaper anchor's above it, or None."""
+    by = {r["name"]: r.get("us_per_packet") for r in results if "error" not in r}
+    f, atrium = by.get("floor"), by.get("Atrium")
+    anchors = [by[n] for n in Table.ANCHORS if by.get(n)]
+    if f is None or atrium is None or not anchors or min(anchors) <= f:
+        return None
+    return (atrium - f) / (min(anchors) - f)
+
+
+def floor_over_runs(runs):
+    """The floor's median and range over the runs, and the above-floor ratio's."""
+    floors = [r["us_per_packet"] for results in runs for r in results
+              if r["name"] == "floor" and r.get("us_per_packet") is not None]
+    ratios = [x for x in (above_floor(results) for results in runs) if x is not None]
+    if len(runs) < 2 or not floors:
+        return
+    line = f"  the floor over {len(runs)} runs: {_median(floors):.2f} [{min(floors):.2f}-{max(floors):.2f}] us per packet"
+    if ratios:
+        line += (f"; Atrium / cheaper anchor above the floor {_median(ratios):.2f} "
+                 f"[{min(ratios):.2f}-{max(ratios):.2f}] (context, not a target)")
+    print(line)
 
 
 async def receiving(view_peers, ids, timeout):
@@ -541,6 +651,7 @@ async def main_async(args):
     sat_makers = [(m, p) for k, name, m, p in sat_makers
                   if k not in args.skip and (not args.saturation_only or name in args.saturation_only)]
     makers = [m for k, m in makers if k not in args.skip]
+    floor = build_floor(workdir) if args.floor and args.viewers else None
     try:
         for n in args.viewers:
             print(f"\n== {n} viewer(s) ==", flush=True)
@@ -548,9 +659,13 @@ async def main_async(args):
                 results = [await asyncio.wait_for(scenario(make, n, args), args.start_timeout * 3 + 120)
                            for make in makers]
                 print_n(results)
+                if floor:
+                    results.append(await asyncio.wait_for(floor_window(floor, n, args), args.seconds + 60))
+                    print_floor(results)
                 return results
             runs = await measured_runs(args.runs, measure)
             over_runs(runs, "rss_per_viewer", "RSS per viewer (KiB)")
+            floor_over_runs(runs)
             if n >= LARGE_ROOM:
                 large_room_target(runs, n)
         if args.saturation_viewers:
@@ -596,6 +711,8 @@ def main():
     ap.add_argument("--hidden-viewers", action="store_true",
                     help="Atrium's viewers join hidden, announced to nobody (a large audience): else the "
                          "harness's one process takes every viewer's presence events, N^2 in all")
+    ap.add_argument("--no-floor", dest="floor", action="store_false",
+                    help="leave out the machine's floor (a plain C relay of the same packets, bench/relay_floor.c)")
     args = ap.parse_args()
     if args.viewers is None:
         args.viewers = QUICK if args.quick else SWEEP
