@@ -24,10 +24,11 @@ decrypt and count every packet without decoding it. Per N, over `--seconds` afte
   read it: the viewers let datagrams gather 4 ms between polls to read them in batches);
 - the clients' CPU: a client above 90 % of a core was the limit, and the report says so;
 - the machine's floor (after the servers; `--no-floor` leaves it out): bench/relay_floor.c, a plain C
-  relay (epoll, recvmmsg, sendmmsg; no ICE, DTLS, SRTP, RTP or GSO) of the same packet pattern to N
-  receivers, measured the same way: its CPU per delivered packet, what each server spends above it,
-  and Atrium's above-floor cost over the cheaper anchor's (context: the target is judged on the whole
-  figure). At few viewers the wakeups and loopback deliveries that any relay pays are most of it.
+  relay (epoll, recvmmsg, sendmmsg with UDP GSO; no ICE, DTLS, SRTP or RTP) of the same packet
+  pattern to N receivers that gather 4 ms between polls as the viewers do, measured the same way:
+  its CPU per delivered packet, what each server spends above it, and Atrium's above-floor cost over
+  the cheaper anchor's (context: the target is judged on the whole figure). At few viewers the
+  wakeups and loopback deliveries that any relay pays are most of a figure.
 
 From N = 1,000 the sweep prints the large room's target beside the RSS per viewer (100 KiB per
 participant); `--hidden-viewers` joins Atrium's viewers hidden, as a large audience would be, so
@@ -76,6 +77,7 @@ LARGE_ROOM = 1000         # from this N the sweep prints the large room's memory
 LARGE_ROOM_KIB = 100
 CLIENT_LIMIT = 0.9        # a client above this share of one core was the limit
 LOSS_LIMIT = 0.001
+FLOOR_RECEIVERS = 4096    # bench/relay_floor.c's MAX_RECEIVERS
 MACHINE_WAIT = 0.1        # a server whose threads waited for a CPU this share of a window (summed over
                           # its threads) while using under 90 % of its CPUs was held back by other work
 
@@ -308,6 +310,8 @@ async def floor_window(binary, n, args):
     (without its key frames) to `n` receivers in one process, measured as the servers are (after the
     warm-up, over `args.seconds`, the same nice): {"name": "floor", "us_per_packet": its CPU per
     delivered packet}."""
+    if n > FLOOR_RECEIVERS:
+        return {"name": "floor", "error": f"over {FLOOR_RECEIVERS} receivers"}
     procs = []
     try:
         for attempt in range(5):
@@ -315,10 +319,13 @@ async def floor_window(binary, n, args):
             procs = [await asyncio.create_subprocess_exec(binary, "recv", str(base), str(n), stdin=PIPE, stdout=PIPE),
                      await asyncio.create_subprocess_exec(binary, "relay", str(base + n), str(base), str(n))]
             await asyncio.sleep(0.2)
-            if all(p.returncode is None for p in procs):
+            codes = [p.returncode for p in procs]
+            if all(c is None for c in codes):
                 break
-            await stop_floor(procs)     # a port was taken: another base
+            await stop_floor(procs)
             procs = []
+            if any(c not in (None, 3) for c in codes):     # 3: a port was taken, another base
+                return {"name": "floor", "error": f"relay_floor exited with {codes} (see its stderr)"}
         if not procs:
             return {"name": "floor", "error": "no free ports"}
         procs.append(await asyncio.create_subprocess_exec(
@@ -332,7 +339,10 @@ async def floor_window(binary, n, args):
         async def count():
             receiver.stdin.write(b"count\n")
             await receiver.stdin.drain()
-            return int(await asyncio.wait_for(receiver.stdout.readline(), 10))
+            line = await asyncio.wait_for(receiver.stdout.readline(), 10)
+            if not line:
+                raise RuntimeError(f"the receiver exited ({receiver.returncode})")
+            return int(line)
         count0 = await count()
         m = await server_procs.machine_window(relay.pid, {"relay": relay.pid}, args.seconds)
         delivered = await count() - count0
@@ -660,7 +670,11 @@ async def main_async(args):
                            for make in makers]
                 print_n(results)
                 if floor:
-                    results.append(await asyncio.wait_for(floor_window(floor, n, args), args.seconds + 60))
+                    # Context only: whatever goes wrong with it is said, and the servers' figures stay.
+                    try:
+                        results.append(await asyncio.wait_for(floor_window(floor, n, args), args.seconds + 60))
+                    except (OSError, RuntimeError, ValueError, asyncio.TimeoutError) as e:
+                        results.append({"name": "floor", "error": f"{type(e).__name__}: {e}"})
                     print_floor(results)
                 return results
             runs = await measured_runs(args.runs, measure)
