@@ -1,7 +1,7 @@
 // The machine's floor for a forwarding server: a plain UDP relay that does nothing a media server
-// must do (no ICE, DTLS, SRTP or RTP), only what every one of them does at least (sleep in epoll,
-// read the burst with recvmmsg, write it to each receiver with sendmmsg, a run of same-size datagrams
-// to one receiver in one UDP GSO message), with a paced sender of the benchmark's packet pattern and
+// must do (no ICE, DTLS, SRTP or RTP), only the least any of them can do on this kernel (sleep in
+// epoll, read the burst with recvmmsg, write it to each receiver with sendmmsg, a run of same-size
+// datagrams to one receiver in one UDP GSO message), with a paced sender of the benchmark's packet pattern and
 // a receiver that counts and, like the benchmark's viewers, lets datagrams gather 4 ms between polls.
 // bench/viewers_sweep.py runs it beside the servers and prints its CPU per delivered packet: what
 // this machine charges for the wakeups, system calls and loopback deliveries alone.
@@ -83,7 +83,10 @@ static void pause_for(long long ns) {
 static uint8_t buffers[BATCH][MTU];
 static struct mmsghdr in[BATCH], out[BATCH];
 static struct iovec in_io[BATCH], out_io[BATCH];
-static char controls[BATCH][CMSG_SPACE(sizeof(uint16_t))];
+static union {
+    char bytes[CMSG_SPACE(sizeof(uint16_t))];
+    struct cmsghdr align;
+} controls[BATCH];
 
 // Sends every message of out[0..<count], again from where a partial sendmmsg stopped; a socket
 // buffer that stays full drops the rest (the receiver's count says so).
@@ -108,8 +111,8 @@ static void message(unsigned m, unsigned first, unsigned segments, size_t size, 
     out[m].msg_hdr.msg_name = to;
     out[m].msg_hdr.msg_namelen = sizeof *to;
     if (segments > 1) {
-        out[m].msg_hdr.msg_control = controls[m];
-        out[m].msg_hdr.msg_controllen = sizeof controls[m];
+        out[m].msg_hdr.msg_control = controls[m].bytes;
+        out[m].msg_hdr.msg_controllen = sizeof controls[m].bytes;
         struct cmsghdr *c = CMSG_FIRSTHDR(&out[m].msg_hdr);
         c->cmsg_level = SOL_UDP;
         c->cmsg_type = UDP_SEGMENT;
@@ -188,7 +191,7 @@ static int relay(int argc, char **argv) {
                 for (int i = 0; i < n;) {
                     size_t size = in[i].msg_len;
                     int run = 1;
-                    while (i + run < n && in[i + run].msg_len == size && run < MAX_SEGMENTS &&
+                    while (size > 0 && i + run < n && in[i + run].msg_len == size && run < MAX_SEGMENTS &&
                            (size_t)(run + 1) * size <= MAX_GSO_BYTES)
                         run++;
                     if (messages == BATCH || iovecs + (unsigned)run > BATCH) {

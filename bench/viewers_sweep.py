@@ -672,7 +672,8 @@ async def main_async(args):
                 if floor:
                     # Context only: whatever goes wrong with it is said, and the servers' figures stay.
                     try:
-                        results.append(await asyncio.wait_for(floor_window(floor, n, args), args.seconds + 60))
+                        results.append(await asyncio.wait_for(floor_window(floor, n, args),
+                                                              max(args.warmup, 2) + args.seconds + 60))
                     except (OSError, RuntimeError, ValueError, asyncio.TimeoutError) as e:
                         results.append({"name": "floor", "error": f"{type(e).__name__}: {e}"})
                     print_floor(results)
