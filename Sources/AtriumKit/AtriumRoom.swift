@@ -8,12 +8,17 @@ import AtriumSFrame
 /// values, events `ServerEvent` values. The room's state (participants, their tracks, shares, the
 /// share policy) follows the events; `events` streams them, in order, with the share status changes
 /// and the connection's state. A dropped socket is resumed (backoff, then `resume` with the join's
-/// token; a session the server no longer knows is joined again), as the JS SDK does.
+/// token; a session the server no longer knows is joined again), as the JS SDK does. As it does too,
+/// an open socket sends a `ping` every `pingInterval` seconds (the server closes a silent one with
+/// `idle_timeout`, 30 s by default), and a request with no answer after `requestTimeout` seconds fails
+/// with `timeout`.
 public actor AtriumRoom {
     public let url: String
     let token: String
     let makeSocket: @Sendable () -> any SignalSocket
     let backoff: [Double]
+    let pingInterval: Double
+    let requestTimeout: Double
 
     /// The events of the room, in order, until `leave` (or the room ends).
     public nonisolated let events: AsyncStream<RoomEvent>
@@ -55,16 +60,25 @@ public actor AtriumRoom {
     var offerChain: Task<Void, Never>?
 
     /// `url`: the server's base URL (`ws://host:port` or `wss://...`); `token`: a participant token.
-    /// `backoff`: seconds to wait before each attempt to resume a dropped session.
+    /// `backoff`: seconds to wait before each attempt to resume a dropped session. `pingInterval`:
+    /// seconds between the keep-alive pings of an open socket; `requestTimeout`: seconds a request
+    /// waits for its answer.
     public init(
-        url: String, token: String, backoff: [Double] = [0.25, 0.5, 1, 2, 4, 8],
-        socket: @escaping @Sendable () -> any SignalSocket = { LWSWebSocket() }
+        url: String, token: String, backoff: [Double] = [0.25, 0.5, 1, 2, 4, 8], pingInterval: Double = 10,
+        requestTimeout: Double = 15, socket: @escaping @Sendable () -> any SignalSocket = { LWSWebSocket() }
     ) {
         self.url = url
         self.token = token
         self.backoff = backoff
+        self.pingInterval = Self.seconds(pingInterval, else: 10)
+        self.requestTimeout = Self.seconds(requestTimeout, else: 15)
         self.makeSocket = socket
         (events, emit) = AsyncStream.makeStream(of: RoomEvent.self)
+    }
+
+    /// An app's interval in seconds, from 10 ms to a day (`fallback` when it is not a number).
+    static func seconds(_ value: Double, else fallback: Double) -> Double {
+        value.isFinite ? min(max(0.01, value), 86_400) : fallback
     }
 
     // MARK: - State
@@ -153,6 +167,26 @@ public actor AtriumRoom {
         } catch {
             throw AtriumError(code: "socket_failed", message: "\(error)")
         }
+        keepAlive(generation: g)
+    }
+
+    /// Pings the socket of `generation` every `pingInterval` seconds while it is the room's open one
+    /// (without an id: the answer is not waited for).
+    func keepAlive(generation g: Int) {
+        let interval = pingInterval
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                guard let self, await self.ping(generation: g) else { return }
+            }
+        }
+    }
+
+    /// Sends a ping on the socket of `generation`; false once that socket is gone.
+    func ping(generation g: Int) -> Bool {
+        guard g == generation, let socket, !leaving else { return false }
+        socket.send(ClientMessage(.ping).json.serialized())
+        return true
     }
 
     /// `join` or `resume` on an authenticated socket: the snapshot becomes the state.
@@ -206,6 +240,11 @@ public actor AtriumRoom {
         guard let socket, connection != .disconnected else { throw AtriumError.disconnected }
         nextID += 1
         let id = "k\(nextID)"
+        let timeout = requestTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            await self?.expire(id)
+        }
         do {
             return try await withCheckedThrowingContinuation { (c: CheckedContinuation<Response, any Error>) in
                 pending[id] = (r.type, c)
@@ -216,6 +255,12 @@ public actor AtriumRoom {
         } catch {
             throw AtriumError(code: "bad_message", message: "\(error)")
         }
+    }
+
+    /// Fails request `id` with `timeout` if it still waits for its answer (a later answer is dropped).
+    func expire(_ id: String) {
+        guard let (type, c) = pending.removeValue(forKey: id) else { return }
+        c.resume(throwing: AtriumError(code: "timeout", message: "no answer to \(type.rawValue)"))
     }
 
     // MARK: - What arrives

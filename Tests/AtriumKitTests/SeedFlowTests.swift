@@ -26,37 +26,6 @@ import Testing
         }
     }
 
-    func next<T: Sendable>(_ r: AtriumRoom, seconds: Double = 10, _ match: @escaping @Sendable (RoomEvent) -> T?)
-        async throws -> T
-    {
-        try await withThrowingTaskGroup(of: T?.self) { g in
-            g.addTask {
-                for await e in r.events { if let v = match(e) { return v } }
-                return nil
-            }
-            g.addTask {
-                try await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            defer { g.cancelAll() }
-            guard let first = try await g.next(), let v = first else {
-                throw AtriumError(code: "timeout", message: "no matching event within \(seconds) s")
-            }
-            return v
-        }
-    }
-
-    func refusal(_ body: () async throws -> Void) async -> String? {
-        do {
-            try await body()
-            return nil
-        } catch let e as AtriumError {
-            return e.code
-        } catch {
-            return "\(error)"
-        }
-    }
-
     // MARK: - VideoSDK: join, share on and off, the remote sees it, mute
 
     @Test func videoSDKShareOnAndOffSeenByTheRemote() async throws {
@@ -236,6 +205,49 @@ import Testing
         await room.leave()
     }
 
+    /// The server closes a socket silent for its idle timeout (5 s here): a room that pings keeps its
+    /// one socket past it, one that does not (a ping interval far beyond it) is closed and resumes on
+    /// a second socket, which shows the wait below is long enough to see the close.
+    @Test(.timeLimit(.minutes(1)), arguments: [(ping: 1.0, closed: false), (ping: 1000.0, closed: true)])
+    func aQuietRoomIsKeptOpenByItsPings(_ ping: Double, _ closed: Bool) async throws {
+        let server = try LiveServer(["--signal-idle-timeout", "5"])
+        let sockets = Sockets()
+        let room = AtriumRoom(
+            url: server.url, token: try server.token("quiet", "a"), backoff: [0.05, 0.1, 0.2], pingInterval: ping
+        ) { sockets.make() }
+        try await room.join()
+        if closed {
+            _ = try await next(room, seconds: 20) { $0 == .resumed ? true : nil }
+            #expect(sockets.count == 2)
+        } else {
+            // Past the idle timeout and the server's next housekeeping tick (every 0.5 s).
+            try await Task.sleep(for: .seconds(8))
+            #expect(sockets.count == 1)
+            #expect(await room.connection == .connected)
+        }
+        await room.leave()
+    }
+
+    /// A server that stops answering (stopped, its sockets left open): the request fails with `timeout`
+    /// after `requestTimeout`; once it answers again, its late answer to that request is dropped and
+    /// the next request gets its own.
+    @Test(.timeLimit(.minutes(1))) func aRequestWithNoAnswerFailsWithTimeout() async throws {
+        let server = try LiveServer()
+        let room = AtriumRoom(url: server.url, token: try server.token("stalled", "a"), requestTimeout: 0.5)
+        try await room.join()
+        let pid = server.process.processIdentifier
+        kill(pid, SIGSTOP)
+        let code = await refusal { try await room.request(.ping) }
+        kill(pid, SIGCONT)
+        #expect(code == "timeout")
+        guard case .pong = try await room.request(.ping) else {
+            Issue.record("the next ping was not answered with a pong")
+            return
+        }
+        #expect(await room.connection == .connected)
+        await room.leave()
+    }
+
     @Test func aSessionTheServerForgotIsJoinedAgain() async throws {
         var server = try LiveServer()
         let port = server.port
@@ -259,5 +271,39 @@ import Testing
         #expect(await room.connection == .connected)
         await room.leave()
         server.stop()
+    }
+}
+
+// What both suites wait for: the next event matching (a hang guard bounds the wait), and the code an
+// `AtriumError` refused with.
+
+private func next<T: Sendable>(_ r: AtriumRoom, seconds: Double = 10, _ match: @escaping @Sendable (RoomEvent) -> T?)
+    async throws -> T
+{
+    try await withThrowingTaskGroup(of: T?.self) { g in
+        g.addTask {
+            for await e in r.events { if let v = match(e) { return v } }
+            return nil
+        }
+        g.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { g.cancelAll() }
+        guard let first = try await g.next(), let v = first else {
+            throw AtriumError(code: "timeout", message: "no matching event within \(seconds) s")
+        }
+        return v
+    }
+}
+
+private func refusal(_ body: () async throws -> Void) async -> String? {
+    do {
+        try await body()
+        return nil
+    } catch let e as AtriumError {
+        return e.code
+    } catch {
+        return "\(error)"
     }
 }
