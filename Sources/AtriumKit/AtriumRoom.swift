@@ -69,7 +69,7 @@ public actor AtriumRoom {
     ) {
         self.url = url
         self.token = token
-        self.backoff = backoff
+        self.backoff = backoff.map { Self.seconds($0, else: 1) }
         self.pingInterval = Self.seconds(pingInterval, else: 10)
         self.requestTimeout = Self.seconds(requestTimeout, else: 15)
         self.makeSocket = socket

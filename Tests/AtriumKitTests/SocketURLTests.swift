@@ -17,3 +17,14 @@ import Testing
         }
     }
 }
+
+/// The intervals an app gives `AtriumRoom` (keep-alive, request timeout, backoff) end in 10 ms .. a day,
+/// so that none reaches a conversion to milliseconds that traps.
+@Suite struct IntervalTests {
+    @Test(arguments: [
+        (10.0, 10.0), (0, 0.01), (-5, 0.01), (1e300, 86_400), (.infinity, 7), (-.infinity, 7), (.nan, 7),
+    ])
+    func intervalsAreClamped(_ given: Double, _ kept: Double) {
+        #expect(AtriumRoom.seconds(given, else: 7) == kept)
+    }
+}
