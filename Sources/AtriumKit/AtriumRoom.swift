@@ -108,7 +108,14 @@ public actor AtriumRoom {
         leaving = false
         self.e2ee = e2ee
         try await connect()
-        let snapshot = try await enter(.join(options))
+        let snapshot: Snapshot
+        do throws(AtriumError) { snapshot = try await enter(.join(options)) } catch {
+            // Refused or unanswered: this socket goes, its pings with it, and what it says after is
+            // not heard.
+            drop()
+            setConnection(.disconnected)
+            throw error
+        }
         // A client asked to encrypt never sends in clear on the server's word.
         if e2ee != nil && !snapshot.room.e2ee {
             await leave()
@@ -180,6 +187,14 @@ public actor AtriumRoom {
                 guard let self, await self.ping(generation: g) else { return }
             }
         }
+    }
+
+    /// Closes the room's socket as a new generation: its close and anything it still reports are not
+    /// heard (else a resume that failed would start a second resume from that close).
+    func drop() {
+        generation += 1
+        socket?.close()
+        socket = nil
     }
 
     /// Sends a ping on the socket of `generation`; false once that socket is gone.
@@ -294,7 +309,9 @@ public actor AtriumRoom {
         }
         if type == "error" {
             // An error without an id (the first message refused): the socket closes next.
-            if let w = welcomeWaiter, let body = try? ErrorBody(json: o["error"] ?? .null) {
+            if o["id"] == nil || o["id"] == .null, let w = welcomeWaiter,
+                let body = try? ErrorBody(json: o["error"] ?? .null)
+            {
                 welcomeWaiter = nil
                 w.resume(throwing: AtriumError(body))
             }
@@ -413,8 +430,7 @@ public actor AtriumRoom {
                 }
                 return
             } catch {
-                socket?.close()
-                socket = nil
+                drop()
                 continue
             }
         }

@@ -233,12 +233,19 @@ import Testing
     /// the next request gets its own.
     @Test(.timeLimit(.minutes(1))) func aRequestWithNoAnswerFailsWithTimeout() async throws {
         let server = try LiveServer()
-        let room = AtriumRoom(url: server.url, token: try server.token("stalled", "a"), requestTimeout: 0.5)
+        let room = AtriumRoom(url: server.url, token: try server.token("stalled", "a"), requestTimeout: 2)
         try await room.join()
         let pid = server.process.processIdentifier
         kill(pid, SIGSTOP)
+        // A hang guard that also lets the server go on: without the timeout the ping would then be
+        // answered, and the expectation below fails rather than the test hanging.
+        let guardTask = Task {
+            try? await Task.sleep(for: .seconds(20))
+            kill(pid, SIGCONT)
+        }
         let code = await refusal { try await room.request(.ping) }
         kill(pid, SIGCONT)
+        guardTask.cancel()
         #expect(code == "timeout")
         guard case .pong = try await room.request(.ping) else {
             Issue.record("the next ping was not answered with a pong")

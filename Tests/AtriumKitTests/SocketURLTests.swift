@@ -27,4 +27,12 @@ import Testing
     func intervalsAreClamped(_ given: Double, _ kept: Double) {
         #expect(AtriumRoom.seconds(given, else: 7) == kept)
     }
+
+    @Test func theRoomKeepsItsIntervalsClamped() async {
+        let room = AtriumRoom(
+            url: "ws://127.0.0.1:9", token: "t", backoff: [.infinity, 0.5, -1], pingInterval: .nan, requestTimeout: 1e9)
+        #expect(await room.backoff == [1, 0.5, 0.01])
+        #expect(await room.pingInterval == 10)
+        #expect(await room.requestTimeout == 86_400)
+    }
 }
