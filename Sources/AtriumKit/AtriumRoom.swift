@@ -10,8 +10,8 @@ import AtriumSFrame
 /// and the connection's state. A dropped socket is resumed (backoff, then `resume` with the join's
 /// token; a session the server no longer knows is joined again), as the JS SDK does. As it does too,
 /// an open socket sends a `ping` every `pingInterval` seconds (the server closes a silent one with
-/// `idle_timeout`, 30 s by default), and a request with no answer after `requestTimeout` seconds fails
-/// with `timeout`.
+/// `idle_timeout`, 30 s by default), and a request, or a connection's welcome, with no answer after
+/// `requestTimeout` seconds fails with `timeout`.
 public actor AtriumRoom {
     public let url: String
     let token: String
@@ -150,6 +150,12 @@ public actor AtriumRoom {
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         // The socket's events, in the order it reports them, handled one after the other.
         let (stream, feed) = AsyncStream.makeStream(of: SocketEvent.self)
+        // The welcome is waited for as long as an answer to a request.
+        let timeout = requestTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            await self?.expireWelcome(generation: g)
+        }
         Task { [weak self] in
             for await e in stream {
                 guard let self else { return }
@@ -175,6 +181,15 @@ public actor AtriumRoom {
             throw AtriumError(code: "socket_failed", message: "\(error)")
         }
         keepAlive(generation: g)
+    }
+
+    /// Fails the wait for the welcome of `generation` with `timeout` if it still waits, and drops that
+    /// socket (a server that accepted the connection but does not speak).
+    func expireWelcome(generation g: Int) {
+        guard g == generation, let w = welcomeWaiter else { return }
+        welcomeWaiter = nil
+        drop()
+        w.resume(throwing: AtriumError(code: "timeout", message: "no welcome within \(requestTimeout) s"))
     }
 
     /// Pings the socket of `generation` every `pingInterval` seconds while it is the room's open one

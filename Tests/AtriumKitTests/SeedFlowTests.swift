@@ -255,6 +255,26 @@ import Testing
         await room.leave()
     }
 
+    /// A server that accepts the connection but does not speak (stopped before the join): the join
+    /// fails with `timeout` after `requestTimeout`, and a join once it speaks again succeeds.
+    @Test(.timeLimit(.minutes(1))) func aJoinWithNoWelcomeFailsWithTimeout() async throws {
+        let server = try LiveServer()
+        let room = AtriumRoom(url: server.url, token: try server.token("mute", "a"), requestTimeout: 2)
+        let pid = server.process.processIdentifier
+        kill(pid, SIGSTOP)
+        let guardTask = Task {
+            try? await Task.sleep(for: .seconds(20))
+            kill(pid, SIGCONT)
+        }
+        let code = await refusal { try await room.join() }
+        kill(pid, SIGCONT)
+        guardTask.cancel()
+        #expect(code == "timeout")
+        try await room.join()
+        #expect(await room.connection == .connected)
+        await room.leave()
+    }
+
     @Test func aSessionTheServerForgotIsJoinedAgain() async throws {
         var server = try LiveServer()
         let port = server.port
