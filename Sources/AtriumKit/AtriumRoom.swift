@@ -54,6 +54,8 @@ public actor AtriumRoom {
     var pending: [String: (RequestType, CheckedContinuation<Response, any Error>)] = [:]
     var welcomeWaiter: CheckedContinuation<Welcome, any Error>?
     var leaving = false
+    /// A resume is under way: a socket of its that closes fails its own wait, not a second resume.
+    var resuming = false
     /// The media, once attached, and a subscriber offer waiting for it.
     var media: (any MediaSession)?
     var pendingOffer: SubscriberOffer?
@@ -107,9 +109,11 @@ public actor AtriumRoom {
         joinOptions = options
         leaving = false
         self.e2ee = e2ee
-        try await connect()
         let snapshot: Snapshot
-        do throws(AtriumError) { snapshot = try await enter(.join(options)) } catch {
+        do throws(AtriumError) {
+            try await connect()
+            snapshot = try await enter(.join(options))
+        } catch {
             // Refused or unanswered: this socket goes, its pings with it, and what it says after is
             // not heard.
             drop()
@@ -172,6 +176,7 @@ public actor AtriumRoom {
                     }
                 } catch {
                     welcomeWaiter = nil
+                    drop()
                     c.resume(throwing: error)
                 }
             }
@@ -425,6 +430,9 @@ public actor AtriumRoom {
             if !leaving { emit.finish() }
             return
         }
+        guard !resuming else { return }
+        resuming = true
+        defer { resuming = false }
         setConnection(.reconnecting)
         for wait in backoff {
             try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
