@@ -78,6 +78,11 @@ public actor AtriumRoom {
         (events, emit) = AsyncStream.makeStream(of: RoomEvent.self)
     }
 
+    /// Waits `seconds` (one of the room's clamped intervals); a cancelled wait ends early.
+    static func sleep(_ seconds: Double) async {
+        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+    }
+
     /// An app's interval in seconds, from 10 ms to a day (`fallback` when it is not a number).
     static func seconds(_ value: Double, else fallback: Double) -> Double {
         value.isFinite ? min(max(0.01, value), 86_400) : fallback
@@ -157,7 +162,7 @@ public actor AtriumRoom {
         // The welcome is waited for as long as an answer to a request.
         let timeout = requestTimeout
         Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            await Self.sleep(timeout)
             await self?.expireWelcome(generation: g)
         }
         Task { [weak self] in
@@ -203,7 +208,7 @@ public actor AtriumRoom {
         let interval = pingInterval
         Task { [weak self] in
             while true {
-                try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                await Self.sleep(interval)
                 guard let self, await self.ping(generation: g) else { return }
             }
         }
@@ -277,7 +282,7 @@ public actor AtriumRoom {
         let id = "k\(nextID)"
         let timeout = requestTimeout
         Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            await Self.sleep(timeout)
             await self?.expire(id)
         }
         do {
@@ -435,7 +440,7 @@ public actor AtriumRoom {
         defer { resuming = false }
         setConnection(.reconnecting)
         for wait in backoff {
-            try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            await Self.sleep(wait)
             guard !leaving else { return }
             do throws(AtriumError) {
                 try await connect()

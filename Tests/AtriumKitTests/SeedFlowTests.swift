@@ -228,6 +228,22 @@ import Testing
         await room.leave()
     }
 
+    /// `body`'s result while `server` is stopped (SIGSTOP: its sockets stay open, nothing answers). A
+    /// hang guard lets the server go on after 20 s, so that a body waiting for an answer without a
+    /// timeout of its own gets one and the test fails rather than hangs.
+    func whileStopped<T>(_ server: LiveServer, _ body: () async -> T) async -> T {
+        let pid = server.process.processIdentifier
+        kill(pid, SIGSTOP)
+        let guardTask = Task {
+            try? await Task.sleep(for: .seconds(20))
+            kill(pid, SIGCONT)
+        }
+        let result = await body()
+        kill(pid, SIGCONT)
+        guardTask.cancel()
+        return result
+    }
+
     /// A server that stops answering (stopped, its sockets left open): the request fails with `timeout`
     /// after `requestTimeout`; once it answers again, its late answer to that request is dropped and
     /// the next request gets its own.
@@ -235,17 +251,7 @@ import Testing
         let server = try LiveServer()
         let room = AtriumRoom(url: server.url, token: try server.token("stalled", "a"), requestTimeout: 2)
         try await room.join()
-        let pid = server.process.processIdentifier
-        kill(pid, SIGSTOP)
-        // A hang guard that also lets the server go on: without the timeout the ping would then be
-        // answered, and the expectation below fails rather than the test hanging.
-        let guardTask = Task {
-            try? await Task.sleep(for: .seconds(20))
-            kill(pid, SIGCONT)
-        }
-        let code = await refusal { try await room.request(.ping) }
-        kill(pid, SIGCONT)
-        guardTask.cancel()
+        let code = await whileStopped(server) { await refusal { try await room.request(.ping) } }
         #expect(code == "timeout")
         guard case .pong = try await room.request(.ping) else {
             Issue.record("the next ping was not answered with a pong")
@@ -260,15 +266,7 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aJoinWithNoWelcomeFailsWithTimeout() async throws {
         let server = try LiveServer()
         let room = AtriumRoom(url: server.url, token: try server.token("mute", "a"), requestTimeout: 2)
-        let pid = server.process.processIdentifier
-        kill(pid, SIGSTOP)
-        let guardTask = Task {
-            try? await Task.sleep(for: .seconds(20))
-            kill(pid, SIGCONT)
-        }
-        let code = await refusal { try await room.join() }
-        kill(pid, SIGCONT)
-        guardTask.cancel()
+        let code = await whileStopped(server) { await refusal { try await room.join() } }
         #expect(code == "timeout")
         #expect(await room.connection == .disconnected)
         try await room.join()
