@@ -111,6 +111,39 @@ import Testing
         #expect(sending.bytes + idle.bytes + stopped.bytes < 0, "\(sending.bytes + idle.bytes + stopped.bytes) B left")
     }
 
+    /// A recorder keeps every layer's picture of a simulcast camera (it may take any); the camera's
+    /// viewers want only its bottom layer. Closing the recorder lets the pictures of the two layers
+    /// only it kept go to the worker's spares at once, not at their next key frame or never (a layer
+    /// that keeps arriving keeps its picture otherwise); the bottom layer's stays for a new viewer.
+    @Test func aClosedRecordersLayersGiveTheirPicturesBack() throws {
+        // Its publisher is at 127.0.0.1:40000, where `RecordingSinkTests` records: this one records elsewhere.
+        let room = try SimulcastEngineTests.Room()
+        let engine = room.media.engine
+        room.media.apply(.closeConsumer(id: "c2"))
+        room.media.apply(.closeConsumer(id: "c3"))
+        room.media.apply(
+            .addRecorder(
+                RecorderSpec(
+                    id: "rec", producer: "cam", destination: .v4(address: 0x7F00_0001, port: 40_900), ssrc: 777,
+                    payloadType: 98)))
+        try room.start(frames: 3)
+        let camera = try #require(engine.producers["cam"])
+        #expect(camera.wantedMask == 1, "the viewer wants the bottom layer only")
+        for k in 0..<3 {
+            #expect(camera.streams[k].cache.keyFrameAt != nil && camera.streams[k].cache.bytesHeld > 0, "layer \(k)")
+        }
+        let spares = engine.pictureSpares.count
+        room.media.apply(.closeRecorder(id: "rec"))
+        #expect(camera.streams[0].cache.keyFrameAt != nil && camera.streams[0].cache.bytesHeld > 0)
+        for k in 1..<3 {
+            #expect(camera.streams[k].cache.keyFrameAt == nil && camera.streams[k].cache.bytesHeld == 0, "layer \(k)")
+        }
+        #expect(engine.pictureSpares.count == spares + 2, "the two pictures are the worker's spares")
+        // The layers go on arriving: their frames are not cached again until a recorder or viewer wants them.
+        try room.sendFrame(keys: [0, 1, 2])
+        for k in 1..<3 { #expect(camera.streams[k].cache.keyFrameAt == nil, "layer \(k) after a key frame") }
+    }
+
     /// What a viewer's transport holds on the server, its peer's work not counted: its `SSL` is made
     /// on the worker's one shared DTLS context, its handshake makes no application-data buffer (that
     /// waits for data), and OpenSSL's record buffers are let go once it is done. The bytes, opened and
