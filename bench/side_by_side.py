@@ -66,6 +66,11 @@ def _median(values):
     return None if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
 
 
+def median_range(values, fmt="{:.2f}"):
+    """`values`' median and range, as "median [min-max]"."""
+    return f"{fmt.format(_median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
+
 def over_runs(runs, rss_key, rss_label, rss_cap=None):
     """The figures of a point measured `len(runs)` times (`runs`: each run's results, one per server):
     per server the median and range of CPU per delivered packet and of `rss_key`, and Atrium's CPU
@@ -84,12 +89,9 @@ def over_runs(runs, rss_key, rss_label, rss_cap=None):
         return [r[key] for results in runs for r in results
                 if r["name"] == name and "error" not in r and r.get(key) is not None]
 
-    def spread(values, fmt):
-        return f"{fmt.format(_median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
-
     print(f"  over {len(runs)} runs, median [range]:")
     for key, label, fmt in (("us_per_packet", "CPU per delivered packet (us)", "{:.2f}"), (rss_key, rss_label, "{:.0f}")):
-        cells = [f"{n} {spread(figures(n, key), fmt)}" for n in names if figures(n, key)]
+        cells = [f"{n} {median_range(figures(n, key), fmt)}" for n in names if figures(n, key)]
         print(f"    {label}: " + ", ".join(cells))
     anchors = [n for n in names if n in Table.ANCHORS]
     if "Atrium" not in names or not anchors:
@@ -104,7 +106,7 @@ def over_runs(runs, rss_key, rss_label, rss_cap=None):
     notes = []
     if ratios:
         met = _median(ratios) <= 1 / 3
-        notes.append(f"Atrium's CPU over the cheaper anchor {spread(ratios, '{:.2f}')} vs 0.33: "
+        notes.append(f"Atrium's CPU over the cheaper anchor {median_range(ratios)} vs 0.33: "
                      f"{'met' if met else 'NOT met'}")
     rss = {n: _median(figures(n, rss_key)) for n in names if figures(n, rss_key)}
     if "Atrium" in rss and any(n in rss for n in anchors):

@@ -65,7 +65,7 @@ server_procs.use_integration_harness()
 from native_peer import (AtriumViewer, NativePeers, SOURCES, answered_mid_extension, atrium_publish,   # noqa: E402
                          connect_fields, new_ssrcs, publisher_offer, publisher_streams, transport,
                          viewer_answer, viewers_binary, wait_connected)
-from side_by_side import Table, _median, measured_runs, over_runs   # noqa: E402
+from side_by_side import Table, _median, measured_runs, median_range, over_runs   # noqa: E402
 from server_procs import (PionProcess, pin, pinning, pion_missing, pion_version, prioritize,   # noqa: E402,F401
                           rss_kib, usable_cores)
 from janus_peer import JanusError, JanusProcess, janus_version, missing as janus_missing   # noqa: E402
@@ -394,10 +394,9 @@ def floor_over_runs(runs):
     ratios = [x for x in (above_floor(results) for results in runs) if x is not None]
     if len(runs) < 2 or not floors:
         return
-    line = f"  the floor over {len(runs)} runs: {_median(floors):.2f} [{min(floors):.2f}-{max(floors):.2f}] us per packet"
+    line = f"  the floor over {len(runs)} runs: {median_range(floors)} us per packet"
     if ratios:
-        line += (f"; Atrium / cheaper anchor above the floor {_median(ratios):.2f} "
-                 f"[{min(ratios):.2f}-{max(ratios):.2f}] (context, not a target)")
+        line += f"; Atrium / cheaper anchor above the floor {median_range(ratios)} (context, not a target)"
     print(line)
 
 
