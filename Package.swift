@@ -9,7 +9,12 @@ let imports: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + imports
+// Release builds optimize for size: at a few viewers a worker wakes some 70 times a second with its
+// caches cold, and the smaller code cost measurably less per packet there and no less at saturation
+// (docs/benchmarks.md, "optimized for size").
+let size: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + imports + size
 
 // The packet path's modules skip the runtime exclusivity checks in release builds (a thread-local
 // access set per `inout` of a class's stored property: about 3 % of a worker's CPU in a meeting).
