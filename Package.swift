@@ -9,12 +9,14 @@ let imports: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
-// Release builds optimize for size: at a few viewers a worker wakes some 70 times a second with its
-// caches cold, and the smaller code cost measurably less per packet there and no less at saturation
-// (docs/benchmarks.md, "optimized for size").
-let size: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+// The Swift SDK's library (AtriumKit and the modules it imports): no unsafe flags, which SwiftPM refuses
+// in a package an app depends on by version.
+let sdk: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + imports
 
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + imports + size
+// The server's release builds optimize for size: at a few viewers a worker wakes some 70 times a second
+// with its caches cold, and the smaller code cost less per packet there and no more at saturation
+// (docs/benchmarks.md, "optimized for size").
+let strict: [SwiftSetting] = sdk + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 
 // The packet path's modules skip the runtime exclusivity checks in release builds (a thread-local
 // access set per `inout` of a class's stored property: about 3 % of a worker's CPU in a meeting).
@@ -58,17 +60,17 @@ let package = Package(
         .target(name: "CAtriumSCTP", linkerSettings: [.linkedLibrary("usrsctp")]),
 
         // Wire formats and pure values.
-        .target(name: "AtriumModel", swiftSettings: strict),
-        .target(name: "AtriumJSON", dependencies: ["CJansson"], swiftSettings: strict),
-        .target(name: "AtriumCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "AtriumModel", swiftSettings: sdk),
+        .target(name: "AtriumJSON", dependencies: ["CJansson"], swiftSettings: sdk),
+        .target(name: "AtriumCrypto", dependencies: ["COpenSSL"], swiftSettings: sdk),
         // SFrame (RFC 9605) for the clients' end-to-end encryption: the same frames as the JavaScript SDK's.
-        .target(name: "AtriumSFrame", dependencies: ["AtriumCrypto", "AtriumSync"], swiftSettings: strict),
+        .target(name: "AtriumSFrame", dependencies: ["AtriumCrypto", "AtriumSync"], swiftSettings: sdk),
         .target(name: "AtriumLog", dependencies: ["AtriumJSON"], swiftSettings: strict),
         .target(name: "AtriumMetrics", swiftSettings: strict),
         .target(name: "AtriumHTTP", swiftSettings: strict),
         // The signaling protocol as Swift values: every request, answer and event of docs/protocol.md,
         // shared by the server and Swift clients.
-        .target(name: "AtriumProtocol", dependencies: ["AtriumJSON", "AtriumModel"], swiftSettings: strict),
+        .target(name: "AtriumProtocol", dependencies: ["AtriumJSON", "AtriumModel"], swiftSettings: sdk),
         // Media-plane wire formats: pure codecs, bytes in and values or typed errors out.
         .target(name: "AtriumBytes", swiftSettings: strict),
         .target(name: "AtriumSTUN", dependencies: ["AtriumCrypto", "AtriumBytes"], swiftSettings: strict),
@@ -108,7 +110,7 @@ let package = Package(
         // Redis for the cluster: connections, typed replies, reconnects, a pub/sub thread (hiredis).
         // A value behind a pthread mutex, for the few hand-offs between threads (never per packet), and the
         // one way a thread of our own starts and is joined.
-        .target(name: "AtriumSync", swiftSettings: strict),
+        .target(name: "AtriumSync", swiftSettings: sdk),
         .target(name: "AtriumRedis", dependencies: ["CHiredis", "AtriumSync"], swiftSettings: strict),
         .target(name: "AtriumConfig", dependencies: ["AtriumJSON", "AtriumLog", "AtriumBytes"], swiftSettings: strict),
         .target(
@@ -263,7 +265,7 @@ let package = Package(
             dependencies: [
                 "AtriumProtocol", "AtriumJSON", "AtriumModel", "AtriumSFrame", "AtriumCrypto", "CWebSockets",
             ],
-            swiftSettings: strict),
+            swiftSettings: sdk),
         // Tests by floor, so a change to a codec does not rebuild the cluster's tests: the protocol's own
         // (no server), wire formats, media, rooms and their signaling, and the server's parts.
         .testTarget(name: "AtriumCodecsTests", dependencies: ["AtriumCodecs"], swiftSettings: imports),

@@ -38,18 +38,19 @@ extension MediaEngine {
     }
 
     /// Whether stream `k`'s picture is cached at all. A share's always (a late viewer of any layer
-    /// starts from it), and every stream a recorder may take. Of a camera, only a layer some consumer
+    /// starts from it), and the bottom stream of a recorded track (a recorder takes only that one, and
+    /// its line keeps that picture: `record`, `capturePicture`). Of a camera, only a layer some consumer
     /// or pipe wants (`reportWanted`), and of a simulcast camera's layers only the bottom one (where a
     /// new viewer starts) unless the camera left a key-frame request unanswered: a browser's camera
     /// answers one within a round trip and a frame, and its upper layers' pictures, the largest, would
     /// be held for the rare viewer that starts on them.
     @inline(__always) func cachesPicture(_ p: Producer, stream k: Int) -> Bool {
-        if p.isScreenShare || !p.sinks.isEmpty { return true }
+        if p.isScreenShare || (k == 0 && !p.sinks.isEmpty) { return true }
         return p.wantedMask & (1 << k) != 0 && (k == 0 || p.streams[k].ignoredRequests)
     }
 
     /// Lets go of the pictures `cachesPicture` no longer keeps, when what it reads changes (a layer no
-    /// longer wanted, a recorder gone): their buffers go to the worker's spares.
+    /// longer wanted): their buffers go to the worker's spares.
     func releaseUncachedPictures(_ p: Producer) {
         for k in p.streams.indices where p.streams[k].cache.keyFrameAt != nil && !cachesPicture(p, stream: k) {
             p.streams[k].cache.lapse(spares: &pictureSpares)
@@ -57,11 +58,12 @@ extension MediaEngine {
     }
 
     /// How long stream `k`'s picture is kept after its key frame (`ViewerStart.keep`). The engine waits
-    /// on it while a key-frame request is pending (a start may fall back on it), while a recorder takes
-    /// the track (a live stream's line keeps its last picture) and on a pipe producer (its home knows
-    /// whether the publisher answers). A stream that once left a request unanswered keeps it whole.
+    /// on it while a key-frame request is pending (a start may fall back on it), on the bottom stream
+    /// while a recorder takes the track (a live stream's line keeps its last picture) and on a pipe
+    /// producer (its home knows whether the publisher answers). A stream that once left a request
+    /// unanswered keeps it whole.
     func cacheKeep(_ p: Producer, stream k: Int) -> Double {
-        let waiting = p.streams[k].pendingRequestAt != nil || !p.sinks.isEmpty || p.pipeInput != nil
+        let waiting = p.streams[k].pendingRequestAt != nil || (k == 0 && !p.sinks.isEmpty) || p.pipeInput != nil
         let answers = p.streams[k].ignoredRequests ? .never : p.streams[k].answers
         return ViewerStart.keep(answers: answers, screenShare: p.isScreenShare, waiting: waiting)
     }

@@ -18,8 +18,6 @@ extension MediaEngine {
         guard let sink = recorders.removeValue(forKey: id) else { return }
         detach(sink)
         sink.producer.sinks.removeAll { $0 === sink }
-        // The recorder had every layer cached.
-        releaseUncachedPictures(sink.producer)
     }
 
     /// Offers `packet` (`rx[i]`'s, borrowed; stream `k` of `p`) to the producer's recorders.
