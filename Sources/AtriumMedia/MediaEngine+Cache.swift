@@ -38,14 +38,13 @@ extension MediaEngine {
     }
 
     /// Whether stream `k`'s picture is cached at all. A share's always (a late viewer of any layer
-    /// starts from it), and the bottom stream of a recorded track (a recorder takes only that one, and
-    /// its line keeps that picture: `record`, `capturePicture`). Of a camera, only a layer some consumer
-    /// or pipe wants (`reportWanted`), and of a simulcast camera's layers only the bottom one (where a
-    /// new viewer starts) unless the camera left a key-frame request unanswered: a browser's camera
-    /// answers one within a round trip and a frame, and its upper layers' pictures, the largest, would
-    /// be held for the rare viewer that starts on them.
+    /// starts from it). Of a camera, only a layer some consumer or pipe wants (`reportWanted`), and of a
+    /// simulcast camera's layers only the bottom one (where a new viewer starts, always wanted: the one
+    /// a recorder and its line read, `record`, `capturePicture`) unless the camera left a key-frame
+    /// request unanswered: a browser's camera answers one within a round trip and a frame, and its
+    /// upper layers' pictures, the largest, would be held for the rare viewer that starts on them.
     @inline(__always) func cachesPicture(_ p: Producer, stream k: Int) -> Bool {
-        if p.isScreenShare || (k == 0 && !p.sinks.isEmpty) { return true }
+        if p.isScreenShare { return true }
         return p.wantedMask & (1 << k) != 0 && (k == 0 || p.streams[k].ignoredRequests)
     }
 
