@@ -57,12 +57,11 @@ extension MediaEngine {
     }
 
     /// How long stream `k`'s picture is kept after its key frame (`ViewerStart.keep`). The engine waits
-    /// on it while a key-frame request is pending (a start may fall back on it), on the bottom stream
-    /// while a recorder takes the track (a live stream's line keeps its last picture) and on a pipe
-    /// producer (its home knows whether the publisher answers). A stream that once left a request
-    /// unanswered keeps it whole.
+    /// on it while a key-frame request is pending (a start may fall back on it), while a recorder takes
+    /// the track (a live stream's line keeps its last picture) and on a pipe producer (its home knows
+    /// whether the publisher answers). A stream that once left a request unanswered keeps it whole.
     func cacheKeep(_ p: Producer, stream k: Int) -> Double {
-        let waiting = p.streams[k].pendingRequestAt != nil || (k == 0 && !p.sinks.isEmpty) || p.pipeInput != nil
+        let waiting = p.streams[k].pendingRequestAt != nil || !p.sinks.isEmpty || p.pipeInput != nil
         let answers = p.streams[k].ignoredRequests ? .never : p.streams[k].answers
         return ViewerStart.keep(answers: answers, screenShare: p.isScreenShare, waiting: waiting)
     }
