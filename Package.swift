@@ -311,8 +311,8 @@ let package = Package(
             dependencies: [
                 "AtriumAdminAPI", "AtriumAuth", "AtriumCluster", "AtriumConfig", "AtriumCrypto", "AtriumDTLS",
                 "AtriumEdge", "AtriumForwarding", "AtriumHTTP", "AtriumJSON", "AtriumLog", "AtriumMedia",
-                "AtriumMediaControl", "AtriumMetrics", "AtriumModel", "AtriumRecording", "AtriumRedis", "AtriumRooms",
-                "AtriumRouting",
+                "AtriumMediaControl", "AtriumMetrics", "AtriumModel", "AtriumProtocol", "AtriumRecording",
+                "AtriumRedis", "AtriumRooms", "AtriumRouting",
                 "AtriumServer", "AtriumSignal", "AtriumStore", "AtriumTestSupport", "AtriumUDP", "AtriumWebhook",
             ],
             swiftSettings: imports),

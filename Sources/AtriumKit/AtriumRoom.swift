@@ -56,6 +56,8 @@ public actor AtriumRoom {
     var leaving = false
     /// A resume is under way: a socket of its that closes fails its own wait, not a second resume.
     var resuming = false
+    /// How the last socket of the resume closed, if it did.
+    var resumeClose: (code: UInt16, reason: String)?
     /// The media, once attached, and a subscriber offer waiting for it.
     var media: (any MediaSession)?
     var pendingOffer: SubscriberOffer?
@@ -423,25 +425,22 @@ public actor AtriumRoom {
             welcomeWaiter = nil
             w.resume(throwing: AtriumError(code: "disconnected", message: "closed with \(code) \(reason)"))
         }
-        let terminal: Set<UInt16> = [
-            SignalCloseCode.unauthorized, SignalCloseCode.forbidden, SignalCloseCode.left, SignalCloseCode.replaced,
-            SignalCloseCode.removed, SignalCloseCode.roomEnded,
-        ]
-        guard !leaving, resumeToken != nil, !terminal.contains(code) else {
-            setConnection(.disconnected)
-            // Ended for good: the media's connections and threads end with it.
-            if !leaving { await media?.close() }
-            publish(.closed(code: code, reason: reason))
-            if !leaving { emit.finish() }
+        if resuming {
+            // A socket of the resume: its attempt fails, and the resume decides what its close means.
+            resumeClose = (code, reason)
             return
         }
-        guard !resuming else { return }
+        guard !leaving, resumeToken != nil, !SignalCloseCode.final.contains(code) else {
+            await end(code: code, reason: reason)
+            return
+        }
         resuming = true
         defer { resuming = false }
         setConnection(.reconnecting)
         for wait in backoff {
             await Self.sleep(wait)
             guard !leaving else { return }
+            resumeClose = nil
             do throws(AtriumError) {
                 try await connect()
                 if code == SignalCloseCode.moved {
@@ -459,12 +458,29 @@ public actor AtriumRoom {
                 return
             } catch {
                 drop()
+                // Refused for good: the token (expired meanwhile, or the server's keys changed) or a
+                // final close. Trying again with the same token cannot succeed.
+                if let refused = SignalCloseCode.refusing(error.code) {
+                    await end(code: refused, reason: error.code)
+                    return
+                }
+                if let (c, r) = resumeClose, SignalCloseCode.final.contains(c) {
+                    await end(code: c, reason: r)
+                    return
+                }
                 continue
             }
         }
+        await end(code: code, reason: "could not resume: \(reason)")
+    }
+
+    /// The session ended for good: the media's connections and threads end with it (unless the app
+    /// left, which closes them itself), `.closed` is published and `events` ends.
+    func end(code: UInt16, reason: String) async {
         setConnection(.disconnected)
-        publish(.closed(code: code, reason: "could not resume: \(reason)"))
-        emit.finish()
+        if !leaving { await media?.close() }
+        publish(.closed(code: code, reason: reason))
+        if !leaving { emit.finish() }
     }
 
     /// Joins again as a new participant, with the subscriber connection the media session keeps: the

@@ -62,12 +62,15 @@ final class LiveServer: @unchecked Sendable {
     struct ServerError: Error { var message: String }
 
     /// A participant token for `room`.
-    func token(_ room: String, _ identity: String, role: String? = nil, sources: String? = nil) throws -> String {
+    func token(_ room: String, _ identity: String, role: String? = nil, sources: String? = nil, ttl: Int? = nil)
+        throws -> String
+    {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         var args = ["token", "create", "--key", key, "--secret", secret, "--room", room, "--identity", identity]
         if let role { args += ["--role", role] }
         if let sources { args += ["--sources", sources] }
+        if let ttl { args += ["--ttl", String(ttl)] }
         p.arguments = args
         let pipe = Pipe()
         p.standardOutput = pipe

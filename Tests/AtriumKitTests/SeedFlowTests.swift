@@ -1,6 +1,8 @@
 import AtriumKit
 import AtriumModel
+import AtriumNative
 import AtriumProtocol
+import AtriumSync
 import Foundation
 import Testing
 
@@ -297,6 +299,57 @@ import Testing
         #expect(await room.connection == .connected)
         await room.leave()
         server.stop()
+    }
+
+    /// The token expires while the room is connected (the server tolerating no clock skew), then the
+    /// socket drops: the resume's token is refused (`token_expired`), and the room ends at once with
+    /// that refusal, closing its media, where it went on trying the same token through the rest of
+    /// its backoff.
+    @Test(.timeLimit(.minutes(1))) func aResumeWhoseTokenIsRefusedEndsTheRoom() async throws {
+        let server = try LiveServer(["--token-leeway", "0"])
+        let sockets = Sockets()
+        let subscriber = try NativeSubscriber { _ in }
+        let media = CloseCount(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        let expires = Date().addingTimeInterval(2)
+        let room = AtriumRoom(
+            url: server.url, token: try server.token("refused", "a", ttl: 2), backoff: [0.05, 0.05, 0.05, 0.05]
+        ) { sockets.make() }
+        try await room.join()
+        await room.attach(media)
+        // Past the expiry (whole seconds) by a margin.
+        try await Task.sleep(for: .seconds(expires.timeIntervalSinceNow + 1.5))
+        sockets.last?.close()
+        var closes: [RoomEvent] = []
+        for await e in room.events { if case .closed = e { closes.append(e) } }
+        #expect(closes == [.closed(code: SignalCloseCode.unauthorized, reason: "token_expired")])
+        // Longer than the rest of the backoff: no attempt after the refusal.
+        try await Task.sleep(for: .seconds(1))
+        #expect(sockets.count == 2)
+        #expect(await room.connection == .disconnected)
+        #expect(media.closes.withLock { $0 } == 1)
+        await subscriber.close()
+        server.stop()
+    }
+}
+
+/// A native media session that counts its closes.
+final class CloseCount: MediaSession {
+    let inner: NativeMediaSession
+    let closes = Monitor(0)
+
+    init(_ inner: NativeMediaSession) { self.inner = inner }
+
+    func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
+        sdp: String, mids: [TrackSource: String]
+    ) { try await inner.publisherOffer(sending: sources) }
+    func publisherAnswer(_ sdp: String) async throws(AtriumError) { try await inner.publisherAnswer(sdp) }
+    func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
+        async throws(AtriumError) -> String
+    { try await inner.subscriberAnswer(to: offer, tracks: tracks, reset: reset) }
+    func layersWanted(_ track: TrackID, rids: [String]) async {}
+    func close() async {
+        closes.withLock { $0 += 1 }
+        await inner.close()
     }
 }
 
