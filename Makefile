@@ -13,14 +13,15 @@ BENCH_PACKAGES := $(shell sed -e 's/\#.*//' deploy/packages-bench.txt)
 # headless Chromium and its driver (browser tests), unshare and ip (their loopback-only namespace), nft
 # (a lossy viewer's firewall in the network tests), coturn (the TURN server the firewall tests start),
 # ffmpeg and ffprobe (the recording tests), redis-server (with redis-cli: the cluster tests' Redis,
-# e2e/integration/test_cluster.py, and the Redis unit tests).
+# e2e/integration/test_cluster.py, and the Redis unit tests), stunnel4 (a node's TLS to Redis,
+# e2e/integration/test_cluster_redis_tls.py).
 # GStreamer's webrtcbin (plugins-bad, with libnice, VP8 from plugins-good; its Python bindings from
 # gir1.2-gst-plugins-bad-1.0, which nothing else pulls in) through Debian's Python is the third-party
 # WHIP publisher of e2e/integration/gst_whip.py; nginx with the RTMP module receives the live streams
 # of e2e/integration/test_streaming.py.
 TEST_PACKAGES := curl systemd python3 python3-pip chromium chromium-driver iproute2 util-linux nftables coturn ffmpeg \
   nginx-light libnginx-mod-rtmp \
-  redis-server python3-gst-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
+  redis-server stunnel4 python3-gst-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
   gir1.2-gst-plugins-bad-1.0 gstreamer1.0-nice firefox-esr
 PYTHON ?= python3
 BIN := .build/debug/atrium

@@ -249,12 +249,38 @@ struct ConfigField: Sendable {
         ) { $0.keyFrameCacheSeconds = $1 },
         ConfigField(
             path: "cluster.redis", env: "ATRIUM_REDIS", flag: "--redis",
-            help: "Redis URL (redis://host:port[/db]) that turns the cluster on"
+            help: "Redis URL (redis://host:port[/db], rediss:// for TLS) that turns the cluster on"
         ) { c, raw in
-            guard let s = text(raw), s.hasPrefix("redis://"), s.count > 8 else {
-                return "expected a URL such as redis://127.0.0.1:6379"
+            guard let s = text(raw),
+                (s.hasPrefix("redis://") && s.count > 8) || (s.hasPrefix("rediss://") && s.count > 9)
+            else {
+                return "expected a URL such as redis://127.0.0.1:6379 or rediss://redis.internal:6380"
             }
             c.redis = s
+            return nil
+        },
+        ConfigField(
+            path: "cluster.redisCA", env: "ATRIUM_REDIS_CA", flag: "--redis-ca",
+            help: "rediss://: the CA file Redis's certificate is checked against (default: the system's CAs)"
+        ) { c, raw in
+            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
+            c.redisCA = s
+            return nil
+        },
+        ConfigField(
+            path: "cluster.redisCert", env: "ATRIUM_REDIS_CERT", flag: "--redis-cert",
+            help: "rediss://: this node's certificate (PEM) when Redis asks clients for one; with --redis-key"
+        ) { c, raw in
+            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
+            c.redisCert = s
+            return nil
+        },
+        ConfigField(
+            path: "cluster.redisKey", env: "ATRIUM_REDIS_KEY", flag: "--redis-key",
+            help: "rediss://: the private key (PEM) of --redis-cert"
+        ) { c, raw in
+            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
+            c.redisKey = s
             return nil
         },
         ConfigField(

@@ -73,8 +73,14 @@ public struct ServerConfig: Equatable, Sendable {
     /// frame it is served.
     public var keyFrameCacheBytes = 4 << 20
     public var keyFrameCacheSeconds = 300
-    /// The cluster's Redis (`redis://host:port[/db]`); nil runs a single node (docs/cluster.md).
+    /// The cluster's Redis (`redis://host:port[/db]`, `rediss://` for TLS); nil runs a single node
+    /// (docs/cluster.md).
     public var redis: String?
+    /// TLS to Redis (`rediss://`): the CA its certificate is checked against (nil: the system's), and
+    /// this node's certificate and key when Redis asks for one.
+    public var redisCA: String?
+    public var redisCert: String?
+    public var redisKey: String?
     /// This node's id in the cluster; made at start when nil.
     public var nodeID: String?
     /// Where clients and the other nodes reach this node's HTTP and WebSocket; from the bind address

@@ -13,7 +13,13 @@ public final class RedisConnection {
 
     /// Connects, authenticates and selects the database of `url`.
     public init(url: RedisURL, connectTimeoutMillis: Int, commandTimeoutMillis: Int) throws(RedisError) {
-        guard let raw = atrium_redis_connect(url.host, Int32(clamping: url.port), connectTimeoutMillis) else {
+        let context =
+            if let path = url.socketPath {
+                atrium_redis_connect_unix(path, connectTimeoutMillis)
+            } else {
+                atrium_redis_connect(url.host, Int32(clamping: url.port), connectTimeoutMillis)
+            }
+        guard let raw = context else {
             throw .connect("out of memory")
         }
         if atrium_redis_err(raw) != 0 {

@@ -1,24 +1,34 @@
 /// Where Redis listens: `redis://[:password@]host[:port][/db]` (the port defaults to 6379, the
-/// database to 0). IPv6 hosts go in brackets. TLS (`rediss://`) is refused: Debian's hiredis 0.14 has none.
+/// database to 0), `rediss://` for TLS (reached through a `RedisTunnel`: Debian's hiredis 0.14 has no
+/// TLS). IPv6 hosts go in brackets. `socketPath`, set by the tunnel, is where a connection goes instead
+/// of host and port.
 public struct RedisURL: Equatable, Sendable, CustomStringConvertible {
     public var host: String
     public var port: Int
     public var password: String?
     public var database: Int
+    public var tls: Bool
+    public var socketPath: String?
 
-    public init(host: String, port: Int = 6379, password: String? = nil, database: Int = 0) {
+    public init(
+        host: String, port: Int = 6379, password: String? = nil, database: Int = 0, tls: Bool = false,
+        socketPath: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.password = password
         self.database = database
+        self.tls = tls
+        self.socketPath = socketPath
     }
 
     /// Parses the URL text; the error says which part is wrong.
     public init(parsing text: String) throws(RedisError) {
-        guard text.hasPrefix("redis://") else {
-            throw .invalidURL("expected redis://host:port (rediss:// is not supported)")
+        let tls = text.hasPrefix("rediss://")
+        guard tls || text.hasPrefix("redis://") else {
+            throw .invalidURL("expected redis://host:port or rediss://host:port")
         }
-        var rest = Substring(text.dropFirst("redis://".count))
+        var rest = Substring(text.dropFirst(tls ? "rediss://".count : "redis://".count))
         var database = 0
         if let slash = rest.firstIndex(of: "/") {
             let db = rest[rest.index(after: slash)...]
@@ -55,12 +65,12 @@ public struct RedisURL: Equatable, Sendable, CustomStringConvertible {
             port = n
         }
         guard !host.isEmpty else { throw .invalidURL("the host is missing") }
-        self.init(host: String(host), port: port, password: password, database: database)
+        self.init(host: String(host), port: port, password: password, database: database, tls: tls)
     }
 
     /// The URL without its password, for logs.
     public var description: String {
         let h = host.contains(":") ? "[\(host)]" : host
-        return "redis://\(h):\(port)" + (database == 0 ? "" : "/\(database)")
+        return (tls ? "rediss://" : "redis://") + "\(h):\(port)" + (database == 0 ? "" : "/\(database)")
     }
 }

@@ -32,9 +32,28 @@ final class ClusterParts {
     var subscriber: RedisSubscriber?
     var cpu = CPUMeter()
 
+    /// The TLS tunnel to a `rediss://` Redis, which every connection of this node goes through.
+    let tunnel: RedisTunnel?
+    var logger: Logger?
+
     init(config: ServerConfig) throws(ServerError) {
         guard let text = config.redis else { throw .startup("no Redis URL") }
-        do throws(RedisError) { url = try RedisURL(parsing: text) } catch { throw .startup("--redis: \(error)") }
+        let remote: RedisURL
+        do throws(RedisError) { remote = try RedisURL(parsing: text) } catch { throw .startup("--redis: \(error)") }
+        if remote.tls {
+            let t = RedisTunnel(
+                remote: remote, dataDir: config.dataDir,
+                options: .init(ca: config.redisCA, cert: config.redisCert, key: config.redisKey))
+            do throws(RedisTunnel.TunnelError) { try t.start() } catch { throw .startup(error.description) }
+            tunnel = t
+            url = t.localURL
+        } else {
+            guard config.redisCA == nil && config.redisCert == nil && config.redisKey == nil else {
+                throw .startup("--redis-ca, --redis-cert and --redis-key need a rediss:// URL")
+            }
+            tunnel = nil
+            url = remote
+        }
         redis = RedisClient(url: url, monotonic: Clock.monotonic)
         let id = NodeID(config.nodeID ?? "node-" + Base32.encode(SecureRandom.uint64(), count: 10))
         let directory = ClusterDirectory(redis: redis, keys: keys)
@@ -81,6 +100,7 @@ final class ClusterParts {
         hub: Hub, signal: SignalEndpoint, http: any HTTPHandler, api: AdminAPI, store: any RoomStore,
         media: [MediaWorker], url publicURL: String, waker: EdgeWaker?, logger: Logger
     ) {
+        self.logger = logger
         hub.router = node
         signal.relay = relay
         relay.signal = signal
@@ -182,9 +202,15 @@ final class ClusterParts {
     }
 
     func tick() {
+        if let tunnel, !tunnel.check() {
+            logger?.error("cannot restart the TLS tunnel to Redis", ("log", tunnel.logPath))
+        }
         node.tick()
         relay.tick()
     }
+
+    /// After the last use of Redis (the store's close): the tunnel's process ends.
+    func stopTunnel() { tunnel?.stop() }
 
     func stop() {
         relay.closeAll(code: 1001, reason: "server shutting down")

@@ -87,6 +87,7 @@ public final class AtriumServer {
             cluster?.releaseWebhookLeases(config.webhooks.compactMap { WebhookURL($0.url)?.description })
         }
         store?.close()
+        cluster?.stopTunnel()
         logger.info("stopped")
         return 0
     }

@@ -1,6 +1,6 @@
 #ifndef ATRIUM_CHIREDIS_SHIM_H
 #define ATRIUM_CHIREDIS_SHIM_H
-// hiredis 0.14 (Debian libhiredis-dev): RESP2 over TCP, no TLS. Its .pc file adds a flag SwiftPM
+// hiredis 0.14 (Debian libhiredis-dev): RESP2 over TCP or a Unix socket, no TLS. Its .pc file adds a flag SwiftPM
 // refuses, so the module links `hiredis` directly. `redisCommand` is variadic and cannot be called
 // from Swift: commands go through `redisCommandArgv`. The wrappers below give Swift what it cannot
 // reach itself (fields behind a char array, timeouts built from a struct timeval).
@@ -12,6 +12,12 @@
 static inline redisContext *atrium_redis_connect(const char *host, int port, long millis) {
     struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
     return redisConnectWithTimeout(host, port, tv);
+}
+
+/// The same on a Unix socket (a TLS tunnel's local end).
+static inline redisContext *atrium_redis_connect_unix(const char *path, long millis) {
+    struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
+    return redisConnectUnixWithTimeout(path, tv);
 }
 
 /// Sets the read/write timeout of every later command, in milliseconds.

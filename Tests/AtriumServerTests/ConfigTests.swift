@@ -122,7 +122,8 @@ import Testing
 @Test func everySettingHasItsDefaultInTheHelp() {
     let optional: Set<String> = [
         "keys", "tls.cert", "tls.key", "cors.origins", "turn.urls", "turn.secret", "webhooks", "cluster.redis",
-        "cluster.nodeId", "cluster.publicUrl", "cluster.secret",
+        "cluster.nodeId", "cluster.publicUrl", "cluster.secret", "cluster.redisCA", "cluster.redisCert",
+        "cluster.redisKey",
     ]
     for f in ConfigLoader.settingFlags {
         #expect((f.defaultText == "none") == optional.contains(f.path), "\(f.path): \(f.defaultText)")

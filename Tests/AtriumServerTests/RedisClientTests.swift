@@ -10,13 +10,19 @@ import Testing
         ("redis://:s3cret@127.0.0.1:7000/2", RedisURL(host: "127.0.0.1", port: 7000, password: "s3cret", database: 2)),
         ("redis://user:pw@10.0.0.1:6380/", RedisURL(host: "10.0.0.1", port: 6380, password: "pw")),
         ("redis://[::1]:6390", RedisURL(host: "::1", port: 6390)),
+        (
+            "rediss://:pw@redis.internal:6380/1",
+            RedisURL(host: "redis.internal", port: 6380, password: "pw", database: 1, tls: true)
+        ),
+        ("rediss://127.0.0.1", RedisURL(host: "127.0.0.1", tls: true)),
     ])
     func parses(text: String, expected: RedisURL) throws {
         #expect(try RedisURL(parsing: text) == expected)
     }
 
     @Test(arguments: [
-        "http://127.0.0.1:6379", "rediss://127.0.0.1", "redis://", "redis://h:0", "redis://h:70000", "redis://h:x",
+        "http://127.0.0.1:6379", "redis+tls://127.0.0.1", "rediss://", "redis://", "redis://h:0", "redis://h:70000",
+        "redis://h:x",
         "redis://h/16", "redis://[::1", "redis://:pw@",
     ])
     func refuses(text: String) {
@@ -25,6 +31,7 @@ import Testing
 
     @Test func descriptionHidesThePassword() throws {
         #expect(try RedisURL(parsing: "redis://:pw@127.0.0.1:7000/3").description == "redis://127.0.0.1:7000/3")
+        #expect(try RedisURL(parsing: "rediss://:pw@r.internal:6380").description == "rediss://r.internal:6380")
     }
 }
 

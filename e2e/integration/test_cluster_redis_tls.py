@@ -1,0 +1,153 @@
+"""The cluster over TLS to Redis (`rediss://`, docs/cluster.md): a real redis-server that listens only
+on its TLS port and asks clients for certificates, and two nodes that reach it through their stunnel
+(Debian's stunnel4; hiredis 0.14 has no TLS). The certificates are made here with the openssl tool.
+
+- Both nodes list each other and share a room's settings, which Redis holds (read back with
+  redis-cli over TLS): everything they said to Redis went over TLS, since Redis has no plain port.
+- A node that trusts another CA never reaches Redis: it is not ready (`/readyz` 503
+  `cluster_unavailable`) and its stunnel says the certificate did not verify.
+- A node's stunnel is its child and ends with it (by PID).
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from cluster_fixture import REDIS_BIN, Cluster, free_port
+from conftest import Server
+
+pytestmark = pytest.mark.skipif(shutil.which("stunnel") is None, reason="stunnel4 is not installed")
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_ca(d, name):
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+            "-subj", f"/CN={name}", "-keyout", f"{name}.key", "-out", f"{name}.crt", cwd=d)
+
+
+def issue(d, ca, name, san):
+    """A certificate for `name` signed by `ca`, with `san` (e.g. IP:127.0.0.1) as its subject names."""
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", f"/CN={name}",
+            "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=d)
+    with open(os.path.join(d, f"{name}.ext"), "w") as f:
+        f.write(f"subjectAltName={san}\n")
+    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key", "-CAcreateserial",
+            "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
+
+
+class TLSRedis:
+    """redis-server with only a TLS port, clients' certificates required."""
+
+    def __init__(self, certs):
+        self.certs = certs
+        self.port = free_port()
+        self.proc = None
+
+    @property
+    def url(self):
+        return f"rediss://127.0.0.1:{self.port}"
+
+    def path(self, name):
+        return os.path.join(self.certs, name)
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [REDIS_BIN, "--port", "0", "--tls-port", str(self.port), "--bind", "127.0.0.1",
+             "--tls-cert-file", self.path("redis.crt"), "--tls-key-file", self.path("redis.key"),
+             "--tls-ca-cert-file", self.path("ca.crt"), "--tls-auth-clients", "yes",
+             "--save", "", "--appendonly", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.cli("PING") == "PONG":
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not answer over TLS")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def cli(self, *args):
+        r = subprocess.run(
+            ["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--tls", "--cacert", self.path("ca.crt"),
+             "--cert", self.path("node.crt"), "--key", self.path("node.key"), "--raw", *args],
+            capture_output=True, text=True, timeout=10)
+        out = r.stdout.rstrip("\n")
+        return out if r.returncode == 0 and out and not out.startswith("Could not connect") else None
+
+
+@pytest.fixture(scope="module")
+def certs():
+    d = tempfile.mkdtemp(prefix="atrium-redis-tls-")
+    make_ca(d, "ca")
+    make_ca(d, "other-ca")
+    issue(d, "ca", "redis", "IP:127.0.0.1")
+    issue(d, "ca", "node", "DNS:node")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def tls_flags(certs, ca="ca.crt"):
+    return ["--redis-ca", os.path.join(certs, ca), "--redis-cert", os.path.join(certs, "node.crt"),
+            "--redis-key", os.path.join(certs, "node.key")]
+
+
+def stunnel_children(pid):
+    """The pids of `pid`'s stunnel children."""
+    out = subprocess.run(["pgrep", "-P", str(pid), "stunnel"], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_two_nodes_share_a_room_through_tls_only_redis(certs):
+    redis = TLSRedis(certs).start()
+    cluster = Cluster(redis, 2, extra=tls_flags(certs))
+    try:
+        cluster.wait_nodes(2)
+        n1, n2 = cluster.nodes
+        status, _, _, room = n1.request("POST", "/v1/rooms", {"name": "over-tls"})
+        assert status == 201, room
+        status, _, _, got = n2.request("GET", "/v1/rooms/over-tls")
+        assert status == 200 and got == room
+        assert '"over-tls"' in (redis.cli("GET", f"atrium:room:{room['id']}") or "")
+        # Each node's tunnel is its child, gone when the node stops.
+        tunnels = {n.node_id: stunnel_children(n.proc.pid) for n in cluster.nodes}
+        assert all(len(t) == 1 for t in tunnels.values()), tunnels
+    finally:
+        cluster.stop()
+        redis.stop()
+    for pids in tunnels.values():
+        for pid in pids:
+            assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+def test_a_node_that_trusts_another_ca_does_not_reach_redis(certs):
+    redis = TLSRedis(certs).start()
+    data = tempfile.mkdtemp(prefix="atrium-redis-tls-node-")
+    node = None
+    try:
+        node = Server(data, "--dev", "--redis", redis.url, "--node-id", "mistrustful",
+                      *tls_flags(certs, ca="other-ca.crt"))
+        node.start(timeout=15)
+        status, _, _, body = node.request("GET", "/readyz")
+        assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
+        log = os.path.join(data, "redis-tls", "stunnel.log")
+        deadline = time.time() + 20
+        text = ""
+        while time.time() < deadline and "certificate verify failed" not in text:
+            text = open(log).read() if os.path.exists(log) else ""
+            time.sleep(0.1)
+        assert "certificate verify failed" in text, text[-2000:]
+        assert redis.cli("SCARD", "atrium:nodes") in (None, "0")
+    finally:
+        if node is not None:
+            node.stop()
+        redis.stop()
+        shutil.rmtree(data, ignore_errors=True)
