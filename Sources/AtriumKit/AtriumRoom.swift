@@ -430,55 +430,73 @@ public actor AtriumRoom {
             resumeClose = (code, reason)
             return
         }
-        guard !leaving, resumeToken != nil, !SignalCloseCode.final.contains(code) else {
-            await end(code: code, reason: reason)
-            return
-        }
         resuming = true
         defer { resuming = false }
+        var cause = (code: code, reason: reason)
+        while true {
+            guard !leaving, resumeToken != nil, !SignalCloseCode.final.contains(cause.code) else {
+                await end(code: cause.code, reason: cause.reason)
+                return
+            }
+            // The socket a resume ended on closed before the resume was done: resumed again.
+            guard let next = await resume(after: cause) else { return }
+            cause = next
+        }
+    }
+
+    /// Resumes after the socket closed with `cause`: on a new socket, `resume` (or join again when the
+    /// server forgot the session, or the room moved), the backoff's waits between attempts. Returns
+    /// how the new socket closed if it did before this was done, nil once resumed or ended.
+    func resume(after cause: (code: UInt16, reason: String)) async -> (code: UInt16, reason: String)? {
         setConnection(.reconnecting)
         for wait in backoff {
             await Self.sleep(wait)
-            guard !leaving else { return }
+            guard !leaving else { return nil }
             resumeClose = nil
             do throws(AtriumError) {
                 try await connect()
-                if code == SignalCloseCode.moved {
+                if cause.code == SignalCloseCode.moved {
                     try await rejoin()
-                    return
+                } else {
+                    do throws(AtriumError) {
+                        _ = try await enter(.resume(resumeToken: resumeToken ?? ""))
+                        rotationResumed()
+                        publish(.resumed)
+                    } catch where error.code == "resume_failed" {
+                        // The server forgot the session (restarted, or past the resume window): join again.
+                        try await rejoin()
+                    }
                 }
-                do throws(AtriumError) {
-                    _ = try await enter(.resume(resumeToken: resumeToken ?? ""))
-                    rotationResumed()
-                    publish(.resumed)
-                } catch  where error.code == "resume_failed" {
-                    // The server forgot the session (restarted, or past the resume window): join again.
-                    try await rejoin()
-                }
-                return
+                return resumeClose
             } catch {
+                guard !leaving else { return nil }
                 drop()
                 // Refused for good: the token (expired meanwhile, or the server's keys changed) or a
                 // final close. Trying again with the same token cannot succeed.
                 if let refused = SignalCloseCode.refusing(error.code) {
                     await end(code: refused, reason: error.code)
-                    return
+                    return nil
                 }
                 if let (c, r) = resumeClose, SignalCloseCode.final.contains(c) {
                     await end(code: c, reason: r)
-                    return
+                    return nil
                 }
                 continue
             }
         }
-        await end(code: code, reason: "could not resume: \(reason)")
+        await end(code: cause.code, reason: "could not resume: \(cause.reason)")
+        return nil
     }
 
     /// The session ended for good: the media's connections and threads end with it (unless the app
     /// left, which closes them itself), `.closed` is published and `events` ends.
     func end(code: UInt16, reason: String) async {
         setConnection(.disconnected)
-        if !leaving { await media?.close() }
+        if !leaving, let m = media {
+            // Taken first: a `leave` after this does not close it again.
+            media = nil
+            await m.close()
+        }
         publish(.closed(code: code, reason: reason))
         if !leaving { emit.finish() }
     }

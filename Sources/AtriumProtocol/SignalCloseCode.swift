@@ -18,12 +18,13 @@ public enum SignalCloseCode {
     public static let final: Set<UInt16> = [unauthorized, forbidden, left, replaced, removed, roomEnded]
 
     /// The close that follows the error refusing a connection's token (docs/protocol.md section 2):
-    /// 4001 for the token itself, 4003 for what it grants; nil for any other error code. A resume
-    /// with the same token cannot succeed after either.
+    /// 4001 for the token itself, 4003 for what it grants; nil for any other error code (a first
+    /// message that is not JSON closes with 4001 too, but says nothing of the token). A resume with
+    /// the same token cannot succeed after either.
     public static func refusing(_ errorCode: String) -> UInt16? {
         switch errorCode {
-        case "missing_token", "malformed_json", "malformed_token", "unsupported_algorithm", "unknown_key",
-            "bad_signature", "token_expired", "token_not_yet_valid":
+        case "missing_token", "malformed_token", "unsupported_algorithm", "unknown_key", "bad_signature",
+            "token_expired", "token_not_yet_valid":
             unauthorized
         case "missing_grant", "wrong_room": forbidden
         default: nil

@@ -310,18 +310,21 @@ import Testing
         let sockets = Sockets()
         let subscriber = try NativeSubscriber { _ in }
         let media = CloseCount(NativeMediaSession(publisher: nil, subscriber: subscriber))
-        let expires = Date().addingTimeInterval(2)
         let room = AtriumRoom(
-            url: server.url, token: try server.token("refused", "a", ttl: 2), backoff: [0.05, 0.05, 0.05, 0.05]
+            url: server.url, token: try server.token("refused", "a", ttl: 3), backoff: [0.05, 0.05, 0.05, 0.05]
         ) { sockets.make() }
         try await room.join()
         await room.attach(media)
-        // Past the expiry (whole seconds) by a margin.
-        try await Task.sleep(for: .seconds(expires.timeIntervalSinceNow + 1.5))
+        // Refused from the second after `exp` on (whole seconds): past it by a margin.
+        let expiresAt = try #require(await room.welcome?.expiresAt)
+        let wait = Date(timeIntervalSince1970: Double(expiresAt) + 1.5).timeIntervalSinceNow
+        try await Task.sleep(for: .seconds(max(0, wait)))
         sockets.last?.close()
-        var closes: [RoomEvent] = []
-        for await e in room.events { if case .closed = e { closes.append(e) } }
-        #expect(closes == [.closed(code: SignalCloseCode.unauthorized, reason: "token_expired")])
+        let closed = try await next(room, seconds: 20) { e -> RoomEvent? in
+            if case .closed = e { return e }
+            return nil
+        }
+        #expect(closed == .closed(code: SignalCloseCode.unauthorized, reason: "token_expired"))
         // Longer than the rest of the backoff: no attempt after the refusal.
         try await Task.sleep(for: .seconds(1))
         #expect(sockets.count == 2)
