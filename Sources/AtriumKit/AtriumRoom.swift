@@ -462,7 +462,7 @@ public actor AtriumRoom {
                         _ = try await enter(.resume(resumeToken: resumeToken ?? ""))
                         rotationResumed()
                         publish(.resumed)
-                    } catch where error.code == "resume_failed" {
+                    } catch  where error.code == "resume_failed" {
                         // The server forgot the session (restarted, or past the resume window): join again.
                         try await rejoin()
                     }
