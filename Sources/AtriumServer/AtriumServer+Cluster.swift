@@ -141,7 +141,8 @@ final class ClusterParts {
         subscriber = sub
         node.beat(force: true)
         logger.info(
-            "cluster node", ("id", node.id.rawValue), ("redis", url.description), ("url", publicURL),
+            "cluster node", ("id", node.id.rawValue), ("redis", (tunnel?.remote ?? url).description),
+            ("url", publicURL),
             ("registered", String(node.isConnected)))
     }
 
@@ -202,8 +203,8 @@ final class ClusterParts {
     }
 
     func tick() {
-        if let tunnel, !tunnel.check() {
-            logger?.error("cannot restart the TLS tunnel to Redis", ("log", tunnel.logPath))
+        if let tunnel, let why = tunnel.check() {
+            logger?.error("the TLS tunnel to Redis exited: started again", ("last", why))
         }
         node.tick()
         relay.tick()

@@ -67,6 +67,7 @@ public final class AtriumServer {
             try start()
         } catch {
             logger.error("cannot start", ("error", error.description))
+            cluster?.stopTunnel()
             return 1
         }
         let signal = edge?.run() ?? 0

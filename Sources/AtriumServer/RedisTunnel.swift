@@ -6,11 +6,13 @@ import AtriumRedis
 #endif
 
 /// TLS to Redis (`rediss://`) through Debian's stunnel, since hiredis 0.14 has none: a child process in
-/// client mode that accepts on a Unix socket in a private directory (0700) of the data directory and
-/// connects to Redis, checking its certificate against the CA (`--redis-ca`, else the system's) and
-/// its host name or address; a client certificate when Redis asks for one (`--redis-cert`,
-/// `--redis-key`). Every Redis connection of this node goes to that socket. Restarted when it exits
-/// (`check`, on the housekeeping tick), stopped by PID with the node.
+/// client mode that accepts on a Unix socket in a private directory (0700) of this process's own in the
+/// data directory (nodes may share one) and connects to Redis, checking its certificate against the CA
+/// (`--redis-ca`, else the system's) and its host name or address; a client certificate when Redis asks
+/// for one (`--redis-cert`, `--redis-key`). Every Redis connection of this node goes to that socket.
+/// Started again when it exits (`check`, on the housekeeping tick, at most once a second), stopped by
+/// PID with the node; in its own session (a terminal's Ctrl-C or a unit's SIGTERM reaches the node
+/// alone, which still needs Redis while it drains) and ended by the kernel if the node dies.
 final class RedisTunnel {
     struct Options: Equatable, Sendable {
         var ca: String?
@@ -26,12 +28,24 @@ final class RedisTunnel {
     var logPath: String { directory + "/stunnel.log" }
     private(set) var child: ChildProcess?
     private(set) var restarts = 0
+    /// Between `start` and `stop`: an exited stunnel is started again.
+    private var wanted = false
+    private var lastSpawn = -Double.infinity
 
-    /// `remote`: the `rediss://` URL; `dataDir`: where the tunnel's directory goes.
+    /// `remote`: the `rediss://` URL; `dataDir`: where the tunnel's directory goes (made absolute:
+    /// stunnel reads an `accept` that does not start with `/` as a host and port).
     init(remote: RedisURL, dataDir: String, options: Options) {
         self.remote = remote
         self.options = options
-        directory = dataDir + "/redis-tls"
+        directory = Self.absolute(dataDir) + "/redis-tls-\(getpid())"
+    }
+
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (cwd == "/" ? "" : cwd) + "/" + path
     }
 
     /// The URL every connection of this node uses: the tunnel's socket, the password and database of
@@ -60,12 +74,17 @@ final class RedisTunnel {
         // An address is checked as one (checkIP), a name against the certificate's names (checkHost).
         let isAddress =
             remote.host.contains(":") || remote.host.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }
+        guard socket.hasPrefix("/") else { return .failure(.unsafe("the relative socket path \(socket)")) }
+        // `delay`: the name is looked up at each connection (a Redis that fails over by DNS). No SNI
+        // for an address (RFC 6066 has none for them). Warnings and errors only: a line per connection
+        // otherwise.
         var lines = [
-            "foreground = yes", "pid =", "syslog = no", "debug = 5",
+            "foreground = yes", "pid =", "syslog = no", "debug = 4",
             "[redis]", "client = yes", "accept = \(socket)", "connect = \(remote.host):\(remote.port)",
-            "verifyChain = yes", options.ca.map { "CAfile = \($0)" } ?? "CApath = /etc/ssl/certs",
+            "delay = yes", "verifyChain = yes", options.ca.map { "CAfile = \($0)" } ?? "CApath = /etc/ssl/certs",
             isAddress ? "checkIP = \(remote.host)" : "checkHost = \(remote.host)", "sslVersionMin = TLSv1.2",
         ]
+        if isAddress { lines.append("sni =") }
         if let cert = options.cert, let key = options.key { lines += ["cert = \(cert)", "key = \(key)"] }
         return .success(lines.joined(separator: "\n") + "\n")
     }
@@ -99,19 +118,12 @@ final class RedisTunnel {
             throw .failed("cannot make the private directory \(directory)")
         }
         guard writeFile(configPath, Array(text.utf8), mode: 0o600) else { throw .failed("cannot write \(configPath)") }
-        try spawn(timeout: timeout)
-    }
-
-    private func spawn(timeout: Double) throws(TunnelError) {
-        unlink(socketPath)
-        guard let c = ChildProcess(arguments: ["stunnel", configPath], logPath: logPath) else {
-            throw .failed("cannot start stunnel (Debian's stunnel4)")
-        }
-        child = c
+        wanted = true
+        guard spawn() else { throw .failed("cannot start stunnel (Debian's stunnel4)") }
         var waited = 0.0
         while waited < timeout {
-            if c.poll() != nil {
-                child = nil
+            if let c = child, c.poll() != nil {
+                stop()
                 throw .failed("stunnel exited: \(logTail())")
             }
             if acceptsConnections() { return }
@@ -122,21 +134,50 @@ final class RedisTunnel {
         throw .failed("stunnel's socket did not open within \(Int(timeout)) s: \(logTail())")
     }
 
-    /// Restarts stunnel if it exited (the housekeeping tick); false when that failed too.
-    @discardableResult
-    func check() -> Bool {
-        guard let c = child, c.poll() != nil else { return true }
-        child = nil
-        restarts += 1
-        do throws(TunnelError) { try spawn(timeout: 2) } catch { return false }
-        return true
+    /// Starts stunnel (in its own session, SIGTERM when the thread that started it ends) without
+    /// waiting for its socket; false when it could not be started at all.
+    private func spawn() -> Bool {
+        unlink(socketPath)
+        lastSpawn = Self.monotonic()
+        child = ChildProcess(
+            arguments: ["setpriv", "--pdeathsig", "TERM", "setsid", "stunnel", configPath], logPath: logPath)
+        return child != nil
     }
 
-    /// Stops stunnel (SIGTERM, then reaped by `ChildProcess`) and removes its socket.
+    /// On the housekeeping tick: an stunnel that exited is started again, at most once a second.
+    /// Returns what its log said last when it had exited, for the node's log.
+    func check() -> String? {
+        guard wanted else { return nil }
+        if let c = child {
+            guard c.poll() != nil else { return nil }
+            child = nil
+        }
+        guard Self.monotonic() - lastSpawn >= 1 else { return nil }
+        let why = logTail()
+        restarts += 1
+        return spawn() ? why : "cannot start stunnel: " + why
+    }
+
+    /// Stops stunnel (SIGTERM, a second to exit, then SIGKILL; reaped) and removes its directory.
     func stop() {
-        if let c = child, c.poll() == nil { c.signal(SIGTERM) }
+        wanted = false
+        if let c = child, c.poll() == nil {
+            c.signal(SIGTERM)
+            var waited = 0
+            while c.poll() == nil && waited < 50 {
+                usleep(20_000)
+                waited += 1
+            }
+        }
         child = nil
-        unlink(socketPath)
+        for path in [socketPath, configPath, logPath] { unlink(path) }
+        rmdir(directory)
+    }
+
+    static func monotonic() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
     }
 
     private func acceptsConnections() -> Bool {

@@ -3,13 +3,20 @@ import Testing
 
 @testable import AtriumServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What a node writes into stunnel's configuration for a `rediss://` URL: how Redis's certificate is
 /// checked, and what is refused rather than written.
 @Suite struct RedisTunnelTests {
     typealias Options = RedisTunnel.Options
 
-    static func text(_ url: String, _ options: Options = Options()) throws -> String? {
-        try? RedisTunnel.configuration(remote: RedisURL(parsing: url), socket: "/d/redis.sock", options: options).get()
+    static func text(_ url: String, _ options: Options = Options(), socket: String = "/d/redis.sock") throws
+        -> String?
+    {
+        let remote = try RedisURL(parsing: url)
+        return try? RedisTunnel.configuration(remote: remote, socket: socket, options: options).get()
     }
 
     static func lines(_ url: String, _ options: Options = Options()) throws -> Set<String> {
@@ -17,15 +24,20 @@ import Testing
     }
 
     @Test(arguments: [
-        ("rediss://redis.internal:6380", "checkHost = redis.internal", "connect = redis.internal:6380"),
-        ("rediss://10.0.0.9", "checkIP = 10.0.0.9", "connect = 10.0.0.9:6379"),
-        ("rediss://[fd00::9]:6390", "checkIP = fd00::9", "connect = fd00::9:6390"),
+        ("rediss://redis.internal:6380", "checkHost = redis.internal", "connect = redis.internal:6380", false),
+        ("rediss://10.0.0.9", "checkIP = 10.0.0.9", "connect = 10.0.0.9:6379", true),
+        ("rediss://[fd00::9]:6390", "checkIP = fd00::9", "connect = fd00::9:6390", true),
     ])
-    func checksTheNameOrTheAddress(_ url: String, _ check: String, _ connect: String) throws {
+    func checksTheNameOrTheAddress(_ url: String, _ check: String, _ connect: String, _ address: Bool) throws {
         let l = try Self.lines(url)
         #expect(l.contains(check) && l.contains(connect))
-        #expect(l.isSuperset(of: ["client = yes", "accept = /d/redis.sock", "verifyChain = yes", "foreground = yes"]))
+        #expect(
+            l.isSuperset(of: [
+                "client = yes", "accept = /d/redis.sock", "verifyChain = yes", "foreground = yes", "delay = yes",
+            ]))
         #expect(l.contains("CApath = /etc/ssl/certs") && !l.contains { $0.hasPrefix("cert =") })
+        // No SNI for an address.
+        #expect(l.contains("sni =") == address)
     }
 
     @Test func takesTheCAAndTheClientCertificate() throws {
@@ -35,7 +47,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("rediss://r\nexec = /bin/sh:1", Options()),
+        ("rediss://r\nexec = sh:1", Options()),
         ("rediss://r\"x:1", Options()),
         ("rediss://r:1", Options(ca: "/etc/ca.pem\nexec = /bin/sh")),
         ("rediss://r:1", Options(cert: "/etc/n.crt")),
@@ -46,10 +58,19 @@ import Testing
         #expect(try Self.text(url, options) == nil)
     }
 
-    @Test func theNodesConnectionsGoToTheSocket() throws {
+    /// stunnel reads an `accept` that does not start with `/` as a host and port.
+    @Test func refusesARelativeSocket() throws {
+        #expect(try Self.text("rediss://r:1", socket: "data/redis.sock") == nil)
+    }
+
+    /// In a directory of this process's own (nodes may share a data directory), by an absolute path.
+    @Test func theNodesConnectionsGoToItsOwnSocket() throws {
         let t = RedisTunnel(
             remote: try RedisURL(parsing: "rediss://:pw@r:6380/2"), dataDir: "/data", options: Options())
-        #expect(t.localURL.socketPath == "/data/redis-tls/redis.sock")
+        #expect(t.localURL.socketPath == "/data/redis-tls-\(getpid())/redis.sock")
         #expect(t.localURL.password == "pw" && t.localURL.database == 2 && !t.localURL.tls)
+        let relative = RedisTunnel(remote: t.remote, dataDir: "atrium-data", options: Options())
+        #expect(relative.socketPath.hasPrefix("/"))
+        #expect(relative.socketPath.hasSuffix("/atrium-data/redis-tls-\(getpid())/redis.sock"))
     }
 }

@@ -2,14 +2,18 @@
 on its TLS port and asks clients for certificates, and two nodes that reach it through their stunnel
 (Debian's stunnel4; hiredis 0.14 has no TLS). The certificates are made here with the openssl tool.
 
-- Both nodes list each other and share a room's settings, which Redis holds (read back with
-  redis-cli over TLS): everything they said to Redis went over TLS, since Redis has no plain port.
-- A node that trusts another CA never reaches Redis: it is not ready (`/readyz` 503
-  `cluster_unavailable`) and its stunnel says the certificate did not verify.
-- A node's stunnel is its child and ends with it (by PID).
+- Both nodes (one data directory, as the fixture runs them) list each other and share a room's
+  settings, which Redis holds (read back with redis-cli over TLS): everything they said to Redis
+  went over TLS, since Redis has no plain port. Each has its own stunnel, a child in a directory of
+  its own, both gone when the nodes stop.
+- A node that trusts another CA, or that names Redis by a host its certificate does not carry
+  (`localhost`; the certificate names 127.0.0.1 only), never reaches Redis: it is not ready
+  (`/readyz` 503 `cluster_unavailable`) and its stunnel says the certificate did not verify.
 """
+import glob
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -117,35 +121,57 @@ def test_two_nodes_share_a_room_through_tls_only_redis(certs):
         status, _, _, got = n2.request("GET", "/v1/rooms/over-tls")
         assert status == 200 and got == room
         assert '"over-tls"' in (redis.cli("GET", f"atrium:room:{room['id']}") or "")
-        # Each node's tunnel is its child, gone when the node stops.
+        # Each node's tunnel is its child, in a directory of its own.
         tunnels = {n.node_id: stunnel_children(n.proc.pid) for n in cluster.nodes}
         assert all(len(t) == 1 for t in tunnels.values()), tunnels
+        dirs = sorted(glob.glob(os.path.join(cluster.data, "redis-tls-*")))
+        assert [os.path.basename(d) for d in dirs] == sorted(f"redis-tls-{n.proc.pid}" for n in cluster.nodes)
+        # A tunnel that dies is started again, and the node reaches Redis through the new one.
+        (old,) = tunnels["n1"]
+        os.kill(old, signal.SIGKILL)
+        deadline = time.time() + 20
+        while time.time() < deadline and stunnel_children(n1.proc.pid) in ([], [old]):
+            time.sleep(0.1)
+        (new,) = stunnel_children(n1.proc.pid)
+        assert new != old
+        tunnels["n1"] = [new]
+        status = None
+        while time.time() < deadline and status != 201:
+            status, _, _, _ = n1.request("POST", "/v1/rooms", {"name": "after-the-restart"})
+            time.sleep(0.1)
+        assert status == 201
+        assert "the TLS tunnel to Redis exited" in open(n1.err_path).read()
     finally:
         cluster.stop()
         redis.stop()
     for pids in tunnels.values():
         for pid in pids:
-            assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+            assert not os.path.exists(f"/proc/{pid}"), f"stunnel {pid} outlived its node"
+    assert glob.glob(os.path.join(cluster.data, "redis-tls-*")) == []
 
 
-def test_a_node_that_trusts_another_ca_does_not_reach_redis(certs):
+@pytest.mark.parametrize("ca,host,why", [
+    ("other-ca.crt", "127.0.0.1", "Rejected by CERT at depth=1"),      # the chain: another CA
+    ("ca.crt", "localhost", "Subject checks failed"),                   # the name: not in the certificate
+])
+def test_a_node_that_cannot_verify_redis_does_not_reach_it(certs, ca, host, why):
     redis = TLSRedis(certs).start()
     data = tempfile.mkdtemp(prefix="atrium-redis-tls-node-")
     node = None
     try:
-        node = Server(data, "--dev", "--redis", redis.url, "--node-id", "mistrustful",
-                      *tls_flags(certs, ca="other-ca.crt"))
+        node = Server(data, "--dev", "--redis", f"rediss://{host}:{redis.port}", "--node-id", "mistrustful",
+                      *tls_flags(certs, ca=ca))
         node.start(timeout=15)
         status, _, _, body = node.request("GET", "/readyz")
         assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
-        log = os.path.join(data, "redis-tls", "stunnel.log")
+        log = os.path.join(data, f"redis-tls-{node.proc.pid}", "stunnel.log")
         deadline = time.time() + 20
         text = ""
         while time.time() < deadline and "certificate verify failed" not in text:
             text = open(log).read() if os.path.exists(log) else ""
             time.sleep(0.1)
-        assert "certificate verify failed" in text, text[-2000:]
-        assert redis.cli("SCARD", "atrium:nodes") in (None, "0")
+        assert "certificate verify failed" in text and why in text, text[-2000:]
+        assert redis.cli("SCARD", "atrium:nodes") == "0"
     finally:
         if node is not None:
             node.stop()
