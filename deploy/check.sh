@@ -201,7 +201,7 @@ grep -q -x 'coturn' <(sed -e 's/#.*//' deploy/Dockerfile.coturn | grep -o -w cot
 # --- systemd unit -----------------------------------------------------------------------------
 unit=deploy/atrium.service
 for want in 'Type=simple' 'ExecStart=/usr/local/bin/atrium serve --config /etc/atrium/atrium.json' \
-    'EnvironmentFile=-/etc/atrium/atrium.env' 'KillSignal=SIGTERM' 'TimeoutStopSec=10' 'Restart=on-failure' \
+    'EnvironmentFile=-/etc/atrium/atrium.env' 'KillSignal=SIGTERM' 'KillMode=mixed' 'TimeoutStopSec=45' 'Restart=on-failure' \
     'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=yes' 'PrivateTmp=yes' 'PrivateDevices=yes' \
     'ProtectKernelTunables=yes' 'ProtectKernelModules=yes' 'ProtectKernelLogs=yes' 'ProtectControlGroups=yes' \
     'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK' 'RestrictNamespaces=yes' 'LockPersonality=yes' \

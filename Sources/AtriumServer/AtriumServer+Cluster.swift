@@ -203,8 +203,12 @@ final class ClusterParts {
     }
 
     func tick() {
-        if let tunnel, let why = tunnel.check() {
-            logger?.error("the TLS tunnel to Redis exited: started again", ("last", why))
+        if let tunnel, let (restarted, why) = tunnel.check() {
+            if restarted {
+                logger?.warn("the TLS tunnel to Redis exited: started again", ("last", why))
+            } else {
+                logger?.error("the TLS tunnel to Redis exited and cannot be started", ("last", why))
+            }
         }
         node.tick()
         relay.tick()

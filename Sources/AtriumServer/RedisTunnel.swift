@@ -1,3 +1,5 @@
+import AtriumCrypto
+import AtriumModel
 import AtriumRecording
 import AtriumRedis
 
@@ -6,8 +8,9 @@ import AtriumRedis
 #endif
 
 /// TLS to Redis (`rediss://`) through Debian's stunnel, since hiredis 0.14 has none: a child process in
-/// client mode that accepts on a Unix socket in a private directory (0700) of this process's own in the
-/// data directory (nodes may share one) and connects to Redis, checking its certificate against the CA
+/// client mode that accepts on a Unix socket in a private directory (0700) of its own in the data
+/// directory (`redis-tls-` and a random name: nodes may share one, each as PID 1 of its container)
+/// and connects to Redis, checking its certificate against the CA
 /// (`--redis-ca`, else the system's) and its host name or address; a client certificate when Redis asks
 /// for one (`--redis-cert`, `--redis-key`). Every Redis connection of this node goes to that socket.
 /// Started again when it exits (`check`, on the housekeeping tick, at most once a second), stopped by
@@ -31,13 +34,21 @@ final class RedisTunnel {
     /// Between `start` and `stop`: an exited stunnel is started again.
     private var wanted = false
     private var lastSpawn = -Double.infinity
+    private var backoff = 1.0
+    private var configuration = ""
+
+    let dataDir: String
+    static let prefix = "redis-tls-"
+    /// A directory left by a node that died is removed once this old and its socket takes no connection.
+    static let staleAfter = 60.0
 
     /// `remote`: the `rediss://` URL; `dataDir`: where the tunnel's directory goes (made absolute:
     /// stunnel reads an `accept` that does not start with `/` as a host and port).
     init(remote: RedisURL, dataDir: String, options: Options) {
         self.remote = remote
         self.options = options
-        directory = Self.absolute(dataDir) + "/redis-tls-\(getpid())"
+        self.dataDir = Self.absolute(dataDir)
+        directory = self.dataDir + "/" + Self.prefix + Base32.encode(SecureRandom.uint64(), count: 10)
     }
 
     static func absolute(_ path: String) -> String {
@@ -114,24 +125,61 @@ final class RedisTunnel {
         for path in [options.ca, options.cert, options.key].compactMap({ $0 }) where access(path, R_OK) != 0 {
             throw .failed("cannot read \(path)")
         }
-        guard makeDirectories(directory), chmod(directory, 0o700) == 0 else {
-            throw .failed("cannot make the private directory \(directory)")
-        }
-        guard writeFile(configPath, Array(text.utf8), mode: 0o600) else { throw .failed("cannot write \(configPath)") }
+        removeStale()
+        configuration = text
         wanted = true
-        guard spawn() else { throw .failed("cannot start stunnel (Debian's stunnel4)") }
+        guard writeConfiguration() else {
+            stop()
+            throw .failed("cannot write \(configPath) in a private directory")
+        }
+        guard spawn() else {
+            stop()
+            throw .failed("cannot start stunnel (Debian's stunnel4)")
+        }
         var waited = 0.0
         while waited < timeout {
             if let c = child, c.poll() != nil {
+                let why = logTail()
                 stop()
-                throw .failed("stunnel exited: \(logTail())")
+                throw .failed("stunnel exited (is Debian's stunnel4 installed?): \(why)")
             }
-            if acceptsConnections() { return }
+            if acceptsConnections(socketPath) { return }
             usleep(20_000)
             waited += 0.02
         }
+        let why = logTail()
         stop()
-        throw .failed("stunnel's socket did not open within \(Int(timeout)) s: \(logTail())")
+        throw .failed("stunnel's socket did not open within \(Int(timeout)) s: \(why)")
+    }
+
+    /// The private directory (made if missing) and the configuration in it.
+    private func writeConfiguration() -> Bool {
+        guard makeDirectories(dataDir), mkdir(directory, 0o700) == 0 || errno == EEXIST, chmod(directory, 0o700) == 0
+        else { return false }
+        return writeFile(configPath, Array(configuration.utf8), mode: 0o600)
+    }
+
+    /// The directories of tunnels whose node died (killed, crashed): a socket that takes no connection
+    /// and a configuration older than `staleAfter` (not one a node is starting now).
+    private func removeStale() {
+        guard let dir = opendir(dataDir) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(Self.prefix) { names.append(name) }
+        }
+        closedir(dir)
+        let now = Double(time(nil))
+        for name in names {
+            let path = dataDir + "/" + name
+            var info = stat()
+            let age = stat(path + "/stunnel.conf", &info) == 0 ? now - Double(info.st_mtim.tv_sec) : .infinity
+            guard age > Self.staleAfter, !acceptsConnections(path + "/redis.sock") else { continue }
+            for file in ["redis.sock", "stunnel.conf", "stunnel.log"] { unlink(path + "/" + file) }
+            rmdir(path)
+        }
     }
 
     /// Starts stunnel (in its own session, SIGTERM when the thread that started it ends) without
@@ -144,18 +192,27 @@ final class RedisTunnel {
         return child != nil
     }
 
-    /// On the housekeeping tick: an stunnel that exited is started again, at most once a second.
-    /// Returns what its log said last when it had exited, for the node's log.
-    func check() -> String? {
+    /// On the housekeeping tick: an stunnel that exited is started again, the wait between starts
+    /// doubling from one second to a minute while it keeps exiting (back to one once it ran a minute).
+    /// Returns, for the node's log, what its log said last when it had exited.
+    func check() -> (restarted: Bool, why: String)? {
         guard wanted else { return nil }
+        let now = Self.monotonic()
         if let c = child {
-            guard c.poll() != nil else { return nil }
+            guard c.poll() != nil else {
+                if now - lastSpawn > 60 { backoff = 1 }
+                return nil
+            }
             child = nil
         }
-        guard Self.monotonic() - lastSpawn >= 1 else { return nil }
+        guard now - lastSpawn >= backoff else { return nil }
         let why = logTail()
+        backoff = min(60, backoff * 2)
+        // Written again: another node's start may have taken the directory of a tunnel down this long
+        // for one a dead node left.
+        guard writeConfiguration(), spawn() else { return (false, why) }
         restarts += 1
-        return spawn() ? why : "cannot start stunnel: " + why
+        return (true, why)
     }
 
     /// Stops stunnel (SIGTERM, a second to exit, then SIGKILL; reaped) and removes its directory.
@@ -180,13 +237,13 @@ final class RedisTunnel {
         return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
     }
 
-    private func acceptsConnections() -> Bool {
+    private func acceptsConnections(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
+        let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
