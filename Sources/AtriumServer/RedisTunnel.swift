@@ -9,13 +9,14 @@ import AtriumRedis
 
 /// TLS to Redis (`rediss://`) through Debian's stunnel, since hiredis 0.14 has none: a child process in
 /// client mode that accepts on a Unix socket in a private directory (0700) of its own in the data
-/// directory (`redis-tls-` and a random name: nodes may share one, each as PID 1 of its container)
-/// and connects to Redis, checking its certificate against the CA
-/// (`--redis-ca`, else the system's) and its host name or address; a client certificate when Redis asks
-/// for one (`--redis-cert`, `--redis-key`). Every Redis connection of this node goes to that socket.
-/// Started again when it exits (`check`, on the housekeeping tick, at most once a second), stopped by
-/// PID with the node; in its own session (a terminal's Ctrl-C or a unit's SIGTERM reaches the node
-/// alone, which still needs Redis while it drains) and ended by the kernel if the node dies.
+/// directory (`redis-tls-` and a random name, locked while in use: nodes may share a data directory,
+/// each as PID 1 of its container) and connects to Redis, checking its certificate against the CA
+/// (`--redis-ca`, else the system's) and its host name or address; a client certificate when Redis
+/// asks for one (`--redis-cert`, `--redis-key`). Every Redis connection of this node goes to that
+/// socket. Started again when it exits (`check`, on the housekeeping tick; the wait doubles from 1 s
+/// to a minute while it keeps exiting), stopped by PID with the node; in its own session (a terminal's
+/// Ctrl-C or a unit's SIGTERM reaches the node alone, which still needs Redis while it drains) and
+/// ended by the kernel if the node dies.
 final class RedisTunnel {
     struct Options: Equatable, Sendable {
         var ca: String?
@@ -39,8 +40,13 @@ final class RedisTunnel {
 
     let dataDir: String
     static let prefix = "redis-tls-"
-    /// A directory left by a node that died is removed once this old and its socket takes no connection.
+    /// A directory without a lock file (a node between making it and locking it, or debris) is left
+    /// alone until it is this old.
     static let staleAfter = 60.0
+    /// `lock` in the directory, held (flock) for as long as this tunnel is wanted: a directory whose
+    /// lock anyone can take belongs to a node that is gone.
+    private var lockFD: Int32 = -1
+    var lockPath: String { directory + "/lock" }
 
     /// `remote`: the `rediss://` URL; `dataDir`: where the tunnel's directory goes (made absolute:
     /// stunnel reads an `accept` that does not start with `/` as a host and port).
@@ -141,7 +147,8 @@ final class RedisTunnel {
             if let c = child, c.poll() != nil {
                 let why = logTail()
                 stop()
-                throw .failed("stunnel exited (is Debian's stunnel4 installed?): \(why)")
+                let missing = why.isEmpty || why.contains("failed to execute")
+                throw .failed("stunnel exited" + (missing ? " (is Debian's stunnel4 installed?)" : "") + ": \(why)")
             }
             if acceptsConnections(socketPath) { return }
             usleep(20_000)
@@ -152,15 +159,25 @@ final class RedisTunnel {
         throw .failed("stunnel's socket did not open within \(Int(timeout)) s: \(why)")
     }
 
-    /// The private directory (made if missing) and the configuration in it.
+    /// The private directory (made if missing), its lock taken, and the configuration in it.
     private func writeConfiguration() -> Bool {
-        guard makeDirectories(dataDir), mkdir(directory, 0o700) == 0 || errno == EEXIST, chmod(directory, 0o700) == 0
-        else { return false }
+        guard makeDirectories(dataDir) else { return false }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { return false }
+        guard chmod(directory, 0o700) == 0 else { return false }
+        if lockFD < 0 {
+            let fd = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return false }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                return false
+            }
+            lockFD = fd
+        }
         return writeFile(configPath, Array(configuration.utf8), mode: 0o600)
     }
 
-    /// The directories of tunnels whose node died (killed, crashed): a socket that takes no connection
-    /// and a configuration older than `staleAfter` (not one a node is starting now).
+    /// The directories of tunnels whose node is gone (killed, crashed): their lock is free, or, without
+    /// one, they are older than `staleAfter`.
     private func removeStale() {
         guard let dir = opendir(dataDir) else { return }
         var names: [String] = []
@@ -171,13 +188,18 @@ final class RedisTunnel {
             if name.hasPrefix(Self.prefix) { names.append(name) }
         }
         closedir(dir)
-        let now = Double(time(nil))
         for name in names {
             let path = dataDir + "/" + name
-            var info = stat()
-            let age = stat(path + "/stunnel.conf", &info) == 0 ? now - Double(info.st_mtim.tv_sec) : .infinity
-            guard age > Self.staleAfter, !acceptsConnections(path + "/redis.sock") else { continue }
-            for file in ["redis.sock", "stunnel.conf", "stunnel.log"] { unlink(path + "/" + file) }
+            let fd = open(path + "/lock", O_RDWR | O_CLOEXEC)
+            if fd >= 0 {
+                defer { close(fd) }
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            } else {
+                var info = stat()
+                guard stat(path, &info) == 0, Double(time(nil)) - Double(info.st_mtim.tv_sec) > Self.staleAfter
+                else { continue }
+            }
+            for file in ["redis.sock", "stunnel.conf", "stunnel.log", "lock"] { unlink(path + "/" + file) }
             rmdir(path)
         }
     }
@@ -207,6 +229,7 @@ final class RedisTunnel {
         }
         guard now - lastSpawn >= backoff else { return nil }
         let why = logTail()
+        lastSpawn = now
         backoff = min(60, backoff * 2)
         // Written again: another node's start may have taken the directory of a tunnel down this long
         // for one a dead node left.
@@ -227,8 +250,12 @@ final class RedisTunnel {
             }
         }
         child = nil
-        for path in [socketPath, configPath, logPath] { unlink(path) }
+        for path in [socketPath, configPath, logPath, lockPath] { unlink(path) }
         rmdir(directory)
+        if lockFD >= 0 {
+            close(lockFD)
+            lockFD = -1
+        }
     }
 
     static func monotonic() -> Double {

@@ -9,9 +9,10 @@ on its TLS port and asks clients for certificates, and two nodes that reach it t
 - A node that trusts another CA, or that names Redis by a host its certificate does not carry
   (`localhost`; the certificate names 127.0.0.1 only), never reaches Redis: it is not ready
   (`/readyz` 503 `cluster_unavailable`) and its stunnel says the certificate did not verify. Its
-  start removes the tunnel directory a dead node left (a minute old, its socket silent), not one a
-  node starting now has.
+  start removes the tunnel directory a dead node left (its lock free), not a live node's (locked)
+  nor one a node is making now (no lock yet).
 """
+import fcntl
 import glob
 import os
 import shutil
@@ -161,23 +162,31 @@ def test_a_node_that_cannot_verify_redis_does_not_reach_it(certs, ca, host, why)
     data = tempfile.mkdtemp(prefix="atrium-redis-tls-node-")
     node = None
     try:
-        # What a node killed a while ago left, and what one starting now has: the first goes.
-        for name, age in (("redis-tls-left", 120), ("redis-tls-starting", 0)):
-            os.makedirs(os.path.join(data, name))
-            conf = os.path.join(data, name, "stunnel.conf")
-            open(conf, "w").close()
-            os.utime(conf, (time.time() - age, time.time() - age))
+        # What a node killed long ago left (its lock free), what a live node has (its lock held here), what
+        # one starting now has (no lock yet): only the first goes, however old the others are.
+        held = None
+        for name, age in (("redis-tls-left", 120), ("redis-tls-live", 120), ("redis-tls-starting", 0)):
+            d = os.path.join(data, name)
+            os.makedirs(d)
+            for f in ("stunnel.conf",) + (() if name.endswith("starting") else ("lock",)):
+                open(os.path.join(d, f), "w").close()
+                os.utime(os.path.join(d, f), (time.time() - age, time.time() - age))
+            os.utime(d, (time.time() - age, time.time() - age))
+        held = open(os.path.join(data, "redis-tls-live", "lock"), "r+")
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         node = Server(data, "--dev", "--redis", f"rediss://{host}:{redis.port}", "--node-id", "mistrustful",
                       *tls_flags(certs, ca=ca))
         node.start(timeout=15)
         assert not os.path.exists(os.path.join(data, "redis-tls-left"))
+        assert os.path.exists(os.path.join(data, "redis-tls-live", "stunnel.conf"))
         assert os.path.exists(os.path.join(data, "redis-tls-starting", "stunnel.conf"))
+        held.close()
         status, _, _, body = node.request("GET", "/readyz")
         assert status == 503 and body["error"]["code"] == "cluster_unavailable", body
         deadline = time.time() + 20
         text = ""
         while time.time() < deadline and "certificate verify failed" not in text:
-            logs = [p for p in glob.glob(os.path.join(data, "redis-tls-*", "stunnel.log")) if "starting" not in p]
+            logs = glob.glob(os.path.join(data, "redis-tls-*", "stunnel.log"))
             text = open(logs[0]).read() if logs else ""
             time.sleep(0.1)
         assert "certificate verify failed" in text and why in text, text[-2000:]
