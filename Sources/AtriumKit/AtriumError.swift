@@ -18,4 +18,10 @@ public struct AtriumError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The socket went away before the answer came.
     static let disconnected = AtriumError(code: "disconnected", message: "the connection closed")
+
+    /// The SDK's own codes: the connection failed, not the server's judgement.
+    static let sdkCodes: Set<String> = [
+        "disconnected", "invalid_url", "socket_failed", "timeout", "bad_message", "already_open",
+    ]
+
 }

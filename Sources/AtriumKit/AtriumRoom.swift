@@ -453,9 +453,11 @@ public actor AtriumRoom {
             await Self.sleep(wait)
             guard !leaving else { return nil }
             resumeClose = nil
+            var rejoining = false
             do throws(AtriumError) {
                 try await connect()
                 if cause.code == SignalCloseCode.moved {
+                    rejoining = true
                     try await rejoin()
                 } else {
                     do throws(AtriumError) {
@@ -464,6 +466,7 @@ public actor AtriumRoom {
                         publish(.resumed)
                     } catch  where error.code == "resume_failed" {
                         // The server forgot the session (restarted, or past the resume window): join again.
+                        rejoining = true
                         try await rejoin()
                     }
                 }
@@ -479,6 +482,12 @@ public actor AtriumRoom {
                 }
                 if let (c, r) = resumeClose, SignalCloseCode.final.contains(c) {
                     await end(code: c, reason: r)
+                    return nil
+                }
+                // The server refused the join again (the room gone, full, ...): no more tries either,
+                // as the JavaScript SDK.
+                if rejoining && !AtriumError.sdkCodes.contains(error.code) {
+                    await end(code: cause.code, reason: error.code)
                     return nil
                 }
                 continue

@@ -301,6 +301,28 @@ import Testing
         server.stop()
     }
 
+    /// The server restarts without the room and without making rooms on a join: the resume finds the
+    /// session forgotten, and the join again is refused (`room_not_found`); the room ends at once
+    /// with that refusal (as the JavaScript SDK), where it tried again through the rest of its
+    /// backoff and ended with "could not resume".
+    @Test(.timeLimit(.minutes(1))) func aRefusedJoinAgainEndsTheRoom() async throws {
+        var server = try LiveServer()
+        let port = server.port
+        let room = AtriumRoom(
+            url: server.url, token: try server.token("gone", "a"), backoff: [0.2, 0.4, 0.8, 1.6, 3.2, 6.4])
+        try await room.join()
+        server.kept = true
+        server.stop(keepData: true)
+        server = try LiveServer(sameAs: server, port: port, ["--auto-create-rooms", "off"])
+        let closed = try await next(room, seconds: 30) { e -> RoomEvent? in
+            if case .closed = e { return e }
+            return nil
+        }
+        #expect(closed == .closed(code: 1001, reason: "room_not_found"))
+        #expect(await room.connection == .disconnected)
+        server.stop()
+    }
+
     /// The token expires while the room is connected (the server tolerating no clock skew), then the
     /// socket drops: the resume's token is refused (`token_expired`), and the room ends at once with
     /// that refusal, closing its media, where it went on trying the same token through the rest of
