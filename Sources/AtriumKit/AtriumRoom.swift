@@ -484,9 +484,9 @@ public actor AtriumRoom {
                     await end(code: c, reason: r)
                     return nil
                 }
-                // The server refused the join again (the room gone, full, ...): no more tries either,
-                // as the JavaScript SDK.
-                if rejoining && !AtriumError.sdkCodes.contains(error.code) {
+                // The server refused the join again for good (the room gone, full, ...): no more tries
+                // either, as the JavaScript SDK (which gives "resume_failed" as the reason).
+                if rejoining && error.fromServer && !AtriumError.tryAgain.contains(error.code) {
                     await end(code: cause.code, reason: error.code)
                     return nil
                 }
@@ -516,7 +516,13 @@ public actor AtriumRoom {
     func rejoin() async throws(AtriumError) {
         var options = joinOptions
         options.subscriberOffer = await media?.keptSubscriberOffer()
-        _ = try await enter(.join(options))
+        do throws(AtriumError) {
+            _ = try await enter(.join(options))
+        } catch  where options.subscriberOffer != nil && ["invalid_sdp", "sdp_unsupported"].contains(error.code) {
+            // The kept connection cannot be taken over: joined without it (the first offer resets it).
+            options.subscriberOffer = nil
+            _ = try await enter(.join(options))
+        }
         // Frames carry keys derived for their sender's id: the new one from now on.
         if encrypting, let media, let keys, let me { _ = await media.encryptFrames(with: keys, sender: me.id) }
         announceAgain()
