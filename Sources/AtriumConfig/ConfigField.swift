@@ -259,30 +259,20 @@ struct ConfigField: Sendable {
             c.redis = s
             return nil
         },
-        ConfigField(
-            path: "cluster.redisCA", env: "ATRIUM_REDIS_CA", flag: "--redis-ca",
-            help: "rediss://: the CA file Redis's certificate is checked against (default: the system's CAs)"
-        ) { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
-            c.redisCA = s
-            return nil
-        },
-        ConfigField(
-            path: "cluster.redisCert", env: "ATRIUM_REDIS_CERT", flag: "--redis-cert",
-            help: "rediss://: this node's certificate (PEM) when Redis asks clients for one; with --redis-key"
-        ) { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
-            c.redisCert = s
-            return nil
-        },
-        ConfigField(
-            path: "cluster.redisKey", env: "ATRIUM_REDIS_KEY", flag: "--redis-key",
-            help: "rediss://: the private key (PEM) of --redis-cert"
-        ) { c, raw in
-            guard let s = text(raw), !s.isEmpty else { return "expected a file path" }
-            c.redisKey = s
-            return nil
-        },
+        nonEmptyText(
+            "cluster.redisCA", "ATRIUM_REDIS_CA", "--redis-ca",
+            "rediss://: the CA file Redis's certificate is checked against (default: the system's CAs)",
+            "expected a file path"
+        ) { $0.redisCA = $1 },
+        nonEmptyText(
+            "cluster.redisCert", "ATRIUM_REDIS_CERT", "--redis-cert",
+            "rediss://: this node's certificate (PEM) when Redis asks clients for one; with --redis-key",
+            "expected a file path"
+        ) { $0.redisCert = $1 },
+        nonEmptyText(
+            "cluster.redisKey", "ATRIUM_REDIS_KEY", "--redis-key", "rediss://: the private key (PEM) of --redis-cert",
+            "expected a file path"
+        ) { $0.redisKey = $1 },
         ConfigField(
             path: "cluster.nodeId", env: "ATRIUM_NODE_ID", flag: "--node-id",
             help: "this node's id in the cluster (1 to 64 of A-Z a-z 0-9 _ - .); random when unset"

@@ -386,11 +386,19 @@ public final class AtriumServer {
         if config.udpPort >= 0 { try probeMediaPorts() }
     }
 
-    /// The directory as an absolute path (recordings report where their files are).
+    /// The directory as an absolute path (recordings report where their files are; stunnel reads an
+    /// `accept` that does not start with `/` as a host and port): resolved, or joined to the working
+    /// directory when it does not exist yet.
     static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/"), let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        guard !path.hasPrefix("/") else { return path }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        let base = String(cString: cwd)
+        return (base == "/" ? "" : base) + "/" + path
     }
 
     static func hostPort(_ host: String, _ port: Int) -> String {

@@ -30,8 +30,10 @@ final class RedisTunnel {
     var socketPath: String { directory + "/redis.sock" }
     var configPath: String { directory + "/stunnel.conf" }
     var logPath: String { directory + "/stunnel.log" }
+    var lockPath: String { directory + "/lock" }
+    /// What a tunnel's directory holds.
+    static let files = ["redis.sock", "stunnel.conf", "stunnel.log", "lock"]
     private(set) var child: ChildProcess?
-    private(set) var restarts = 0
     /// Between `start` and `stop`: an exited stunnel is started again.
     private var wanted = false
     private var lastSpawn = -Double.infinity
@@ -46,23 +48,14 @@ final class RedisTunnel {
     /// `lock` in the directory, held (flock) for as long as this tunnel is wanted: a directory whose
     /// lock anyone can take belongs to a node that is gone.
     private var lockFD: Int32 = -1
-    var lockPath: String { directory + "/lock" }
 
     /// `remote`: the `rediss://` URL; `dataDir`: where the tunnel's directory goes (made absolute:
     /// stunnel reads an `accept` that does not start with `/` as a host and port).
     init(remote: RedisURL, dataDir: String, options: Options) {
         self.remote = remote
         self.options = options
-        self.dataDir = Self.absolute(dataDir)
+        self.dataDir = AtriumServer.absolute(dataDir)
         directory = self.dataDir + "/" + Self.prefix + Base32.encode(SecureRandom.uint64(), count: 10)
-    }
-
-    static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (cwd == "/" ? "" : cwd) + "/" + path
     }
 
     /// The URL every connection of this node uses: the tunnel's socket, the password and database of
@@ -199,8 +192,7 @@ final class RedisTunnel {
                 guard stat(path, &info) == 0, Double(time(nil)) - Double(info.st_mtim.tv_sec) > Self.staleAfter
                 else { continue }
             }
-            for file in ["redis.sock", "stunnel.conf", "stunnel.log", "lock"] { unlink(path + "/" + file) }
-            rmdir(path)
+            Self.remove(path)
         }
     }
 
@@ -208,7 +200,7 @@ final class RedisTunnel {
     /// waiting for its socket; false when it could not be started at all.
     private func spawn() -> Bool {
         unlink(socketPath)
-        lastSpawn = Self.monotonic()
+        lastSpawn = Clock.monotonic()
         child = ChildProcess(
             arguments: ["setpriv", "--pdeathsig", "TERM", "setsid", "stunnel", configPath], logPath: logPath)
         return child != nil
@@ -219,7 +211,7 @@ final class RedisTunnel {
     /// Returns, for the node's log, what its log said last when it had exited.
     func check() -> (restarted: Bool, why: String)? {
         guard wanted else { return nil }
-        let now = Self.monotonic()
+        let now = Clock.monotonic()
         if let c = child {
             guard c.poll() != nil else {
                 if now - lastSpawn > 60 { backoff = 1 }
@@ -234,7 +226,6 @@ final class RedisTunnel {
         // Written again: another node's start may have taken the directory of a tunnel down this long
         // for one a dead node left.
         guard writeConfiguration(), spawn() else { return (false, why) }
-        restarts += 1
         return (true, why)
     }
 
@@ -250,18 +241,17 @@ final class RedisTunnel {
             }
         }
         child = nil
-        for path in [socketPath, configPath, logPath, lockPath] { unlink(path) }
-        rmdir(directory)
+        Self.remove(directory)
         if lockFD >= 0 {
             close(lockFD)
             lockFD = -1
         }
     }
 
-    static func monotonic() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+    /// A tunnel's directory and what it holds.
+    static func remove(_ directory: String) {
+        for file in files { unlink(directory + "/" + file) }
+        rmdir(directory)
     }
 
     private func acceptsConnections(_ path: String) -> Bool {

@@ -1,29 +1,31 @@
 #ifndef ATRIUM_CHIREDIS_SHIM_H
 #define ATRIUM_CHIREDIS_SHIM_H
-// hiredis 0.14 (Debian libhiredis-dev): RESP2 over TCP or a Unix socket, no TLS. Its .pc file adds a flag SwiftPM
-// refuses, so the module links `hiredis` directly. `redisCommand` is variadic and cannot be called
+// hiredis 0.14 (Debian libhiredis-dev): RESP2 over TCP or a Unix socket, no TLS. Its .pc file adds a
+// flag SwiftPM refuses, so the module links `hiredis` directly. `redisCommand` is variadic and cannot be called
 // from Swift: commands go through `redisCommandArgv`. The wrappers below give Swift what it cannot
 // reach itself (fields behind a char array, timeouts built from a struct timeval).
 #include <hiredis/hiredis.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+static inline struct timeval atrium_redis_timeval(long millis) {
+    struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
+    return tv;
+}
+
 /// Connects with a connect timeout in milliseconds; NULL only when hiredis could not allocate.
 static inline redisContext *atrium_redis_connect(const char *host, int port, long millis) {
-    struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
-    return redisConnectWithTimeout(host, port, tv);
+    return redisConnectWithTimeout(host, port, atrium_redis_timeval(millis));
 }
 
 /// The same on a Unix socket (a TLS tunnel's local end).
 static inline redisContext *atrium_redis_connect_unix(const char *path, long millis) {
-    struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
-    return redisConnectUnixWithTimeout(path, tv);
+    return redisConnectUnixWithTimeout(path, atrium_redis_timeval(millis));
 }
 
 /// Sets the read/write timeout of every later command, in milliseconds.
 static inline int atrium_redis_set_timeout(redisContext *c, long millis) {
-    struct timeval tv = {millis / 1000, (millis % 1000) * 1000};
-    return redisSetTimeout(c, tv);
+    return redisSetTimeout(c, atrium_redis_timeval(millis));
 }
 
 static inline int atrium_redis_err(const redisContext *c) { return c->err; }

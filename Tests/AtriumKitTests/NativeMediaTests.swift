@@ -76,29 +76,6 @@ import Testing
         return (publisher, subscriber, pictures)
     }
 
-    /// A media session that notes the `reset` of each subscriber offer it answers.
-    final class ResetSpy: MediaSession {
-        let inner: NativeMediaSession
-        let resets = Monitor([Bool]())
-
-        init(_ inner: NativeMediaSession) { self.inner = inner }
-
-        func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
-            sdp: String, mids: [TrackSource: String]
-        ) { try await inner.publisherOffer(sending: sources) }
-        func publisherAnswer(_ sdp: String) async throws(AtriumError) { try await inner.publisherAnswer(sdp) }
-        func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
-            async throws(AtriumError) -> String
-        {
-            let answer = try await inner.subscriberAnswer(to: offer, tracks: tracks, reset: reset)
-            resets.withLock { $0.append(reset) }
-            return answer
-        }
-        func layersWanted(_ track: TrackID, rids: [String]) async {}
-        func close() async { await inner.close() }
-        func keptSubscriberOffer() async -> String? { await inner.keptSubscriberOffer() }
-    }
-
     /// The server forgot the session (restarted): the room joins again with the subscriber
     /// connection its media session keeps (`subscriberOffer`); one node cannot take it over, so its
     /// first offer says `reset` and the native viewer makes a new connection for it.
@@ -110,7 +87,7 @@ import Testing
             url: live.url, token: try live.token("rejoin-media", "viewer"), backoff: [0.2, 0.4, 0.8, 1.6, 3.2])
         try await room.join(JoinOptions(dataChannels: true))
         let subscriber = try NativeSubscriber { _ in }
-        let spy = ResetSpy(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        let spy = SessionSpy(NativeMediaSession(publisher: nil, subscriber: subscriber))
         await room.attach(spy)
         try await until("the first offer answered") { spy.resets.withLock { $0.count } >= 1 }
         #expect(await spy.keptSubscriberOffer() != nil)
@@ -138,7 +115,7 @@ import Testing
         let sharer = AtriumRoom(url: server.url, token: try server.token("native-e2ee", "bot"))
         try await sharer.join(JoinOptions(autoSubscribe: false), e2ee: secret)
         let publisher = try NativePublisher(video: StripesPattern(framesPerSecond: 15), tone: 440)
-        let unable = ResetSpy(NativeMediaSession(publisher: publisher, subscriber: nil))
+        let unable = SessionSpy(NativeMediaSession(publisher: publisher, subscriber: nil))
         await sharer.attach(unable)
         do {
             try await sharer.publishMedia([LocalSource(.screenShare, name: "pattern", width: 1280, height: 720)])

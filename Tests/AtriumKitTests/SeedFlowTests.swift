@@ -333,7 +333,7 @@ import Testing
         let server = try LiveServer(["--token-leeway", "0"])
         let sockets = Sockets()
         let subscriber = try NativeSubscriber { _ in }
-        let media = CloseCount(NativeMediaSession(publisher: nil, subscriber: subscriber))
+        let media = SessionSpy(NativeMediaSession(publisher: nil, subscriber: subscriber))
         let room = AtriumRoom(
             url: server.url, token: try server.token("refused", "a", ttl: 3), backoff: [0.05, 0.05, 0.05, 0.05]
         ) { sockets.make() }
@@ -356,27 +356,6 @@ import Testing
         #expect(media.closes.withLock { $0 } == 1)
         await subscriber.close()
         server.stop()
-    }
-}
-
-/// A native media session that counts its closes.
-final class CloseCount: MediaSession {
-    let inner: NativeMediaSession
-    let closes = Monitor(0)
-
-    init(_ inner: NativeMediaSession) { self.inner = inner }
-
-    func publisherOffer(sending sources: [LocalSource]) async throws(AtriumError) -> (
-        sdp: String, mids: [TrackSource: String]
-    ) { try await inner.publisherOffer(sending: sources) }
-    func publisherAnswer(_ sdp: String) async throws(AtriumError) { try await inner.publisherAnswer(sdp) }
-    func subscriberAnswer(to offer: String, tracks: [SubscriberOffer.Track], reset: Bool)
-        async throws(AtriumError) -> String
-    { try await inner.subscriberAnswer(to: offer, tracks: tracks, reset: reset) }
-    func layersWanted(_ track: TrackID, rids: [String]) async {}
-    func close() async {
-        closes.withLock { $0 += 1 }
-        await inner.close()
     }
 }
 

@@ -32,9 +32,17 @@ class RedisServer:
     def url(self):
         return f"redis://127.0.0.1:{self.port}"
 
+    def listen_args(self):
+        """How redis-server listens (a subclass listens on TLS)."""
+        return ["--port", str(self.port)]
+
+    def cli_args(self):
+        """How redis-cli reaches it."""
+        return ["-p", str(self.port)]
+
     def start(self):
         self.proc = subprocess.Popen(
-            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [REDIS_BIN, *self.listen_args(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -51,7 +59,7 @@ class RedisServer:
     def cli(self, *args):
         """One command through redis-cli (Debian's redis-tools, installed with redis-server); its
         reply as text, None for a nil reply or when Redis does not answer."""
-        r = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--raw", *args],
+        r = subprocess.run(["redis-cli", "-h", "127.0.0.1", *self.cli_args(), "--raw", *args],
                            capture_output=True, text=True, timeout=10)
         out = r.stdout.rstrip("\n")
         if r.returncode != 0 or out.startswith("Could not connect") or out == "":

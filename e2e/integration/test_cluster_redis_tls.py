@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from cluster_fixture import REDIS_BIN, Cluster, free_port
+from cluster_fixture import Cluster, RedisServer
 from conftest import Server
 
 pytestmark = pytest.mark.skipif(shutil.which("stunnel") is None, reason="stunnel4 is not installed")
@@ -48,13 +48,12 @@ def issue(d, ca, name, san):
             "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
 
 
-class TLSRedis:
+class TLSRedis(RedisServer):
     """redis-server with only a TLS port, clients' certificates required."""
 
     def __init__(self, certs):
+        super().__init__()
         self.certs = certs
-        self.port = free_port()
-        self.proc = None
 
     @property
     def url(self):
@@ -63,32 +62,14 @@ class TLSRedis:
     def path(self, name):
         return os.path.join(self.certs, name)
 
-    def start(self):
-        self.proc = subprocess.Popen(
-            [REDIS_BIN, "--port", "0", "--tls-port", str(self.port), "--bind", "127.0.0.1",
-             "--tls-cert-file", self.path("redis.crt"), "--tls-key-file", self.path("redis.key"),
-             "--tls-ca-cert-file", self.path("ca.crt"), "--tls-auth-clients", "yes",
-             "--save", "", "--appendonly", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.cli("PING") == "PONG":
-                return self
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not answer over TLS")
+    def listen_args(self):
+        return ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", self.path("redis.crt"),
+                "--tls-key-file", self.path("redis.key"), "--tls-ca-cert-file", self.path("ca.crt"),
+                "--tls-auth-clients", "yes"]
 
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def cli(self, *args):
-        r = subprocess.run(
-            ["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--tls", "--cacert", self.path("ca.crt"),
-             "--cert", self.path("node.crt"), "--key", self.path("node.key"), "--raw", *args],
-            capture_output=True, text=True, timeout=10)
-        out = r.stdout.rstrip("\n")
-        return out if r.returncode == 0 and out and not out.startswith("Could not connect") else None
+    def cli_args(self):
+        return ["-p", str(self.port), "--tls", "--cacert", self.path("ca.crt"), "--cert", self.path("node.crt"),
+                "--key", self.path("node.key")]
 
 
 @pytest.fixture(scope="module")
